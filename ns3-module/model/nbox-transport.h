@@ -1,0 +1,57 @@
+/*
+ * The message transport between ranks: what the collective executors see of the network.
+ *
+ * A message of B bytes from rank a to rank b on channel c travels over a persistent
+ * connection (a, b, c). Messages on one connection are delivered in the order they were sent;
+ * `delivered` fires at the simulated time the last byte reaches b. TCP (NboxTcpTransport)
+ * implements it today; a RoCEv2 NIC will be a peer implementation.
+ */
+#ifndef NBOX_TRANSPORT_H
+#define NBOX_TRANSPORT_H
+
+#include "ns3/object.h"
+
+#include <cstdint>
+#include <functional>
+
+namespace ns3
+{
+
+/** Byte and message counters of a transport, summed over all connections. */
+struct NboxTransportStats
+{
+    uint64_t messagesSent = 0;
+    uint64_t messagesDelivered = 0;
+    uint64_t bytesSent = 0;          //!< payload bytes handed to Send()
+    uint64_t bytesDelivered = 0;     //!< payload bytes that reached the receiver
+    uint64_t retransmittedBytes = 0; //!< payload bytes the transport sent more than once
+    uint64_t retransmissions = 0;    //!< segments (or packets) sent more than once
+    uint32_t connections = 0;
+};
+
+class NboxTransport : public Object
+{
+  public:
+    static TypeId GetTypeId();
+
+    /**
+     * Opens connection (src, dst, channel) if it is not open yet. Connections take simulated
+     * time to establish; `WhenAllConnected` tells when every connection asked for so far is
+     * ready. Sending on a connection that is still being set up is allowed (data waits).
+     */
+    virtual void Connect(uint32_t srcRank, uint32_t dstRank, uint32_t channel) = 0;
+    virtual void WhenAllConnected(std::function<void()> ready) = 0;
+
+    /** Sends `bytes` (> 0) and calls `delivered` when the last byte has arrived at dstRank. */
+    virtual void Send(uint32_t srcRank,
+                      uint32_t dstRank,
+                      uint32_t channel,
+                      uint64_t bytes,
+                      std::function<void()> delivered) = 0;
+
+    virtual NboxTransportStats GetStats() const = 0;
+};
+
+} // namespace ns3
+
+#endif /* NBOX_TRANSPORT_H */

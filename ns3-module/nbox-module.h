@@ -1,0 +1,11 @@
+/* Everything a user's ns-3 program needs from the nbox module. */
+#ifndef NBOX_MODULE_H
+#define NBOX_MODULE_H
+
+#include "ns3/nbox-ecmp-routing.h"
+#include "ns3/nbox-network-helper.h"
+#include "ns3/nbox-network.h"
+#include "ns3/nbox-tcp-transport.h"
+#include "ns3/nbox-transport.h"
+
+#endif /* NBOX_MODULE_H */

@@ -1,0 +1,98 @@
+// A scenario: everything one nbox-cosim run needs, typed and validated.
+//
+// Every key has a default (scenarios/README.md lists them, generated from the same schema
+// the parser uses: `nbox-cosim --list-keys`). Unknown sections and keys are errors that name
+// the file, the line and the nearest valid name; bad values name the key, the value and what
+// was expected.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nbox::scenario {
+
+class ScenarioError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct JobSection {
+  int world_size = 8;
+  uint64_t seed = 1;
+};
+
+struct TopologySection {
+  std::string kind = "star";  // star | leaf-spine | fat-tree | file
+  int hosts = 0;              // star: 0 = as many as the ranks need
+  int leaves = 4;
+  int spines = 2;
+  int hosts_per_leaf = 4;
+  int k = 4;                  // fat-tree arity
+  std::string file;           // kind = file; relative paths are relative to the scenario file
+  double host_link_bps = 100e9;
+  double fabric_link_bps = 100e9;
+  double oversubscription = 0;  // leaf-spine: > 0 derives fabric_link from it
+  double link_latency_s = 1e-6;
+};
+
+struct NetworkSection {
+  std::string transport = "tcp";  // tcp
+  std::string tcp_cc = "cubic";   // newreno | cubic | dctcp | bbr
+  uint32_t mtu = 1500;
+  uint64_t switch_queue_bytes = 4000000;  // per egress port
+  bool ecn = false;
+  uint64_t ecn_threshold_bytes = 100000;  // step marking threshold K
+  uint64_t tcp_buffer_bytes = 4000000;    // socket send and receive buffers
+  double tcp_min_rto_s = 1e-3;
+};
+
+struct CollectivesSection {
+  std::string allreduce = "ring";
+  int channels = 2;
+  uint64_t chunk_bytes = 1 << 20;  // 0 = no chunking
+};
+
+struct WorkloadSection {
+  std::string kind = "ddp";
+  std::string model = "resnet152";
+  uint64_t parameters = 0;       // 0 = the preset's
+  int layers = 0;                // 0 = the preset's
+  double flops_per_sample = 0;   // 0 = the preset's
+  int batch_per_rank = 32;
+  double gpu_peak_flops = 125e12;
+  double gpu_util = 0.4;
+  double backward_ratio = 2.0;
+  uint64_t bucket_bytes = 25ull << 20;
+  double optimizer_s = 0;
+  int iterations = 3;
+};
+
+struct OutputSection {
+  std::string dir;               // "" = results/<scenario file stem>
+  std::string trace = "none";    // none | chrome
+  std::string progress = "auto"; // auto | on | off
+};
+
+struct Scenario {
+  std::string path;  // the file it was read from
+  JobSection job;
+  TopologySection topology;
+  NetworkSection network;
+  CollectivesSection collectives;
+  WorkloadSection workload;
+  OutputSection output;
+  // Every key as "section.key" -> the effective value text (defaults included), for reports.
+  std::map<std::string, std::string> settings;
+};
+
+// Reads `path`, then applies `overrides` ("section.key=value", as from --set), then checks
+// the cross-key rules. Throws ScenarioError with a message ready for the terminal.
+Scenario LoadScenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Markdown tables of every section and key: name, default, meaning.
+std::string ScenarioKeysMarkdown();
+
+}  // namespace nbox::scenario
