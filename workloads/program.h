@@ -26,10 +26,10 @@ enum class OpKind {
 struct Op {
   OpKind kind = OpKind::kCompute;
   int iteration = 0;
-  std::string label;        // "fwd L3", "bwd L7", "optimizer", "bucket 2"
-  double duration_s = 0;    // kCompute
+  std::string label;      // "fwd L3", "bwd L7", "optimizer", "allreduce bucket 2"; markers: ""
+  double duration_s = 0;  // kCompute
   coll::CollectiveOp collective = coll::CollectiveOp::kAllReduce;  // kCollective
-  uint64_t bytes = 0;       // kCollective, nccl-tests size convention
+  uint64_t bytes = 0;  // kCollective, nccl-tests size convention
 };
 
 struct RankProgram {
