@@ -2,10 +2,15 @@
 //
 // Nothing here knows about ns-3: the ns-3 module builds nodes and devices from this graph,
 // and the routes below, so every fidelity level sees the same network.
+//
+// Hosts are traffic endpoints only: they never forward traffic between other nodes, even when
+// a host has several links (a multi-homed host). Validate() and ComputeEqualCostRoutes() both
+// follow that rule.
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,63 +24,99 @@ struct NodeProps {
 };
 
 struct LinkProps {
-  uint32_t id = 0;        // dense index, equal to the edge's position in Topology::links
-  double rate_bps = 0;    // each direction
-  double latency_s = 0;   // propagation delay, each direction
+  uint32_t id = 0;       // dense index, equal to the edge's position in Topology::links
+  double rate_bps = 0;   // each direction
+  double latency_s = 0;  // propagation delay, each direction
 };
 
 // vecS/vecS: vertex descriptors are dense indices 0..n-1; parallel links are allowed.
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, NodeProps,
-                                    LinkProps>;
+using Graph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, NodeProps, LinkProps>;
 using Vertex = Graph::vertex_descriptor;
 using Edge = Graph::edge_descriptor;
 
 struct Topology {
-  std::string description;     // one line for reports: "leaf-spine 4x2, 4 hosts/leaf, ..."
+  std::string description;  // one line for reports: "leaf-spine 4x2, 4 hosts/leaf, ..."
   Graph graph;
-  std::vector<Vertex> hosts;   // host index -> vertex, in name order of creation
-  std::vector<Edge> links;     // link id -> edge
+  std::vector<Vertex> hosts;  // host index -> vertex, in order of creation
+  std::vector<Edge> links;    // link id -> edge
 
-  // Throws std::invalid_argument unless the graph is connected, names are unique, every
-  // link has positive rate and non-negative latency, and every host has at least one link.
+  // An edge descriptor of an undirected adjacency_list points into the graph it came from,
+  // and Boost 1.74's adjacency_list copies even when moved: copying or moving a Topology
+  // therefore copies the graph and re-points `links` at the copy's own edges (O(V + E)).
+  Topology() = default;
+  Topology(const Topology& other);
+  Topology(Topology&& other) : Topology(static_cast<const Topology&>(other)) {}
+  Topology& operator=(const Topology& other);
+  Topology& operator=(Topology&& other) { return *this = static_cast<const Topology&>(other); }
+  ~Topology() = default;
+
+  // Append a node or a link and keep `hosts` and `links` (dense link ids) consistent. They
+  // check nothing else: call Validate() once the graph is complete.
+  Vertex AddHost(const std::string& name);
+  Vertex AddSwitch(const std::string& name);
+  uint32_t AddLink(Vertex a, Vertex b, double rate_bps, double latency_s);
+
+  // Throws std::invalid_argument unless: names are non-empty and unique; there is at
+  // least one host and `hosts` lists every host vertex exactly once; `links[i]` is an edge
+  // whose id is i and every edge is listed; no link joins a node to itself; every link has a
+  // positive finite rate and a non-negative finite latency; every host has at least one
+  // link; the graph is connected; and every host reaches every other host without passing
+  // through a third host.
   void Validate() const;
 };
 
-// One switch, `hosts` hosts.
+// One switch "sw0" and hosts "h0".."h<hosts-1>"; link i joins host i to the switch.
+// hosts >= 1, rate > 0, latency >= 0 (std::invalid_argument otherwise, as for all builders).
 Topology MakeStar(int hosts, double rate_bps, double latency_s);
 
 // Two-tier Clos. Every leaf connects to every spine with one link of fabric_rate_bps.
 // Oversubscription = hosts_per_leaf * host_rate / (spines * fabric_rate).
+// Hosts "h0".. (host i on leaf i / hosts_per_leaf), leaves "leaf0".., spines "spine0"..
+// Links: first the host links in host order, then leaf l to spine s at
+// hosts + l * spines + s.
 Topology MakeLeafSpine(int leaves, int spines, int hosts_per_leaf, double host_rate_bps,
                        double fabric_rate_bps, double latency_s);
 
 // k-ary fat-tree (Al-Fares et al.): k pods, k/2 edge and k/2 aggregation switches per pod,
 // (k/2)^2 core switches, k^3/4 hosts; all links of one rate. k must be even and >= 2.
+// Host index p*(k/2)^2 + e*(k/2) + j is host j of edge switch "edge<p>_<e>" in pod p.
+// Aggregation switch "agg<p>_<a>" links to every edge switch of its pod and to the cores
+// "core<a*(k/2)+c>", c = 0..k/2-1. Links: host links, then edge-agg, then agg-core.
 Topology MakeFatTree(int k, double rate_bps, double latency_s);
 
-// A plain-text topology file (format in topologies/README.md). Errors throw
-// nbox::topo::TopologyFileError naming file, line and what was expected.
-Topology LoadTopologyFile(const std::string& path);
-
+// Thrown by LoadTopologyFile: "path:line: what is wrong; expected ...".
 class TopologyFileError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-// Equal-cost shortest (hop-count) routes towards every host.
+// A plain-text topology file (format in topologies/README.md). Errors throw
+// nbox::topo::TopologyFileError naming file, line and what was expected. Nodes get vertex
+// indices, hosts get host indices and links get ids in the order the file declares them.
+Topology LoadTopologyFile(const std::string& path);
+
+// Equal-cost shortest (hop-count) routes towards every host. Hosts are never transit: a path
+// may start at a host and end at a host, every vertex in between is a switch.
 struct Routes {
   // next_links[v][h]: the links leaving vertex v that lie on a shortest path to host h,
-  // in ascending link id. Empty when v is host h itself.
+  // in ascending link id. Empty when v is host h itself (and when v cannot reach h, which
+  // a validated topology rules out for hosts).
   std::vector<std::vector<std::vector<uint32_t>>> next_links;
 };
+// One breadth-first search per host: O(hosts * (vertices + links)) time and
+// O(vertices * hosts) lists of memory.
 Routes ComputeEqualCostRoutes(const Topology& topology);
 
-// Rank -> host index. Ranks fill hosts in order, `ranks_per_host` consecutive ranks each.
+// Rank -> host index. Ranks fill hosts in order, `ranks_per_host` consecutive ranks each
+// (the last used host may be partly filled).
 // Throws std::invalid_argument when world_size does not fit.
 std::vector<int> PlaceRanks(const Topology& topology, int world_size, int ranks_per_host = 1);
 
-// Oversubscription of a leaf-spine/fat-tree edge switch: downlink over uplink capacity
-// (1.0 for non-blocking, +inf when a switch has no uplink). Used by reports.
+// Oversubscription of a leaf-spine/fat-tree edge switch: downlink (links to hosts) over
+// uplink (links to switches) capacity; 1.0 for non-blocking, +inf when a switch has no
+// uplink. Used by reports. Throws std::invalid_argument unless `leaf` is a switch with at
+// least one host link.
 double LeafOversubscription(const Topology& topology, Vertex leaf);
 
 }  // namespace nbox::topo
