@@ -1,0 +1,73 @@
+// PlaceRanks and LeafOversubscription against hand-computed values.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "tests/topologies/test_graphs.h"
+#include "topologies/topology.h"
+
+namespace nbox::topo {
+namespace {
+
+using ::nbox::topo::testing::VertexNamed;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(TopoPlacement, RanksFillHostsInOrder) {
+  const Topology t = MakeStar(4, 1e9, 0);
+  EXPECT_THAT(PlaceRanks(t, 3), ElementsAre(0, 1, 2));
+  EXPECT_THAT(PlaceRanks(t, 4), ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(PlaceRanks(t, 8, 2), ElementsAre(0, 0, 1, 1, 2, 2, 3, 3));
+  EXPECT_THAT(PlaceRanks(t, 7, 2), ElementsAre(0, 0, 1, 1, 2, 2, 3));
+  EXPECT_THAT(PlaceRanks(t, 1, 8), ElementsAre(0));
+}
+
+TEST(TopoPlacement, RejectsWhatDoesNotFit) {
+  const Topology t = MakeStar(4, 1e9, 0);
+  auto message_of = [&](int world_size, int ranks_per_host) -> std::string {
+    try {
+      PlaceRanks(t, world_size, ranks_per_host);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no exception";
+  };
+  EXPECT_THAT(message_of(5, 1), HasSubstr("world_size 5 does not fit; expected at most 4"));
+  EXPECT_THAT(message_of(9, 2), HasSubstr("expected at most 8 (4 hosts x 2 ranks_per_host)"));
+  EXPECT_THAT(message_of(0, 1), HasSubstr("world_size must be >= 1, got 0"));
+  EXPECT_THAT(message_of(-3, 1), HasSubstr("world_size must be >= 1, got -3"));
+  EXPECT_THAT(message_of(2, 0), HasSubstr("ranks_per_host must be >= 1, got 0"));
+}
+
+TEST(TopoPlacement, LeafSpineOversubscription) {
+  // 4 hosts x 100 Gb/s down, 2 spines x 100 Gb/s up: 400 / 200 = 2.
+  const Topology t = MakeLeafSpine(4, 2, 4, 100e9, 100e9, 1e-6);
+  for (const char* leaf : {"leaf0", "leaf1", "leaf2", "leaf3"}) {
+    EXPECT_DOUBLE_EQ(LeafOversubscription(t, VertexNamed(t, leaf)), 2.0) << leaf;
+  }
+  // 4 x 100 down, 2 x 200 up: non-blocking.
+  const Topology fast = MakeLeafSpine(2, 2, 4, 100e9, 200e9, 1e-6);
+  EXPECT_DOUBLE_EQ(LeafOversubscription(fast, VertexNamed(fast, "leaf1")), 1.0);
+  // 3 x 25 down, 4 x 10 up: 75 / 40.
+  const Topology odd = MakeLeafSpine(2, 4, 3, 25e9, 10e9, 1e-6);
+  EXPECT_DOUBLE_EQ(LeafOversubscription(odd, VertexNamed(odd, "leaf0")), 75.0 / 40.0);
+}
+
+TEST(TopoPlacement, FatTreeEdgeIsNonBlockingAndStarHasNoUplink) {
+  const Topology fat = MakeFatTree(4, 100e9, 1e-6);
+  EXPECT_DOUBLE_EQ(LeafOversubscription(fat, VertexNamed(fat, "edge2_1")), 1.0);
+  const Topology star = MakeStar(3, 1e9, 0);
+  EXPECT_TRUE(std::isinf(LeafOversubscription(star, VertexNamed(star, "sw0"))));
+}
+
+TEST(TopoPlacement, OversubscriptionNeedsAnEdgeSwitch) {
+  const Topology t = MakeLeafSpine(2, 2, 2, 1e9, 1e9, 0);
+  EXPECT_THROW(LeafOversubscription(t, t.hosts[0]), std::invalid_argument);
+  EXPECT_THROW(LeafOversubscription(t, VertexNamed(t, "spine0")), std::invalid_argument);
+  EXPECT_THROW(LeafOversubscription(t, 1000), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nbox::topo
