@@ -1,1 +1,101 @@
-// placeholder: replaced by the component's implementation
+// Ring collectives on the ring 0 -> 1 -> ... -> W-1 -> 0, one ring per channel.
+//
+// Segments are named relative to the rank: seg(j) = (rank - j) mod W. In ring step s a rank
+// sends one segment to rank+1 and receives the one its predecessor sends.
+//   Reduce-scatter, s = 0..W-2: send seg(1+s), receive-and-add seg(2+s). Segment x starts at
+//     rank x+1 and gathers one addend per hop, so after W-1 steps rank r holds the full sum
+//     of seg(W) = segment r, as RankSegment promises.
+//   All-gather, s = 0..W-2: send seg(s), receive seg(s+1). Rank r starts with segment r.
+//   All-reduce: reduce-scatter, then all-gather of the reduced segments.
+// Within a step every (segment, channel) block is cut into chunks; chunk k of a block is sent
+// once its chunk k has arrived (RankScheduleBuilder derives that), so chunks pipeline around
+// the ring.
+#include "collectives/ring.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "collectives/layout.h"
+#include "collectives/rank_schedule_builder.h"
+
+namespace nbox::coll {
+namespace {
+
+int Mod(int value, int modulus) {
+  return ((value % modulus) + modulus) % modulus;
+}
+
+void CheckSize(const CollectiveSpec& spec, int phases) {
+  const uint64_t bound = 2 * static_cast<uint64_t>(phases) * ChunkCountBound(spec);
+  if (bound <= kMaxStepsPerRank) return;
+  const std::string what =
+      spec.chunk_bytes != 0
+          ? "CollectiveSpec.chunk_bytes: " + std::to_string(spec.chunk_bytes) +
+                " is too small for " + std::to_string(spec.bytes) + " bytes"
+          : "CollectiveSpec.world_size and channels: " + std::to_string(spec.world_size) + " x " +
+                std::to_string(spec.channels) + " are too many";
+  throw std::invalid_argument(what + ": the ring schedule would have up to " +
+                              std::to_string(bound) + " steps per rank (limit " +
+                              std::to_string(kMaxStepsPerRank) + ")");
+}
+
+class RingBuilder {
+ public:
+  RingBuilder(const CollectiveSpec& spec, int rank, BlockOrder order)
+      : spec_(spec),
+        rank_(rank),
+        grid_(spec, order),
+        steps_(rank, spec.bytes, grid_.region_count()) {}
+
+  // Relative segment name seg(j) of the file comment.
+  int Segment(int back) const { return Mod(rank_ - back, spec_.world_size); }
+
+  void AddStep(int send_segment, int recv_segment, bool reduce) {
+    const int next = Mod(rank_ + 1, spec_.world_size);
+    const int prev = Mod(rank_ - 1, spec_.world_size);
+    for (int channel = 0; channel < spec_.channels; ++channel) {
+      const int send_chunks = grid_.chunks(send_segment, channel);
+      const int recv_chunks = grid_.chunks(recv_segment, channel);
+      for (int k = 0; k < std::max(send_chunks, recv_chunks); ++k) {
+        if (k < send_chunks) steps_.AddSend(next, channel, grid_.chunk(send_segment, channel, k));
+        if (k < recv_chunks) {
+          steps_.AddRecv(prev, channel, grid_.chunk(recv_segment, channel, k), reduce);
+        }
+      }
+    }
+  }
+
+  RankSchedule Finish() && { return std::move(steps_).Finish(); }
+
+ private:
+  const CollectiveSpec& spec_;
+  int rank_;
+  BlockGrid grid_;
+  RankScheduleBuilder steps_;
+};
+
+}  // namespace
+
+RankSchedule BuildRingRankSchedule(const CollectiveSpec& spec, int rank) {
+  if (spec.world_size == 1) return RankSchedule{rank, spec.bytes, {}};  // nothing to move
+  const bool reduce_scatter = spec.op != CollectiveOp::kAllGather;
+  const bool all_gather = spec.op != CollectiveOp::kReduceScatter;
+  CheckSize(spec, (reduce_scatter ? 1 : 0) + (all_gather ? 1 : 0));
+
+  // All-reduce has no per-rank data placement to honour, so each channel gets a contiguous
+  // slice; all-gather and reduce-scatter keep rank r's data contiguous at RankSegment(r).
+  const BlockOrder order =
+      spec.op == CollectiveOp::kAllReduce ? BlockOrder::kChannelMajor : BlockOrder::kSegmentMajor;
+  RingBuilder ring(spec, rank, order);
+  const int steps = spec.world_size - 1;
+  if (reduce_scatter) {
+    for (int s = 0; s < steps; ++s) ring.AddStep(ring.Segment(1 + s), ring.Segment(2 + s), true);
+  }
+  if (all_gather) {
+    for (int s = 0; s < steps; ++s) ring.AddStep(ring.Segment(s), ring.Segment(s + 1), false);
+  }
+  return std::move(ring).Finish();
+}
+
+}  // namespace nbox::coll

@@ -1,1 +1,126 @@
-// placeholder: replaced by the component's implementation
+#include "collectives/schedule.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "collectives/layout.h"
+#include "collectives/ring.h"
+
+namespace nbox::coll {
+namespace {
+
+[[noreturn]] void Invalid(const std::string& field, const std::string& problem) {
+  throw std::invalid_argument("CollectiveSpec." + field + ": " + problem);
+}
+
+void CheckRank(const CollectiveSpec& spec, int rank) {
+  if (rank < 0 || rank >= spec.world_size) {
+    throw std::invalid_argument("rank " + std::to_string(rank) + " is outside 0.." +
+                                std::to_string(spec.world_size - 1));
+  }
+}
+
+bool IsKnown(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
+         op == CollectiveOp::kReduceScatter;
+}
+
+bool IsKnown(Algorithm algorithm) {
+  return algorithm == Algorithm::kRing;
+}
+
+}  // namespace
+
+std::string_view ToString(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce:
+      return "AllReduce";
+    case CollectiveOp::kAllGather:
+      return "AllGather";
+    case CollectiveOp::kReduceScatter:
+      return "ReduceScatter";
+  }
+  return "unknown";
+}
+
+std::string_view ToString(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::kRing:
+      return "Ring";
+  }
+  return "unknown";
+}
+
+void ValidateSpec(const CollectiveSpec& spec) {
+  if (!IsKnown(spec.op)) {
+    Invalid("op", "unknown value " + std::to_string(static_cast<int>(spec.op)));
+  }
+  if (!IsKnown(spec.algorithm)) {
+    Invalid("algorithm", "unknown value " + std::to_string(static_cast<int>(spec.algorithm)));
+  }
+  if (spec.world_size < 1 || spec.world_size > kMaxWorldSize) {
+    Invalid("world_size",
+            std::to_string(spec.world_size) + " is not in 1.." + std::to_string(kMaxWorldSize));
+  }
+  if (spec.channels < 1 || spec.channels > kMaxChannels) {
+    Invalid("channels",
+            std::to_string(spec.channels) + " is not in 1.." + std::to_string(kMaxChannels));
+  }
+  if (spec.element_bytes == 0) Invalid("element_bytes", "must be at least 1");
+  if (spec.bytes % spec.element_bytes != 0) {
+    Invalid("bytes", std::to_string(spec.bytes) + " is not a multiple of element_bytes (" +
+                         std::to_string(spec.element_bytes) + ")");
+  }
+  if (spec.chunk_bytes != 0 && spec.chunk_bytes < spec.element_bytes) {
+    Invalid("chunk_bytes", std::to_string(spec.chunk_bytes) + " is less than one element (" +
+                               std::to_string(spec.element_bytes) +
+                               " bytes); use 0 for no chunking");
+  }
+}
+
+RankSchedule BuildRankSchedule(const CollectiveSpec& spec, int rank) {
+  ValidateSpec(spec);
+  CheckRank(spec, rank);
+  switch (spec.algorithm) {
+    case Algorithm::kRing:
+      return BuildRingRankSchedule(spec, rank);
+  }
+  throw std::logic_error("BuildRankSchedule: algorithm not dispatched");
+}
+
+Schedule BuildSchedule(const CollectiveSpec& spec) {
+  ValidateSpec(spec);
+  Schedule schedule;
+  schedule.spec = spec;
+  schedule.ranks.reserve(spec.world_size);
+  for (int rank = 0; rank < spec.world_size; ++rank) {
+    schedule.ranks.push_back(BuildRankSchedule(spec, rank));
+  }
+  return schedule;
+}
+
+ByteRange RankSegment(const CollectiveSpec& spec, int rank) {
+  ValidateSpec(spec);
+  CheckRank(spec, rank);
+  const ElementRange segment = SplitEvenly(spec.bytes / spec.element_bytes, spec.world_size, rank);
+  return {segment.begin * spec.element_bytes, segment.count * spec.element_bytes};
+}
+
+double BusBandwidthFactor(CollectiveOp op, int world_size) {
+  if (world_size < 1) {
+    throw std::invalid_argument("BusBandwidthFactor: world_size " + std::to_string(world_size) +
+                                " is less than 1");
+  }
+  const double n = world_size;
+  switch (op) {
+    case CollectiveOp::kAllReduce:
+      return 2.0 * (n - 1) / n;
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+      return (n - 1) / n;
+  }
+  throw std::invalid_argument("BusBandwidthFactor: unknown op " +
+                              std::to_string(static_cast<int>(op)));
+}
+
+}  // namespace nbox::coll

@@ -6,7 +6,10 @@
 //
 // Matching rule: the n-th Send from rank a to rank b on channel c matches the n-th Recv on
 // rank b from rank a on channel c, counted across all collectives run in order on one
-// communicator. A transport that is FIFO per (src, dst, channel) therefore needs no tags.
+// communicator. "n-th" is in step id order within a RankSchedule. A transport that is FIFO
+// per (src, dst, channel) therefore needs no tags, provided each rank hands the Sends of one
+// connection to it in id order (StepTracker::TakeReady guarantees that). Matched steps always
+// have the same size; steps of zero bytes are never emitted.
 #pragma once
 
 #include <cstdint>
@@ -24,16 +27,29 @@ std::string_view ToString(Algorithm algorithm);
 
 // The size convention is nccl-tests': `bytes` is the all-reduce buffer, the all-gather
 // output (each rank contributes bytes / world_size), the reduce-scatter input (each rank
-// keeps bytes / world_size).
+// keeps bytes / world_size). Every rank works in place on one buffer of `bytes` bytes:
+//   AllReduce:     the buffer holds the rank's input before and the sum of all inputs after.
+//   AllGather:     before, rank r's contribution sits at RankSegment(spec, r) of its buffer
+//                  (the rest is overwritten); after, every segment holds its owner's data.
+//   ReduceScatter: before, the buffer is the rank's whole input; after, RankSegment(spec, r)
+//                  of rank r's buffer holds the sum over ranks of that segment (the rest of
+//                  the buffer holds partial sums and is not meaningful).
+// When bytes is not a multiple of world_size * element_bytes, segments differ by at most one
+// element (the first ones are longer); see RankSegment.
 struct CollectiveSpec {
   CollectiveOp op = CollectiveOp::kAllReduce;
   Algorithm algorithm = Algorithm::kRing;
   int world_size = 1;          // ranks in the group; schedule ranks are 0..world_size-1
-  uint64_t bytes = 0;          // see above
+  uint64_t bytes = 0;          // see above; a multiple of element_bytes
   uint32_t element_bytes = 4;  // regions are split on element boundaries
   int channels = 1;            // parallel rings, each moving a contiguous 1/channels slice
   uint64_t chunk_bytes = 0;    // pipelining unit inside a ring step; 0 = no chunking
 };
+
+// Limits that keep a bad spec from exhausting memory (BuildRankSchedule is O(steps)).
+inline constexpr int kMaxWorldSize = 1 << 17;
+inline constexpr int kMaxChannels = 64;  // NCCL's MAXCHANNELS
+inline constexpr uint64_t kMaxStepsPerRank = uint64_t{1} << 24;
 
 enum class StepKind { kSend, kRecv };
 
@@ -42,9 +58,9 @@ struct Step {
   StepKind kind = StepKind::kSend;
   int peer = 0;  // group rank of the other side
   int channel = 0;
-  uint64_t offset = 0;  // byte offset of the region in this rank's buffer
-  uint64_t bytes = 0;   // size of the region (and of the message)
-  bool reduce = false;  // Recv only: accumulate into the region instead of overwriting it
+  uint64_t offset = 0;         // byte offset of the region in this rank's buffer
+  uint64_t bytes = 0;          // size of the region (and of the message); never 0
+  bool reduce = false;         // Recv only: accumulate into the region instead of overwriting it
   std::vector<uint32_t> deps;  // steps of this rank that must complete before this starts
 };
 
@@ -59,11 +75,29 @@ struct Schedule {
   std::vector<RankSchedule> ranks;  // ranks[r].rank == r
 };
 
-// Builds the schedule, or throws std::invalid_argument naming the bad field.
+// Throws std::invalid_argument naming the bad field ("CollectiveSpec.channels: ...").
+void ValidateSpec(const CollectiveSpec& spec);
+
+// Builds the schedule of every rank, or throws std::invalid_argument naming the bad field.
 Schedule BuildSchedule(const CollectiveSpec& spec);
+// Builds one rank's schedule (what a single real or simulated rank needs); identical to
+// BuildSchedule(spec).ranks[rank].
+RankSchedule BuildRankSchedule(const CollectiveSpec& spec, int rank);
+
+// A byte range [offset, offset + bytes) of a rank's buffer.
+struct ByteRange {
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+
+// Segment `rank` of the buffer: the bytes cut on element boundaries into world_size
+// contiguous parts in rank order, the first (bytes / element_bytes) % world_size of them one
+// element longer. It is where rank r's AllGather contribution sits and where its
+// ReduceScatter result ends.
+ByteRange RankSegment(const CollectiveSpec& spec, int rank);
 
 // nccl-tests' bus bandwidth factor: busbw = algbw * factor (2(n-1)/n for all-reduce,
-// (n-1)/n for all-gather and reduce-scatter).
+// (n-1)/n for all-gather and reduce-scatter). Throws std::invalid_argument if n < 1.
 double BusBandwidthFactor(CollectiveOp op, int world_size);
 
 }  // namespace nbox::coll

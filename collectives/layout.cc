@@ -1,0 +1,77 @@
+#include "collectives/layout.h"
+
+#include <algorithm>
+
+namespace nbox::coll {
+namespace {
+
+uint64_t ChunkCount(uint64_t block_elements, uint64_t chunk_elements) {
+  if (block_elements == 0) return 0;
+  if (chunk_elements == 0) return 1;
+  return (block_elements + chunk_elements - 1) / chunk_elements;
+}
+
+}  // namespace
+
+ElementRange SplitEvenly(uint64_t count, uint64_t parts, uint64_t index) {
+  const uint64_t base = count / parts;
+  const uint64_t longer = count % parts;
+  return {index * base + std::min(index, longer), base + (index < longer ? 1 : 0)};
+}
+
+BlockGrid::BlockGrid(const CollectiveSpec& spec, BlockOrder order)
+    : elements_(spec.bytes / spec.element_bytes),
+      element_bytes_(spec.element_bytes),
+      chunk_elements_(spec.chunk_bytes / spec.element_bytes),
+      segments_(spec.world_size),
+      channels_(spec.channels),
+      order_(order) {
+  first_region_.reserve(static_cast<size_t>(segments_) * channels_ + 1);
+  size_t next = 0;
+  for (int segment = 0; segment < segments_; ++segment) {
+    for (int channel = 0; channel < channels_; ++channel) {
+      first_region_.push_back(next);
+      next += ChunkCount(Block(segment, channel).count, chunk_elements_);
+    }
+  }
+  first_region_.push_back(next);
+}
+
+ElementRange BlockGrid::Block(int segment, int channel) const {
+  if (order_ == BlockOrder::kChannelMajor) {
+    const ElementRange slice = SplitEvenly(elements_, channels_, channel);
+    const ElementRange part = SplitEvenly(slice.count, segments_, segment);
+    return {slice.begin + part.begin, part.count};
+  }
+  const ElementRange seg = SplitEvenly(elements_, segments_, segment);
+  const ElementRange part = SplitEvenly(seg.count, channels_, channel);
+  return {seg.begin + part.begin, part.count};
+}
+
+size_t BlockGrid::BlockIndex(int segment, int channel) const {
+  return static_cast<size_t>(segment) * channels_ + channel;
+}
+
+int BlockGrid::chunks(int segment, int channel) const {
+  const size_t block = BlockIndex(segment, channel);
+  return static_cast<int>(first_region_[block + 1] - first_region_[block]);
+}
+
+Region BlockGrid::chunk(int segment, int channel, int k) const {
+  const ElementRange block = Block(segment, channel);
+  const ElementRange part = SplitEvenly(block.count, chunks(segment, channel), k);
+  return {first_region_[BlockIndex(segment, channel)] + k,
+          (block.begin + part.begin) * element_bytes_, part.count * element_bytes_};
+}
+
+uint64_t ChunkCountBound(const CollectiveSpec& spec) {
+  // Each non-empty block has at most ceil(block / chunk) <= block / chunk + 1 chunks, and at
+  // most min(blocks, elements) blocks are non-empty.
+  const uint64_t elements = spec.bytes / spec.element_bytes;
+  const uint64_t blocks = static_cast<uint64_t>(spec.world_size) * spec.channels;
+  const uint64_t chunk_elements = spec.chunk_bytes / spec.element_bytes;
+  const uint64_t non_empty = std::min(blocks, elements);
+  return chunk_elements == 0 ? non_empty : elements / chunk_elements + non_empty;
+}
+
+}  // namespace nbox::coll

@@ -1,0 +1,57 @@
+// How a collective's buffer is cut: into segments (one per rank), channel slices, and chunks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "collectives/region.h"
+#include "collectives/schedule.h"
+
+namespace nbox::coll {
+
+// Elements [begin, begin + count).
+struct ElementRange {
+  uint64_t begin = 0;
+  uint64_t count = 0;
+};
+
+// Part `index` of `count` elements cut into `parts` contiguous parts in order, the first
+// count % parts of them one element longer than the others.
+ElementRange SplitEvenly(uint64_t count, uint64_t parts, uint64_t index);
+
+// Which cut comes first.
+enum class BlockOrder {
+  kChannelMajor,  // channel c owns a contiguous slice, cut into world_size segments
+  kSegmentMajor,  // segment s is contiguous (RankSegment), cut into channel slices
+};
+
+// The buffer as a grid of blocks (segment, channel), each cut into the fewest chunks of at
+// most chunk_bytes (whole elements, near-equal sizes). Empty blocks have no chunks. Chunk k of
+// a block is the same region whichever ring step touches it, which is what lets chunk k of a
+// step depend on chunk k of the previous step only.
+class BlockGrid {
+ public:
+  BlockGrid(const CollectiveSpec& spec, BlockOrder order);
+
+  int chunks(int segment, int channel) const;
+  Region chunk(int segment, int channel, int k) const;
+  size_t region_count() const { return first_region_.back(); }
+
+ private:
+  ElementRange Block(int segment, int channel) const;
+  size_t BlockIndex(int segment, int channel) const;
+
+  uint64_t elements_;
+  uint64_t element_bytes_;
+  uint64_t chunk_elements_;  // 0 = a block is one chunk
+  int segments_;
+  int channels_;
+  BlockOrder order_;
+  std::vector<size_t> first_region_;  // per block, and one past the last block
+};
+
+// An upper bound on the chunks a BlockGrid of `spec` has, computed without building it.
+uint64_t ChunkCountBound(const CollectiveSpec& spec);
+
+}  // namespace nbox::coll
