@@ -4,6 +4,10 @@
 // the parser uses: `nbox-cosim --list-keys`). Unknown sections and keys are errors that name
 // the file, the line and the nearest valid name; bad values name the key, the value and what
 // was expected.
+//
+// A key is named like its field without the unit suffix (host_link_bps -> host_link,
+// switch_queue_bytes -> switch_queue, gpu_peak_flops -> gpu_peak); the one exception is
+// optimizer_s -> optimizer_time. The fields hold SI base units: bits/s, bytes, seconds.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +34,9 @@ struct TopologySection {
   int leaves = 4;
   int spines = 2;
   int hosts_per_leaf = 4;
-  int k = 4;                  // fat-tree arity
-  std::string file;           // kind = file; relative paths are relative to the scenario file
+  int k = 4;         // fat-tree arity
+  std::string file;  // kind = file; after loading, the path resolved against the
+                     // scenario file's folder (as given when absolute)
   double host_link_bps = 100e9;
   double fabric_link_bps = 100e9;
   double oversubscription = 0;  // leaf-spine: > 0 derives fabric_link from it
@@ -58,9 +63,9 @@ struct CollectivesSection {
 struct WorkloadSection {
   std::string kind = "ddp";
   std::string model = "resnet152";
-  uint64_t parameters = 0;       // 0 = the preset's
-  int layers = 0;                // 0 = the preset's
-  double flops_per_sample = 0;   // 0 = the preset's
+  uint64_t parameters = 0;      // 0 = the preset's
+  int layers = 0;               // 0 = the preset's
+  double flops_per_sample = 0;  // 0 = the preset's
   int batch_per_rank = 32;
   double gpu_peak_flops = 125e12;
   double gpu_util = 0.4;
@@ -71,9 +76,9 @@ struct WorkloadSection {
 };
 
 struct OutputSection {
-  std::string dir;               // "" = results/<scenario file stem>
-  std::string trace = "none";    // none | chrome
-  std::string progress = "auto"; // auto | on | off
+  std::string dir;                // "" = results/<scenario file stem>
+  std::string trace = "none";     // none | chrome
+  std::string progress = "auto";  // auto | on | off
 };
 
 struct Scenario {
@@ -85,14 +90,20 @@ struct Scenario {
   WorkloadSection workload;
   OutputSection output;
   // Every key as "section.key" -> the effective value text (defaults included), for reports.
+  // Values derived by a rule (fabric_link from oversubscription, the resolved topology.file)
+  // appear as derived. Each text reads back to the same value ("--set" accepts it).
   std::map<std::string, std::string> settings;
 };
 
 // Reads `path`, then applies `overrides` ("section.key=value", as from --set), then checks
-// the cross-key rules. Throws ScenarioError with a message ready for the terminal.
+// the cross-key rules. Throws ScenarioError with a message ready for the terminal: one line
+// per problem ("path:line: ...", "--set network.mtu=abc: ...", "path: <rule>"), file
+// problems by line, then overrides, then cross-key rules (checked only when every value read).
+// A key may appear once in the file and once among the overrides (the override wins).
 Scenario LoadScenario(const std::string& path, const std::vector<std::string>& overrides = {});
 
-// Markdown tables of every section and key: name, default, meaning.
+// Markdown tables of every section and key: name, default, expected values, meaning. This is
+// the block between <!-- keys:begin --> and <!-- keys:end --> in scenarios/README.md.
 std::string ScenarioKeysMarkdown();
 
 }  // namespace nbox::scenario

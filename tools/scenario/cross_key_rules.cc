@@ -1,0 +1,182 @@
+#include "tools/scenario/cross_key_rules.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <functional>
+
+#include "tools/scenario/key_schema.h"
+
+namespace nbox::scenario {
+namespace {
+
+// The rules read the scenario and the origins through this, and record what they find.
+class RuleContext {
+ public:
+  RuleContext(Scenario& scenario, const KeyOrigins& origins)
+      : scenario_(scenario), origins_(origins) {}
+
+  Scenario& scenario() { return scenario_; }
+  bool Given(const std::string& full_name) const { return origins_.count(full_name) > 0; }
+
+  // "topology.leaves = 4 (default)", with the value as the settings report would show it.
+  std::string Describe(const std::string& full_name) const {
+    const KeySpec& key = KeyByFullName(full_name);
+    std::string origin = "default";
+    const auto found = origins_.find(full_name);
+    if (found != origins_.end()) {
+      origin = found->second.line > 0 ? fmt::format("line {}", found->second.line) : "--set";
+    }
+    return fmt::format("{} = {} ({})", full_name, key.value.format(scenario_), origin);
+  }
+
+  void Fail(std::string message) { messages_.push_back(std::move(message)); }
+  std::vector<std::string> TakeMessages() { return std::move(messages_); }
+
+ private:
+  Scenario& scenario_;
+  const KeyOrigins& origins_;
+  std::vector<std::string> messages_;
+};
+
+void CheckHostCount(RuleContext& context) {
+  const Scenario& s = context.scenario();
+  const TopologySection& topology = s.topology;
+  const uint64_t needed = static_cast<uint64_t>(s.job.world_size);
+  const std::string world = context.Describe("job.world_size");
+  const std::string kind = context.Describe("topology.kind");
+  if (topology.kind == "star") {
+    if (topology.hosts != 0 && static_cast<uint64_t>(topology.hosts) < needed) {
+      context.Fail(fmt::format("{} needs {} hosts but {} has {}", world, needed, kind,
+                               context.Describe("topology.hosts")));
+    }
+  } else if (topology.kind == "leaf-spine") {
+    const uint64_t hosts = static_cast<uint64_t>(topology.leaves) * topology.hosts_per_leaf;
+    if (hosts < needed) {
+      context.Fail(fmt::format("{} needs {} hosts but {} has {}: {} x {}", world, needed, kind,
+                               hosts, context.Describe("topology.leaves"),
+                               context.Describe("topology.hosts_per_leaf")));
+    }
+  } else if (topology.kind == "fat-tree") {
+    const uint64_t k = static_cast<uint64_t>(topology.k);
+    if (k % 2 != 0) {
+      context.Fail(
+          fmt::format("{} needs an even topology.k, got {}", kind, context.Describe("topology.k")));
+      return;
+    }
+    const uint64_t hosts = k * k * k / 4;
+    if (hosts < needed) {
+      context.Fail(fmt::format("{} needs {} hosts but {} has {}: k^3/4 with {}", world, needed,
+                               kind, hosts, context.Describe("topology.k")));
+    }
+  }
+}
+
+void CheckCongestionControl(RuleContext& context) {
+  const NetworkSection& network = context.scenario().network;
+  if (network.tcp_cc == "dctcp" && !network.ecn) {
+    context.Fail(fmt::format("{} requires network.ecn = on, got {}",
+                             context.Describe("network.tcp_cc"), context.Describe("network.ecn")));
+  }
+}
+
+void CheckQueues(RuleContext& context) {
+  const NetworkSection& network = context.scenario().network;
+  if (network.switch_queue_bytes < network.mtu) {
+    context.Fail(fmt::format("{} must hold at least one packet of {}",
+                             context.Describe("network.switch_queue"),
+                             context.Describe("network.mtu")));
+  }
+  // The threshold means nothing while ECN is off.
+  if (network.ecn && network.ecn_threshold_bytes >= network.switch_queue_bytes) {
+    context.Fail(
+        fmt::format("{} must be below {} when {}", context.Describe("network.ecn_threshold"),
+                    context.Describe("network.switch_queue"), context.Describe("network.ecn")));
+  }
+}
+
+void ApplyOversubscription(RuleContext& context) {
+  TopologySection& topology = context.scenario().topology;
+  if (topology.oversubscription <= 0) return;
+  const std::string ratio = context.Describe("topology.oversubscription");
+  if (topology.kind != "leaf-spine") {
+    context.Fail(fmt::format("{} applies only to topology.kind = leaf-spine, got {}", ratio,
+                             context.Describe("topology.kind")));
+    return;
+  }
+  if (context.Given("topology.fabric_link")) {
+    context.Fail(
+        fmt::format("{} and {} are mutually exclusive: oversubscription sets fabric_link = "
+                    "hosts_per_leaf x host_link / (spines x oversubscription)",
+                    ratio, context.Describe("topology.fabric_link")));
+    return;
+  }
+  topology.fabric_link_bps = topology.hosts_per_leaf * topology.host_link_bps /
+                             (topology.spines * topology.oversubscription);
+  // The derived rate must still be one the key itself would accept.
+  const KeySpec& fabric = KeyByFullName("topology.fabric_link");
+  Scenario probe;
+  if (!fabric.value.parse(fabric.value.format(context.scenario()), probe)) {
+    context.Fail(fmt::format(
+        "{} gives topology.fabric_link = {} ({} x {} / ({} x {})), "
+        "expected {}",
+        ratio, fabric.value.format(context.scenario()), context.Describe("topology.hosts_per_leaf"),
+        context.Describe("topology.host_link"), context.Describe("topology.spines"), ratio,
+        fabric.value.expected));
+  }
+}
+
+void CheckCustomModel(RuleContext& context) {
+  const WorkloadSection& workload = context.scenario().workload;
+  if (workload.model != "custom") return;
+  std::vector<std::string> missing;
+  if (workload.parameters == 0) missing.push_back("workload.parameters");
+  if (workload.layers == 0) missing.push_back("workload.layers");
+  if (workload.flops_per_sample == 0) missing.push_back("workload.flops_per_sample");
+  if (missing.empty()) return;
+  context.Fail(
+      fmt::format("{} requires workload.parameters, workload.layers and "
+                  "workload.flops_per_sample; missing: {}",
+                  context.Describe("workload.model"), fmt::join(missing, ", ")));
+}
+
+void ResolveTopologyFile(RuleContext& context, const std::filesystem::path& scenario_folder) {
+  TopologySection& topology = context.scenario().topology;
+  if (topology.kind != "file") {
+    if (!topology.file.empty()) {
+      context.Fail(fmt::format("{} is used only with topology.kind = file, got {}",
+                               context.Describe("topology.file"),
+                               context.Describe("topology.kind")));
+    }
+    return;
+  }
+  if (topology.file.empty()) {
+    context.Fail(fmt::format("{} requires topology.file", context.Describe("topology.kind")));
+    return;
+  }
+  std::filesystem::path path(topology.file);
+  if (path.is_relative()) path = (scenario_folder / path).lexically_normal();
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    context.Fail(
+        fmt::format("{}: no such file '{}'", context.Describe("topology.file"), path.string()));
+    return;
+  }
+  topology.file = path.string();
+}
+
+}  // namespace
+
+std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins& origins,
+                                            const std::filesystem::path& scenario_folder) {
+  RuleContext context(scenario, origins);
+  CheckHostCount(context);
+  CheckCongestionControl(context);
+  CheckQueues(context);
+  ApplyOversubscription(context);
+  CheckCustomModel(context);
+  ResolveTopologyFile(context, scenario_folder);
+  return context.TakeMessages();
+}
+
+}  // namespace nbox::scenario

@@ -1,0 +1,203 @@
+#include "tools/scenario/key_schema.h"
+
+#include <limits>
+#include <stdexcept>
+
+#include "workloads/ddp.h"
+
+namespace nbox::scenario {
+namespace {
+
+constexpr uint64_t kKiB = uint64_t{1} << 10;
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+std::vector<std::string> ModelChoices() {
+  std::vector<std::string> choices = work::ModelPresetNames();
+  choices.push_back("custom");
+  return choices;
+}
+
+std::vector<KeySpec> JobKeys() {
+  auto job = [](auto member) { return FieldOf(&Scenario::job, member); };
+  return {
+      {"job", "world_size", "number of ranks; each rank runs on a host of its own",
+       WholeNumber(job(&JobSection::world_size), 1, 65536)},
+      {"job", "seed", "seed of every random choice; the same seed gives the same result",
+       WholeNumber(job(&JobSection::seed), 0, std::numeric_limits<uint64_t>::max())},
+  };
+}
+
+std::vector<KeySpec> TopologyKeys() {
+  auto topo = [](auto member) { return FieldOf(&Scenario::topology, member); };
+  return {
+      {"topology", "kind",
+       "shape of the network: one switch, two-tier leaf-spine, k-ary fat-tree, or a file",
+       Choice(topo(&TopologySection::kind), {"star", "leaf-spine", "fat-tree", "file"})},
+      {"topology", "hosts", "star: hosts on the switch; 0 = job.world_size",
+       WholeNumber(topo(&TopologySection::hosts), 0, 65536)},
+      {"topology", "leaves", "leaf-spine: number of leaf switches",
+       WholeNumber(topo(&TopologySection::leaves), 1, 1024)},
+      {"topology", "spines", "leaf-spine: number of spine switches, each linked to every leaf",
+       WholeNumber(topo(&TopologySection::spines), 1, 1024)},
+      {"topology", "hosts_per_leaf", "leaf-spine: hosts under each leaf",
+       WholeNumber(topo(&TopologySection::hosts_per_leaf), 1, 1024)},
+      {"topology", "k", "fat-tree: switch arity, even; the tree has k^3/4 hosts",
+       WholeNumber(topo(&TopologySection::k), 2, 64)},
+      {"topology", "file",
+       "kind = file: the topology file; a relative path starts at the scenario file's folder",
+       Text(topo(&TopologySection::file), "a file path")},
+      {"topology", "host_link", "rate of every host-to-switch link",
+       Rate(topo(&TopologySection::host_link_bps), 1e6, 10e12)},
+      {"topology", "fabric_link",
+       "rate of every switch-to-switch link (derived when oversubscription > 0)",
+       Rate(topo(&TopologySection::fabric_link_bps), 1e6, 10e12)},
+      {"topology", "oversubscription",
+       "leaf-spine: host to uplink capacity of a leaf; > 0 sets fabric_link = "
+       "hosts_per_leaf x host_link / (spines x oversubscription); 0 = off",
+       Real(topo(&TopologySection::oversubscription), 0, 1000)},
+      {"topology", "link_latency", "propagation delay of every link",
+       Duration(topo(&TopologySection::link_latency_s), 1e-9, 1)},
+  };
+}
+
+std::vector<KeySpec> NetworkKeys() {
+  auto net = [](auto member) { return FieldOf(&Scenario::network, member); };
+  return {
+      {"network", "transport", "how messages cross the network",
+       Choice(net(&NetworkSection::transport), {"tcp"})},
+      {"network", "tcp_cc", "TCP congestion control (ns-3's TcpNewReno, TcpCubic, ...)",
+       Choice(net(&NetworkSection::tcp_cc), {"newreno", "cubic", "dctcp", "bbr"})},
+      {"network", "mtu", "largest IP packet on every link",
+       Bytes(net(&NetworkSection::mtu), 576, 9216)},
+      {"network", "switch_queue", "buffer of each switch egress port",
+       Bytes(net(&NetworkSection::switch_queue_bytes), 1500, 1000000000)},
+      {"network", "ecn", "switches mark ECN instead of dropping once a queue passes ecn_threshold",
+       Switch(net(&NetworkSection::ecn))},
+      {"network", "ecn_threshold", "queue length K above which packets are marked (step marking)",
+       Bytes(net(&NetworkSection::ecn_threshold_bytes), 1, 1000000000)},
+      {"network", "tcp_buffer", "TCP socket send and receive buffer",
+       Bytes(net(&NetworkSection::tcp_buffer_bytes), 4 * kKiB, kGiB)},
+      {"network", "tcp_min_rto", "TCP minimum retransmission timeout",
+       Duration(net(&NetworkSection::tcp_min_rto_s), 1e-6, 10)},
+  };
+}
+
+std::vector<KeySpec> CollectivesKeys() {
+  auto coll = [](auto member) { return FieldOf(&Scenario::collectives, member); };
+  return {
+      {"collectives", "allreduce", "all-reduce algorithm",
+       Choice(coll(&CollectivesSection::allreduce), {"ring"})},
+      {"collectives", "channels", "parallel channels a collective is split over, like NCCL's",
+       WholeNumber(coll(&CollectivesSection::channels), 1, 32)},
+      {"collectives", "chunk", "largest message of one step of a channel; 0 = no chunking",
+       Bytes(coll(&CollectivesSection::chunk_bytes), 0, kGiB)},
+  };
+}
+
+std::vector<KeySpec> WorkloadKeys() {
+  auto work = [](auto member) { return FieldOf(&Scenario::workload, member); };
+  return {
+      {"workload", "kind", "how the job trains: data-parallel (PyTorch DDP)",
+       Choice(work(&WorkloadSection::kind), {"ddp"})},
+      {"workload", "model",
+       "a published model preset, or custom (then parameters, layers and flops_per_sample are "
+       "required)",
+       Choice(work(&WorkloadSection::model), ModelChoices())},
+      {"workload", "parameters", "parameter count; 0 = the preset's",
+       Count(work(&WorkloadSection::parameters), 0, 100000000000000)},
+      {"workload", "layers",
+       "layers the parameters and FLOPs are spread over evenly; 0 = the preset's",
+       WholeNumber(work(&WorkloadSection::layers), 0, 100000)},
+      {"workload", "flops_per_sample", "FLOPs of one sample's forward pass; 0 = the preset's",
+       FlopCount(work(&WorkloadSection::flops_per_sample), 0, 1e18)},
+      {"workload", "batch_per_rank", "samples per rank per iteration",
+       WholeNumber(work(&WorkloadSection::batch_per_rank), 1, 65536)},
+      {"workload", "gpu_peak", "peak FLOP rate of one GPU",
+       FlopRate(work(&WorkloadSection::gpu_peak_flops), 1e9, 100e15)},
+      {"workload", "gpu_util", "fraction of gpu_peak that compute achieves",
+       Real(work(&WorkloadSection::gpu_util), 0, 1, /*min_excluded=*/true)},
+      {"workload", "backward_ratio", "backward-pass FLOPs per forward-pass FLOP",
+       Real(work(&WorkloadSection::backward_ratio), 0, 10, /*min_excluded=*/true)},
+      {"workload", "bucket", "gradient bucket size (PyTorch DDP's bucket_cap_mb)",
+       Bytes(work(&WorkloadSection::bucket_bytes), kKiB, 16 * kGiB)},
+      {"workload", "optimizer_time", "duration of the optimizer step after gradients are reduced",
+       Duration(work(&WorkloadSection::optimizer_s), 0, 3600)},
+      {"workload", "iterations", "training iterations to simulate",
+       WholeNumber(work(&WorkloadSection::iterations), 1, 10000)},
+  };
+}
+
+std::vector<KeySpec> OutputKeys() {
+  auto out = [](auto member) { return FieldOf(&Scenario::output, member); };
+  return {
+      {"output", "dir", "folder for results; empty = results/NAME for a scenario file NAME.ini",
+       Text(out(&OutputSection::dir), "a folder path")},
+      {"output", "trace", "timeline to write: none, or a Chrome/Perfetto trace",
+       Choice(out(&OutputSection::trace), {"none", "chrome"})},
+      {"output", "progress", "progress line on the terminal; auto = only when it is a terminal",
+       Choice(out(&OutputSection::progress), {"auto", "on", "off"})},
+  };
+}
+
+}  // namespace
+
+const std::vector<SectionSpec>& ScenarioSections() {
+  static const std::vector<SectionSpec> sections = {
+      {"job", "The training job as a whole."},
+      {"topology", "The physical network: hosts, switches and the links between them."},
+      {"network", "How the simulated network carries packets: transport, queues, ECN."},
+      {"collectives", "How collectives become point-to-point messages."},
+      {"workload", "What every rank computes and when it communicates."},
+      {"output", "What a run writes and shows."},
+  };
+  return sections;
+}
+
+const std::vector<KeySpec>& ScenarioKeys() {
+  static const std::vector<KeySpec> keys = [] {
+    std::vector<KeySpec> all;
+    for (auto* group :
+         {JobKeys, TopologyKeys, NetworkKeys, CollectivesKeys, WorkloadKeys, OutputKeys}) {
+      for (KeySpec& key : group()) all.push_back(std::move(key));
+    }
+    return all;
+  }();
+  return keys;
+}
+
+std::vector<std::string> SectionNames() {
+  std::vector<std::string> names;
+  for (const SectionSpec& section : ScenarioSections()) names.push_back(section.name);
+  return names;
+}
+
+std::vector<std::string> KeyNames(std::string_view section) {
+  std::vector<std::string> names;
+  for (const KeySpec& key : ScenarioKeys()) {
+    if (key.section == section) names.push_back(key.name);
+  }
+  return names;
+}
+
+bool IsSection(std::string_view section) {
+  for (const SectionSpec& spec : ScenarioSections()) {
+    if (spec.name == section) return true;
+  }
+  return false;
+}
+
+const KeySpec* FindKey(std::string_view section, std::string_view name) {
+  for (const KeySpec& key : ScenarioKeys()) {
+    if (key.section == section && key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+const KeySpec& KeyByFullName(std::string_view full_name) {
+  for (const KeySpec& key : ScenarioKeys()) {
+    if (key.FullName() == full_name) return key;
+  }
+  throw std::logic_error("no scenario key " + std::string(full_name));
+}
+
+}  // namespace nbox::scenario
