@@ -1,0 +1,105 @@
+// INI reading: every entry and header carries the line it was on.
+#include "tools/scenario/ini_document.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace nbox::scenario {
+namespace {
+
+TEST(ParseIni, EntriesAndHeadersKnowTheirLines) {
+  const IniDocument document = ParseIni(
+      "; comment\n"          // 1
+      "# another comment\n"  // 2
+      "\n"                   // 3
+      "[job]\n"              // 4
+      "world_size = 4\n"     // 5
+      "\n"                   // 6
+      "[network]\n"          // 7
+      "mtu: 9000\n"          // 8
+      "ecn=on\n");           // 9
+  ASSERT_EQ(document.headers.size(), 2u);
+  EXPECT_EQ(document.headers[0].name, "job");
+  EXPECT_EQ(document.headers[0].line, 4);
+  EXPECT_EQ(document.headers[1].name, "network");
+  EXPECT_EQ(document.headers[1].line, 7);
+  ASSERT_EQ(document.entries.size(), 3u);
+  EXPECT_EQ(document.entries[0].section, "job");
+  EXPECT_EQ(document.entries[0].key, "world_size");
+  EXPECT_EQ(document.entries[0].value, "4");
+  EXPECT_EQ(document.entries[0].line, 5);
+  EXPECT_EQ(document.entries[1].key, "mtu");
+  EXPECT_EQ(document.entries[1].value, "9000");
+  EXPECT_EQ(document.entries[1].line, 8);
+  EXPECT_EQ(document.entries[2].key, "ecn");
+  EXPECT_EQ(document.entries[2].value, "on");
+  EXPECT_EQ(document.entries[2].line, 9);
+  EXPECT_TRUE(document.problems.empty());
+}
+
+TEST(ParseIni, IndentedLinesAreNotContinuations) {
+  const IniDocument document = ParseIni("[job]\nworld_size = 4\n    seed = 3\n\tseed2 = 5\n");
+  ASSERT_EQ(document.entries.size(), 3u);
+  EXPECT_EQ(document.entries[0].value, "4");
+  EXPECT_EQ(document.entries[1].key, "seed");
+  EXPECT_EQ(document.entries[1].line, 3);
+  EXPECT_EQ(document.entries[2].key, "seed2");
+  EXPECT_EQ(document.entries[2].line, 4);
+}
+
+TEST(ParseIni, InlineCommentsNeedASpaceAndASemicolon) {
+  const IniDocument document = ParseIni("[n]\na = 1 ; one\nb = 2;two\nc = 3 # three\n");
+  ASSERT_EQ(document.entries.size(), 3u);
+  EXPECT_EQ(document.entries[0].value, "1");
+  EXPECT_EQ(document.entries[1].value, "2;two");
+  EXPECT_EQ(document.entries[2].value, "3 # three");
+}
+
+TEST(ParseIni, WindowsLineEndsByteOrderMarkAndNoFinalNewline) {
+  const IniDocument document = ParseIni("\xEF\xBB\xBF[job]\r\nseed = 7\r\nworld_size = 2");
+  ASSERT_EQ(document.headers.size(), 1u);
+  EXPECT_EQ(document.headers[0].name, "job");
+  ASSERT_EQ(document.entries.size(), 2u);
+  EXPECT_EQ(document.entries[0].value, "7");
+  EXPECT_EQ(document.entries[1].value, "2");
+  EXPECT_EQ(document.entries[1].line, 3);
+}
+
+TEST(ParseIni, SpacesInsideBracketsAreNotPartOfTheSectionName) {
+  const IniDocument document = ParseIni("[ job ] ; the job\nseed = 1\n");
+  ASSERT_EQ(document.headers.size(), 1u);
+  EXPECT_EQ(document.headers[0].name, "job");
+  ASSERT_EQ(document.entries.size(), 1u);
+  EXPECT_EQ(document.entries[0].section, "job");
+}
+
+TEST(ParseIni, KeysBeforeAnyHeaderHaveAnEmptySection) {
+  const IniDocument document = ParseIni("seed = 1\n[job]\n");
+  ASSERT_EQ(document.entries.size(), 1u);
+  EXPECT_EQ(document.entries[0].section, "");
+  EXPECT_EQ(document.entries[0].line, 1);
+}
+
+TEST(ParseIni, ReportsTheFirstMalformedLine) {
+  const IniDocument document = ParseIni("[job]\nseed = 1\nno equals here\n[broken\n");
+  ASSERT_EQ(document.problems.size(), 1u);
+  EXPECT_EQ(document.problems[0].line, 3);
+  EXPECT_EQ(document.problems[0].message,
+            "expected [section], key = value or a comment, got 'no equals here'");
+  ASSERT_EQ(document.entries.size(), 1u);
+}
+
+TEST(ParseIni, ReportsOverlongLinesAndKeepsCounting) {
+  const std::string long_value(300, 'x');
+  const IniDocument document = ParseIni("[output]\ndir = " + long_value + "\ntrace = none\n");
+  ASSERT_EQ(document.problems.size(), 1u);
+  EXPECT_EQ(document.problems[0].line, 2);
+  EXPECT_EQ(document.problems[0].message.rfind("line is longer than ", 0), 0u);
+  ASSERT_EQ(document.entries.size(), 1u);
+  EXPECT_EQ(document.entries[0].key, "trace");
+  EXPECT_EQ(document.entries[0].line, 3);
+}
+
+}  // namespace
+}  // namespace nbox::scenario
