@@ -1,1 +1,455 @@
-// placeholder: replaced by the component's implementation
+#include "nbox-network-helper.h"
+
+#include "ns3/boolean.h"
+#include "ns3/config.h"
+#include "ns3/data-rate.h"
+#include "ns3/double.h"
+#include "ns3/enum.h"
+#include "ns3/internet-stack-helper.h"
+#include "ns3/ipv4-routing-helper.h"
+#include "ns3/ipv4.h"
+#include "ns3/log.h"
+#include "ns3/nbox-ecmp-routing.h"
+#include "ns3/point-to-point-helper.h"
+#include "ns3/queue-size.h"
+#include "ns3/string.h"
+#include "ns3/tcp-bbr.h"
+#include "ns3/tcp-cubic.h"
+#include "ns3/tcp-dctcp.h"
+#include "ns3/tcp-l4-protocol.h"
+#include "ns3/tcp-socket-state.h"
+#include "ns3/tcp-socket.h"
+#include "ns3/traffic-control-helper.h"
+#include "ns3/uinteger.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("NboxNetworkHelper");
+
+namespace
+{
+
+using nbox::topo::Edge;
+using nbox::topo::NodeKind;
+using nbox::topo::Topology;
+using nbox::topo::Vertex;
+
+/** IP 20 + TCP 20 + timestamp option 12 (10, padded to 12). */
+constexpr uint32_t kTcpIpHeaderBytes = 52;
+constexpr uint32_t kMinMtu = 576;   // every IPv4 host must accept datagrams this large
+constexpr uint32_t kMaxMtu = 65535; // PointToPointNetDevice's Mtu is 16 bits
+/** 10.0.0.0/8 holds 2^22 link subnets of four addresses. */
+constexpr uint32_t kLinkNetworkBase = 0x0A000000;
+constexpr uint64_t kMaxLinks = 1ULL << 22;
+
+/** Creates NboxEcmpRouting as the routing protocol of every node the stack is installed on. */
+class EcmpRoutingFactory : public Ipv4RoutingHelper
+{
+  public:
+    Ipv4RoutingHelper*
+    Copy() const override
+    {
+        return new EcmpRoutingFactory(*this);
+    }
+
+    Ptr<Ipv4RoutingProtocol>
+    Create(Ptr<Node> /* node */) const override
+    {
+        return CreateObject<NboxEcmpRouting>();
+    }
+};
+
+/** The ns-3 congestion control of a config name; throws for an unknown name. Referencing
+ * each GetTypeId() also keeps the symbols linked (Debian's --as-needed, see FACTS.md). */
+TypeId
+CongestionControlTypeId(const std::string& name)
+{
+    if (name == "newreno")
+    {
+        return TcpNewReno::GetTypeId();
+    }
+    if (name == "cubic")
+    {
+        return TcpCubic::GetTypeId();
+    }
+    if (name == "dctcp")
+    {
+        return TcpDctcp::GetTypeId();
+    }
+    if (name == "bbr")
+    {
+        return TcpBbr::GetTypeId();
+    }
+    throw std::invalid_argument("NboxNetworkConfig.tcpCongestionControl = '" + name
+                                + "': expected one of newreno, cubic, dctcp, bbr");
+}
+
+template<typename T>
+[[noreturn]] void
+Reject(const std::string& field, const T& value, const std::string& expected)
+{
+    std::ostringstream message;
+    message << "NboxNetworkConfig." << field << " = " << value << ": expected " << expected;
+    throw std::invalid_argument(message.str());
+}
+
+/** The two ends of a link and their objects, index 0 = the edge's source vertex. */
+struct LinkEnds
+{
+    std::array<Vertex, 2> vertex;
+    std::array<Ptr<NetDevice>, 2> device;
+    std::array<Ptr<QueueDisc>, 2> queueDisc;
+    std::array<uint32_t, 2> interface;
+    std::array<Ipv4Address, 2> address;
+};
+
+bool
+IsSwitch(const Topology& topology, Vertex v)
+{
+    return topology.graph[v].kind == NodeKind::kSwitch;
+}
+
+void
+CheckRoutes(const Topology& topology, const nbox::topo::Routes& routes)
+{
+    const size_t vertices = boost::num_vertices(topology.graph);
+    bool fits = routes.next_links.size() == vertices;
+    for (size_t v = 0; fits && v < vertices; ++v)
+    {
+        fits = routes.next_links[v].size() == topology.hosts.size();
+    }
+    if (!fits)
+    {
+        throw std::invalid_argument("NboxNetworkHelper::Install: the routes were not computed "
+                                    "for this topology (expected next_links[vertex][host] for "
+                                    + std::to_string(vertices) + " vertices and "
+                                    + std::to_string(topology.hosts.size()) + " hosts)");
+    }
+}
+
+/** The root queue disc of one egress port, installed on `device`. */
+Ptr<QueueDisc>
+InstallQueueDisc(const NboxNetworkConfig& config, bool switchPort, double rateBps,
+                 double latencySeconds, Ptr<NetDevice> device)
+{
+    TrafficControlHelper tch;
+    if (!switchPort)
+    {
+        tch.SetRootQueueDisc(
+            "ns3::FifoQueueDisc", "MaxSize",
+            QueueSizeValue(
+                QueueSize(QueueSizeUnit::BYTES, static_cast<uint32_t>(config.hostQueueBytes))));
+    }
+    else if (config.ecn)
+    {
+        // Step marking (DCTCP's K): with QW = 1 RED's average is the instantaneous backlog;
+        // MinTh = MaxTh leaves no probabilistic band, and with Gentle off every packet that
+        // finds at least K bytes queued is a forced mark. UseHardDrop = false turns forced
+        // drops into CE marks, so only the byte limit (or a non-ECT packet) drops.
+        double threshold = static_cast<double>(config.ecnThresholdBytes);
+        tch.SetRootQueueDisc(
+            "ns3::RedQueueDisc", "MaxSize",
+            QueueSizeValue(
+                QueueSize(QueueSizeUnit::BYTES, static_cast<uint32_t>(config.switchQueueBytes))),
+            "MinTh", DoubleValue(threshold), "MaxTh", DoubleValue(threshold), "QW",
+            DoubleValue(1.0), "Gentle", BooleanValue(false), "UseEcn", BooleanValue(true),
+            "UseHardDrop", BooleanValue(false), "MeanPktSize", UintegerValue(config.mtu),
+            "LinkBandwidth", DataRateValue(DataRate(static_cast<uint64_t>(std::llround(rateBps)))),
+            "LinkDelay", TimeValue(Seconds(latencySeconds)));
+    }
+    else
+    {
+        tch.SetRootQueueDisc(
+            "ns3::FifoQueueDisc", "MaxSize",
+            QueueSizeValue(
+                QueueSize(QueueSizeUnit::BYTES, static_cast<uint32_t>(config.switchQueueBytes))));
+    }
+    return tch.Install(device).Get(0);
+}
+
+/** Gives `device` an IPv4 interface with `address`/30 and brings it up. */
+uint32_t
+AddInterface(Ptr<Node> node, Ptr<NetDevice> device, Ipv4Address address)
+{
+    Ptr<Ipv4> ipv4 = node->GetObject<Ipv4>();
+    uint32_t interface = ipv4->AddInterface(device);
+    ipv4->AddAddress(interface, Ipv4InterfaceAddress(address, Ipv4Mask("255.255.255.252")));
+    ipv4->SetMetric(interface, 1);
+    ipv4->SetUp(interface);
+    return interface;
+}
+
+/** Fills every node's NboxEcmpRouting from the topology's equal-cost routes. */
+void
+InstallRoutes(const Topology& topology, const nbox::topo::Routes& routes,
+              const std::vector<Ptr<Node>>& nodes, const std::vector<LinkEnds>& links,
+              uint64_t ecmpSeed)
+{
+    // Every address of each host: a multi-homed host is reachable at all of them.
+    std::vector<std::vector<Ipv4Address>> hostAddresses(topology.hosts.size());
+    std::vector<int64_t> hostOfVertex(boost::num_vertices(topology.graph), -1);
+    for (size_t h = 0; h < topology.hosts.size(); ++h)
+    {
+        hostOfVertex[topology.hosts[h]] = static_cast<int64_t>(h);
+    }
+    for (const LinkEnds& link : links)
+    {
+        for (int side = 0; side < 2; ++side)
+        {
+            int64_t h = hostOfVertex[link.vertex[side]];
+            if (h >= 0)
+            {
+                hostAddresses[h].push_back(link.address[side]);
+            }
+        }
+    }
+
+    for (size_t v = 0; v < nodes.size(); ++v)
+    {
+        Ptr<NboxEcmpRouting> routing
+            = DynamicCast<NboxEcmpRouting>(nodes[v]->GetObject<Ipv4>()->GetRoutingProtocol());
+        NS_ASSERT(routing);
+        // A Weyl sequence gives every node a distinct seed; HashFlow mixes it thoroughly.
+        routing->SetSeed(ecmpSeed + 0x9e3779b97f4a7c15ULL * (v + 1));
+        for (size_t h = 0; h < topology.hosts.size(); ++h)
+        {
+            const std::vector<uint32_t>& linkIds = routes.next_links[v][h];
+            if (linkIds.empty())
+            {
+                continue; // v is host h itself
+            }
+            std::vector<NboxEcmpRouting::NextHop> nextHops;
+            nextHops.reserve(linkIds.size());
+            for (uint32_t id : linkIds)
+            {
+                const LinkEnds& link = links.at(id);
+                int side = link.vertex[0] == v ? 0 : 1;
+                NS_ABORT_MSG_UNLESS(link.vertex[side] == v,
+                                    "routes: link " << id << " does not leave vertex " << v);
+                nextHops.push_back({link.interface[side], link.address[1 - side]});
+            }
+            for (const Ipv4Address& address : hostAddresses[h])
+            {
+                routing->AddRoute(address, nextHops);
+            }
+        }
+    }
+}
+
+} // namespace
+
+NboxNetworkHelper::NboxNetworkHelper(const NboxNetworkConfig& config)
+    : m_config(config)
+{
+}
+
+uint32_t
+NboxNetworkHelper::SegmentSize(uint32_t mtu)
+{
+    return mtu - kTcpIpHeaderBytes;
+}
+
+void
+NboxNetworkHelper::Validate(const NboxNetworkConfig& config)
+{
+    constexpr uint64_t kMax32 = std::numeric_limits<uint32_t>::max();
+    if (config.mtu < kMinMtu || config.mtu > kMaxMtu)
+    {
+        Reject("mtu", config.mtu, "an IP MTU from 576 to 65535 bytes");
+    }
+    if (config.switchQueueBytes < config.mtu || config.switchQueueBytes > kMax32)
+    {
+        Reject("switchQueueBytes", config.switchQueueBytes,
+               "room for at least one MTU-sized packet and at most 4294967295 bytes");
+    }
+    if (config.hostQueueBytes < config.mtu || config.hostQueueBytes > kMax32)
+    {
+        Reject("hostQueueBytes", config.hostQueueBytes,
+               "room for at least one MTU-sized packet and at most 4294967295 bytes");
+    }
+    if (config.ecn
+        && (config.ecnThresholdBytes == 0 || config.ecnThresholdBytes >= config.switchQueueBytes))
+    {
+        Reject("ecnThresholdBytes", config.ecnThresholdBytes,
+               "a marking threshold above 0 and below switchQueueBytes ("
+                   + std::to_string(config.switchQueueBytes) + ")");
+    }
+    CongestionControlTypeId(config.tcpCongestionControl);
+    if (config.tcpBufferBytes < SegmentSize(config.mtu) || config.tcpBufferBytes > kMax32)
+    {
+        Reject("tcpBufferBytes", config.tcpBufferBytes,
+               "at least one segment (" + std::to_string(SegmentSize(config.mtu))
+                   + " bytes) and at most 4294967295 bytes");
+    }
+    if (!(config.tcpMinRtoSeconds > 0) || !std::isfinite(config.tcpMinRtoSeconds))
+    {
+        Reject("tcpMinRtoSeconds", config.tcpMinRtoSeconds, "a positive duration in seconds");
+    }
+    if (config.tcpDelAckCount == 0)
+    {
+        Reject("tcpDelAckCount", config.tcpDelAckCount, "at least 1 segment");
+    }
+    if (!(config.tcpDelAckTimeoutSeconds > 0)
+        || !(config.tcpDelAckTimeoutSeconds < config.tcpMinRtoSeconds))
+    {
+        Reject("tcpDelAckTimeoutSeconds", config.tcpDelAckTimeoutSeconds,
+               "a positive duration below tcpMinRtoSeconds ("
+                   + std::to_string(config.tcpMinRtoSeconds)
+                   + "), or every lone segment would time out before its delayed ACK");
+    }
+}
+
+void
+NboxNetworkHelper::ApplyTcpDefaults(const NboxNetworkConfig& config)
+{
+    Validate(config);
+    const bool dctcp = config.tcpCongestionControl == "dctcp";
+    const bool bbr = config.tcpCongestionControl == "bbr";
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(CongestionControlTypeId(config.tcpCongestionControl)));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(SegmentSize(config.mtu)));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(config.tcpBufferBytes));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(config.tcpBufferBytes));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(config.tcpDelAckCount));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
+                       TimeValue(Seconds(config.tcpDelAckTimeoutSeconds)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(config.tcpMinRtoSeconds)));
+    // ns-3 computes RTO = max(srtt + max(G, 4 rttvar), MinRto) with G the clock granularity
+    // (1 ms by default). Linux's is srtt + max(4 rttvar, rto_min): G = MinRto gives that, and
+    // lets a min RTO below 1 ms take effect.
+    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity",
+                       TimeValue(Seconds(config.tcpMinRtoSeconds)));
+    // Classic ECN for every variant when switches mark (so RED marks instead of dropping
+    // non-ECT packets); DCTCP needs it in any case.
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn",
+                       EnumValue(config.ecn || dctcp ? TcpSocketState::On : TcpSocketState::Off));
+    // ns-3's BBR turns pacing on itself with a warning; say it.
+    Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(bbr));
+}
+
+Ptr<NboxNetwork>
+NboxNetworkHelper::Install(const nbox::topo::Topology& topology) const
+{
+    topology.Validate();
+    return Build(topology, nbox::topo::ComputeEqualCostRoutes(topology));
+}
+
+Ptr<NboxNetwork>
+NboxNetworkHelper::Install(const nbox::topo::Topology& topology,
+                           const nbox::topo::Routes& routes) const
+{
+    topology.Validate();
+    CheckRoutes(topology, routes);
+    return Build(topology, routes);
+}
+
+Ptr<NboxNetwork>
+NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
+                         const nbox::topo::Routes& routes) const
+{
+    NS_LOG_FUNCTION(this << topology.description);
+    if (topology.links.size() > kMaxLinks)
+    {
+        throw std::invalid_argument("NboxNetworkHelper::Install: "
+                                    + std::to_string(topology.links.size())
+                                    + " links exceed the addressing plan's 4194304 (10.0.0.0/8 in "
+                                      "/30 subnets)");
+    }
+    ApplyTcpDefaults(m_config);
+
+    const auto& graph = topology.graph;
+    std::vector<Ptr<Node>> nodes;
+    nodes.reserve(boost::num_vertices(graph));
+    for (size_t v = 0; v < boost::num_vertices(graph); ++v)
+    {
+        nodes.push_back(CreateObject<Node>());
+    }
+    InternetStackHelper stack;
+    stack.SetRoutingHelper(EcmpRoutingFactory());
+    for (const Ptr<Node>& node : nodes)
+    {
+        stack.Install(node);
+    }
+
+    std::vector<LinkEnds> links(topology.links.size());
+    for (uint32_t id = 0; id < topology.links.size(); ++id)
+    {
+        const Edge& edge = topology.links[id];
+        const nbox::topo::LinkProps& props = graph[edge];
+        LinkEnds& link = links[id];
+        link.vertex = {boost::source(edge, graph), boost::target(edge, graph)};
+
+        PointToPointHelper p2p;
+        p2p.SetDeviceAttribute(
+            "DataRate",
+            DataRateValue(DataRate(static_cast<uint64_t>(std::llround(props.rate_bps)))));
+        p2p.SetDeviceAttribute("Mtu", UintegerValue(m_config.mtu));
+        p2p.SetChannelAttribute("Delay", TimeValue(Seconds(props.latency_s)));
+        // The device queue holds one packet: the queue disc above it is the real queue. ns-3
+        // stops the queue disc while the device queue is full (flow control) and wakes it as
+        // soon as a packet leaves, so the link never idles, while the backlog (what RED marks
+        // on and the byte limit caps) stays where it is measured and controlled.
+        p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize("1p")));
+        NetDeviceContainer devices = p2p.Install(nodes[link.vertex[0]], nodes[link.vertex[1]]);
+
+        for (int side = 0; side < 2; ++side)
+        {
+            link.device[side] = devices.Get(side);
+            link.queueDisc[side]
+                = InstallQueueDisc(m_config, IsSwitch(topology, link.vertex[side]), props.rate_bps,
+                                   props.latency_s, link.device[side]);
+            link.address[side] = Ipv4Address(kLinkNetworkBase + 4 * id + 1 + side);
+            link.interface[side]
+                = AddInterface(nodes[link.vertex[side]], link.device[side], link.address[side]);
+        }
+    }
+
+    InstallRoutes(topology, routes, nodes, links, m_config.ecmpSeed);
+
+    Ptr<NboxNetwork> network = CreateObject<NboxNetwork>();
+    // A host's address is the one on its lowest-id link (links are in id order).
+    std::vector<Ipv4Address> primaryAddress(nodes.size());
+    std::vector<bool> hasAddress(nodes.size(), false);
+    for (const LinkEnds& link : links)
+    {
+        for (int side = 0; side < 2; ++side)
+        {
+            if (!hasAddress[link.vertex[side]])
+            {
+                hasAddress[link.vertex[side]] = true;
+                primaryAddress[link.vertex[side]] = link.address[side];
+            }
+        }
+    }
+    for (Vertex host : topology.hosts)
+    {
+        network->AddHost(nodes[host], primaryAddress[host]);
+    }
+    for (size_t v = 0; v < nodes.size(); ++v)
+    {
+        if (IsSwitch(topology, v))
+        {
+            network->AddSwitch(nodes[v]);
+        }
+    }
+    for (uint32_t id = 0; id < links.size(); ++id)
+    {
+        const LinkEnds& link = links[id];
+        for (int side = 0; side < 2; ++side)
+        {
+            network->AddPort(id, graph[link.vertex[side]].name, graph[link.vertex[1 - side]].name,
+                             IsSwitch(topology, link.vertex[side]), link.device[side],
+                             link.queueDisc[side]);
+        }
+    }
+    return network;
+}
+
+} // namespace ns3

@@ -6,6 +6,10 @@
  * ports get a byte-limited queue (RedQueueDisc in step-marking mode when ECN is on, FIFO
  * otherwise); routes are the graph's equal-cost shortest paths, chosen per flow by a 5-tuple
  * hash (NboxEcmpRouting), since ns-3.37 offers only per-packet ECMP.
+ *
+ * Addressing: link i is the /30 subnet 10.0.0.0 + 4*i; its first endpoint (the edge's source
+ * vertex in the graph) gets .1 of it, the second .2. A host's address (GetHostAddress) is the
+ * one on its lowest-id link; a multi-homed host is reachable at all of its addresses.
  */
 #ifndef NBOX_NETWORK_HELPER_H
 #define NBOX_NETWORK_HELPER_H
@@ -22,14 +26,29 @@ namespace ns3
 
 struct NboxNetworkConfig
 {
-    uint32_t mtu = 1500;                  //!< IP MTU of every link, bytes
-    uint64_t switchQueueBytes = 4000000;  //!< per switch egress port
-    bool ecn = false;                     //!< step-mark CE above ecnThresholdBytes
+    uint32_t mtu = 1500;                 //!< IP MTU of every link, bytes
+    uint64_t switchQueueBytes = 4000000; //!< per switch egress port
+    bool ecn = false;                    //!< step-mark CE above ecnThresholdBytes
     uint64_t ecnThresholdBytes = 100000;
     std::string tcpCongestionControl = "cubic"; //!< newreno | cubic | dctcp | bbr
-    uint64_t tcpBufferBytes = 4000000;    //!< socket send and receive buffers
+    uint64_t tcpBufferBytes = 4000000;          //!< socket send and receive buffers
     double tcpMinRtoSeconds = 1e-3;
-    uint64_t ecmpSeed = 1;                //!< perturbs the flow hash of every switch
+    uint64_t ecmpSeed = 1; //!< perturbs the flow hash of every switch
+    /**
+     * Host NIC queue (FIFO, IP bytes). ns-3's TCP has no TCP-small-queues backpressure, so
+     * whatever a socket's window allows beyond the path's capacity waits here; the default
+     * holds the send buffers of 16 connections of the default size without dropping, as a
+     * Linux host (which blocks the socket instead) would.
+     */
+    uint64_t hostQueueBytes = 64000000;
+    /** Segments the receiver waits for before acknowledging (ns-3 TcpSocket::DelAckCount). */
+    uint32_t tcpDelAckCount = 2;
+    /**
+     * Longest an acknowledgement is delayed. Must be below tcpMinRtoSeconds, or a lone
+     * segment times out at the sender before it is acknowledged. The default keeps Linux's
+     * ratio of delayed-ACK minimum to RTO minimum (40 ms to 200 ms) at the default min RTO.
+     */
+    double tcpDelAckTimeoutSeconds = 200e-6;
 };
 
 class NboxNetworkHelper
@@ -41,10 +60,33 @@ class NboxNetworkHelper
      * Creates the nodes, links, queues and routes of `topology`. Also sets the ns-3 TCP
      * defaults (socket type, segment size from the MTU, buffers, min RTO, ECN) the config
      * asks for, so sockets created afterwards use them. Call once per simulation.
+     *
+     * Throws std::invalid_argument naming the config field when the config is unusable, and
+     * whatever topology.Validate() throws for a bad graph.
      */
     Ptr<NboxNetwork> Install(const nbox::topo::Topology& topology) const;
 
+    /** As above, with routes the caller already computed with ComputeEqualCostRoutes. */
+    Ptr<NboxNetwork> Install(const nbox::topo::Topology& topology,
+                             const nbox::topo::Routes& routes) const;
+
+    /**
+     * Checks the config alone (Install does it too). Throws std::invalid_argument whose
+     * message names the field, the value and what was expected.
+     */
+    static void Validate(const NboxNetworkConfig& config);
+
+    /** Sets ns-3's TCP defaults from `config` (Install does it too). */
+    static void ApplyTcpDefaults(const NboxNetworkConfig& config);
+
+    /** TCP payload bytes per segment: MTU - IP 20 - TCP 20 - timestamp option 12. */
+    static uint32_t SegmentSize(uint32_t mtu);
+
   private:
+    /** Install's work, on a validated topology and routes that fit it. */
+    Ptr<NboxNetwork> Build(const nbox::topo::Topology& topology,
+                           const nbox::topo::Routes& routes) const;
+
     NboxNetworkConfig m_config;
 };
 

@@ -1,1 +1,336 @@
-// placeholder: replaced by the component's implementation
+#include "nbox-ecmp-routing.h"
+
+#include "ns3/ipv4-route.h"
+#include "ns3/log.h"
+#include "ns3/net-device.h"
+#include "ns3/node.h"
+#include "ns3/output-stream-wrapper.h"
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+#include <iomanip>
+#include <map>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("NboxEcmpRouting");
+
+NS_OBJECT_ENSURE_REGISTERED(NboxEcmpRouting);
+
+namespace
+{
+
+constexpr uint8_t kTcpProtocol = 6;
+constexpr uint8_t kUdpProtocol = 17;
+
+/** SplitMix64's finalizer: a cheap bijective mix whose output bits all depend on every input
+ * bit, so flows that differ in one port still land on unrelated next hops. */
+uint64_t
+Mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+} // namespace
+
+TypeId
+NboxEcmpRouting::GetTypeId()
+{
+    static TypeId tid
+        = TypeId("ns3::NboxEcmpRouting")
+              .SetParent<Ipv4RoutingProtocol>()
+              .SetGroupName("Nbox")
+              .AddConstructor<NboxEcmpRouting>()
+              .AddAttribute(
+                  "Seed",
+                  "Per-node value mixed into every flow hash, so that switches in "
+                  "successive tiers do not make correlated choices (polarization).",
+                  UintegerValue(0),
+                  MakeUintegerAccessor(&NboxEcmpRouting::SetSeed, &NboxEcmpRouting::GetSeed),
+                  MakeUintegerChecker<uint64_t>());
+    return tid;
+}
+
+NboxEcmpRouting::NboxEcmpRouting()
+    : m_seed(0)
+{
+    NS_LOG_FUNCTION(this);
+}
+
+NboxEcmpRouting::~NboxEcmpRouting()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+void
+NboxEcmpRouting::DoDispose()
+{
+    NS_LOG_FUNCTION(this);
+    m_ipv4 = nullptr;
+    m_routes.clear();
+    m_nextHopSets.clear();
+    m_setIndex.clear();
+    Ipv4RoutingProtocol::DoDispose();
+}
+
+void
+NboxEcmpRouting::SetSeed(uint64_t seed)
+{
+    m_seed = seed;
+}
+
+uint64_t
+NboxEcmpRouting::GetSeed() const
+{
+    return m_seed;
+}
+
+void
+NboxEcmpRouting::AddRoute(Ipv4Address destination, const std::vector<NextHop>& nextHops)
+{
+    NS_LOG_FUNCTION(this << destination << nextHops.size());
+    NS_ABORT_MSG_IF(nextHops.empty(), "NboxEcmpRouting::AddRoute: no next hop for " << destination);
+    std::vector<std::pair<uint32_t, uint32_t>> setKey;
+    setKey.reserve(nextHops.size());
+    for (const NextHop& hop : nextHops)
+    {
+        setKey.emplace_back(hop.interface, hop.gateway.Get());
+    }
+    auto [it, inserted]
+        = m_setIndex.emplace(std::move(setKey), static_cast<uint32_t>(m_nextHopSets.size()));
+    if (inserted)
+    {
+        m_nextHopSets.push_back(nextHops);
+    }
+    m_routes[destination.Get()] = it->second;
+}
+
+std::vector<NboxEcmpRouting::NextHop>
+NboxEcmpRouting::GetNextHops(Ipv4Address destination) const
+{
+    auto it = m_routes.find(destination.Get());
+    if (it == m_routes.end())
+    {
+        return {};
+    }
+    return m_nextHopSets[it->second];
+}
+
+uint32_t
+NboxEcmpRouting::GetNRoutes() const
+{
+    return static_cast<uint32_t>(m_routes.size());
+}
+
+uint64_t
+NboxEcmpRouting::HashFlow(const NboxFlowKey& key) const
+{
+    uint64_t h = Mix64(m_seed);
+    h = Mix64(h ^ ((static_cast<uint64_t>(key.source) << 32) | key.destination));
+    h = Mix64(h
+              ^ ((static_cast<uint64_t>(key.protocol) << 32)
+                 | (static_cast<uint64_t>(key.sourcePort) << 16) | key.destinationPort));
+    return h;
+}
+
+const NboxEcmpRouting::NextHop*
+NboxEcmpRouting::SelectNextHop(const NboxFlowKey& key) const
+{
+    auto it = m_routes.find(key.destination);
+    if (it == m_routes.end())
+    {
+        return nullptr;
+    }
+    return ChooseFrom(m_nextHopSets[it->second], key);
+}
+
+const NboxEcmpRouting::NextHop*
+NboxEcmpRouting::ChooseFrom(const std::vector<NextHop>& set, const NboxFlowKey& key) const
+{
+    if (set.size() == 1)
+    {
+        return &set.front(); // the common case on the way down a tree: skip the hash
+    }
+    return &set[HashFlow(key) % set.size()];
+}
+
+NboxFlowKey
+NboxEcmpRouting::ReadFlowKey(const Ipv4Header& header, Ptr<const Packet> payload)
+{
+    NboxFlowKey key;
+    key.source = header.GetSource().Get();
+    key.destination = header.GetDestination().Get();
+    key.protocol = header.GetProtocol();
+    // Every fragment of a datagram must take one path, and only the first carries the
+    // ports: fragments are hashed without ports.
+    bool unfragmented = header.GetFragmentOffset() == 0 && header.IsLastFragment();
+    if (payload && unfragmented && (key.protocol == kTcpProtocol || key.protocol == kUdpProtocol)
+        && payload->GetSize() >= 4)
+    {
+        uint8_t ports[4];
+        payload->CopyData(ports, 4);
+        key.sourcePort = static_cast<uint16_t>((ports[0] << 8) | ports[1]);
+        key.destinationPort = static_cast<uint16_t>((ports[2] << 8) | ports[3]);
+    }
+    return key;
+}
+
+Ptr<Ipv4Route>
+NboxEcmpRouting::MakeRoute(Ipv4Address destination, const NextHop& hop) const
+{
+    Ptr<Ipv4Route> route = Create<Ipv4Route>();
+    route->SetDestination(destination);
+    route->SetGateway(hop.gateway);
+    route->SetOutputDevice(m_ipv4->GetNetDevice(hop.interface));
+    route->SetSource(m_ipv4->GetAddress(hop.interface, 0).GetLocal());
+    return route;
+}
+
+Ptr<Ipv4Route>
+NboxEcmpRouting::RouteOutput(Ptr<Packet> p, const Ipv4Header& header, Ptr<NetDevice> oif,
+                             Socket::SocketErrno& sockerr)
+{
+    NS_LOG_FUNCTION(this << p << header.GetDestination() << oif);
+    // TcpL4Protocol routes the segment after adding the TCP header, so the ports are there.
+    // UdpSocketImpl routes the payload before adding its header, and sockets route a null
+    // packet to pick a source address: those are hashed without ports.
+    Ptr<const Packet> withHeader = header.GetProtocol() == kTcpProtocol ? p : nullptr;
+    NboxFlowKey key = ReadFlowKey(header, withHeader);
+
+    auto it = m_routes.find(key.destination);
+    if (it == m_routes.end())
+    {
+        NS_LOG_LOGIC("no route to " << header.GetDestination());
+        sockerr = Socket::ERROR_NOROUTETOHOST;
+        return nullptr;
+    }
+    const std::vector<NextHop>& set = m_nextHopSets[it->second];
+    const NextHop* hop = nullptr;
+    if (!oif)
+    {
+        hop = ChooseFrom(set, key);
+    }
+    else
+    {
+        // The socket is bound to a device: choose among the next hops through it.
+        int32_t wanted = m_ipv4->GetInterfaceForDevice(oif);
+        std::vector<const NextHop*> allowed;
+        for (const NextHop& candidate : set)
+        {
+            if (static_cast<int32_t>(candidate.interface) == wanted)
+            {
+                allowed.push_back(&candidate);
+            }
+        }
+        if (!allowed.empty())
+        {
+            hop = allowed[HashFlow(key) % allowed.size()];
+        }
+    }
+    if (!hop)
+    {
+        sockerr = Socket::ERROR_NOROUTETOHOST;
+        return nullptr;
+    }
+    sockerr = Socket::ERROR_NOTERROR;
+    return MakeRoute(header.GetDestination(), *hop);
+}
+
+bool
+NboxEcmpRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header& header,
+                            Ptr<const NetDevice> idev, UnicastForwardCallback ucb,
+                            MulticastForwardCallback /* mcb */, LocalDeliverCallback lcb,
+                            ErrorCallback ecb)
+{
+    NS_LOG_FUNCTION(this << p << header.GetDestination() << idev);
+    NS_ASSERT(m_ipv4);
+    uint32_t iif = m_ipv4->GetInterfaceForDevice(idev);
+
+    if (m_ipv4->IsDestinationAddress(header.GetDestination(), iif))
+    {
+        if (lcb.IsNull())
+        {
+            ecb(p, header, Socket::ERROR_NOROUTETOHOST);
+            return false;
+        }
+        lcb(p, header, iif);
+        return true;
+    }
+    if (header.GetDestination().IsMulticast() || header.GetDestination().IsBroadcast())
+    {
+        NS_LOG_LOGIC("multicast and broadcast are not routed");
+        return false;
+    }
+    if (!m_ipv4->IsForwarding(iif))
+    {
+        ecb(p, header, Socket::ERROR_NOROUTETOHOST);
+        return true;
+    }
+    const NextHop* hop = SelectNextHop(ReadFlowKey(header, p));
+    if (!hop)
+    {
+        NS_LOG_LOGIC("no route to " << header.GetDestination());
+        return false; // Ipv4L3Protocol counts the drop (DROP_NO_ROUTE)
+    }
+    ucb(MakeRoute(header.GetDestination(), *hop), p, header);
+    return true;
+}
+
+void
+NboxEcmpRouting::NotifyInterfaceUp(uint32_t interface)
+{
+    NS_LOG_FUNCTION(this << interface);
+}
+
+void
+NboxEcmpRouting::NotifyInterfaceDown(uint32_t interface)
+{
+    // Routes are static for a run: a link that goes down keeps its share of flows (and
+    // drops them), as a switch without a control plane would.
+    NS_LOG_FUNCTION(this << interface);
+}
+
+void
+NboxEcmpRouting::NotifyAddAddress(uint32_t interface, Ipv4InterfaceAddress address)
+{
+    NS_LOG_FUNCTION(this << interface << address);
+}
+
+void
+NboxEcmpRouting::NotifyRemoveAddress(uint32_t interface, Ipv4InterfaceAddress address)
+{
+    NS_LOG_FUNCTION(this << interface << address);
+}
+
+void
+NboxEcmpRouting::SetIpv4(Ptr<Ipv4> ipv4)
+{
+    NS_LOG_FUNCTION(this << ipv4);
+    NS_ASSERT(!m_ipv4 && ipv4);
+    m_ipv4 = ipv4;
+}
+
+void
+NboxEcmpRouting::PrintRoutingTable(Ptr<OutputStreamWrapper> stream, Time::Unit unit) const
+{
+    std::ostream& os = *stream->GetStream();
+    os << "Node: " << m_ipv4->GetObject<Node>()->GetId() << ", Time: " << Now().As(unit)
+       << ", NboxEcmpRouting, seed " << m_seed << "\n";
+    os << "Destination     Interfaces (gateway)\n";
+    std::map<uint32_t, uint32_t> sorted(m_routes.begin(), m_routes.end());
+    for (const auto& [destination, setIndex] : sorted)
+    {
+        os << std::left << std::setw(16) << Ipv4Address(destination);
+        for (const NextHop& hop : m_nextHopSets[setIndex])
+        {
+            os << " " << hop.interface << " (" << hop.gateway << ")";
+        }
+        os << "\n";
+    }
+}
+
+} // namespace ns3

@@ -1,1 +1,144 @@
-// placeholder
+/*
+ * Per-flow equal-cost multi-path routing for nbox networks.
+ *
+ * ns-3.37 offers only per-packet ECMP (Ipv4GlobalRouting's RandomEcmpRouting), which reorders
+ * the packets of one TCP flow. NboxEcmpRouting keeps, per destination address, the set of
+ * egress interfaces that lie on a shortest path, and picks one per flow from a hash of the
+ * 5-tuple mixed with a per-node seed, as switches do in hardware: every packet of a flow
+ * takes the same path and different flows spread over the set.
+ */
+#ifndef NBOX_ECMP_ROUTING_H
+#define NBOX_ECMP_ROUTING_H
+
+#include "ns3/ipv4-address.h"
+#include "ns3/ipv4-header.h"
+#include "ns3/ipv4-routing-protocol.h"
+#include "ns3/ipv4.h"
+#include "ns3/packet.h"
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup nbox
+ * \brief The 5-tuple that identifies a flow for ECMP hashing.
+ *
+ * Ports are zero for protocols other than TCP and UDP, for IP fragments, and when the
+ * transport header is not available.
+ */
+struct NboxFlowKey
+{
+    uint32_t source = 0;      //!< source IPv4 address (host byte order)
+    uint32_t destination = 0; //!< destination IPv4 address (host byte order)
+    uint8_t protocol = 0;     //!< IP protocol number
+    uint16_t sourcePort = 0;
+    uint16_t destinationPort = 0;
+};
+
+/**
+ * \ingroup nbox
+ * \brief Static shortest-path routes with per-flow hashing over equal-cost next hops.
+ *
+ * Filled once by NboxNetworkHelper (AddRoute per destination host address) and never changed
+ * during a run. Used by switches and hosts alike: a host with several links spreads its own
+ * flows the same way. The choice is deterministic: the same flow and seed always take the
+ * same next hop.
+ */
+class NboxEcmpRouting : public Ipv4RoutingProtocol
+{
+  public:
+    /** One way out towards a destination: the egress interface and the neighbour on it. */
+    struct NextHop
+    {
+        uint32_t interface;  //!< Ipv4 interface index at this node
+        Ipv4Address gateway; //!< address of the neighbour at the far end of the link
+
+        bool
+        operator==(const NextHop& other) const
+        {
+            return interface == other.interface && gateway == other.gateway;
+        }
+    };
+
+    static TypeId GetTypeId();
+    NboxEcmpRouting();
+    ~NboxEcmpRouting() override;
+
+    /**
+     * Routes `destination` over `nextHops` (not empty, one entry per equal-cost egress link).
+     * A later call for the same destination replaces the earlier one.
+     */
+    void AddRoute(Ipv4Address destination, const std::vector<NextHop>& nextHops);
+
+    /** The equal-cost next hops towards `destination` (empty when there is no route). */
+    std::vector<NextHop> GetNextHops(Ipv4Address destination) const;
+
+    /** Number of destinations with a route. */
+    uint32_t GetNRoutes() const;
+
+    /** Sets the per-node seed mixed into every flow hash (attribute "Seed"). */
+    void SetSeed(uint64_t seed);
+    uint64_t GetSeed() const;
+
+    /**
+     * The next hop this node gives to a flow towards `key.destination`, or nullptr when there
+     * is no route. Index into the equal-cost set = flow hash (seeded) modulo its size.
+     */
+    const NextHop* SelectNextHop(const NboxFlowKey& key) const;
+
+    /** The seeded hash of a flow (the value SelectNextHop reduces modulo the set size). */
+    uint64_t HashFlow(const NboxFlowKey& key) const;
+
+    /**
+     * Reads the flow key of an IPv4 packet: addresses and protocol from `header`, ports from
+     * the first four bytes of `payload` (which must start at the transport header) for TCP
+     * and UDP unfragmented packets. Copies four bytes, not the packet.
+     */
+    static NboxFlowKey ReadFlowKey(const Ipv4Header& header, Ptr<const Packet> payload);
+
+    // Ipv4RoutingProtocol
+    Ptr<Ipv4Route> RouteOutput(Ptr<Packet> p, const Ipv4Header& header, Ptr<NetDevice> oif,
+                               Socket::SocketErrno& sockerr) override;
+    bool RouteInput(Ptr<const Packet> p, const Ipv4Header& header, Ptr<const NetDevice> idev,
+                    UnicastForwardCallback ucb, MulticastForwardCallback mcb,
+                    LocalDeliverCallback lcb, ErrorCallback ecb) override;
+    void NotifyInterfaceUp(uint32_t interface) override;
+    void NotifyInterfaceDown(uint32_t interface) override;
+    void NotifyAddAddress(uint32_t interface, Ipv4InterfaceAddress address) override;
+    void NotifyRemoveAddress(uint32_t interface, Ipv4InterfaceAddress address) override;
+    void SetIpv4(Ptr<Ipv4> ipv4) override;
+    void PrintRoutingTable(Ptr<OutputStreamWrapper> stream,
+                           Time::Unit unit = Time::S) const override;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /** The member of `set` (not empty) that the flow `key` hashes to. */
+    const NextHop* ChooseFrom(const std::vector<NextHop>& set, const NboxFlowKey& key) const;
+    /** Builds the Ipv4Route for `destination` through `hop`. */
+    Ptr<Ipv4Route> MakeRoute(Ipv4Address destination, const NextHop& hop) const;
+
+    Ptr<Ipv4> m_ipv4; //!< the node's IPv4 stack
+    uint64_t m_seed;  //!< per-node hash seed
+    /**
+     * Equal-cost sets, deduplicated: most destinations of a switch share a few sets (e.g.
+     * "all uplinks"), so the table stays small on large fabrics.
+     */
+    std::vector<std::vector<NextHop>> m_nextHopSets;
+    /** (interface, gateway) lists -> index into m_nextHopSets, to share identical sets. */
+    std::map<std::vector<std::pair<uint32_t, uint32_t>>, uint32_t> m_setIndex;
+    /** Destination address -> index into m_nextHopSets. Only looked up, never iterated in a
+     * way that reaches results (PrintRoutingTable sorts). */
+    std::unordered_map<uint32_t, uint32_t> m_routes;
+};
+
+} // namespace ns3
+
+#endif /* NBOX_ECMP_ROUTING_H */

@@ -1,1 +1,213 @@
-// placeholder: replaced by the component's implementation
+#include "nbox-network.h"
+
+#include "ns3/callback.h"
+#include "ns3/log.h"
+#include "ns3/net-device.h"
+#include "ns3/node.h"
+#include "ns3/packet.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("NboxNetwork");
+
+NS_OBJECT_ENSURE_REGISTERED(NboxNetwork);
+
+TypeId
+NboxNetwork::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::NboxNetwork")
+                            .SetParent<Object>()
+                            .SetGroupName("Nbox")
+                            .AddConstructor<NboxNetwork>();
+    return tid;
+}
+
+NboxNetwork::NboxNetwork()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+NboxNetwork::~NboxNetwork()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+void
+NboxNetwork::DoDispose()
+{
+    NS_LOG_FUNCTION(this);
+    m_ports.clear();
+    m_hostAddresses.clear();
+    m_hosts = NodeContainer();
+    m_switches = NodeContainer();
+    Object::DoDispose();
+}
+
+uint32_t
+NboxNetwork::GetNHosts() const
+{
+    return m_hosts.GetN();
+}
+
+Ptr<Node>
+NboxNetwork::GetHost(uint32_t hostIndex) const
+{
+    NS_ABORT_MSG_IF(hostIndex >= m_hosts.GetN(), "NboxNetwork: host "
+                                                     << hostIndex << " does not exist ("
+                                                     << m_hosts.GetN() << " hosts)");
+    return m_hosts.Get(hostIndex);
+}
+
+Ipv4Address
+NboxNetwork::GetHostAddress(uint32_t hostIndex) const
+{
+    NS_ABORT_MSG_IF(hostIndex >= m_hostAddresses.size(),
+                    "NboxNetwork: host " << hostIndex << " does not exist ("
+                                         << m_hostAddresses.size() << " hosts)");
+    return m_hostAddresses[hostIndex];
+}
+
+const NodeContainer&
+NboxNetwork::GetHosts() const
+{
+    return m_hosts;
+}
+
+const NodeContainer&
+NboxNetwork::GetSwitches() const
+{
+    return m_switches;
+}
+
+uint32_t
+NboxNetwork::GetNPorts() const
+{
+    return static_cast<uint32_t>(m_ports.size());
+}
+
+Ptr<NetDevice>
+NboxNetwork::GetPortDevice(uint32_t portIndex) const
+{
+    NS_ABORT_MSG_IF(portIndex >= m_ports.size(), "NboxNetwork: no port " << portIndex);
+    return m_ports[portIndex].device;
+}
+
+Ptr<QueueDisc>
+NboxNetwork::GetPortQueueDisc(uint32_t portIndex) const
+{
+    NS_ABORT_MSG_IF(portIndex >= m_ports.size(), "NboxNetwork: no port " << portIndex);
+    return m_ports[portIndex].queueDisc;
+}
+
+void
+NboxNetwork::AddHost(Ptr<Node> node, Ipv4Address address)
+{
+    NS_LOG_FUNCTION(this << node << address);
+    m_hosts.Add(node);
+    m_hostAddresses.push_back(address);
+}
+
+void
+NboxNetwork::AddSwitch(Ptr<Node> node)
+{
+    NS_LOG_FUNCTION(this << node);
+    m_switches.Add(node);
+}
+
+void
+NboxNetwork::AddPort(uint32_t linkId, const std::string& fromNode, const std::string& toNode,
+                     bool fromSwitch, Ptr<NetDevice> device, Ptr<QueueDisc> queueDisc)
+{
+    NS_LOG_FUNCTION(this << linkId << fromNode << toNode << device << queueDisc);
+    NS_ASSERT(device);
+    m_ports.emplace_back();
+    Port& port = m_ports.back();
+    port.linkId = linkId;
+    port.fromNode = fromNode;
+    port.toNode = toNode;
+    port.fromSwitch = fromSwitch;
+    port.device = device;
+    port.queueDisc = queueDisc;
+
+    // PhyTxBegin sees every packet the device puts on the wire, link-layer header included.
+    bool ok = device->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&CountTx, &port));
+    // MacTxDrop: the device queue refused a packet (rare: the queue disc stops before it).
+    ok = ok
+      && device->TraceConnectWithoutContext("MacTxDrop",
+                                            MakeBoundCallback(&CountDeviceDrop, &port));
+    NS_ABORT_MSG_UNLESS(ok, "NboxNetwork: device " << device->GetInstanceTypeId().GetName()
+                                                   << " lacks the PhyTxBegin/MacTxDrop traces");
+    if (queueDisc)
+    {
+        queueDisc->TraceConnectWithoutContext("BytesInQueue",
+                                              MakeBoundCallback(&TrackBacklog, &port));
+    }
+}
+
+void
+NboxNetwork::CountTx(Port* port, Ptr<const Packet> packet)
+{
+    port->txBytes += packet->GetSize();
+    ++port->txPackets;
+}
+
+void
+NboxNetwork::CountDeviceDrop(Port* port, Ptr<const Packet> /* packet */)
+{
+    ++port->deviceDrops;
+}
+
+void
+NboxNetwork::TrackBacklog(Port* port, uint32_t /* oldBytes */, uint32_t newBytes)
+{
+    if (newBytes > port->peakQueueBytes)
+    {
+        port->peakQueueBytes = newBytes;
+    }
+}
+
+NboxNetworkStats
+NboxNetwork::GetStats() const
+{
+    NboxNetworkStats stats;
+    stats.ports.reserve(m_ports.size());
+    for (const Port& port : m_ports)
+    {
+        NboxPortStats p;
+        p.fromNode = port.fromNode;
+        p.toNode = port.toNode;
+        p.linkId = port.linkId;
+        p.fromSwitch = port.fromSwitch;
+        p.txBytes = port.txBytes;
+        p.txPackets = port.txPackets;
+        p.drops = port.deviceDrops;
+        p.peakQueueBytes = port.peakQueueBytes;
+        if (port.queueDisc)
+        {
+            const QueueDisc::Stats& q = port.queueDisc->GetStats();
+            p.drops += q.nTotalDroppedPackets;
+            p.ecnMarks = q.nTotalMarkedPackets;
+        }
+
+        stats.wireBytes += p.txBytes;
+        if (!p.fromSwitch)
+        {
+            stats.hostTxBytes += p.txBytes;
+        }
+        stats.drops += p.drops;
+        stats.ecnMarks += p.ecnMarks;
+        // Strictly greater: the first port to reach the peak names it, so the result does
+        // not depend on anything but the port order.
+        if (p.fromSwitch
+            && (p.peakQueueBytes > stats.peakQueueBytes || stats.peakQueuePort.empty()))
+        {
+            stats.peakQueueBytes = p.peakQueueBytes;
+            stats.peakQueuePort = p.fromNode + "->" + p.toNode;
+        }
+        stats.ports.push_back(std::move(p));
+    }
+    return stats;
+}
+
+} // namespace ns3

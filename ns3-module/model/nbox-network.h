@@ -9,8 +9,10 @@
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"
 #include "ns3/object.h"
+#include "ns3/queue-disc.h"
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -23,31 +25,43 @@ struct NboxPortStats
     std::string fromNode;
     std::string toNode;
     uint32_t linkId = 0;
-    uint64_t txBytes = 0;      //!< bytes put on the wire, headers included
+    bool fromSwitch = false; //!< the port belongs to a switch (else to a host NIC)
+    uint64_t txBytes = 0;    //!< bytes put on the wire, headers included (IP + PPP)
     uint64_t txPackets = 0;
-    uint64_t drops = 0;        //!< queue-full and device drops at this port
-    uint64_t ecnMarks = 0;     //!< packets marked CE at this port
-    uint64_t peakQueueBytes = 0;
+    uint64_t drops = 0;          //!< queue-full, RED and device drops at this port
+    uint64_t ecnMarks = 0;       //!< packets marked CE at this port
+    uint64_t peakQueueBytes = 0; //!< largest queue disc backlog (IP bytes) seen
 };
 
 struct NboxNetworkStats
 {
-    uint64_t hostTxBytes = 0;  //!< wire bytes sent by all hosts
-    uint64_t wireBytes = 0;    //!< wire bytes sent on all ports
+    uint64_t hostTxBytes = 0; //!< wire bytes sent by all hosts
+    uint64_t wireBytes = 0;   //!< wire bytes sent on all ports
     uint64_t drops = 0;
     uint64_t ecnMarks = 0;
-    uint64_t peakQueueBytes = 0;   //!< largest backlog seen at any switch port
-    std::string peakQueuePort;     //!< "leaf0->spine1"
-    std::vector<NboxPortStats> ports;
+    uint64_t peakQueueBytes = 0;      //!< largest backlog seen at any switch port
+    std::string peakQueuePort;        //!< "leaf0->spine1"
+    std::vector<NboxPortStats> ports; //!< in the order of link id, then direction
 };
 
+/**
+ * \ingroup nbox
+ * \brief The ns-3 network built from a topology, with per-port counters.
+ *
+ * NboxNetworkHelper::Install creates and fills it. Host index i is the topology's host i;
+ * every port (one per link direction) counts what it sends, drops and marks, and the peak of
+ * its queue disc backlog, from trace sources that fire once per packet.
+ */
 class NboxNetwork : public Object
 {
   public:
     static TypeId GetTypeId();
+    NboxNetwork();
+    ~NboxNetwork() override;
 
     uint32_t GetNHosts() const;
     Ptr<Node> GetHost(uint32_t hostIndex) const;
+    /** The address other hosts use to reach host `hostIndex` (see README: addressing). */
     Ipv4Address GetHostAddress(uint32_t hostIndex) const;
     const NodeContainer& GetHosts() const;
     const NodeContainer& GetSwitches() const;
@@ -55,21 +69,55 @@ class NboxNetwork : public Object
     /** Reads every port's counters now. */
     NboxNetworkStats GetStats() const;
 
-    // Filled by NboxNetworkHelper::Install.
+    /** Number of ports (twice the number of links). */
+    uint32_t GetNPorts() const;
+    /** The device and queue disc of port `portIndex` (in GetStats().ports order). */
+    Ptr<NetDevice> GetPortDevice(uint32_t portIndex) const;
+    Ptr<QueueDisc> GetPortQueueDisc(uint32_t portIndex) const;
+
+    /// \name Building (used by NboxNetworkHelper)
+    /// @{
+    /** Appends host index GetNHosts(): `node`, reachable at `address`. */
+    void AddHost(Ptr<Node> node, Ipv4Address address);
+    void AddSwitch(Ptr<Node> node);
+    /**
+     * Appends an egress port and connects its counters to the traces of `device` (wire bytes,
+     * device drops) and of `queueDisc` (backlog peak; drops and marks are read from its
+     * statistics). `queueDisc` may be null for a port without one.
+     */
+    void AddPort(uint32_t linkId, const std::string& fromNode, const std::string& toNode,
+                 bool fromSwitch, Ptr<NetDevice> device, Ptr<QueueDisc> queueDisc);
+    /// @}
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /** One egress port: identity, objects, and the counters its trace sinks update. */
     struct Port
     {
-        uint32_t linkId;
+        uint32_t linkId = 0;
         std::string fromNode;
         std::string toNode;
+        bool fromSwitch = false;
         Ptr<NetDevice> device;
-        Ptr<Object> queueDisc; //!< the port's QueueDisc (null on host ports without one)
+        Ptr<QueueDisc> queueDisc;
+        uint64_t txBytes = 0;
+        uint64_t txPackets = 0;
+        uint64_t deviceDrops = 0;
         uint64_t peakQueueBytes = 0;
     };
+
+    static void CountTx(Port* port, Ptr<const Packet> packet);
+    static void CountDeviceDrop(Port* port, Ptr<const Packet> packet);
+    static void TrackBacklog(Port* port, uint32_t oldBytes, uint32_t newBytes);
 
     NodeContainer m_hosts;
     NodeContainer m_switches;
     std::vector<Ipv4Address> m_hostAddresses;
-    std::vector<Port> m_ports;
+    /** A deque, not a vector: trace sinks hold pointers to its elements, which must not move
+     * when ports are appended. */
+    std::deque<Port> m_ports;
 };
 
 } // namespace ns3

@@ -1,1 +1,15 @@
-// placeholder: replaced by the component's implementation
+#include "nbox-transport.h"
+
+namespace ns3
+{
+
+NS_OBJECT_ENSURE_REGISTERED(NboxTransport);
+
+TypeId
+NboxTransport::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::NboxTransport").SetParent<Object>().SetGroupName("Nbox");
+    return tid;
+}
+
+} // namespace ns3
