@@ -1,0 +1,1 @@
+"""nbox-sweep: what-if sweeps over nbox-cosim scenarios (see tools/sweep/README.md)."""

@@ -1,0 +1,139 @@
+"""The summary table: one row per point, built only from the files in the point folders.
+
+Columns: point, status, exit_code, error, one column per varied key, then
+
+  steady_iteration_time_s   results.json's own figure (mean over the iterations after the
+                            first, which is a TCP warm-up)
+  steady_exposed_comm_s     mean exposed communication over those same iterations
+  busbw_GBps_<Op>           mean bus bandwidth of the <Op> collectives of the last iteration
+  drops, retransmissions, ecn_marks, peak_queue_bytes   network totals from results.json
+
+A point that did not finish keeps its parameters, status and error; its figures are empty.
+Wall-clock figures stay out (they are in each point's perf.json): the summary of the same
+sweep is the same file on every machine.
+"""
+
+import csv
+import io
+import math
+import os
+from typing import Dict, List, Tuple
+
+from nbox_sweep.point_run import FAILED, INVALID, MISSING, OK, RESULTS, STATUS, is_finished
+from nbox_sweep.sweep_dir import (SUMMARY_CSV, SUMMARY_JSON, Plan, SweepDir, read_json,
+                                  write_atomically, write_json)
+from nbox_sweep.errors import SweepError
+
+FIXED_COLUMNS = ["point", "status", "exit_code", "error"]
+METRIC_COLUMNS = ["steady_iteration_time_s", "steady_exposed_comm_s"]
+NETWORK_COLUMNS = ["drops", "retransmissions", "ecn_marks", "peak_queue_bytes"]
+BUSBW_PREFIX = "busbw_GBps_"
+
+
+def _mean(values: List[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def steady_iterations(iterations: List[Dict]) -> List[Dict]:
+    """The iterations after the first, or the only one (tools/cosim/summary.h's definition of
+    the steady iteration time)."""
+    return iterations[1:] if len(iterations) > 1 else iterations
+
+
+def last_iteration_busbw(collectives: List[Dict]) -> Dict[str, float]:
+    """Op name -> mean busbw (GB/s) over that op's collectives in the last iteration."""
+    if not collectives:
+        return {}
+    last = max(c["iteration"] for c in collectives)
+    by_op: Dict[str, List[float]] = {}
+    for c in collectives:
+        if c["iteration"] == last:
+            by_op.setdefault(c["op"], []).append(c["busbw_GBps"])
+    return {op: _mean(values) for op, values in sorted(by_op.items())}
+
+
+def metrics_from_results(results: Dict) -> Dict:
+    """The summary figures of one results.json (format: tools/cosim/results_json.cc)."""
+    network = results["network"]
+    steady = steady_iterations(results["iterations"])
+    exposed = [it["exposed_comm_s"] for it in steady]
+    row = {
+        "steady_iteration_time_s": results["steady_iteration_time_s"],
+        "steady_exposed_comm_s": _mean(exposed) if exposed else None,
+    }
+    for op, busbw in last_iteration_busbw(results["collectives"]).items():
+        row[BUSBW_PREFIX + op] = busbw
+    for key in NETWORK_COLUMNS:
+        row[key] = network[key]
+    return row
+
+
+def point_row(plan: Plan, sweep: SweepDir, index: int) -> Dict:
+    point = plan.points[index]
+    folder = sweep.point_dir(point)
+    row = {"point": point.name, "status": MISSING, "exit_code": None, "error": "not run yet"}
+    row.update(point.params_dict())
+    status_path = os.path.join(folder, STATUS)
+    if is_finished(folder):
+        results_path = os.path.join(folder, RESULTS)
+        try:
+            row.update(metrics_from_results(read_json(results_path)))
+            row.update({"status": OK, "exit_code": 0, "error": ""})
+        except (KeyError, TypeError, ValueError, SweepError) as e:
+            row.update({"status": FAILED, "error": f"{results_path}: unreadable ({e!r})"})
+    elif os.path.isfile(status_path):
+        status = read_json(status_path)
+        row.update({"status": status["status"], "exit_code": status["exit_code"],
+                    "error": status["error"]})
+    return row
+
+
+def columns_of(plan: Plan, rows: List[Dict]) -> List[str]:
+    busbw = sorted({key for row in rows for key in row if key.startswith(BUSBW_PREFIX)})
+    return FIXED_COLUMNS + plan.varied_keys() + METRIC_COLUMNS + busbw + NETWORK_COLUMNS
+
+
+def build_summary(plan: Plan, sweep: SweepDir) -> Tuple[List[str], List[Dict]]:
+    rows = [point_row(plan, sweep, i) for i in range(len(plan.points))]
+    columns = columns_of(plan, rows)
+    return columns, [{c: row.get(c) for c in columns} for row in rows]
+
+
+def _csv_cell(value) -> str:
+    # repr of a float is its shortest exact form: the CSV holds results.json's very numbers.
+    return "" if value is None else str(value)
+
+
+def summary_csv_text(columns: List[str], rows: List[Dict]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_csv_cell(row[c]) for c in columns])
+    return out.getvalue()
+
+
+def write_summary(plan: Plan, sweep: SweepDir) -> Tuple[List[str], List[Dict]]:
+    """Writes DIR/summary.csv and DIR/summary.json; returns their columns and rows."""
+    columns, rows = build_summary(plan, sweep)
+    write_atomically(sweep.file(SUMMARY_CSV), summary_csv_text(columns, rows))
+    write_json(sweep.file(SUMMARY_JSON), {
+        "scenario": plan.scenario,
+        "set": {k: v for k, v in plan.sets},
+        "vary": {v.key: list(v.values) for v in plan.varies},
+        "zip": plan.zip_lists,
+        "columns": columns,
+        "rows": rows,
+    })
+    return columns, rows
+
+
+def count_statuses(rows: List[Dict]) -> Dict[str, int]:
+    """Status -> number of points: ok first, then the others in a fixed order."""
+    counts = {OK: 0}
+    for status in (FAILED, INVALID, MISSING):
+        if any(row["status"] == status for row in rows):
+            counts[status] = 0
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    return counts
