@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "collectives/broadcast.h"
 #include "collectives/layout.h"
 #include "collectives/ring.h"
 
@@ -22,7 +23,7 @@ void CheckRank(const CollectiveSpec& spec, int rank) {
 
 bool IsKnown(CollectiveOp op) {
   return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
-         op == CollectiveOp::kReduceScatter;
+         op == CollectiveOp::kReduceScatter || op == CollectiveOp::kBroadcast;
 }
 
 bool IsKnown(Algorithm algorithm) {
@@ -39,6 +40,8 @@ std::string_view ToString(CollectiveOp op) {
       return "AllGather";
     case CollectiveOp::kReduceScatter:
       return "ReduceScatter";
+    case CollectiveOp::kBroadcast:
+      return "Broadcast";
   }
   return "unknown";
 }
@@ -66,6 +69,10 @@ void ValidateSpec(const CollectiveSpec& spec) {
     Invalid("channels",
             std::to_string(spec.channels) + " is not in 1.." + std::to_string(kMaxChannels));
   }
+  if (spec.op == CollectiveOp::kBroadcast && (spec.root < 0 || spec.root >= spec.world_size)) {
+    Invalid("root",
+            std::to_string(spec.root) + " is not in 0.." + std::to_string(spec.world_size - 1));
+  }
   if (spec.element_bytes == 0) Invalid("element_bytes", "must be at least 1");
   if (spec.bytes % spec.element_bytes != 0) {
     Invalid("bytes", std::to_string(spec.bytes) + " is not a multiple of element_bytes (" +
@@ -83,7 +90,8 @@ RankSchedule BuildRankSchedule(const CollectiveSpec& spec, int rank) {
   CheckRank(spec, rank);
   switch (spec.algorithm) {
     case Algorithm::kRing:
-      return BuildRingRankSchedule(spec, rank);
+      return spec.op == CollectiveOp::kBroadcast ? BuildRingBroadcastRankSchedule(spec, rank)
+                                                 : BuildRingRankSchedule(spec, rank);
   }
   throw std::logic_error("BuildRankSchedule: algorithm not dispatched");
 }
@@ -118,6 +126,8 @@ double BusBandwidthFactor(CollectiveOp op, int world_size) {
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
       return (n - 1) / n;
+    case CollectiveOp::kBroadcast:
+      return 1.0;
   }
   throw std::invalid_argument("BusBandwidthFactor: unknown op " +
                               std::to_string(static_cast<int>(op)));

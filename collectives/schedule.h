@@ -19,7 +19,7 @@
 
 namespace nbox::coll {
 
-enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter };
+enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast };
 enum class Algorithm { kRing };
 
 std::string_view ToString(CollectiveOp op);
@@ -34,6 +34,8 @@ std::string_view ToString(Algorithm algorithm);
 //   ReduceScatter: before, the buffer is the rank's whole input; after, RankSegment(spec, r)
 //                  of rank r's buffer holds the sum over ranks of that segment (the rest of
 //                  the buffer holds partial sums and is not meaningful).
+//   Broadcast:     before, the buffer of rank `root` holds the data (the others' are
+//                  overwritten); after, every rank's buffer holds it.
 // When bytes is not a multiple of world_size * element_bytes, segments differ by at most one
 // element (the first ones are longer); see RankSegment.
 struct CollectiveSpec {
@@ -44,6 +46,7 @@ struct CollectiveSpec {
   uint32_t element_bytes = 4;  // regions are split on element boundaries
   int channels = 1;            // parallel rings, each moving a contiguous 1/channels slice
   uint64_t chunk_bytes = 0;    // pipelining unit inside a ring step; 0 = no chunking
+  int root = 0;                // Broadcast only: the rank whose data every rank receives
 };
 
 // Limits that keep a bad spec from exhausting memory (BuildRankSchedule is O(steps)).
@@ -97,7 +100,8 @@ struct ByteRange {
 ByteRange RankSegment(const CollectiveSpec& spec, int rank);
 
 // nccl-tests' bus bandwidth factor: busbw = algbw * factor (2(n-1)/n for all-reduce,
-// (n-1)/n for all-gather and reduce-scatter). Throws std::invalid_argument if n < 1.
+// (n-1)/n for all-gather and reduce-scatter, 1 for broadcast). Throws std::invalid_argument
+// if n < 1.
 double BusBandwidthFactor(CollectiveOp op, int world_size);
 
 }  // namespace nbox::coll
