@@ -121,49 +121,51 @@ NboxNetwork::AddPort(uint32_t linkId, const std::string& fromNode, const std::st
 {
     NS_LOG_FUNCTION(this << linkId << fromNode << toNode << device << queueDisc);
     NS_ASSERT(device);
-    m_ports.emplace_back();
-    Port& port = m_ports.back();
+    Port port;
     port.linkId = linkId;
     port.fromNode = fromNode;
     port.toNode = toNode;
     port.fromSwitch = fromSwitch;
     port.device = device;
     port.queueDisc = queueDisc;
+    port.counters = Create<PortCounters>();
 
     // PhyTxBegin sees every packet the device puts on the wire, link-layer header included.
-    bool ok = device->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&CountTx, &port));
+    bool ok = device->TraceConnectWithoutContext("PhyTxBegin",
+                                                 MakeBoundCallback(&CountTx, port.counters));
     // MacTxDrop: the device queue refused a packet (rare: the queue disc stops before it).
     ok = ok
       && device->TraceConnectWithoutContext("MacTxDrop",
-                                            MakeBoundCallback(&CountDeviceDrop, &port));
+                                            MakeBoundCallback(&CountDeviceDrop, port.counters));
     NS_ABORT_MSG_UNLESS(ok, "NboxNetwork: device " << device->GetInstanceTypeId().GetName()
                                                    << " lacks the PhyTxBegin/MacTxDrop traces");
     if (queueDisc)
     {
         queueDisc->TraceConnectWithoutContext("BytesInQueue",
-                                              MakeBoundCallback(&TrackBacklog, &port));
+                                              MakeBoundCallback(&TrackBacklog, port.counters));
     }
+    m_ports.push_back(std::move(port));
 }
 
 void
-NboxNetwork::CountTx(Port* port, Ptr<const Packet> packet)
+NboxNetwork::CountTx(Ptr<PortCounters> counters, Ptr<const Packet> packet)
 {
-    port->txBytes += packet->GetSize();
-    ++port->txPackets;
+    counters->txBytes += packet->GetSize();
+    ++counters->txPackets;
 }
 
 void
-NboxNetwork::CountDeviceDrop(Port* port, Ptr<const Packet> /* packet */)
+NboxNetwork::CountDeviceDrop(Ptr<PortCounters> counters, Ptr<const Packet> /* packet */)
 {
-    ++port->deviceDrops;
+    ++counters->deviceDrops;
 }
 
 void
-NboxNetwork::TrackBacklog(Port* port, uint32_t /* oldBytes */, uint32_t newBytes)
+NboxNetwork::TrackBacklog(Ptr<PortCounters> counters, uint32_t /* oldBytes */, uint32_t newBytes)
 {
-    if (newBytes > port->peakQueueBytes)
+    if (newBytes > counters->peakQueueBytes)
     {
-        port->peakQueueBytes = newBytes;
+        counters->peakQueueBytes = newBytes;
     }
 }
 
@@ -179,10 +181,10 @@ NboxNetwork::GetStats() const
         p.toNode = port.toNode;
         p.linkId = port.linkId;
         p.fromSwitch = port.fromSwitch;
-        p.txBytes = port.txBytes;
-        p.txPackets = port.txPackets;
-        p.drops = port.deviceDrops;
-        p.peakQueueBytes = port.peakQueueBytes;
+        p.txBytes = port.counters->txBytes;
+        p.txPackets = port.counters->txPackets;
+        p.drops = port.counters->deviceDrops;
+        p.peakQueueBytes = port.counters->peakQueueBytes;
         if (port.queueDisc)
         {
             const QueueDisc::Stats& q = port.queueDisc->GetStats();

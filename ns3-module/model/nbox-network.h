@@ -10,9 +10,9 @@
 #include "ns3/node-container.h"
 #include "ns3/object.h"
 #include "ns3/queue-disc.h"
+#include "ns3/simple-ref-count.h"
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -93,7 +93,19 @@ class NboxNetwork : public Object
     void DoDispose() override;
 
   private:
-    /** One egress port: identity, objects, and the counters its trace sinks update. */
+    /**
+     * What the trace sinks of one port count. Reference-counted and bound into the sinks,
+     * so a sink can never outlive its counters, even if this object goes first.
+     */
+    struct PortCounters : public SimpleRefCount<PortCounters>
+    {
+        uint64_t txBytes = 0;
+        uint64_t txPackets = 0;
+        uint64_t deviceDrops = 0;
+        uint64_t peakQueueBytes = 0;
+    };
+
+    /** One egress port: identity, objects, counters. */
     struct Port
     {
         uint32_t linkId = 0;
@@ -102,22 +114,17 @@ class NboxNetwork : public Object
         bool fromSwitch = false;
         Ptr<NetDevice> device;
         Ptr<QueueDisc> queueDisc;
-        uint64_t txBytes = 0;
-        uint64_t txPackets = 0;
-        uint64_t deviceDrops = 0;
-        uint64_t peakQueueBytes = 0;
+        Ptr<PortCounters> counters;
     };
 
-    static void CountTx(Port* port, Ptr<const Packet> packet);
-    static void CountDeviceDrop(Port* port, Ptr<const Packet> packet);
-    static void TrackBacklog(Port* port, uint32_t oldBytes, uint32_t newBytes);
+    static void CountTx(Ptr<PortCounters> counters, Ptr<const Packet> packet);
+    static void CountDeviceDrop(Ptr<PortCounters> counters, Ptr<const Packet> packet);
+    static void TrackBacklog(Ptr<PortCounters> counters, uint32_t oldBytes, uint32_t newBytes);
 
     NodeContainer m_hosts;
     NodeContainer m_switches;
     std::vector<Ipv4Address> m_hostAddresses;
-    /** A deque, not a vector: trace sinks hold pointers to its elements, which must not move
-     * when ports are appended. */
-    std::deque<Port> m_ports;
+    std::vector<Port> m_ports;
 };
 
 } // namespace ns3

@@ -57,7 +57,8 @@ void
 NboxTcpTransport::DoDispose()
 {
     NS_LOG_FUNCTION(this);
-    // The sockets outlive this object inside their nodes: drop the callbacks that point here.
+    // The sockets outlive this object inside their nodes: cut the callbacks and the trace
+    // sink that point here.
     for (auto& [key, c] : m_connections)
     {
         if (c.sender)
@@ -65,6 +66,7 @@ NboxTcpTransport::DoDispose()
             c.sender->SetConnectCallback(MakeNullCallback<void, Ptr<Socket>>(),
                                          MakeNullCallback<void, Ptr<Socket>>());
             c.sender->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+            c.sender->TraceDisconnectWithoutContext("Tx", c.txSink);
         }
         if (c.receiver)
         {
@@ -212,14 +214,20 @@ NboxTcpTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel
     // Sockets are opened from an event, in the source node's context: nodes (and their
     // traffic control layers) are initialised by events at time 0, so a SYN sent directly
     // from a Connect() called before Simulator::Run() would reach an uninitialised stack.
+    // The event holds a reference, so this object outlives it; OpenSockets does nothing once
+    // the object is disposed.
     Simulator::ScheduleWithContext(m_network->GetHost(srcHost)->GetId(), Seconds(0),
-                                   &NboxTcpTransport::OpenSockets, this, &c);
+                                   &NboxTcpTransport::OpenSockets, Ptr<NboxTcpTransport>(this), &c);
     return c;
 }
 
 void
 NboxTcpTransport::OpenSockets(Connection* c)
 {
+    if (!m_network)
+    {
+        return; // disposed: `c` is gone with the connection table
+    }
     NS_LOG_FUNCTION(this << c->srcRank << c->dstRank << c->channel);
     uint32_t srcHost = m_rankToHost[c->srcRank];
     uint32_t dstHost = m_rankToHost[c->dstRank];
@@ -228,7 +236,8 @@ NboxTcpTransport::OpenSockets(Connection* c)
     c->sender->SetConnectCallback(MakeCallback(&NboxTcpTransport::HandleConnected, this, c),
                                   MakeCallback(&NboxTcpTransport::HandleConnectFailed, this, c));
     c->sender->SetSendCallback(MakeCallback(&NboxTcpTransport::HandleSendSpace, this, c));
-    c->sender->TraceConnectWithoutContext("Tx", MakeCallback(&NboxTcpTransport::HandleTx, this, c));
+    c->txSink = MakeCallback(&NboxTcpTransport::HandleTx, this, c);
+    c->sender->TraceConnectWithoutContext("Tx", c->txSink);
     if (c->sender->Bind() != 0
         || c->sender->Connect(InetSocketAddress(m_network->GetHostAddress(dstHost), m_port)) != 0)
     {

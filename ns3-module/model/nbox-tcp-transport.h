@@ -83,7 +83,9 @@ class NboxTcpTransport : public NboxTransport
         uint32_t srcRank = 0;
         uint32_t dstRank = 0;
         uint32_t channel = 0;
-        Ptr<Socket> sender;   //!< null until OpenSockets runs
+        Ptr<Socket> sender; //!< null until OpenSockets runs
+        /** The sink connected to the sender's "Tx" trace, kept to disconnect it. */
+        Callback<void, Ptr<const Packet>, const TcpHeader&, Ptr<const TcpSocketBase>> txSink;
         Ptr<Socket> receiver; //!< the accepted socket on the destination host
         bool senderConnected = false;
         bool receiverAccepted = false;
