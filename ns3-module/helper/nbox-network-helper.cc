@@ -372,6 +372,7 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
         nodes.push_back(CreateObject<Node>());
     }
     InternetStackHelper stack;
+    stack.SetIpv6StackInstall(false); // nbox addresses and routes IPv4 only
     stack.SetRoutingHelper(EcmpRoutingFactory());
     for (const Ptr<Node>& node : nodes)
     {

@@ -250,32 +250,31 @@ NboxEcmpRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header& header,
     NS_ASSERT(m_ipv4);
     uint32_t iif = m_ipv4->GetInterfaceForDevice(idev);
 
-    if (m_ipv4->IsDestinationAddress(header.GetDestination(), iif))
+    // The table holds other hosts' addresses only, so a routed destination is never local:
+    // look it up first and spare forwarded packets IsDestinationAddress's scan of every
+    // interface address.
+    auto route = m_routes.find(header.GetDestination().Get());
+    if (route == m_routes.end())
     {
-        if (lcb.IsNull())
+        if (m_ipv4->IsDestinationAddress(header.GetDestination(), iif))
         {
-            ecb(p, header, Socket::ERROR_NOROUTETOHOST);
-            return false;
+            if (lcb.IsNull())
+            {
+                ecb(p, header, Socket::ERROR_NOROUTETOHOST);
+                return false;
+            }
+            lcb(p, header, iif);
+            return true;
         }
-        lcb(p, header, iif);
-        return true;
-    }
-    if (header.GetDestination().IsMulticast() || header.GetDestination().IsBroadcast())
-    {
-        NS_LOG_LOGIC("multicast and broadcast are not routed");
-        return false;
+        NS_LOG_LOGIC("no route to " << header.GetDestination());
+        return false; // Ipv4L3Protocol counts the drop (DROP_NO_ROUTE); multicast lands here
     }
     if (!m_ipv4->IsForwarding(iif))
     {
         ecb(p, header, Socket::ERROR_NOROUTETOHOST);
         return true;
     }
-    const NextHop* hop = SelectNextHop(ReadFlowKey(header, p));
-    if (!hop)
-    {
-        NS_LOG_LOGIC("no route to " << header.GetDestination());
-        return false; // Ipv4L3Protocol counts the drop (DROP_NO_ROUTE)
-    }
+    const NextHop* hop = ChooseFrom(m_nextHopSets[route->second], ReadFlowKey(header, p));
     ucb(MakeRoute(header.GetDestination(), *hop), p, header);
     return true;
 }
