@@ -1,12 +1,13 @@
 """Pictures from fixture data: the CSV tables they are drawn from, checked by hand, and PNGs
 that exist beside those tables."""
 
+import json
 import os
 import shutil
 
 import pytest
 
-from conftest import FIXTURES, png_size, read_summary_csv
+from conftest import FIXTURES, load_json, png_size, read_summary_csv
 from nbox_sweep.errors import SweepError
 from nbox_sweep.plots.run_tables import write_run_tables
 from nbox_sweep.plots.traffic import traffic_matrix
@@ -47,6 +48,18 @@ def test_run_tables_hold_the_fixture_values(run_dir):
         ("1", "collectives", "bucket0", "260.0", "370.0"),
         ("1", "compute", "forward", "0.0", "100.0"),
         ("1", "compute", "backward", "100.0", "350.5")]
+
+
+def test_ports_table_keeps_from_switch_when_results_have_it(run_dir):
+    path = os.path.join(run_dir, "results.json")
+    results = load_json(path)
+    for port in results["network"]["ports"]:
+        port["from_switch"] = port["from"].startswith("switch")
+    with open(path, "w") as f:
+        json.dump(results, f)
+    ports = read_summary_csv(write_run_tables(run_dir)["ports"])
+    assert [(p["from"], p["from_switch"]) for p in ports] == [
+        ("switch0", "True"), ("host1", "False"), ("host0", "False"), ("switch0", "True")]
 
 
 def test_traffic_matrix_adds_channels_and_keeps_silent_ranks(run_dir):

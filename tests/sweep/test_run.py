@@ -173,7 +173,7 @@ def test_plain_progress_has_one_line_per_point_with_time_left(sweeper):
 def test_progress_bar_on_a_terminal():
     now = [0.0]
     stream = io.StringIO()
-    progress = Progress(4, stream, tty=True, clock=lambda: now[0])
+    progress = Progress(4, stream, tty=True, jobs=1, clock=lambda: now[0])
     progress.redraw()
     assert "0/4 points" in stream.getvalue() and "estimating time left" in stream.getvalue()
     now[0] = 10.0
@@ -186,6 +186,9 @@ def test_progress_bar_on_a_terminal():
 
 
 def test_time_left_estimate():
-    assert estimate_left(10.0, 0, 5) is None
-    assert estimate_left(10.0, 2, 3) == 15.0
+    assert estimate_left(10.0, 0, 5, jobs=1) is None
+    # Two runs took 10 s together: 5 s each; 3 points left.
+    assert estimate_left(10.0, 2, 3, jobs=1) == 15.0
+    assert estimate_left(10.0, 2, 3, jobs=2) == 7.5
+    assert estimate_left(10.0, 2, 3, jobs=8) == 5.0  # only 3 can run at once
     assert format_duration(75) == "01:15" and format_duration(3725) == "1:02:05"

@@ -141,7 +141,7 @@ def command_run(argv: List[str], launcher: str, default_cosim: Optional[str]) ->
         print(f"{len(plan.points)} points; submit with: sbatch {script}\n"
               f"then: {launcher} collect {sweep.path}")
         return EXIT_OK
-    progress = Progress(len(plan.points), sys.stderr, sys.stderr.isatty())
+    progress = Progress(len(plan.points), sys.stderr, sys.stderr.isatty(), args.jobs)
     run_sweep(plan, sweep, args.jobs, progress, args.timeout)
     return _print_summary(plan, sweep, sys.stdout)
 

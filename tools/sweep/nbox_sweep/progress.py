@@ -14,31 +14,34 @@ def format_duration(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
 
 
-def estimate_left(elapsed_s: float, runs_done: int, runs_left: int) -> Optional[float]:
-    """Time left if the remaining points take as long as the finished ones did (elapsed time
-    per finished run already accounts for running -j points at once); None before any run
-    finished."""
+def estimate_left(run_wall_s: float, runs_done: int, points_left: int,
+                  jobs: int) -> Optional[float]:
+    """Time left if each remaining point takes the mean time of the points run so far and
+    -j of them run at once; None before any run finished."""
     if runs_done == 0:
         return None
-    return elapsed_s / runs_done * runs_left
+    return run_wall_s / runs_done * points_left / max(1, min(jobs, points_left))
 
 
 class Progress:
-    def __init__(self, total: int, stream: TextIO, tty: bool, clock=time.monotonic):
+    def __init__(self, total: int, stream: TextIO, tty: bool, jobs: int = 1,
+                 clock=time.monotonic):
         self.total = total
+        self.jobs = jobs
         self.stream = stream
         self.tty = tty
         self.clock = clock
         self.start = clock()
         self.done = 0       # points finished, skipped ones included
         self.runs_done = 0  # points run in this invocation
+        self.run_wall_s = 0.0  # their wall times, added up
         self.skipped = 0
         self.not_ok = 0
         self.running = 0    # set by the runner: processes alive now
         self._drawn = False
 
     def _left_text(self) -> str:
-        left = estimate_left(self.clock() - self.start, self.runs_done, self.total - self.done)
+        left = estimate_left(self.run_wall_s, self.runs_done, self.total - self.done, self.jobs)
         return "estimating time left" if left is None else f"~{format_duration(left)} left"
 
     def _bar(self) -> str:
@@ -70,6 +73,7 @@ class Progress:
             self.skipped += 1
         else:
             self.runs_done += 1
+            self.run_wall_s += wall_s
         if status != "ok":
             self.not_ok += 1
         # Lines worth keeping are printed on TTYs too: failures, and every point otherwise.

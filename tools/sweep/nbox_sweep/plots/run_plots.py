@@ -34,23 +34,40 @@ def plot_collectives(csv_path: str) -> str:
     return save_beside(fig, csv_path)
 
 
+def _port_label(row) -> str:
+    return f"{row['from']}→{row['to']}"
+
+
+def _ranking(ax, rows, value, scale, colour, xlabel, title) -> None:
+    """Horizontal bars of `value` for `rows`, first at the top."""
+    ax.barh(range(len(rows)), [int(r[value]) / scale for r in rows], color=colour)
+    ax.set_yticks(range(len(rows)), [_port_label(r) for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    if not rows:
+        ax.text(0.5, 0.5, "none", ha="center", va="center", transform=ax.transAxes)
+
+
 def plot_ports(csv_path: str, top: int) -> str:
-    rows = read_csv(csv_path)[:top]
-    labels = [f"{r['from']}→{r['to']}" for r in rows]
-    fig, (tx, queue) = plt.subplots(1, 2, figsize=(10, max(2.5, 0.3 * len(rows) + 1)),
-                                    sharey=True)
-    positions = range(len(rows))
-    tx.barh(positions, [int(r["tx_bytes"]) / 1e6 for r in rows], color="tab:blue")
-    tx.set_xlabel("bytes sent (MB, headers included)")
-    tx.set_yticks(positions, labels)
-    tx.invert_yaxis()
-    queue.barh(positions, [int(r["peak_queue_bytes"]) / 1e3 for r in rows], color="tab:red")
-    queue.set_xlabel("peak queue (KB)")
-    for i, r in enumerate(rows):
-        if int(r["drops"]):
-            queue.annotate(f" {r['drops']} drops", (int(r["peak_queue_bytes"]) / 1e3, i),
-                           va="center", fontsize=8)
-    fig.suptitle(f"The {len(rows)} busiest ports (end-of-run counters)")
+    """Three rankings of the ports: most bytes sent, deepest queue, most drops."""
+    rows = read_csv(csv_path)
+    # Queues that matter for congestion are switch queues; a host NIC's backlog is its own
+    # TCP sending ahead. Ports say which they are when results.json has from_switch.
+    switch_rows = [r for r in rows if r.get("from_switch") == "True"]
+    queue_rows = switch_rows if any(r.get("from_switch") for r in rows) else rows
+    queue_kind = "switch ports" if queue_rows is switch_rows else "all ports"
+    by_bytes = rows[:top]  # ports.csv is busiest first
+    by_queue = sorted(queue_rows, key=lambda r: -int(r["peak_queue_bytes"]))[:top]
+    by_drops = sorted((r for r in rows if int(r["drops"])), key=lambda r: -int(r["drops"]))[:top]
+    fig, axes = plt.subplots(1, 3, figsize=(14, max(2.5, 0.3 * top + 1.2)))
+    _ranking(axes[0], by_bytes, "tx_bytes", 1e6, "tab:blue", "bytes sent (MB, headers "
+             "included)", "Most bytes sent")
+    _ranking(axes[1], by_queue, "peak_queue_bytes", 1e3, "tab:orange", "peak queue (KB)",
+             f"Deepest queues ({queue_kind})")
+    _ranking(axes[2], by_drops, "drops", 1, "tab:red", "packets dropped", "Most drops")
+    fig.suptitle(f"Ports at the end of the run (top {top} of {len(rows)} in each ranking)")
+    fig.tight_layout()
     return save_beside(fig, csv_path)
 
 

@@ -18,6 +18,8 @@ COLLECTIVES_COLUMNS = ["iteration", "label", "op", "bytes", "ranks", "time_s", "
                        "busbw_GBps"]
 PORTS_COLUMNS = ["from", "to", "link", "tx_bytes", "tx_packets", "drops", "ecn_marks",
                  "peak_queue_bytes"]
+# Written when results.json has it (a newer nbox-cosim): whether the port is a switch's.
+PORTS_OPTIONAL_COLUMNS = ["from_switch"]
 TIMELINE_COLUMNS = ["rank", "lane", "name", "iteration", "start_us", "end_us"]
 # trace.json's thread ids (tools/cosim/chrome_trace.cc): one lane per thread.
 TRACE_LANES = {0: "compute", 1: "collectives"}
@@ -52,7 +54,9 @@ def last_iteration_collectives(results: Dict) -> List[Dict]:
 
 def ports_busiest_first(results: Dict) -> List[Dict]:
     """Every port, by bytes sent (most first), ties in results.json's order (link id)."""
-    ports = [{k: p[k] for k in PORTS_COLUMNS} for p in results["network"]["ports"]]
+    ports = [{k: p.get(k) if k in PORTS_OPTIONAL_COLUMNS else p[k]
+              for k in PORTS_COLUMNS + PORTS_OPTIONAL_COLUMNS}
+             for p in results["network"]["ports"]]
     return sorted(ports, key=lambda p: -p["tx_bytes"])
 
 
@@ -80,7 +84,8 @@ def write_run_tables(run_dir: str) -> Dict[str, str]:
     results = _load(os.path.join(run_dir, "results.json"))
     written["collectives"] = write_csv(os.path.join(run_dir, "collectives.csv"),
                                        COLLECTIVES_COLUMNS, last_iteration_collectives(results))
-    written["ports"] = write_csv(os.path.join(run_dir, "ports.csv"), PORTS_COLUMNS,
+    written["ports"] = write_csv(os.path.join(run_dir, "ports.csv"),
+                                 PORTS_COLUMNS + PORTS_OPTIONAL_COLUMNS,
                                  ports_busiest_first(results))
     trace_path = os.path.join(run_dir, "trace.json")
     if os.path.isfile(trace_path):
