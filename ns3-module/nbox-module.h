@@ -2,9 +2,14 @@
 #ifndef NBOX_MODULE_H
 #define NBOX_MODULE_H
 
+#include "ns3/nbox-communicator.h"
 #include "ns3/nbox-ecmp-routing.h"
+#include "ns3/nbox-job-helper.h"
+#include "ns3/nbox-job-records.h"
+#include "ns3/nbox-job.h"
 #include "ns3/nbox-network-helper.h"
 #include "ns3/nbox-network.h"
+#include "ns3/nbox-rank-app.h"
 #include "ns3/nbox-tcp-transport.h"
 #include "ns3/nbox-transport.h"
 
