@@ -1,0 +1,117 @@
+// nbox-cosim as a user runs it: a scenario in, results.json / perf.json / trace.json out,
+// the same bytes for the same seed, and nothing written for bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+Outcome RunCosim(const std::string& args) {
+  const std::string command = std::string(NBOX_COSIM_PATH) + " " + args + " 2>&1";
+  Outcome outcome{-1, ""};
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return outcome;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) outcome.output.append(buffer, n);
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class CosimCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("nbox-cli-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(CosimCli, WritesResultsAndTraceForEveryRank) {
+  const auto run = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (dir_ / "a").string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("steady iteration time"), std::string::npos) << run.output;
+
+  const auto results = nlohmann::json::parse(ReadFile(dir_ / "a" / "results.json"));
+  EXPECT_EQ(results["iterations"].size(), 2u);
+  for (const auto& it : results["iterations"]) {
+    EXPECT_GT(it["time_s"].get<double>(), 0);
+    EXPECT_GE(it["time_s"].get<double>(), it["compute_s"].get<double>());
+    EXPECT_NEAR(it["exposed_comm_s"].get<double>(),
+                it["time_s"].get<double>() - it["compute_s"].get<double>(), 1e-12);
+  }
+  EXPECT_EQ(results["scenario"]["settings"]["job.world_size"], "4");
+  EXPECT_EQ(results["network"]["payload_bytes_sent"],
+            results["network"]["payload_bytes_delivered"]);
+
+  const auto trace = nlohmann::json::parse(ReadFile(dir_ / "a" / "trace.json"));
+  std::set<int> ranks;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") ranks.insert(e["pid"].get<int>());
+  }
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3}));
+  const auto perf = nlohmann::json::parse(ReadFile(dir_ / "a" / "perf.json"));
+  EXPECT_GT(perf["events"].get<double>(), 0);
+}
+
+TEST_F(CosimCli, SameSeedGivesIdenticalResults) {
+  const auto a = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (dir_ / "a").string());
+  const auto b = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (dir_ / "b").string());
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  const std::string ra = ReadFile(dir_ / "a" / "results.json");
+  EXPECT_FALSE(ra.empty());
+  EXPECT_EQ(ra, ReadFile(dir_ / "b" / "results.json"));
+  EXPECT_EQ(ReadFile(dir_ / "a" / "trace.json"), ReadFile(dir_ / "b" / "trace.json"));
+}
+
+TEST_F(CosimCli, UnknownKeyIsRejectedWithLineAndSuggestionAndWritesNothing) {
+  const auto run = RunCosim("tests/cosim/fixtures/bad_key.ini --out " + dir_.string());
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("bad_key.ini:5"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("channels"), std::string::npos) << run.output;
+  EXPECT_FALSE(fs::exists(dir_));
+}
+
+TEST_F(CosimCli, BadOverrideIsRejectedAndWritesNothing) {
+  const auto run =
+      RunCosim("tests/cosim/fixtures/tiny.ini --set network.mtu=huge --out " + dir_.string());
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("network.mtu"), std::string::npos) << run.output;
+  EXPECT_FALSE(fs::exists(dir_));
+}
+
+TEST_F(CosimCli, MissingScenarioFileIsNamed) {
+  const auto run = RunCosim("tests/cosim/fixtures/no-such-file.ini --out " + dir_.string());
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("no-such-file.ini"), std::string::npos) << run.output;
+  EXPECT_FALSE(fs::exists(dir_));
+}
+
+}  // namespace

@@ -1,0 +1,40 @@
+// Builds a small simulated job directly with the ns-3 module's helpers, for tests that need
+// programs other than the DDP workload (a bare all-reduce, say).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "ns3/nbox-job-helper.h"
+#include "ns3/nbox-network-helper.h"
+#include "ns3/nbox-tcp-transport.h"
+#include "tools/cosim/summary.h"
+#include "topologies/topology.h"
+#include "workloads/program.h"
+
+namespace nbox::testing {
+
+struct StarJob {
+  int world = 4;
+  double rate_bps = 100e9;
+  double latency_s = 1e-6;
+  ns3::NboxNetworkConfig network;
+  uint32_t channels = 1;
+  uint64_t chunk_bytes = 0;
+};
+
+// `iterations` iterations of one all-reduce of `bytes` each, nothing else.
+work::RankProgram AllReduceProgram(uint64_t bytes, int iterations);
+
+struct JobOutcome {
+  cosim::JobSummary summary;
+  ns3::NboxTransportStats transport;
+  ns3::NboxNetworkStats network;
+  uint64_t schedule_bytes = 0;  // payload the schedules say must cross the network
+  bool finished = false;
+};
+
+// Runs `program` on every rank of a star and tears the simulator down again.
+JobOutcome RunOnStar(const StarJob& setup, const work::RankProgram& program);
+
+}  // namespace nbox::testing

@@ -1,0 +1,64 @@
+// Ring all-reduce on a non-blocking star against the alpha-beta closed form
+//   T = 2(W-1)/W * S / B + 2(W-1) * L
+// where B is the TCP goodput of a host link (rate less IP, TCP, timestamp and PPP headers)
+// and L the per-step latency: two link propagation delays plus the switch's
+// store-and-forward of one full packet. One channel, no chunking: each of the 2(W-1) ring
+// steps moves S/W bytes and must fully arrive before the next step's send starts.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "tests/cosim/job_fixture.h"
+
+namespace nbox::testing {
+namespace {
+
+constexpr double kIpTcpTimestampBytes = 20 + 20 + 12;
+constexpr double kPppBytes = 2;
+
+double AlphaBetaSeconds(int world, double bytes, double rate_bps, double latency_s, uint32_t mtu) {
+  const double payload = mtu - kIpTcpTimestampBytes;
+  const double wire_packet = mtu + kPppBytes;
+  const double goodput_bytes_per_s = rate_bps / 8 * payload / wire_packet;
+  const double step_latency = 2 * latency_s + wire_packet * 8 / rate_bps;
+  const double steps = 2.0 * (world - 1);
+  return steps / world * bytes / goodput_bytes_per_s + steps * step_latency;
+}
+
+struct Case {
+  int world;
+  uint64_t bytes;
+  uint32_t mtu;
+  double latency_s;
+};
+
+class RingAlphaBeta : public ::testing::TestWithParam<Case> {};
+
+TEST_P(RingAlphaBeta, SteadyIterationWithinFivePercent) {
+  const Case c = GetParam();
+  StarJob setup;
+  setup.world = c.world;
+  setup.latency_s = c.latency_s;
+  setup.network.mtu = c.mtu;
+  // Iteration 0 opens the TCP windows; iteration 1 is the steady state the formula describes.
+  const auto outcome = RunOnStar(setup, AllReduceProgram(c.bytes, 2));
+  ASSERT_TRUE(outcome.finished);
+  ASSERT_EQ(outcome.summary.iterations.size(), 2u);
+  const double measured = outcome.summary.iterations[1].time_s;
+  const double expected =
+      AlphaBetaSeconds(c.world, static_cast<double>(c.bytes), setup.rate_bps, c.latency_s, c.mtu);
+  std::printf("W=%d S=%llu MTU=%u: simulated %.6f s, alpha-beta %.6f s, ratio %.4f\n", c.world,
+              static_cast<unsigned long long>(c.bytes), c.mtu, measured, expected,
+              measured / expected);
+  EXPECT_NEAR(measured / expected, 1.0, 0.05);
+}
+
+INSTANTIATE_TEST_SUITE_P(Star, RingAlphaBeta,
+                         ::testing::Values(Case{4, 16 << 20, 9000, 1e-6},
+                                           Case{8, 32 << 20, 9000, 1e-6},
+                                           Case{4, 4 << 20, 1500, 1e-6},
+                                           // Latency-heavy: 20 us links, 256 KiB.
+                                           Case{8, 256 << 10, 9000, 20e-6}));
+
+}  // namespace
+}  // namespace nbox::testing

@@ -1,0 +1,113 @@
+#include "tools/cosim/assembly.h"
+
+#include <stdexcept>
+
+#include "ns3/core-module.h"
+#include "ns3/nbox-job-helper.h"
+
+namespace nbox::cosim {
+
+topo::Topology BuildTopology(const scenario::Scenario& s) {
+  const auto& t = s.topology;
+  if (t.kind == "star") {
+    return topo::MakeStar(t.hosts > 0 ? t.hosts : s.job.world_size, t.host_link_bps,
+                          t.link_latency_s);
+  }
+  if (t.kind == "leaf-spine") {
+    return topo::MakeLeafSpine(t.leaves, t.spines, t.hosts_per_leaf, t.host_link_bps,
+                               t.fabric_link_bps, t.link_latency_s);
+  }
+  if (t.kind == "fat-tree") {
+    return topo::MakeFatTree(t.k, t.host_link_bps, t.link_latency_s);
+  }
+  if (t.kind == "file") {
+    return topo::LoadTopologyFile(t.file);
+  }
+  throw std::invalid_argument("unknown topology.kind '" + t.kind + "'");
+}
+
+ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
+  ns3::NboxNetworkConfig c;
+  c.mtu = s.network.mtu;
+  c.switchQueueBytes = s.network.switch_queue_bytes;
+  c.ecn = s.network.ecn;
+  c.ecnThresholdBytes = s.network.ecn_threshold_bytes;
+  c.tcpCongestionControl = s.network.tcp_cc;
+  c.tcpBufferBytes = s.network.tcp_buffer_bytes;
+  c.tcpMinRtoSeconds = s.network.tcp_min_rto_s;
+  c.ecmpSeed = s.job.seed;
+  return c;
+}
+
+work::DdpConfig MakeDdpConfig(const scenario::WorkloadSection& w) {
+  work::DdpConfig c;
+  if (w.model == "custom") {
+    c.model.name = "custom";
+    c.model.source = "scenario file";
+  } else {
+    const work::ModelSpec* preset = work::FindModelPreset(w.model);
+    if (preset == nullptr) throw std::invalid_argument("unknown model '" + w.model + "'");
+    c.model = *preset;
+  }
+  if (w.parameters > 0) c.model.parameters = w.parameters;
+  if (w.layers > 0) c.model.layers = w.layers;
+  if (w.flops_per_sample > 0) c.model.forward_flops_per_sample = w.flops_per_sample;
+  c.batch_per_rank = w.batch_per_rank;
+  c.gpu_peak_flops = w.gpu_peak_flops;
+  c.gpu_utilization = w.gpu_util;
+  c.backward_to_forward = w.backward_ratio;
+  c.bucket_bytes = w.bucket_bytes;
+  c.optimizer_s = w.optimizer_s;
+  c.iterations = w.iterations;
+  return c;
+}
+
+NetworkAssembly AssembleNetwork(const scenario::Scenario& s) {
+  ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(s.job.seed % 4294967295u) + 1);
+  ns3::RngSeedManager::SetRun(1);
+  NetworkAssembly a;
+  a.topology = BuildTopology(s);
+  a.rank_to_host = topo::PlaceRanks(a.topology, s.job.world_size);
+  a.network = ns3::NboxNetworkHelper(MakeNetworkConfig(s)).Install(a.topology);
+  return a;
+}
+
+JobAssembly AssembleJob(const scenario::Scenario& s) {
+  JobAssembly a;
+  a.net = AssembleNetwork(s);
+  a.ddp = MakeDdpConfig(s.workload);
+  a.program = std::make_shared<const work::RankProgram>(work::MakeDdpProgram(a.ddp));
+
+  a.transport = ns3::CreateObject<ns3::NboxTcpTransport>();
+  a.transport->Setup(a.net.network, a.net.rank_to_host);
+
+  ns3::NboxJobHelper helper;
+  helper.SetCommunicatorAttribute("Channels", ns3::UintegerValue(s.collectives.channels));
+  helper.SetCommunicatorAttribute("ChunkSize", ns3::UintegerValue(s.collectives.chunk_bytes));
+  std::vector<std::shared_ptr<const work::RankProgram>> programs(s.job.world_size, a.program);
+  a.job = helper.Install(a.net.network, a.transport, programs, a.net.rank_to_host);
+  return a;
+}
+
+RunResult CollectResult(const scenario::Scenario& s, const JobAssembly& a,
+                        const SimLoopResult& loop) {
+  RunResult r;
+  r.scenario = s;
+  r.topology_description = a.net.topology.description;
+  for (auto v : boost::make_iterator_range(boost::vertices(a.net.topology.graph))) {
+    (a.net.topology.graph[v].kind == topo::NodeKind::kHost ? r.hosts : r.switches)++;
+  }
+  r.links = static_cast<int>(a.net.topology.links.size());
+  r.model = a.ddp.model;
+  for (const auto& op : a.program->ops) {
+    if (op.kind == work::OpKind::kCollective && op.iteration == 0) ++r.collectives_per_iteration;
+  }
+  r.summary = Summarize(*a.job->GetRecords());
+  r.network = a.net.network->GetStats();
+  r.transport = a.transport->GetStats();
+  r.events = loop.events;
+  r.simulated_s = loop.simulated_s;
+  return r;
+}
+
+}  // namespace nbox::cosim

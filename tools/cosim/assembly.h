@@ -1,0 +1,46 @@
+// Turns a Scenario into a ready-to-run ns-3 simulation: topology, network, transport, the
+// ranks' programs and the job. The benchmark reuses the first half (the network alone).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "ns3/nbox-job.h"
+#include "ns3/nbox-network-helper.h"
+#include "ns3/nbox-tcp-transport.h"
+#include "tools/cosim/run_result.h"
+#include "tools/cosim/sim_loop.h"
+#include "tools/scenario/scenario.h"
+#include "topologies/topology.h"
+#include "workloads/ddp.h"
+
+namespace nbox::cosim {
+
+topo::Topology BuildTopology(const scenario::Scenario& scenario);
+ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& scenario);
+work::DdpConfig MakeDdpConfig(const scenario::WorkloadSection& workload);
+
+struct NetworkAssembly {
+  topo::Topology topology;
+  std::vector<int> rank_to_host;
+  ns3::Ptr<ns3::NboxNetwork> network;
+};
+
+struct JobAssembly {
+  NetworkAssembly net;
+  work::DdpConfig ddp;
+  std::shared_ptr<const work::RankProgram> program;  // every rank runs the same DDP program
+  ns3::Ptr<ns3::NboxTcpTransport> transport;
+  ns3::Ptr<ns3::NboxJob> job;
+};
+
+// Seeds ns-3's RNG from job.seed and builds the network. Call on a fresh simulator.
+NetworkAssembly AssembleNetwork(const scenario::Scenario& scenario);
+// The network plus the job on it, ready for RunSimulation.
+JobAssembly AssembleJob(const scenario::Scenario& scenario);
+
+// Reads the records and counters of a finished (or stopped) run.
+RunResult CollectResult(const scenario::Scenario& scenario, const JobAssembly& assembly,
+                        const SimLoopResult& loop);
+
+}  // namespace nbox::cosim

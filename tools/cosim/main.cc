@@ -1,0 +1,111 @@
+// nbox-cosim: runs one scenario and reports the training job's iteration time, its breakdown,
+// every collective and the network's counters.
+//
+// Exit status: 0 success, 2 bad input (nothing written), 1 the run failed.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "ns3/simulator.h"
+#include "tools/cosim/assembly.h"
+#include "tools/cosim/atomic_file.h"
+#include "tools/cosim/chrome_trace.h"
+#include "tools/cosim/sim_loop.h"
+#include "tools/cosim/terminal_report.h"
+#include "tools/scenario/scenario.h"
+
+namespace {
+
+constexpr int kExitRunFailed = 1;
+constexpr int kExitBadInput = 2;
+
+std::string DefaultOutputDir(const std::string& scenario_path) {
+  return (std::filesystem::path("results") / std::filesystem::path(scenario_path).stem()).string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"nbox-cosim: simulate a distributed training job on an ns-3 network"};
+  std::string scenario_path;
+  std::vector<std::string> overrides;
+  std::string out_dir;
+  uint64_t seed = 0;
+  bool list_keys = false;
+  app.add_option("scenario", scenario_path, "scenario file (.ini); see scenarios/README.md");
+  app.add_option("--set", overrides, "override a key: section.key=value (repeatable)")
+      ->type_name("SECTION.KEY=VALUE");
+  app.add_option("--out", out_dir, "output folder (default: output.dir, else results/<name>)");
+  app.add_option("--seed", seed, "random seed (overrides job.seed)");
+  app.add_flag("--list-keys", list_keys, "print every scenario section and key, then exit");
+  CLI11_PARSE(app, argc, argv);
+
+  if (list_keys) {
+    std::cout << nbox::scenario::ScenarioKeysMarkdown();
+    return 0;
+  }
+  if (scenario_path.empty()) {
+    std::cerr << "nbox-cosim: a scenario file is required (try scenarios/default.ini)\n";
+    return kExitBadInput;
+  }
+  if (app.count("--seed") > 0) overrides.push_back(fmt::format("job.seed={}", seed));
+  if (!out_dir.empty()) overrides.push_back("output.dir=" + out_dir);
+
+  nbox::scenario::Scenario scenario;
+  nbox::cosim::JobAssembly assembly;
+  try {
+    scenario = nbox::scenario::LoadScenario(scenario_path, overrides);
+    if (scenario.output.dir.empty()) scenario.output.dir = DefaultOutputDir(scenario_path);
+    assembly = nbox::cosim::AssembleJob(scenario);
+  } catch (const std::exception& e) {
+    std::cerr << "nbox-cosim: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+
+  try {
+    const auto progress = nbox::cosim::ParseProgressMode(scenario.output.progress);
+    auto job = assembly.job;
+    const auto loop =
+        nbox::cosim::RunSimulation([job] { return job->IsFinished(); },
+                                   [job] { return job->IsStalled(); }, progress, std::cerr);
+    if (!loop.finished) {
+      std::cerr << fmt::format(
+          "nbox-cosim: the job stalled at {:.6f} s simulated with {} of {} ranks finished: "
+          "no rank computes and no message is in flight (a deadlock); no results written\n",
+          loop.simulated_s, job->GetRecords()->ranksFinished, job->GetWorldSize());
+      ns3::Simulator::Destroy();
+      return kExitRunFailed;
+    }
+    const auto result = nbox::cosim::CollectResult(scenario, assembly, loop);
+    nbox::cosim::PerfFigures perf;
+    perf.wall_s = loop.wall_s;
+    perf.events_per_s = loop.wall_s > 0 ? static_cast<double>(loop.events) / loop.wall_s : 0;
+    perf.wall_per_simulated_s = loop.simulated_s > 0 ? loop.wall_s / loop.simulated_s : 0;
+    perf.peak_rss_kib = nbox::cosim::PeakRssKib();
+
+    std::filesystem::create_directories(scenario.output.dir);
+    const std::filesystem::path dir(scenario.output.dir);
+    std::vector<std::string> written;
+    auto write = [&](const std::string& name, const std::string& content) {
+      const std::string path = (dir / name).string();
+      nbox::cosim::WriteFileAtomically(path, content);
+      written.push_back(path);
+    };
+    write("results.json", nbox::cosim::ResultsJson(result));
+    write("perf.json", nbox::cosim::PerfJson(result, perf));
+    if (scenario.output.trace == "chrome") {
+      write("trace.json", nbox::cosim::ChromeTraceJson(*job->GetRecords()));
+    }
+    nbox::cosim::PrintSummary(result, perf, written, std::cout);
+  } catch (const std::exception& e) {
+    std::cerr << "nbox-cosim: " << e.what() << "\n";
+    ns3::Simulator::Destroy();
+    return kExitRunFailed;
+  }
+  ns3::Simulator::Destroy();
+  return 0;
+}

@@ -1,0 +1,119 @@
+#include <sys/resource.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/cosim/run_result.h"
+
+namespace nbox::cosim {
+
+long PeakRssKib() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;  // Linux reports KiB
+}
+
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json IterationsJson(const JobSummary& summary) {
+  ordered_json out = ordered_json::array();
+  for (const auto& it : summary.iterations) {
+    out.push_back({{"iteration", it.index},
+                   {"start_s", it.start_s},
+                   {"end_s", it.end_s},
+                   {"time_s", it.time_s},
+                   {"compute_s", it.compute_s},
+                   {"exposed_comm_s", it.exposed_comm_s}});
+  }
+  return out;
+}
+
+ordered_json CollectivesJson(const JobSummary& summary) {
+  ordered_json out = ordered_json::array();
+  for (const auto& c : summary.collectives) {
+    out.push_back({{"iteration", c.iteration},
+                   {"label", c.label},
+                   {"op", std::string(coll::ToString(c.op))},
+                   {"bytes", c.bytes},
+                   {"ranks", c.ranks},
+                   {"start_s", c.start_s},
+                   {"end_s", c.end_s},
+                   {"time_s", c.time_s},
+                   {"algbw_GBps", c.algbw_bytes_per_s / 1e9},
+                   {"busbw_GBps", c.busbw_bytes_per_s / 1e9}});
+  }
+  return out;
+}
+
+ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransportStats& tr) {
+  ordered_json ports = ordered_json::array();
+  for (const auto& p : net.ports) {
+    ports.push_back({{"from", p.fromNode},
+                     {"to", p.toNode},
+                     {"link", p.linkId},
+                     {"tx_bytes", p.txBytes},
+                     {"tx_packets", p.txPackets},
+                     {"drops", p.drops},
+                     {"ecn_marks", p.ecnMarks},
+                     {"peak_queue_bytes", p.peakQueueBytes}});
+  }
+  return {{"payload_bytes_sent", tr.bytesSent},
+          {"payload_bytes_delivered", tr.bytesDelivered},
+          {"messages_sent", tr.messagesSent},
+          {"messages_delivered", tr.messagesDelivered},
+          {"connections", tr.connections},
+          {"host_wire_bytes", net.hostTxBytes},
+          {"wire_bytes", net.wireBytes},
+          {"drops", net.drops},
+          {"retransmissions", tr.retransmissions},
+          {"retransmitted_bytes", tr.retransmittedBytes},
+          {"ecn_marks", net.ecnMarks},
+          {"peak_queue_bytes", net.peakQueueBytes},
+          {"peak_queue_port", net.peakQueuePort},
+          {"ports", std::move(ports)}};
+}
+
+}  // namespace
+
+std::string ResultsJson(const RunResult& r) {
+  ordered_json settings = ordered_json::object();
+  // Where the results go is not an input of the simulation: leaving it out keeps two runs
+  // of one scenario byte-identical wherever they write.
+  for (const auto& [key, value] : r.scenario.settings) {
+    if (key != "output.dir") settings[key] = value;
+  }
+  ordered_json out = {
+      {"scenario", {{"path", r.scenario.path}, {"settings", std::move(settings)}}},
+      {"topology",
+       {{"description", r.topology_description},
+        {"hosts", r.hosts},
+        {"switches", r.switches},
+        {"links", r.links}}},
+      {"model",
+       {{"name", r.model.name},
+        {"parameters", r.model.parameters},
+        {"layers", r.model.layers},
+        {"forward_flops_per_sample", r.model.forward_flops_per_sample},
+        {"source", r.model.source}}},
+      {"job_start_s", r.summary.job_start_s},
+      {"steady_iteration_time_s", SteadyIterationTime(r.summary)},
+      {"collectives_per_iteration", r.collectives_per_iteration},
+      {"iterations", IterationsJson(r.summary)},
+      {"collectives", CollectivesJson(r.summary)},
+      {"network", NetworkJson(r.network, r.transport)},
+      {"simulation", {{"events", r.events}, {"simulated_s", r.simulated_s}}},
+  };
+  return out.dump(2) + "\n";
+}
+
+std::string PerfJson(const RunResult& r, const PerfFigures& perf) {
+  ordered_json out = {
+      {"scenario", r.scenario.path},       {"events", r.events},
+      {"simulated_s", r.simulated_s},      {"wall_s", perf.wall_s},
+      {"events_per_s", perf.events_per_s}, {"wall_per_simulated_s", perf.wall_per_simulated_s},
+      {"peak_rss_kib", perf.peak_rss_kib}};
+  return out.dump(2) + "\n";
+}
+
+}  // namespace nbox::cosim

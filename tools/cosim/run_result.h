@@ -1,0 +1,46 @@
+// Everything one nbox-cosim run produced, ready for the writers (results.json, terminal).
+//
+// RunResult holds only simulation outputs, which are deterministic; wall-clock figures live
+// in PerfFigures and go to perf.json and the terminal, never into results.json.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ns3/nbox-network.h"
+#include "ns3/nbox-transport.h"
+#include "tools/cosim/summary.h"
+#include "tools/scenario/scenario.h"
+#include "workloads/ddp.h"
+
+namespace nbox::cosim {
+
+struct RunResult {
+  scenario::Scenario scenario;
+  std::string topology_description;
+  int hosts = 0;
+  int switches = 0;
+  int links = 0;
+  work::ModelSpec model;
+  int collectives_per_iteration = 0;
+  JobSummary summary;
+  ns3::NboxNetworkStats network;
+  ns3::NboxTransportStats transport;
+  uint64_t events = 0;     // ns-3 events executed
+  double simulated_s = 0;  // simulator clock at the end
+};
+
+struct PerfFigures {
+  double wall_s = 0;
+  double events_per_s = 0;
+  double wall_per_simulated_s = 0;
+  long peak_rss_kib = 0;
+};
+
+// Peak resident memory of this process so far (getrusage), KiB.
+long PeakRssKib();
+
+std::string ResultsJson(const RunResult& result);
+std::string PerfJson(const RunResult& result, const PerfFigures& perf);
+
+}  // namespace nbox::cosim

@@ -1,0 +1,92 @@
+#include "tools/cosim/terminal_report.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "common/units.h"
+
+namespace nbox::cosim {
+namespace {
+
+std::string Setting(const RunResult& r, const std::string& key) {
+  auto it = r.scenario.settings.find(key);
+  return it == r.scenario.settings.end() ? std::string("?") : it->second;
+}
+
+void PrintIterations(const RunResult& r, std::ostream& out) {
+  out << fmt::format("  {:>4}  {:>11}  {:>11}  {:>13}\n", "iter", "time", "compute",
+                     "exposed comm");
+  for (const auto& it : r.summary.iterations) {
+    out << fmt::format("  {:>4}  {:>11}  {:>11}  {:>13}\n", it.index, FormatSeconds(it.time_s),
+                       FormatSeconds(it.compute_s), FormatSeconds(it.exposed_comm_s));
+  }
+  const size_t n = r.summary.iterations.size();
+  if (n > 1) {
+    out << fmt::format("  steady iteration time (mean of iterations 1..{}): {}\n", n - 1,
+                       FormatSeconds(SteadyIterationTime(r.summary)));
+  }
+}
+
+void PrintCollectives(const RunResult& r, std::ostream& out) {
+  if (r.summary.collectives.empty()) return;
+  const int last = r.summary.collectives.back().iteration;
+  out << fmt::format("\n  collectives of iteration {} (nccl-tests algbw/busbw)\n", last);
+  out << fmt::format("  {:<22} {:<14} {:>11} {:>11} {:>11} {:>11}\n", "label", "op", "size", "time",
+                     "algbw GB/s", "busbw GB/s");
+  for (const auto& c : r.summary.collectives) {
+    if (c.iteration != last) continue;
+    out << fmt::format("  {:<22} {:<14} {:>11} {:>11} {:>11.2f} {:>11.2f}\n", c.label,
+                       coll::ToString(c.op), FormatBytes(static_cast<double>(c.bytes)),
+                       FormatSeconds(c.time_s), c.algbw_bytes_per_s / 1e9,
+                       c.busbw_bytes_per_s / 1e9);
+  }
+}
+
+void PrintNetwork(const RunResult& r, std::ostream& out) {
+  const auto& n = r.network;
+  const auto& t = r.transport;
+  out << fmt::format(
+      "\n  network    payload {} delivered of {} sent in {} messages; {} on the wire\n",
+      FormatBytes(static_cast<double>(t.bytesDelivered)),
+      FormatBytes(static_cast<double>(t.bytesSent)), t.messagesSent,
+      FormatBytes(static_cast<double>(n.wireBytes)));
+  out << fmt::format("             drops {}, retransmissions {}, ECN marks {}, peak queue {}{}\n",
+                     n.drops, t.retransmissions, n.ecnMarks,
+                     FormatBytes(static_cast<double>(n.peakQueueBytes)),
+                     n.peakQueuePort.empty() ? "" : " at " + n.peakQueuePort);
+}
+
+}  // namespace
+
+void PrintSummary(const RunResult& r, const PerfFigures& perf,
+                  const std::vector<std::string>& written_files, std::ostream& out) {
+  out << fmt::format("nbox-cosim  {}  (seed {})\n", r.scenario.path, Setting(r, "job.seed"));
+  out << fmt::format("  topology   {} [{} hosts, {} switches, {} links]\n", r.topology_description,
+                     r.hosts, r.switches, r.links);
+  out << fmt::format(
+      "  workload   {} {} ({:.1f}M parameters), batch {}/rank, {} iterations, {} collectives "
+      "per iteration, {} ranks\n",
+      Setting(r, "workload.kind"), r.model.name, static_cast<double>(r.model.parameters) / 1e6,
+      Setting(r, "workload.batch_per_rank"), r.summary.iterations.size(),
+      r.collectives_per_iteration, Setting(r, "job.world_size"));
+  out << fmt::format("  network    {} {}, MTU {}, switch queue {}, ECN {}\n",
+                     Setting(r, "network.transport"), Setting(r, "network.tcp_cc"),
+                     Setting(r, "network.mtu"), Setting(r, "network.switch_queue"),
+                     Setting(r, "network.ecn"));
+  out << fmt::format("  collectives {} with {} channels, chunk {}\n",
+                     Setting(r, "collectives.allreduce"), Setting(r, "collectives.channels"),
+                     Setting(r, "collectives.chunk"));
+  out << fmt::format("\n  connections established at {} (before iteration 0, not counted)\n\n",
+                     FormatSeconds(r.summary.job_start_s));
+  PrintIterations(r, out);
+  PrintCollectives(r, out);
+  PrintNetwork(r, out);
+  out << fmt::format(
+      "  simulation {} simulated, {} events; wall {:.2f} s ({:.0f}k events/s), peak memory {}\n",
+      FormatSeconds(r.simulated_s), r.events, perf.wall_s, perf.events_per_s / 1e3,
+      FormatBytes(static_cast<double>(perf.peak_rss_kib) * 1024.0));
+  for (const auto& file : written_files) out << "  wrote      " << file << "\n";
+}
+
+}  // namespace nbox::cosim

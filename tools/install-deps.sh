@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages nbox builds and tests with, skipping those already there.
+# Run as root (or with sudo). README "Dependencies" says why each one is needed.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git   # compiler and build
+  libns3-dev ns3 libgsl-dev              # ns-3 3.37 (find_package needs all three)
+  libboost-graph-dev                     # topologies/ (Boost.Graph)
+  libcli11-dev                           # command lines
+  nlohmann-json3-dev                     # results.json, traces
+  libfmt-dev                             # formatting of reports and errors
+  libinih-dev                            # scenario .ini files
+  libgtest-dev                           # tests
+  python3                                # .ci/run and small tools
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+else
+  echo "install-deps: all packages present"
+fi
