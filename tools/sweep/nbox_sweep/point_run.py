@@ -21,6 +21,9 @@ STATUS = "status.json"
 STDOUT = "cosim.out"
 STDERR = "cosim.err"
 
+# A process ended by these signals was interrupted, not failed.
+_INTERRUPTIONS = (-signal.SIGINT, -signal.SIGTERM)
+
 # Point statuses, as the summary shows them.
 OK = "ok"              # results.json written
 FAILED = "failed"      # nbox-cosim ran and failed (or crashed, or timed out)
@@ -116,8 +119,9 @@ def run_point(plan: Plan, point: Point, folder: str, timeout_s: Optional[float] 
             if live is not None:
                 live.remove(proc)
     wall_s = time.monotonic() - start
-    if live is not None and live.stopping:
-        # Interrupted by the user: not a result of the point; the next run tries it again.
+    if (live is not None and live.stopping) or proc.returncode in _INTERRUPTIONS:
+        # Stopped from outside (Ctrl-C, scancel): not a result of the point, so nothing is
+        # recorded and the next run tries it again.
         return Outcome(point, MISSING, None, "interrupted", wall_s)
     exit_code = None if timed_out else proc.returncode
     if timed_out:

@@ -89,6 +89,7 @@ class Progress:
         self.redraw()
 
     def close(self) -> None:
+        self.running = 0
         if self.tty:
             self.redraw()
             self.stream.write("\n")

@@ -36,6 +36,7 @@ def run_sweep(plan: Plan, sweep: SweepDir, jobs: int, progress: Progress,
             progress.redraw()
             done, pending = cf.wait(pending, timeout=_REDRAW_S,
                                     return_when=cf.FIRST_COMPLETED)
+            progress.running = sum(1 for f in pending if f.running())
             for future in sorted(done, key=lambda f: futures[f].index):
                 outcome = future.result()
                 outcomes[outcome.point.index] = outcome
