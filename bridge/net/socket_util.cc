@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
 namespace nbox::bridge {
 namespace {
@@ -184,25 +183,18 @@ void RecvAll(int fd, void* data, size_t size, Clock::time_point deadline, const 
   }
 }
 
-UniqueFd ConnectWithRetry(const InetAddress& remote, Clock::time_point deadline,
-                          const std::string& what) {
-  auto pause = std::chrono::milliseconds(1);
-  while (true) {
-    try {
-      UniqueFd fd = StartConnect(InetAddress(), remote);
-      while (!ConnectFinished(fd.get(), remote)) {
-        if (!WaitFor(fd.get(), POLLOUT, deadline)) {
-          throw NetError("timed out connecting to " + remote.ToString(), true);
-        }
-      }
-      return fd;
-    } catch (const NetError& error) {
-      if (!error.remote() || Clock::now() + pause >= deadline) {
-        throw NetError(what + ": " + error.what(), error.remote());
+UniqueFd ConnectBlocking(const InetAddress& remote, Clock::time_point deadline,
+                         const std::string& what) {
+  try {
+    UniqueFd fd = StartConnect(InetAddress(), remote);
+    while (!ConnectFinished(fd.get(), remote)) {
+      if (!WaitFor(fd.get(), POLLOUT, deadline)) {
+        throw NetError("timed out connecting to " + remote.ToString(), true);
       }
     }
-    std::this_thread::sleep_for(pause);
-    if (pause < std::chrono::milliseconds(100)) pause *= 2;
+    return fd;
+  } catch (const NetError& error) {
+    throw NetError(what + ": " + error.what(), error.remote());
   }
 }
 

@@ -74,9 +74,9 @@ void SendAll(int fd, const void* data, size_t size, Clock::time_point deadline,
              const std::string& what);
 void RecvAll(int fd, void* data, size_t size, Clock::time_point deadline, const std::string& what);
 
-// Connects to `remote`, retrying refused connections until `deadline` (the listener may not
-// be up yet). Returns a non-blocking connected socket. Throws NetError.
-UniqueFd ConnectWithRetry(const InetAddress& remote, Clock::time_point deadline,
-                          const std::string& what);
+// Connects to `remote` and waits for the connection until `deadline`. Returns a non-blocking
+// connected socket. Throws NetError naming `what`.
+UniqueFd ConnectBlocking(const InetAddress& remote, Clock::time_point deadline,
+                         const std::string& what);
 
 }  // namespace nbox::bridge

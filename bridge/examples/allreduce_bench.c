@@ -1,0 +1,189 @@
+/* allreduce_bench: an all-reduce loop over the nbox host runtime, nccl-tests style.
+ *
+ * Each iteration optionally waits --compute-us microseconds (a stand-in for compute that does
+ * not depend on how many processes share the CPU) and then all-reduces --bytes of float32.
+ * Rank 0 prints the mean time per iteration and the algorithm and bus bandwidth of the
+ * all-reduce, plus one machine-readable RESULT line.
+ *
+ * Ranks find each other through the environment (nboxCommInitFromEnv): NBOX_RANK,
+ * NBOX_WORLD_SIZE and NBOX_UNIQUE_ID or NBOX_UNIQUE_ID_FILE. For a quick run on one machine,
+ * --launch W starts W ranks itself:
+ *
+ *   NBOX_NET_PLUGIN=/path/to/libnccl-net-nboxtcp.so ./nbox_allreduce_bench --launch 4 \
+ *       --bytes 32MiB --iters 20
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bridge/include/nbox_host.h"
+
+static double Now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void SleepUntil(double deadline) {
+  while (Now() < deadline) {
+    const double left = deadline - Now();
+    struct timespec t = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+    nanosleep(&t, NULL);
+  }
+}
+
+/* "32MiB", "4KiB", "1GB", "1000" -> bytes; 0 on a malformed value. */
+static size_t ParseBytes(const char* text) {
+  char* end = NULL;
+  const double value = strtod(text, &end);
+  double scale = 1;
+  if (strcmp(end, "") == 0 || strcmp(end, "B") == 0)
+    scale = 1;
+  else if (strcmp(end, "KiB") == 0)
+    scale = 1024.0;
+  else if (strcmp(end, "MiB") == 0)
+    scale = 1024.0 * 1024;
+  else if (strcmp(end, "GiB") == 0)
+    scale = 1024.0 * 1024 * 1024;
+  else if (strcmp(end, "KB") == 0)
+    scale = 1e3;
+  else if (strcmp(end, "MB") == 0)
+    scale = 1e6;
+  else if (strcmp(end, "GB") == 0)
+    scale = 1e9;
+  else
+    return 0;
+  return value > 0 ? (size_t)(value * scale) : 0;
+}
+
+static void Usage(const char* program) {
+  fprintf(stderr,
+          "usage: %s [--bytes SIZE] [--iters N] [--warmup N] [--compute-us US] [--launch W]\n"
+          "  SIZE like 32MiB (default 32MiB, float32 elements); ranks from NBOX_RANK,\n"
+          "  NBOX_WORLD_SIZE, NBOX_UNIQUE_ID[_FILE], or --launch W to start W local ranks\n",
+          program);
+}
+
+#define CHECK(call)                                                              \
+  do {                                                                           \
+    nboxResult_t result_ = (call);                                               \
+    if (result_ != nboxSuccess) {                                                \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, nboxGetErrorString(result_), \
+              nboxGetLastError(comm));                                           \
+      exit(1);                                                                   \
+    }                                                                            \
+  } while (0)
+
+/* Starts `world` copies of this program as ranks 0..world-1 and waits for them. */
+static int Launch(int world, char** argv) {
+  nboxComm_t comm = NULL;
+  nboxUniqueId id;
+  char text[NBOX_UNIQUE_ID_STRING_BYTES];
+  CHECK(nboxGetUniqueId(&id));
+  CHECK(nboxUniqueIdToString(&id, text));
+  setenv("NBOX_UNIQUE_ID", text, 1);
+  char world_text[16];
+  snprintf(world_text, sizeof(world_text), "%d", world);
+  setenv("NBOX_WORLD_SIZE", world_text, 1);
+  for (int r = 0; r < world; ++r) {
+    if (fork() == 0) {
+      char rank_text[16];
+      snprintf(rank_text, sizeof(rank_text), "%d", r);
+      setenv("NBOX_RANK", rank_text, 1);
+      execv("/proc/self/exe", argv);
+      _exit(127);
+    }
+  }
+  int failed = 0;
+  for (int r = 0; r < world; ++r) {
+    int status = 0;
+    if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
+  }
+  return failed;
+}
+
+int main(int argc, char** argv) {
+  size_t bytes = 32u << 20;
+  int iterations = 20, warmup = 3, launch = 0;
+  double compute_us = 0;
+  for (int i = 1; i < argc; ++i) {
+    const char* value = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(argv[i], "--bytes") == 0 && value) {
+      bytes = ParseBytes(value);
+    } else if (strcmp(argv[i], "--iters") == 0 && value) {
+      iterations = atoi(value);
+    } else if (strcmp(argv[i], "--warmup") == 0 && value) {
+      warmup = atoi(value);
+    } else if (strcmp(argv[i], "--compute-us") == 0 && value) {
+      compute_us = atof(value);
+    } else if (strcmp(argv[i], "--launch") == 0 && value) {
+      launch = atoi(value);
+    } else {
+      Usage(argv[0]);
+      return 2;
+    }
+    ++i;
+  }
+  if (bytes < 4 || iterations < 1 || warmup < 0 || compute_us < 0) {
+    Usage(argv[0]);
+    return 2;
+  }
+  if (launch > 0 && getenv("NBOX_RANK") == NULL) return Launch(launch, argv);
+
+  nboxComm_t comm = NULL;
+  CHECK(nboxCommInitFromEnv(&comm));
+  int rank = 0, world = 0;
+  CHECK(nboxCommUserRank(comm, &rank));
+  CHECK(nboxCommCount(comm, &world));
+  const size_t count = bytes / sizeof(float);
+  float* send = malloc(count * sizeof(float));
+  float* recv = malloc(count * sizeof(float));
+  if (send == NULL || recv == NULL) {
+    fprintf(stderr, "out of memory for %zu bytes\n", bytes);
+    return 1;
+  }
+  for (size_t i = 0; i < count; ++i) send[i] = (float)(rank + 1);
+
+  double total = 0;
+  for (int it = 0; it < warmup + iterations; ++it) {
+    const double start = Now();
+    if (compute_us > 0) SleepUntil(start + compute_us * 1e-6);
+    nboxRequest_t request = NULL;
+    CHECK(nboxAllReduce(send, recv, count, nboxFloat32, nboxSum, comm, &request));
+    CHECK(nboxWait(request));
+    if (it >= warmup) total += Now() - start;
+  }
+  /* Every element is 1 + 2 + ... + world, exact in float for any sane world size. */
+  const float want = (float)world * (float)(world + 1) / 2;
+  size_t wrong = 0;
+  for (size_t i = 0; i < count; ++i) wrong += recv[i] != want;
+
+  const double per_iteration = total / iterations;
+  const double comm_seconds = per_iteration - compute_us * 1e-6;
+  const double algbw = comm_seconds > 0 ? (double)(count * sizeof(float)) / comm_seconds / 1e9 : 0;
+  const double busbw = algbw * 2.0 * (world - 1) / world;
+  if (rank == 0) {
+    printf(
+        "nbox all-reduce: %d ranks, %zu bytes float32 sum, %d iterations (+%d warm-up), "
+        "compute %.0f us\n",
+        world, count * sizeof(float), iterations, warmup, compute_us);
+    printf("  time per iteration %.3f ms, all-reduce %.3f ms, algbw %.3f GB/s, busbw %.3f GB/s\n",
+           per_iteration * 1e3, comm_seconds * 1e3, algbw, busbw);
+    printf(
+        "RESULT ranks=%d bytes=%zu iters=%d iter_us=%.1f allreduce_us=%.1f algbw_GBps=%.4f "
+        "busbw_GBps=%.4f\n",
+        world, count * sizeof(float), iterations, per_iteration * 1e6, comm_seconds * 1e6, algbw,
+        busbw);
+  }
+  if (wrong > 0) fprintf(stderr, "rank %d: %zu elements differ from %g\n", rank, wrong, want);
+  CHECK(nboxCommDestroy(comm));
+  free(send);
+  free(recv);
+  return wrong > 0 ? 1 : 0;
+}

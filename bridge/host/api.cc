@@ -1,0 +1,548 @@
+// The C API of nbox_host.h: argument checks, the translation of each call into Parts (the
+// schedule and the copies around it), groups, requests and error reporting.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "bridge/host/bootstrap_root.h"
+#include "bridge/host/communicator.h"
+#include "bridge/host/config.h"
+#include "bridge/host/data_types.h"
+#include "bridge/host/host_error.h"
+#include "bridge/host/unique_id.h"
+#include "bridge/include/nbox_host.h"
+
+struct nboxComm {
+  std::unique_ptr<nbox::host::Communicator> impl;
+};
+
+struct nboxRequest {
+  std::shared_ptr<nbox::host::Operation> operation;
+};
+
+namespace nbox::host {
+namespace {
+
+thread_local std::string t_last_error;
+
+nboxResult_t Failed(nboxResult_t code, const std::string& message) {
+  t_last_error = message;
+  return code;
+}
+
+nboxResult_t Failed(const HostError& error) {
+  return Failed(error.code(), error.what());
+}
+
+// Calls of a group, per communicator in the order the communicators were first used.
+struct GroupState {
+  int depth = 0;
+  std::vector<std::pair<nboxComm*, std::shared_ptr<Operation>>> operations;
+};
+thread_local GroupState t_group;
+
+void CheckComm(const nboxComm* comm, const char* call) {
+  if (comm == nullptr || comm->impl == nullptr) {
+    throw HostError(nboxInvalidArgument, std::string(call) + ": comm is NULL");
+  }
+}
+
+void CheckType(nboxDataType_t type, const char* call) {
+  if (!IsValid(type)) {
+    throw HostError(nboxInvalidArgument, std::string(call) + ": unknown datatype " +
+                                             std::to_string(static_cast<int>(type)));
+  }
+}
+
+void CheckOp(nboxRedOp_t op, const char* call) {
+  if (!IsValid(op)) {
+    throw HostError(nboxInvalidArgument, std::string(call) + ": unknown reduction op " +
+                                             std::to_string(static_cast<int>(op)));
+  }
+}
+
+void CheckBuffer(const void* buffer, uint64_t bytes, const char* name, const char* call) {
+  if (buffer == nullptr && bytes > 0) {
+    throw HostError(nboxInvalidArgument, std::string(call) + ": " + name + " is NULL");
+  }
+}
+
+// count * multiplier * element bytes, refusing overflow.
+uint64_t Bytes(size_t count, uint64_t multiplier, nboxDataType_t type, const char* call) {
+  const uint64_t element = ElementBytes(type);
+  if (count != 0 && multiplier > std::numeric_limits<uint64_t>::max() / element / count) {
+    throw HostError(nboxInvalidArgument,
+                    std::string(call) + ": count " + std::to_string(count) + " is too large");
+  }
+  return static_cast<uint64_t>(count) * multiplier * element;
+}
+
+std::string Describe(const char* what, size_t count, nboxDataType_t type) {
+  return std::string(what) + " of " + std::to_string(count) + " " + ToString(type);
+}
+
+coll::CollectiveSpec SpecFor(const Communicator& comm, coll::CollectiveOp op, uint64_t bytes,
+                             nboxDataType_t type) {
+  coll::CollectiveSpec spec;
+  spec.op = op;
+  spec.algorithm = coll::Algorithm::kRing;
+  spec.world_size = comm.nranks();
+  spec.bytes = bytes;
+  spec.element_bytes = ElementBytes(type);
+  spec.channels = comm.channels();
+  spec.chunk_bytes = comm.chunk_bytes();
+  return spec;
+}
+
+// A point-to-point transfer as a schedule: the buffer in chunk_bytes messages to or from
+// `peer`, in order, none waiting for another.
+std::shared_ptr<const coll::RankSchedule> PointToPointSchedule(const Communicator& comm,
+                                                               coll::StepKind kind, int peer,
+                                                               uint64_t bytes) {
+  auto schedule = std::make_shared<coll::RankSchedule>();
+  schedule->rank = comm.rank();
+  schedule->buffer_bytes = bytes;
+  const uint64_t chunk = comm.chunk_bytes();
+  for (uint64_t offset = 0; offset < bytes; offset += chunk) {
+    coll::Step step;
+    step.id = static_cast<uint32_t>(schedule->steps.size());
+    step.kind = kind;
+    step.peer = peer;
+    step.offset = offset;
+    step.bytes = std::min(chunk, bytes - offset);
+    schedule->steps.push_back(std::move(step));
+  }
+  return schedule;
+}
+
+// Runs the call now, or adds it to the open group.
+void Submit(nboxComm* comm, Part part, nboxRequest_t* request) {
+  std::shared_ptr<Operation> operation;
+  if (t_group.depth > 0) {
+    for (auto& [group_comm, group_operation] : t_group.operations) {
+      if (group_comm == comm) operation = group_operation;
+    }
+    if (operation == nullptr) {
+      operation = std::make_shared<Operation>();
+      t_group.operations.emplace_back(comm, operation);
+    }
+    operation->parts.push_back(std::move(part));
+  } else {
+    operation = std::make_shared<Operation>();
+    operation->parts.push_back(std::move(part));
+    comm->impl->Enqueue(operation);
+  }
+  if (request != nullptr) *request = new nboxRequest{operation};
+}
+
+// Wraps a call: HostError becomes the return code and this thread's last error.
+template <typename Body>
+nboxResult_t Guard(Body body) {
+  try {
+    body();
+    return nboxSuccess;
+  } catch (const HostError& error) {
+    return Failed(error);
+  } catch (const std::bad_alloc&) {
+    return Failed(nboxSystemError, "out of memory");
+  } catch (const std::exception& error) {
+    return Failed(nboxInternalError, error.what());
+  }
+}
+
+std::string ReadIdFile(const std::string& path, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    std::ifstream file(path);
+    std::string text;
+    if (file >> text && text.size() == 2 * NBOX_UNIQUE_ID_BYTES) return text;
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw HostError(nboxSystemError, "NBOX_UNIQUE_ID_FILE " + path + ": no unique id after " +
+                                           std::to_string(timeout.count()) + " s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void WriteIdFile(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream file(temporary);
+    file << text << "\n";
+    if (!file) throw HostError(nboxSystemError, "NBOX_UNIQUE_ID_FILE: cannot write " + temporary);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    throw HostError(nboxSystemError,
+                    "NBOX_UNIQUE_ID_FILE: cannot rename " + temporary + " to " + path);
+  }
+}
+
+}  // namespace
+}  // namespace nbox::host
+
+using nbox::host::Bytes;
+using nbox::host::CheckBuffer;
+using nbox::host::CheckComm;
+using nbox::host::CheckOp;
+using nbox::host::CheckType;
+using nbox::host::Describe;
+using nbox::host::Guard;
+using nbox::host::HostError;
+using nbox::host::Part;
+using nbox::host::SpecFor;
+using nbox::host::Submit;
+namespace coll = nbox::coll;
+
+extern "C" {
+
+nboxResult_t nboxGetUniqueId(nboxUniqueId* id) {
+  return Guard([&] {
+    if (id == nullptr) throw HostError(nboxInvalidArgument, "nboxGetUniqueId: id is NULL");
+    std::string variable;
+    const std::string address = nbox::host::BootstrapAddressSetting(&variable);
+    const long timeout = nbox::host::IntFromEnvironment(
+        "NBOX_BOOTSTRAP_TIMEOUT_S", nbox::host::kDefaultBootstrapTimeoutSeconds, 1, 24 * 3600);
+    *id = nbox::host::EncodeUniqueId(
+        nbox::host::StartBootstrapRoot(address, variable, std::chrono::seconds(timeout)));
+  });
+}
+
+nboxResult_t nboxUniqueIdToString(const nboxUniqueId* id, char out[NBOX_UNIQUE_ID_STRING_BYTES]) {
+  return Guard([&] {
+    if (id == nullptr || out == nullptr) {
+      throw HostError(nboxInvalidArgument, "nboxUniqueIdToString: NULL argument");
+    }
+    const std::string text = nbox::host::UniqueIdToHex(*id);
+    std::memcpy(out, text.c_str(), text.size() + 1);
+  });
+}
+
+nboxResult_t nboxUniqueIdFromString(const char* text, nboxUniqueId* id) {
+  return Guard([&] {
+    if (text == nullptr || id == nullptr) {
+      throw HostError(nboxInvalidArgument, "nboxUniqueIdFromString: NULL argument");
+    }
+    *id = nbox::host::UniqueIdFromHex(text);
+  });
+}
+
+nboxResult_t nboxCommInitRank(nboxComm_t* comm, int nranks, nboxUniqueId id, int rank) {
+  return Guard([&] {
+    if (comm == nullptr) throw HostError(nboxInvalidArgument, "nboxCommInitRank: comm is NULL");
+    *comm = nullptr;
+    auto impl = nbox::host::Communicator::Create(nranks, id, rank);
+    *comm = new nboxComm{std::move(impl)};
+  });
+}
+
+nboxResult_t nboxCommInitFromEnv(nboxComm_t* comm) {
+  return Guard([&] {
+    if (comm == nullptr) throw HostError(nboxInvalidArgument, "nboxCommInitFromEnv: comm is NULL");
+    *comm = nullptr;
+    const long world = nbox::host::IntFromEnvironment("NBOX_WORLD_SIZE", -1, 1, 1 << 20);
+    const long rank = nbox::host::IntFromEnvironment("NBOX_RANK", -1, 0, 1 << 20);
+    if (world < 0 || rank < 0) {
+      throw HostError(nboxInvalidArgument,
+                      "nboxCommInitFromEnv: NBOX_RANK and NBOX_WORLD_SIZE must be set");
+    }
+    const nbox::host::RuntimeConfig config = nbox::host::ConfigFromEnvironment();
+    nboxUniqueId id;
+    const std::string text = nbox::bridge::EnvOr("NBOX_UNIQUE_ID", "");
+    const std::string path = nbox::bridge::EnvOr("NBOX_UNIQUE_ID_FILE", "");
+    if (!text.empty()) {
+      id = nbox::host::UniqueIdFromHex(text);
+    } else if (path.empty()) {
+      throw HostError(nboxInvalidArgument,
+                      "nboxCommInitFromEnv: set NBOX_UNIQUE_ID or NBOX_UNIQUE_ID_FILE");
+    } else if (rank == 0) {
+      const nboxResult_t result = nboxGetUniqueId(&id);
+      if (result != nboxSuccess) throw HostError(result, nbox::host::t_last_error);
+      nbox::host::WriteIdFile(path, nbox::host::UniqueIdToHex(id));
+    } else {
+      id = nbox::host::UniqueIdFromHex(nbox::host::ReadIdFile(path, config.bootstrap_timeout));
+    }
+    auto impl =
+        nbox::host::Communicator::Create(static_cast<int>(world), id, static_cast<int>(rank));
+    *comm = new nboxComm{std::move(impl)};
+  });
+}
+
+nboxResult_t nboxCommDestroy(nboxComm_t comm) {
+  return Guard([&] {
+    CheckComm(comm, "nboxCommDestroy");
+    comm->impl->Destroy();
+    delete comm;
+  });
+}
+
+nboxResult_t nboxCommAbort(nboxComm_t comm) {
+  return Guard([&] {
+    CheckComm(comm, "nboxCommAbort");
+    comm->impl->Abort();
+    delete comm;
+  });
+}
+
+nboxResult_t nboxCommCount(const nboxComm_t comm, int* count) {
+  return Guard([&] {
+    CheckComm(comm, "nboxCommCount");
+    if (count == nullptr) throw HostError(nboxInvalidArgument, "nboxCommCount: count is NULL");
+    *count = comm->impl->nranks();
+  });
+}
+
+nboxResult_t nboxCommUserRank(const nboxComm_t comm, int* rank) {
+  return Guard([&] {
+    CheckComm(comm, "nboxCommUserRank");
+    if (rank == nullptr) throw HostError(nboxInvalidArgument, "nboxCommUserRank: rank is NULL");
+    *rank = comm->impl->rank();
+  });
+}
+
+nboxResult_t nboxAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           nboxDataType_t datatype, nboxRedOp_t op, nboxComm_t comm,
+                           nboxRequest_t* request) {
+  constexpr const char* kCall = "nboxAllReduce";
+  return Guard([&] {
+    CheckComm(comm, kCall);
+    CheckType(datatype, kCall);
+    CheckOp(op, kCall);
+    const uint64_t bytes = Bytes(count, 1, datatype, kCall);
+    CheckBuffer(sendbuff, bytes, "sendbuff", kCall);
+    CheckBuffer(recvbuff, bytes, "recvbuff", kCall);
+    auto& impl = *comm->impl;
+    Part part;
+    part.schedule =
+        impl.ScheduleFor(SpecFor(impl, coll::CollectiveOp::kAllReduce, bytes, datatype));
+    part.work = static_cast<uint8_t*>(recvbuff);
+    part.type = datatype;
+    part.op = op;
+    part.before.push_back({part.work, static_cast<const uint8_t*>(sendbuff), bytes});
+    part.what = Describe("AllReduce", count, datatype);
+    Submit(comm, std::move(part), request);
+  });
+}
+
+nboxResult_t nboxAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           nboxDataType_t datatype, nboxComm_t comm, nboxRequest_t* request) {
+  constexpr const char* kCall = "nboxAllGather";
+  return Guard([&] {
+    CheckComm(comm, kCall);
+    CheckType(datatype, kCall);
+    auto& impl = *comm->impl;
+    const uint64_t bytes = Bytes(sendcount, impl.nranks(), datatype, kCall);
+    CheckBuffer(sendbuff, bytes, "sendbuff", kCall);
+    CheckBuffer(recvbuff, bytes, "recvbuff", kCall);
+    const coll::CollectiveSpec spec =
+        SpecFor(impl, coll::CollectiveOp::kAllGather, bytes, datatype);
+    Part part;
+    part.schedule = impl.ScheduleFor(spec);
+    part.work = static_cast<uint8_t*>(recvbuff);
+    part.type = datatype;
+    const coll::ByteRange own = coll::RankSegment(spec, impl.rank());
+    part.before.push_back(
+        {part.work + own.offset, static_cast<const uint8_t*>(sendbuff), own.bytes});
+    part.what = Describe("AllGather", sendcount, datatype);
+    Submit(comm, std::move(part), request);
+  });
+}
+
+nboxResult_t nboxReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               nboxDataType_t datatype, nboxRedOp_t op, nboxComm_t comm,
+                               nboxRequest_t* request) {
+  constexpr const char* kCall = "nboxReduceScatter";
+  return Guard([&] {
+    CheckComm(comm, kCall);
+    CheckType(datatype, kCall);
+    CheckOp(op, kCall);
+    auto& impl = *comm->impl;
+    const uint64_t bytes = Bytes(recvcount, impl.nranks(), datatype, kCall);
+    CheckBuffer(sendbuff, bytes, "sendbuff", kCall);
+    CheckBuffer(recvbuff, bytes, "recvbuff", kCall);
+    const coll::CollectiveSpec spec =
+        SpecFor(impl, coll::CollectiveOp::kReduceScatter, bytes, datatype);
+    Part part;
+    part.schedule = impl.ScheduleFor(spec);
+    // The schedule leaves partial sums all over its buffer, and sendbuff is const: work on a
+    // copy.
+    part.scratch.reset(new uint8_t[bytes > 0 ? bytes : 1]);
+    part.work = part.scratch.get();
+    part.type = datatype;
+    part.op = op;
+    const coll::ByteRange own = coll::RankSegment(spec, impl.rank());
+    part.before.push_back({part.work, static_cast<const uint8_t*>(sendbuff), bytes});
+    part.after.push_back({static_cast<uint8_t*>(recvbuff), part.work + own.offset, own.bytes});
+    part.what = Describe("ReduceScatter", recvcount, datatype);
+    Submit(comm, std::move(part), request);
+  });
+}
+
+nboxResult_t nboxBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           nboxDataType_t datatype, int root, nboxComm_t comm,
+                           nboxRequest_t* request) {
+  constexpr const char* kCall = "nboxBroadcast";
+  return Guard([&] {
+    CheckComm(comm, kCall);
+    CheckType(datatype, kCall);
+    auto& impl = *comm->impl;
+    if (root < 0 || root >= impl.nranks()) {
+      throw HostError(nboxInvalidArgument, std::string(kCall) + ": root " + std::to_string(root) +
+                                               " is not in 0.." +
+                                               std::to_string(impl.nranks() - 1));
+    }
+    const uint64_t bytes = Bytes(count, 1, datatype, kCall);
+    if (impl.rank() == root) CheckBuffer(sendbuff, bytes, "sendbuff", kCall);
+    CheckBuffer(recvbuff, bytes, "recvbuff", kCall);
+    coll::CollectiveSpec spec = SpecFor(impl, coll::CollectiveOp::kBroadcast, bytes, datatype);
+    spec.root = root;
+    Part part;
+    part.schedule = impl.ScheduleFor(spec);
+    part.work = static_cast<uint8_t*>(recvbuff);
+    part.type = datatype;
+    if (impl.rank() == root) {
+      part.before.push_back({part.work, static_cast<const uint8_t*>(sendbuff), bytes});
+    }
+    part.what = Describe("Broadcast", count, datatype);
+    Submit(comm, std::move(part), request);
+  });
+}
+
+static nboxResult_t PointToPoint(const char* call, coll::StepKind kind, void* buffer, size_t count,
+                                 nboxDataType_t datatype, int peer, nboxComm_t comm,
+                                 nboxRequest_t* request) {
+  return Guard([&] {
+    CheckComm(comm, call);
+    CheckType(datatype, call);
+    auto& impl = *comm->impl;
+    if (peer < 0 || peer >= impl.nranks()) {
+      throw HostError(nboxInvalidArgument, std::string(call) + ": peer " + std::to_string(peer) +
+                                               " is not in 0.." +
+                                               std::to_string(impl.nranks() - 1));
+    }
+    if (peer == impl.rank()) {
+      throw HostError(nboxInvalidUsage, std::string(call) + ": peer " + std::to_string(peer) +
+                                            " is this rank; copy the buffer instead");
+    }
+    const uint64_t bytes = Bytes(count, 1, datatype, call);
+    CheckBuffer(buffer, bytes, "buffer", call);
+    Part part;
+    part.schedule = nbox::host::PointToPointSchedule(impl, kind, peer, bytes);
+    part.work = static_cast<uint8_t*>(buffer);
+    part.type = datatype;
+    part.point_to_point = true;
+    part.what = Describe(kind == coll::StepKind::kSend ? "Send" : "Recv", count, datatype) +
+                (kind == coll::StepKind::kSend ? " to rank " : " from rank ") +
+                std::to_string(peer);
+    Submit(comm, std::move(part), request);
+  });
+}
+
+nboxResult_t nboxSend(const void* sendbuff, size_t count, nboxDataType_t datatype, int peer,
+                      nboxComm_t comm, nboxRequest_t* request) {
+  // The schedule only reads a Send's buffer.
+  return PointToPoint("nboxSend", coll::StepKind::kSend, const_cast<void*>(sendbuff), count,
+                      datatype, peer, comm, request);
+}
+
+nboxResult_t nboxRecv(void* recvbuff, size_t count, nboxDataType_t datatype, int peer,
+                      nboxComm_t comm, nboxRequest_t* request) {
+  return PointToPoint("nboxRecv", coll::StepKind::kRecv, recvbuff, count, datatype, peer, comm,
+                      request);
+}
+
+nboxResult_t nboxGroupStart(void) {
+  ++nbox::host::t_group.depth;
+  return nboxSuccess;
+}
+
+nboxResult_t nboxGroupEnd(void) {
+  auto& group = nbox::host::t_group;
+  if (group.depth == 0) {
+    return nbox::host::Failed(nboxInvalidUsage, "nboxGroupEnd without nboxGroupStart");
+  }
+  if (--group.depth > 0) return nboxSuccess;
+  auto operations = std::move(group.operations);
+  group.operations.clear();
+  for (auto& [comm, operation] : operations) comm->impl->Enqueue(operation);
+  return nboxSuccess;
+}
+
+nboxResult_t nboxWait(nboxRequest_t request) {
+  if (request == nullptr) return nbox::host::Failed(nboxInvalidArgument, "nboxWait: NULL request");
+  if (!request->operation->launched()) {
+    return nbox::host::Failed(nboxInvalidUsage,
+                              "nboxWait on a call of a group that nboxGroupEnd has not launched");
+  }
+  const nboxResult_t result = request->operation->Wait();
+  delete request;
+  if (result != nboxSuccess) {
+    return nbox::host::Failed(result, "the operation failed; see nboxGetLastError(comm)");
+  }
+  return nboxSuccess;
+}
+
+nboxResult_t nboxTest(nboxRequest_t request, int* done) {
+  if (request == nullptr || done == nullptr) {
+    return nbox::host::Failed(nboxInvalidArgument, "nboxTest: NULL argument");
+  }
+  nboxResult_t result = nboxSuccess;
+  *done = request->operation->Poll(&result) ? 1 : 0;
+  if (*done) delete request;
+  if (result != nboxSuccess) {
+    return nbox::host::Failed(result, "the operation failed; see nboxGetLastError(comm)");
+  }
+  return nboxSuccess;
+}
+
+nboxResult_t nboxCommSynchronize(nboxComm_t comm) {
+  nboxResult_t result = nboxSuccess;
+  const nboxResult_t checked = Guard([&] {
+    CheckComm(comm, "nboxCommSynchronize");
+    result = comm->impl->Synchronize();
+  });
+  if (checked != nboxSuccess) return checked;
+  if (result != nboxSuccess) return nbox::host::Failed(result, comm->impl->last_error());
+  return nboxSuccess;
+}
+
+const char* nboxGetErrorString(nboxResult_t result) {
+  switch (result) {
+    case nboxSuccess:
+      return "no error";
+    case nboxSystemError:
+      return "system error (a system call or the network failed on this host)";
+    case nboxInternalError:
+      return "internal error";
+    case nboxInvalidArgument:
+      return "invalid argument";
+    case nboxInvalidUsage:
+      return "invalid usage";
+    case nboxRemoteError:
+      return "remote error (a peer failed or went away)";
+    case nboxInProgress:
+      return "operation in progress";
+  }
+  return "unknown result code";
+}
+
+const char* nboxGetLastError(nboxComm_t comm) {
+  thread_local std::string text;
+  text = nbox::host::t_last_error;
+  if (comm != nullptr && comm->impl != nullptr && comm->impl->status() != nboxSuccess) {
+    text = comm->impl->last_error();
+  }
+  return text.c_str();
+}
+
+}  // extern "C"

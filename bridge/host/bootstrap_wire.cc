@@ -1,0 +1,79 @@
+#include "bridge/host/bootstrap_wire.h"
+
+#include <endian.h>
+
+#include <cstring>
+
+namespace nbox::host {
+namespace {
+
+void Put32(std::vector<uint8_t>& out, uint32_t value) {
+  value = htole32(value);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(&value);
+  out.insert(out.end(), bytes, bytes + 4);
+}
+
+void Put64(std::vector<uint8_t>& out, uint64_t value) {
+  value = htole64(value);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(&value);
+  out.insert(out.end(), bytes, bytes + 8);
+}
+
+uint32_t Get32(const uint8_t* in) {
+  uint32_t value;
+  std::memcpy(&value, in, 4);
+  return le32toh(value);
+}
+
+uint64_t Get64(const uint8_t* in) {
+  uint64_t value;
+  std::memcpy(&value, in, 8);
+  return le64toh(value);
+}
+
+}  // namespace
+
+std::vector<uint8_t> EncodeFrame(FrameType type, const std::vector<uint8_t>& payload) {
+  std::vector<uint8_t> frame;
+  frame.reserve(kFrameHeaderBytes + payload.size());
+  Put32(frame, static_cast<uint32_t>(type));
+  Put32(frame, 0);
+  Put64(frame, payload.size());
+  frame.insert(frame.end(), payload.begin(), payload.end());
+  return frame;
+}
+
+bool DecodeFrameHeader(const uint8_t* header, FrameType* type, uint64_t* length) {
+  const uint32_t raw_type = Get32(header);
+  *length = Get64(header + 8);
+  if (raw_type < 1 || raw_type > 4 || *length > kMaxFramePayload) return false;
+  *type = static_cast<FrameType>(raw_type);
+  return true;
+}
+
+std::vector<uint8_t> EncodeJoin(const JoinRequest& join) {
+  std::vector<uint8_t> payload;
+  payload.reserve(kJoinFixedBytes + join.blob.size());
+  Put64(payload, join.nonce);
+  Put32(payload, static_cast<uint32_t>(join.nranks));
+  Put32(payload, static_cast<uint32_t>(join.rank));
+  Put32(payload, static_cast<uint32_t>(join.channels));
+  Put32(payload, 0);
+  Put64(payload, join.chunk_bytes);
+  payload.insert(payload.end(), join.blob.begin(), join.blob.end());
+  return payload;
+}
+
+bool DecodeJoin(const std::vector<uint8_t>& payload, JoinRequest* join) {
+  if (payload.size() < kJoinFixedBytes) return false;
+  const uint8_t* in = payload.data();
+  join->nonce = Get64(in);
+  join->nranks = static_cast<int32_t>(Get32(in + 8));
+  join->rank = static_cast<int32_t>(Get32(in + 12));
+  join->channels = static_cast<int32_t>(Get32(in + 16));
+  join->chunk_bytes = Get64(in + 24);
+  join->blob.assign(payload.begin() + kJoinFixedBytes, payload.end());
+  return true;
+}
+
+}  // namespace nbox::host

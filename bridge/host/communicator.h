@@ -1,0 +1,97 @@
+// One rank's communicator: its plugin context and comms, its bootstrap connection, and the
+// runtime thread that executes its operations one after another (the "stream").
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+
+#include "bridge/host/bootstrap_client.h"
+#include "bridge/host/config.h"
+#include "bridge/host/connections.h"
+#include "bridge/host/net_plugin.h"
+#include "bridge/host/operation.h"
+#include "bridge/host/staging_pool.h"
+#include "collectives/schedule.h"
+
+namespace nbox::host {
+
+class Communicator {
+ public:
+  // Loads the plugin, listens, joins through the bootstrap and starts the runtime thread.
+  // Throws HostError.
+  static std::unique_ptr<Communicator> Create(int nranks, const nboxUniqueId& id, int rank);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  int channels() const { return config_.channels; }
+  uint64_t chunk_bytes() const { return config_.chunk_bytes; }
+
+  // The schedule of this rank for `spec` (built once per spec and cached). Throws HostError.
+  std::shared_ptr<const coll::RankSchedule> ScheduleFor(const coll::CollectiveSpec& spec);
+
+  // Queues an operation behind the earlier ones; on a failed communicator it fails at once.
+  void Enqueue(std::shared_ptr<Operation> operation);
+  // Waits for every operation enqueued so far; returns the communicator's status.
+  nboxResult_t Synchronize();
+  // Synchronize, stop the thread, close the comms, tell the root this rank left.
+  nboxResult_t Destroy();
+  // Stop now: pending operations fail, the other ranks are told through the root.
+  void Abort();
+
+  nboxResult_t status() const;
+  std::string last_error() const;
+
+ private:
+  Communicator(int nranks, int rank, RuntimeConfig config);
+  void Loop();
+  // Runs one operation to completion; throws HostError.
+  void Run(Operation& operation);
+  // Blocks until the plugin reports progress or `timeout_us` passed.
+  void WaitForProgress(uint64_t seen, int timeout_us);
+  // Throws HostError if the root reported a failed rank (checked at most every 100 ms).
+  void CheckPeers();
+  // Records the first failure, closes every comm and drops the bootstrap connection so the
+  // other ranks learn of it too.
+  void Fail(nboxResult_t code, const std::string& message);
+  void StopThread();
+
+  const int nranks_;
+  const int rank_;
+  const RuntimeConfig config_;
+  std::shared_ptr<NetPlugin> plugin_;
+  void* net_ctx_ = nullptr;
+  std::unique_ptr<Connections> connections_;
+  BootstrapClient bootstrap_;
+  StagingPool staging_;  // runtime thread only
+  std::chrono::steady_clock::time_point next_peer_check_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Operation>> queue_;
+  uint64_t enqueued_ = 0;
+  uint64_t completed_ = 0;
+  bool stop_ = false;
+  std::atomic<bool> abort_requested_{false};  // read by the runtime thread between passes
+  nboxResult_t status_ = nboxSuccess;
+  std::string error_;
+  std::thread thread_;
+
+  std::mutex schedule_mutex_;
+  using SpecKey = std::tuple<int, int, uint64_t, uint32_t, int, uint64_t, int>;
+  std::map<SpecKey, std::shared_ptr<const coll::RankSchedule>> schedules_;
+  std::list<SpecKey> schedule_age_;  // most recently used first
+};
+
+}  // namespace nbox::host

@@ -1,0 +1,34 @@
+// The runtime's settings from the environment (see nbox_host.h for the list). Bad values are
+// errors naming the variable and what was expected, never silently replaced by defaults.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace nbox::host {
+
+inline constexpr int kDefaultChannels = 1;
+inline constexpr uint64_t kDefaultChunkBytes = uint64_t{1} << 20;
+inline constexpr int kDefaultBootstrapTimeoutSeconds = 120;
+
+struct RuntimeConfig {
+  std::string plugin = "nboxtcp";             // NBOX_NET_PLUGIN
+  int device = 0;                             // NBOX_NET_DEV
+  int channels = kDefaultChannels;            // NBOX_CHANNELS
+  uint64_t chunk_bytes = kDefaultChunkBytes;  // NBOX_CHUNK_BYTES
+  std::chrono::seconds bootstrap_timeout{kDefaultBootstrapTimeoutSeconds};
+};
+
+// Throws HostError(nboxInvalidArgument) naming the variable.
+RuntimeConfig ConfigFromEnvironment();
+
+// The address nboxGetUniqueId listens on: NBOX_BOOTSTRAP_ADDR, else the first entry of
+// NBOX_TCP_IFADDR, else 127.0.0.1. Throws HostError naming the variable.
+std::string BootstrapAddressSetting(std::string* variable);
+
+// A whole number in [min, max] from environment variable `name` (`fallback` when unset).
+// Throws HostError(nboxInvalidArgument) naming it.
+long IntFromEnvironment(const char* name, long fallback, long min, long max);
+
+}  // namespace nbox::host

@@ -1,0 +1,152 @@
+/* nbox host runtime: NCCL-shaped collectives for CPU processes.
+ *
+ * Each process is one rank. Collectives run the schedules of nbox's collectives/ layer (the
+ * very messages a simulated rank exchanges) on host buffers, over an ncclNet plugin loaded
+ * exactly as NCCL loads it: NBOX_NET_PLUGIN=<name or path> (default "nboxtcp") is dlopen()ed
+ * as given, then as libnccl-net-<name>.so, and its ncclNetPlugin_v11 table is used.
+ *
+ * Execution model (a CUDA stream, without a GPU): every communicator has one internal stream.
+ * A call validates its arguments, enqueues the operation and returns at once; operations of a
+ * communicator run one after another in call order on the communicator's own thread. Buffers
+ * must stay valid and must not be touched until the operation completes. Completion is
+ * observed through the request the call returns (pass NULL when not needed): nboxWait blocks
+ * until that operation finished (so every earlier one on the communicator has too),
+ * nboxTest polls it; either releases the request once it reports completion.
+ * nboxCommSynchronize waits for everything enqueued so far.
+ *
+ * Groups: calls between nboxGroupStart and nboxGroupEnd are not started until the outermost
+ * nboxGroupEnd; those of one communicator then run as one operation whose messages all
+ * progress together (needed for Send/Recv patterns in which every rank sends before it
+ * receives). Collectives of a group pair up across ranks in call order, as do the sends and
+ * receives between any two ranks; keep that order the same on every rank, as with NCCL.
+ * Requests of a grouped call complete when the whole group's operation on that communicator
+ * does; waiting on one before nboxGroupEnd is nboxInvalidUsage.
+ *
+ * Errors: a call returns an error code at once for bad arguments; failures while running
+ * (a peer process died, a connection broke) are returned by nboxWait / nboxTest /
+ * nboxCommSynchronize and by every later call on that communicator. nboxGetLastError tells
+ * what happened. A rank whose peer died gets an error within about a second, never a hang.
+ *
+ * Environment (identical on every rank where marked *):
+ *   NBOX_NET_PLUGIN    plugin name or path (default nboxtcp)
+ *   NBOX_NET_DEV       plugin device index to use (default 0)
+ *   NBOX_CHANNELS *    parallel rings per collective, 1..64 (default 1)
+ *   NBOX_CHUNK_BYTES * pipelining chunk, e.g. 1MiB (default 1MiB)
+ *   NBOX_BOOTSTRAP_ADDR   address nboxGetUniqueId listens on (default: first entry of
+ *                         NBOX_TCP_IFADDR, else 127.0.0.1)
+ *   NBOX_BOOTSTRAP_TIMEOUT_S  how long init waits for all ranks (default 120)
+ *   NBOX_DEBUG         WARN or INFO: print plugin and runtime messages to stderr
+ */
+#ifndef NBOX_BRIDGE_NBOX_HOST_H_
+#define NBOX_BRIDGE_NBOX_HOST_H_
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Same values as ncclResult_t. */
+typedef enum {
+  nboxSuccess = 0,
+  nboxSystemError = 2,
+  nboxInternalError = 3,
+  nboxInvalidArgument = 4,
+  nboxInvalidUsage = 5,
+  nboxRemoteError = 6,
+  nboxInProgress = 7
+} nboxResult_t;
+
+/* Same values as ncclDataType_t. */
+typedef enum {
+  nboxInt8 = 0,
+  nboxUint8 = 1,
+  nboxInt32 = 2,
+  nboxUint32 = 3,
+  nboxInt64 = 4,
+  nboxUint64 = 5,
+  nboxFloat16 = 6, /* IEEE binary16; reduced in float, rounded to nearest even */
+  nboxFloat32 = 7,
+  nboxFloat64 = 8,
+  nboxBfloat16 = 9
+} nboxDataType_t;
+
+/* Same values as ncclRedOp_t. Integer sums and products wrap around. */
+typedef enum { nboxSum = 0, nboxProd = 1, nboxMax = 2, nboxMin = 3 } nboxRedOp_t;
+
+#define NBOX_UNIQUE_ID_BYTES 128
+/* Names the bootstrap of one communicator: the address of its root and a random nonce. */
+typedef struct {
+  char internal[NBOX_UNIQUE_ID_BYTES];
+} nboxUniqueId;
+/* Text form: 2 * NBOX_UNIQUE_ID_BYTES hex digits, plus a terminating NUL. */
+#define NBOX_UNIQUE_ID_STRING_BYTES (2 * NBOX_UNIQUE_ID_BYTES + 1)
+
+typedef struct nboxComm* nboxComm_t;
+typedef struct nboxRequest* nboxRequest_t;
+
+/* Starts the bootstrap root of a new communicator in this process (a thread that lives until
+ * every rank has destroyed the communicator, or one has died) and describes it in *id. Call
+ * it once per communicator, in any process that stays alive while the ranks run (usually
+ * rank 0's), and hand the id to every rank. */
+nboxResult_t nboxGetUniqueId(nboxUniqueId* id);
+nboxResult_t nboxUniqueIdToString(const nboxUniqueId* id, char out[NBOX_UNIQUE_ID_STRING_BYTES]);
+nboxResult_t nboxUniqueIdFromString(const char* text, nboxUniqueId* id);
+
+/* Collective: every rank of the communicator calls it with the same nranks and id. Returns
+ * once all nranks ranks have joined (or NBOX_BOOTSTRAP_TIMEOUT_S passed). */
+nboxResult_t nboxCommInitRank(nboxComm_t* comm, int nranks, nboxUniqueId id, int rank);
+/* torchrun-style: reads NBOX_RANK, NBOX_WORLD_SIZE and NBOX_UNIQUE_ID (text form). Without
+ * NBOX_UNIQUE_ID, NBOX_UNIQUE_ID_FILE names a file that rank 0 creates (with a fresh id) and
+ * the other ranks wait for. */
+nboxResult_t nboxCommInitFromEnv(nboxComm_t* comm);
+/* Waits for the communicator's operations, then releases it (tells the bootstrap root this
+ * rank left normally). */
+nboxResult_t nboxCommDestroy(nboxComm_t comm);
+/* Releases the communicator without waiting: pending operations fail, and the other ranks
+ * get an error as for a rank that died. */
+nboxResult_t nboxCommAbort(nboxComm_t comm);
+nboxResult_t nboxCommCount(const nboxComm_t comm, int* count);
+nboxResult_t nboxCommUserRank(const nboxComm_t comm, int* rank);
+
+/* sendbuff == recvbuff is in place. count elements per rank. */
+nboxResult_t nboxAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           nboxDataType_t datatype, nboxRedOp_t op, nboxComm_t comm,
+                           nboxRequest_t* request);
+/* recvbuff holds nranks * sendcount elements, rank r's at offset r * sendcount; in place when
+ * sendbuff == recvbuff + rank * sendcount. */
+nboxResult_t nboxAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           nboxDataType_t datatype, nboxComm_t comm, nboxRequest_t* request);
+/* sendbuff holds nranks * recvcount elements; rank r receives the reduction of block r. */
+nboxResult_t nboxReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               nboxDataType_t datatype, nboxRedOp_t op, nboxComm_t comm,
+                               nboxRequest_t* request);
+/* Copies root's sendbuff into every rank's recvbuff (sendbuff is read on the root only). */
+nboxResult_t nboxBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           nboxDataType_t datatype, int root, nboxComm_t comm,
+                           nboxRequest_t* request);
+/* Point to point (peer != own rank). Sends to a peer match that peer's receives from this
+ * rank in call order; counts and types must agree. */
+nboxResult_t nboxSend(const void* sendbuff, size_t count, nboxDataType_t datatype, int peer,
+                      nboxComm_t comm, nboxRequest_t* request);
+nboxResult_t nboxRecv(void* recvbuff, size_t count, nboxDataType_t datatype, int peer,
+                      nboxComm_t comm, nboxRequest_t* request);
+
+nboxResult_t nboxGroupStart(void);
+nboxResult_t nboxGroupEnd(void);
+
+nboxResult_t nboxWait(nboxRequest_t request);
+/* *done = 1 (and the request released) once complete; the operation's result is returned. */
+nboxResult_t nboxTest(nboxRequest_t request, int* done);
+nboxResult_t nboxCommSynchronize(nboxComm_t comm);
+
+const char* nboxGetErrorString(nboxResult_t result);
+/* What went wrong last on `comm` (or, with NULL, in this thread's last failed call that had no
+ * communicator yet, e.g. init). Valid until the next call in this thread. */
+const char* nboxGetLastError(nboxComm_t comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NBOX_BRIDGE_NBOX_HOST_H_ */

@@ -1,0 +1,189 @@
+// The host runtime's C API inside this process: argument checks and their messages, unique id
+// handling, bad settings, one-rank communicators (where every collective is a local copy) and
+// two communicators of two ranks in two threads of this process.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bridge/include/nbox_host.h"
+
+namespace {
+
+class HostApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("NBOX_NET_PLUGIN", NBOX_TCP_PLUGIN_PATH, 1);
+    setenv("NBOX_TCP_IFADDR", "127.0.0.1", 1);
+    unsetenv("NBOX_CHANNELS");
+    unsetenv("NBOX_CHUNK_BYTES");
+  }
+
+  nboxComm_t SingleRank() {
+    nboxUniqueId id;
+    EXPECT_EQ(nboxGetUniqueId(&id), nboxSuccess) << nboxGetLastError(nullptr);
+    nboxComm_t comm = nullptr;
+    EXPECT_EQ(nboxCommInitRank(&comm, 1, id, 0), nboxSuccess) << nboxGetLastError(nullptr);
+    return comm;
+  }
+};
+
+std::string LastError() {
+  return nboxGetLastError(nullptr);
+}
+
+TEST_F(HostApi, UniqueIdRoundTripsThroughText) {
+  nboxUniqueId id, back;
+  ASSERT_EQ(nboxGetUniqueId(&id), nboxSuccess);
+  char text[NBOX_UNIQUE_ID_STRING_BYTES];
+  ASSERT_EQ(nboxUniqueIdToString(&id, text), nboxSuccess);
+  EXPECT_EQ(std::strlen(text), 2u * NBOX_UNIQUE_ID_BYTES);
+  ASSERT_EQ(nboxUniqueIdFromString(text, &back), nboxSuccess);
+  EXPECT_EQ(std::memcmp(&id, &back, sizeof(id)), 0);
+
+  EXPECT_EQ(nboxUniqueIdFromString("abc", &back), nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "a unique id in text form has 256 hex digits, got 3 characters");
+  std::string bad(text);
+  bad[10] = 'g';
+  EXPECT_EQ(nboxUniqueIdFromString(bad.c_str(), &back), nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "a unique id in text form is hex digits; character 10 is 'g'");
+  const std::string zeros(2 * NBOX_UNIQUE_ID_BYTES, '0');
+  EXPECT_EQ(nboxUniqueIdFromString(zeros.c_str(), &back), nboxInvalidArgument);
+  EXPECT_NE(LastError().find("not made by nboxGetUniqueId"), std::string::npos);
+}
+
+TEST_F(HostApi, InitRejectsBadArguments) {
+  nboxUniqueId id;
+  ASSERT_EQ(nboxGetUniqueId(&id), nboxSuccess);
+  nboxComm_t comm = nullptr;
+  EXPECT_EQ(nboxCommInitRank(&comm, 0, id, 0), nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "nboxCommInitRank: nranks 0 is less than 1");
+  EXPECT_EQ(nboxCommInitRank(&comm, 2, id, 2), nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "nboxCommInitRank: rank 2 is not in 0..1");
+  nboxUniqueId garbage;
+  std::memset(&garbage, 7, sizeof(garbage));
+  EXPECT_EQ(nboxCommInitRank(&comm, 1, garbage, 0), nboxInvalidArgument);
+  EXPECT_EQ(comm, nullptr);
+}
+
+TEST_F(HostApi, InitNamesEveryFileItTriedForAMissingPlugin) {
+  setenv("NBOX_NET_PLUGIN", "nosuchplugin", 1);
+  nboxUniqueId id;
+  ASSERT_EQ(nboxGetUniqueId(&id), nboxSuccess);
+  nboxComm_t comm = nullptr;
+  EXPECT_EQ(nboxCommInitRank(&comm, 1, id, 0), nboxSystemError);
+  const std::string error = LastError();
+  EXPECT_NE(error.find("cannot load the net plugin 'nosuchplugin'"), std::string::npos) << error;
+  EXPECT_NE(error.find("\n  nosuchplugin: "), std::string::npos) << error;
+  EXPECT_NE(error.find("\n  libnccl-net-nosuchplugin.so: "), std::string::npos) << error;
+}
+
+TEST_F(HostApi, InitRejectsBadSettingsNamingTheVariable) {
+  nboxUniqueId id;
+  ASSERT_EQ(nboxGetUniqueId(&id), nboxSuccess);
+  nboxComm_t comm = nullptr;
+  setenv("NBOX_CHANNELS", "0", 1);
+  EXPECT_EQ(nboxCommInitRank(&comm, 1, id, 0), nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "NBOX_CHANNELS: expected a whole number in 1..64, got '0'");
+  unsetenv("NBOX_CHANNELS");
+  setenv("NBOX_CHUNK_BYTES", "lots", 1);
+  EXPECT_EQ(nboxCommInitRank(&comm, 1, id, 0), nboxInvalidArgument);
+  EXPECT_NE(LastError().find("NBOX_CHUNK_BYTES: "), std::string::npos) << LastError();
+  setenv("NBOX_CHUNK_BYTES", "2GiB", 1);
+  EXPECT_EQ(nboxCommInitRank(&comm, 1, id, 0), nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "NBOX_CHUNK_BYTES: expected 8B..1GiB, got '2GiB'");
+}
+
+TEST_F(HostApi, OneRankCollectivesAreCopies) {
+  nboxComm_t comm = SingleRank();
+  ASSERT_NE(comm, nullptr);
+  int count = 0, rank = -1;
+  ASSERT_EQ(nboxCommCount(comm, &count), nboxSuccess);
+  ASSERT_EQ(nboxCommUserRank(comm, &rank), nboxSuccess);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(rank, 0);
+  const std::vector<float> in = {1.5f, -2.0f, 3.25f};
+  std::vector<float> out(3, 0.0f), gathered(3, 0.0f), scattered(3, 0.0f), broadcast(3, 0.0f);
+  nboxRequest_t request = nullptr;
+  ASSERT_EQ(nboxAllReduce(in.data(), out.data(), 3, nboxFloat32, nboxMax, comm, &request),
+            nboxSuccess);
+  ASSERT_EQ(nboxWait(request), nboxSuccess);
+  ASSERT_EQ(nboxAllGather(in.data(), gathered.data(), 3, nboxFloat32, comm, nullptr), nboxSuccess);
+  ASSERT_EQ(nboxReduceScatter(in.data(), scattered.data(), 3, nboxFloat32, nboxSum, comm, nullptr),
+            nboxSuccess);
+  ASSERT_EQ(nboxBroadcast(in.data(), broadcast.data(), 3, nboxFloat32, 0, comm, nullptr),
+            nboxSuccess);
+  ASSERT_EQ(nboxCommSynchronize(comm), nboxSuccess);
+  EXPECT_EQ(out, in);
+  EXPECT_EQ(gathered, in);
+  EXPECT_EQ(scattered, in);
+  EXPECT_EQ(broadcast, in);
+  EXPECT_EQ(nboxCommDestroy(comm), nboxSuccess);
+}
+
+TEST_F(HostApi, CallsRejectBadArgumentsWithMessages) {
+  nboxComm_t comm = SingleRank();
+  ASSERT_NE(comm, nullptr);
+  float data[4] = {};
+  nboxRequest_t request = nullptr;
+  EXPECT_EQ(nboxAllReduce(data, data, 4, static_cast<nboxDataType_t>(42), nboxSum, comm, &request),
+            nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "nboxAllReduce: unknown datatype 42");
+  EXPECT_EQ(nboxAllReduce(data, data, 4, nboxFloat32, static_cast<nboxRedOp_t>(9), comm, &request),
+            nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "nboxAllReduce: unknown reduction op 9");
+  EXPECT_EQ(nboxAllReduce(nullptr, data, 4, nboxFloat32, nboxSum, comm, &request),
+            nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "nboxAllReduce: sendbuff is NULL");
+  EXPECT_EQ(nboxAllReduce(data, data, 4, nboxFloat32, nboxSum, nullptr, &request),
+            nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "nboxAllReduce: comm is NULL");
+  EXPECT_EQ(nboxAllReduce(data, data, SIZE_MAX / 2, nboxFloat32, nboxSum, comm, &request),
+            nboxInvalidArgument);
+  EXPECT_EQ(nboxBroadcast(data, data, 4, nboxFloat32, 1, comm, &request), nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "nboxBroadcast: root 1 is not in 0..0");
+  EXPECT_EQ(nboxSend(data, 4, nboxFloat32, 3, comm, &request), nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "nboxSend: peer 3 is not in 0..0");
+  EXPECT_EQ(nboxRecv(data, 4, nboxFloat32, 0, comm, &request), nboxInvalidUsage);
+  EXPECT_EQ(LastError(), "nboxRecv: peer 0 is this rank; copy the buffer instead");
+  EXPECT_EQ(nboxGroupEnd(), nboxInvalidUsage);
+  EXPECT_EQ(LastError(), "nboxGroupEnd without nboxGroupStart");
+  EXPECT_EQ(nboxWait(nullptr), nboxInvalidArgument);
+  // A zero-count call needs no buffers.
+  EXPECT_EQ(nboxAllReduce(nullptr, nullptr, 0, nboxFloat32, nboxSum, comm, &request), nboxSuccess);
+  EXPECT_EQ(nboxWait(request), nboxSuccess);
+  EXPECT_STREQ(nboxGetErrorString(nboxRemoteError), "remote error (a peer failed or went away)");
+  EXPECT_EQ(nboxCommDestroy(comm), nboxSuccess);
+}
+
+// Two ranks as two threads of this process: two communicators over the same loaded plugin.
+TEST_F(HostApi, TwoCommunicatorsInOneProcess) {
+  nboxUniqueId id;
+  ASSERT_EQ(nboxGetUniqueId(&id), nboxSuccess);
+  std::vector<std::vector<int64_t>> results(2);
+  std::vector<nboxResult_t> status(2, nboxInternalError);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      nboxComm_t comm = nullptr;
+      status[r] = nboxCommInitRank(&comm, 2, id, r);
+      if (status[r] != nboxSuccess) return;
+      std::vector<int64_t> data = {r + 1, 10 * (r + 1), -r};
+      nboxRequest_t request = nullptr;
+      status[r] = nboxAllReduce(data.data(), data.data(), 3, nboxInt64, nboxSum, comm, &request);
+      if (status[r] == nboxSuccess) status[r] = nboxWait(request);
+      results[r] = data;
+      nboxCommDestroy(comm);
+    });
+  }
+  for (auto& rank : ranks) rank.join();
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(status[r], nboxSuccess) << r;
+    EXPECT_EQ(results[r], (std::vector<int64_t>{3, 30, -1}));
+  }
+}
+
+}  // namespace
