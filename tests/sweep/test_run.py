@@ -2,6 +2,9 @@
 
 import io
 import os
+import signal
+import subprocess
+import time
 
 import pytest
 
@@ -148,6 +151,36 @@ def test_a_folder_is_not_resumed_with_another_base(sweeper):
     done = _sweep(sweeper, "--vary", "job.seed=1,2")
     assert done.returncode == 2 and "changed" in done.stderr
     assert len(sweeper.runs()) == 2
+
+
+def test_zip_runs_paired_values_only(sweeper):
+    done = _sweep(sweeper, "--vary", "job.world_size=4,8", "--vary", "network.ecn=on,off",
+                  "--zip")
+    assert done.returncode == 0, done.stderr
+    assert sorted(sweeper.runs()) == ["world_size=4,ecn=on", "world_size=8,ecn=off"]
+
+
+def test_an_interrupted_sweep_records_nothing_and_resumes(sweeper):
+    out = os.path.join(sweeper.tmp, "out")
+    cmd = [sweeper.launcher, sweeper.scenario, "--vary", "job.world_size=4,8", "--out", out,
+           "-j", "2", "--cosim", sweeper.fake]
+    # Its own session, so the signal reaches it and its nbox-cosim processes as Ctrl-C would.
+    proc = subprocess.Popen(cmd, env=dict(sweeper.env, FAKE_COSIM_SLEEP="30"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 20
+    while not all(os.path.exists(os.path.join(out, "points", name, "cosim.err"))
+                  for name in ("world_size=4", "world_size=8")):
+        assert time.monotonic() < deadline and proc.poll() is None, "the points never started"
+        time.sleep(0.05)
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == 130 and "interrupted" in stderr
+    for name in ("world_size=4", "world_size=8"):
+        assert not os.path.exists(os.path.join(out, "points", name, "status.json"))
+    done = _sweep(sweeper, "--vary", "job.world_size=4,8")
+    assert done.returncode == 0 and sorted(sweeper.runs()) == ["world_size=4", "world_size=8"]
 
 
 def test_collect_rebuilds_the_summary(sweeper):
