@@ -7,7 +7,7 @@ by an earlier run are skipped, so an interrupted sweep continues where it stoppe
 import concurrent.futures as cf
 from typing import List, Optional
 
-from nbox_sweep.point_run import LiveProcesses, Outcome, is_finished, run_point
+from nbox_sweep.point_run import OK, LiveProcesses, Outcome, is_finished, run_point
 from nbox_sweep.progress import Progress
 from nbox_sweep.sweep_dir import Plan, SweepDir
 
@@ -21,8 +21,8 @@ def run_sweep(plan: Plan, sweep: SweepDir, jobs: int, progress: Progress,
     to_run = []
     for point in plan.points:
         if is_finished(sweep.point_dir(point)):
-            outcomes[point.index] = Outcome(point, "ok", 0, "", 0.0, skipped=True)
-            progress.finished(point.name, "ok", 0.0, skipped=True)
+            outcomes[point.index] = Outcome(point, OK, 0, "", 0.0, skipped=True)
+            progress.finished(point.name, OK, 0.0, skipped=True)
         else:
             to_run.append(point)
     live = LiveProcesses()
