@@ -12,7 +12,7 @@ packages=(
   libfmt-dev                             # formatting of reports and errors
   libinih-dev                            # scenario .ini files
   libgtest-dev                           # tests
-  python3                                # .ci/run and small tools
+  python3 python3-matplotlib python3-pytest  # nbox-sweep, its plots and its tests
 )
 
 missing=()

@@ -78,6 +78,34 @@ TEST_F(CosimCli, WritesResultsAndTraceForEveryRank) {
   EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3}));
   const auto perf = nlohmann::json::parse(ReadFile(dir_ / "a" / "perf.json"));
   EXPECT_GT(perf["events"].get<double>(), 0);
+
+  // traffic.csv (from the schedules) accounts for every payload byte the network delivered,
+  // and a 4-rank ring only ever sends to the next rank.
+  std::istringstream csv(ReadFile(dir_ / "a" / "traffic.csv"));
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "src,dst,channel,bytes");
+  uint64_t total = 0;
+  while (std::getline(csv, line)) {
+    unsigned src, dst, channel;
+    unsigned long long bytes;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%u,%u,%u,%llu", &src, &dst, &channel, &bytes), 4) << line;
+    EXPECT_EQ(dst, (src + 1) % 4) << line;
+    total += bytes;
+  }
+  EXPECT_EQ(total, results["network"]["payload_bytes_delivered"].get<uint64_t>());
+}
+
+TEST_F(CosimCli, CheckValidatesWithoutRunningOrWriting) {
+  const auto ok = RunCosim("tests/cosim/fixtures/tiny.ini --check --out " + dir_.string());
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("is valid"), std::string::npos) << ok.output;
+  EXPECT_FALSE(fs::exists(dir_));
+  const auto bad = RunCosim("tests/cosim/fixtures/tiny.ini --check --set topology.hosts=2 --out " +
+                            dir_.string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("topology.hosts"), std::string::npos) << bad.output;
+  EXPECT_FALSE(fs::exists(dir_));
 }
 
 TEST_F(CosimCli, SameSeedGivesIdenticalResults) {

@@ -16,6 +16,7 @@
 #include "tools/cosim/chrome_trace.h"
 #include "tools/cosim/sim_loop.h"
 #include "tools/cosim/terminal_report.h"
+#include "tools/cosim/traffic_matrix.h"
 #include "tools/scenario/scenario.h"
 
 namespace {
@@ -36,12 +37,15 @@ int main(int argc, char** argv) {
   std::string out_dir;
   uint64_t seed = 0;
   bool list_keys = false;
+  bool check_only = false;
   app.add_option("scenario", scenario_path, "scenario file (.ini); see scenarios/README.md");
   app.add_option("--set", overrides, "override a key: section.key=value (repeatable)")
       ->type_name("SECTION.KEY=VALUE");
   app.add_option("--out", out_dir, "output folder (default: output.dir, else results/<name>)");
   app.add_option("--seed", seed, "random seed (overrides job.seed)");
   app.add_flag("--list-keys", list_keys, "print every scenario section and key, then exit");
+  app.add_flag("--check", check_only,
+               "validate the scenario and build the simulation, then exit without running it");
   CLI11_PARSE(app, argc, argv);
 
   if (list_keys) {
@@ -64,6 +68,13 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "nbox-cosim: " << e.what() << "\n";
     return kExitBadInput;
+  }
+  if (check_only) {
+    std::cout << "nbox-cosim: " << scenario_path << " is valid ("
+              << assembly.net.topology.description << ", " << scenario.job.world_size
+              << " ranks)\n";
+    ns3::Simulator::Destroy();
+    return 0;
   }
 
   try {
@@ -97,6 +108,8 @@ int main(int argc, char** argv) {
     };
     write("results.json", nbox::cosim::ResultsJson(result));
     write("perf.json", nbox::cosim::PerfJson(result, perf));
+    write("traffic.csv", nbox::cosim::TrafficCsv(nbox::cosim::ProgramTraffic(
+                             *assembly.program, *job->GetCommunicator())));
     if (scenario.output.trace == "chrome") {
       write("trace.json", nbox::cosim::ChromeTraceJson(*job->GetRecords()));
     }

@@ -51,6 +51,7 @@ ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransp
   for (const auto& p : net.ports) {
     ports.push_back({{"from", p.fromNode},
                      {"to", p.toNode},
+                     {"from_switch", p.fromSwitch},
                      {"link", p.linkId},
                      {"tx_bytes", p.txBytes},
                      {"tx_packets", p.txPackets},
@@ -98,6 +99,7 @@ std::string ResultsJson(const RunResult& r) {
         {"source", r.model.source}}},
       {"job_start_s", r.summary.job_start_s},
       {"steady_iteration_time_s", SteadyIterationTime(r.summary)},
+      {"steady_exposed_comm_s", SteadyExposedComm(r.summary)},
       {"collectives_per_iteration", r.collectives_per_iteration},
       {"iterations", IterationsJson(r.summary)},
       {"collectives", CollectivesJson(r.summary)},

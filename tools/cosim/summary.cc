@@ -83,13 +83,26 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
   return summary;
 }
 
-double SteadyIterationTime(const JobSummary& summary) {
+namespace {
+
+// Mean of `field` over the iterations after the first, or the only iteration's value.
+double SteadyMean(const JobSummary& summary, double IterationSummary::*field) {
   const auto& its = summary.iterations;
   if (its.empty()) return 0;
-  if (its.size() == 1) return its.front().time_s;
+  if (its.size() == 1) return its.front().*field;
   double sum = 0;
-  for (size_t i = 1; i < its.size(); ++i) sum += its[i].time_s;
+  for (size_t i = 1; i < its.size(); ++i) sum += its[i].*field;
   return sum / static_cast<double>(its.size() - 1);
+}
+
+}  // namespace
+
+double SteadyIterationTime(const JobSummary& summary) {
+  return SteadyMean(summary, &IterationSummary::time_s);
+}
+
+double SteadyExposedComm(const JobSummary& summary) {
+  return SteadyMean(summary, &IterationSummary::exposed_comm_s);
 }
 
 }  // namespace nbox::cosim

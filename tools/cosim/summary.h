@@ -52,5 +52,7 @@ JobSummary Summarize(const ns3::NboxJobRecords& records);
 // Mean iteration time over the iterations after the first (the first is a warm-up: TCP
 // windows open during it); the only iteration's time when there is one.
 double SteadyIterationTime(const JobSummary& summary);
+// The same mean for exposed communication.
+double SteadyExposedComm(const JobSummary& summary);
 
 }  // namespace nbox::cosim

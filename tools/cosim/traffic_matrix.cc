@@ -1,5 +1,7 @@
 #include "tools/cosim/traffic_matrix.h"
 
+#include <fmt/format.h>
+
 namespace nbox::cosim {
 
 TrafficMatrix ProgramTraffic(const work::RankProgram& program,
@@ -17,6 +19,15 @@ TrafficMatrix ProgramTraffic(const work::RankProgram& program,
     }
   }
   return matrix;
+}
+
+std::string TrafficCsv(const TrafficMatrix& matrix) {
+  std::string csv = "src,dst,channel,bytes\n";
+  for (const auto& [key, bytes] : matrix) {
+    const auto [src, dst, channel] = key;
+    csv += fmt::format("{},{},{},{}\n", src, dst, channel, bytes);
+  }
+  return csv;
 }
 
 uint64_t TotalBytes(const TrafficMatrix& matrix) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
 
 #include "ns3/nbox-communicator.h"
@@ -20,5 +21,8 @@ using TrafficMatrix = std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint64_
 TrafficMatrix ProgramTraffic(const work::RankProgram& program, ns3::NboxCommunicator& communicator);
 
 uint64_t TotalBytes(const TrafficMatrix& matrix);
+
+// "src,dst,channel,bytes" with a header line, one row per entry in key order.
+std::string TrafficCsv(const TrafficMatrix& matrix);
 
 }  // namespace nbox::cosim
