@@ -169,6 +169,18 @@ NboxNetwork::TrackBacklog(Ptr<PortCounters> counters, uint32_t /* oldBytes */, u
     }
 }
 
+void
+NboxNetwork::SamplePorts(std::vector<PortSample>& samples) const
+{
+    samples.resize(m_ports.size());
+    for (size_t i = 0; i < m_ports.size(); ++i)
+    {
+        const Port& port = m_ports[i];
+        samples[i].txBytes = port.counters->txBytes;
+        samples[i].queueBytes = port.queueDisc ? port.queueDisc->GetNBytes() : 0;
+    }
+}
+
 NboxNetworkStats
 NboxNetwork::GetStats() const
 {

@@ -69,6 +69,19 @@ class NboxNetwork : public Object
     /** Reads every port's counters now. */
     NboxNetworkStats GetStats() const;
 
+    /** One port at one instant: what it has sent so far and what waits in its queue. */
+    struct PortSample
+    {
+        uint64_t txBytes;    //!< wire bytes sent since the start
+        uint64_t queueBytes; //!< backlog of the port's queue disc now
+    };
+
+    /**
+     * Fills `samples` with every port's state now, in GetStats().ports order. Cheap (no
+     * strings, no allocation once sized), for sampling throughput and queues over time.
+     */
+    void SamplePorts(std::vector<PortSample>& samples) const;
+
     /** Number of ports (twice the number of links). */
     uint32_t GetNPorts() const;
     /** The device and queue disc of port `portIndex` (in GetStats().ports order). */

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -94,6 +95,51 @@ TEST_F(CosimCli, WritesResultsAndTraceForEveryRank) {
     total += bytes;
   }
   EXPECT_EQ(total, results["network"]["payload_bytes_delivered"].get<uint64_t>());
+}
+
+TEST_F(CosimCli, LinkSamplesAccountForEveryPortsBytesWithinLineRate) {
+  const auto run = RunCosim("tests/cosim/fixtures/tiny.ini --set output.link_sample=100us --out " +
+                            (dir_ / "a").string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto results = nlohmann::json::parse(ReadFile(dir_ / "a" / "results.json"));
+  const auto& ports = results["network"]["ports"];
+  std::istringstream csv(ReadFile(dir_ / "a" / "links.csv"));
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "time_s,port,from,to,gbps,queue_bytes");
+  std::vector<double> bytes(ports.size(), 0.0);
+  double previous_time = 0;
+  double last_time = 0;
+  size_t rows = 0;
+  while (std::getline(csv, line)) {
+    double time_s, gbps;
+    unsigned port;
+    unsigned long long queue;
+    char from[64], to[64];
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lf,%u,%63[^,],%63[^,],%lf,%llu", &time_s, &port, from, to,
+                          &gbps, &queue),
+              6)
+        << line;
+    ASSERT_LT(port, ports.size());
+    EXPECT_EQ(ports[port]["from"], from);
+    if (time_s != last_time) {
+      previous_time = last_time;
+      last_time = time_s;
+    }
+    // A port is counted when a packet starts on the wire, so one interval may hold one
+    // 9002-byte frame more than 100 Gb/s would carry.
+    EXPECT_LE(gbps, 100.0 + 9002 * 8 / 100e-6 / 1e9) << line;
+    if (ports[port]["from_switch"].get<bool>()) {
+      EXPECT_LE(queue, 4'000'000u) << line;  // network.switch_queue (default)
+    }
+    bytes[port] += gbps * 1e9 / 8 * (time_s - previous_time);
+    ++rows;
+  }
+  EXPECT_GT(rows, 100u);
+  for (size_t p = 0; p < ports.size(); ++p) {
+    // Only the connection handshakes happen before the job start, where samples begin.
+    EXPECT_NEAR(bytes[p], ports[p]["tx_bytes"].get<double>(), 1000.0) << "port " << p;
+  }
 }
 
 TEST_F(CosimCli, CheckValidatesWithoutRunningOrWriting) {

@@ -52,12 +52,13 @@ TEST(LoadScenario, EmptyFileGivesTheDefaultsOfScenarioH) {
   EXPECT_EQ(loaded.output.dir, defaults.output.dir);
   EXPECT_EQ(loaded.output.trace, defaults.output.trace);
   EXPECT_EQ(loaded.output.progress, defaults.output.progress);
+  EXPECT_EQ(loaded.output.link_sample_s, 0.0);
 }
 
 TEST(LoadScenario, SettingsListEveryKeyWithItsDefault) {
   const Scenario loaded = LoadScenario(Fixture("empty.ini"));
-  // 2 job + 11 topology + 8 network + 3 collectives + 12 workload + 3 output keys.
-  EXPECT_EQ(loaded.settings.size(), 39u);
+  // 2 job + 11 topology + 8 network + 3 collectives + 12 workload + 4 output keys.
+  EXPECT_EQ(loaded.settings.size(), 40u);
   const std::map<std::string, std::string> expected = {
       {"job.world_size", "8"},
       {"job.seed", "1"},
@@ -92,6 +93,7 @@ TEST(LoadScenario, SettingsListEveryKeyWithItsDefault) {
       {"output.dir", ""},
       {"output.trace", "none"},
       {"output.progress", "auto"},
+      {"output.link_sample", "0s"},
   };
   for (const auto& [key, value] : expected) {
     ASSERT_EQ(loaded.settings.count(key), 1u) << key;

@@ -14,6 +14,7 @@
 #include "tools/cosim/assembly.h"
 #include "tools/cosim/atomic_file.h"
 #include "tools/cosim/chrome_trace.h"
+#include "tools/cosim/link_samples.h"
 #include "tools/cosim/sim_loop.h"
 #include "tools/cosim/terminal_report.h"
 #include "tools/cosim/traffic_matrix.h"
@@ -80,9 +81,17 @@ int main(int argc, char** argv) {
   try {
     const auto progress = nbox::cosim::ParseProgressMode(scenario.output.progress);
     auto job = assembly.job;
-    const auto loop =
-        nbox::cosim::RunSimulation([job] { return job->IsFinished(); },
-                                   [job] { return job->IsStalled(); }, progress, std::cerr);
+    // Sampling links rides on the loop's slices: one slice per sample.
+    const double link_sample_s = scenario.output.link_sample_s;
+    nbox::cosim::LinkSampler sampler(assembly.net.network);
+    std::function<void()> after_slice;
+    if (link_sample_s > 0) {
+      sampler.Sample(ns3::Simulator::Now().GetSeconds());
+      after_slice = [&sampler] { sampler.Sample(ns3::Simulator::Now().GetSeconds()); };
+    }
+    const auto loop = nbox::cosim::RunSimulation(
+        [job] { return job->IsFinished(); }, [job] { return job->IsStalled(); }, progress,
+        std::cerr, link_sample_s > 0 ? link_sample_s : 100e-6, after_slice);
     if (!loop.finished) {
       std::cerr << fmt::format(
           "nbox-cosim: the job stalled at {:.6f} s simulated with {} of {} ranks finished: "
@@ -110,6 +119,9 @@ int main(int argc, char** argv) {
     write("perf.json", nbox::cosim::PerfJson(result, perf));
     write("traffic.csv", nbox::cosim::TrafficCsv(nbox::cosim::ProgramTraffic(
                              *assembly.program, *job->GetCommunicator())));
+    if (link_sample_s > 0) {
+      write("links.csv", sampler.Csv(result.network, result.summary.job_start_s));
+    }
     if (scenario.output.trace == "chrome") {
       write("trace.json", nbox::cosim::ChromeTraceJson(*job->GetRecords()));
     }

@@ -32,7 +32,8 @@ ProgressMode ParseProgressMode(const std::string& text) {
 
 SimLoopResult RunSimulation(const std::function<bool()>& finished,
                             const std::function<bool()>& stalled, ProgressMode mode,
-                            std::ostream& err, double slice_s) {
+                            std::ostream& err, double slice_s,
+                            const std::function<void()>& after_slice) {
   const bool tty = isatty(STDERR_FILENO) != 0;
   const bool show = mode == ProgressMode::kOn || (mode == ProgressMode::kAuto && tty);
   // On a terminal the line is rewritten in place; in a log a line is added every 10 s.
@@ -51,6 +52,7 @@ SimLoopResult RunSimulation(const std::function<bool()>& finished,
     ns3::Simulator::Stop(ns3::Seconds(slice_s));
     ns3::Simulator::Run();
     ++result.slices;
+    if (after_slice) after_slice();
     const double wall = Since(start);
     if (show && wall >= kProgressAfterWallS && wall - last_print >= refresh_s) {
       const uint64_t events = ns3::Simulator::GetEventCount() - events_before;

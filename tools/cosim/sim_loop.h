@@ -27,8 +27,10 @@ struct SimLoopResult {
 // Runs until `finished()` holds, or stops early when `stalled()` says nothing can ever make
 // progress again (checked between slices; ns-3 offers no way to ask whether its queue is
 // empty while stepping, so the model must say it). `err` receives the progress line.
+// `after_slice`, if set, is called at the end of every slice (e.g. to sample the network).
 SimLoopResult RunSimulation(const std::function<bool()>& finished,
                             const std::function<bool()>& stalled, ProgressMode mode,
-                            std::ostream& err, double slice_s = 100e-6);
+                            std::ostream& err, double slice_s = 100e-6,
+                            const std::function<void()>& after_slice = nullptr);
 
 }  // namespace nbox::cosim

@@ -136,6 +136,10 @@ std::vector<KeySpec> OutputKeys() {
        Choice(out(&OutputSection::trace), {"none", "chrome"})},
       {"output", "progress", "progress line on the terminal; auto = only when it is a terminal",
        Choice(out(&OutputSection::progress), {"auto", "on", "off"})},
+      {"output", "link_sample",
+       "interval at which every port's throughput and queue are sampled into links.csv; "
+       "0s = no samples",
+       Duration(out(&OutputSection::link_sample_s), 0, 1)},
   };
 }
 

@@ -79,6 +79,7 @@ struct OutputSection {
   std::string dir;                // "" = results/<scenario file stem>
   std::string trace = "none";     // none | chrome
   std::string progress = "auto";  // auto | on | off
+  double link_sample_s = 0;       // links.csv sampling interval; 0 = off
 };
 
 struct Scenario {
