@@ -10,6 +10,7 @@ import pytest
 from conftest import FIXTURES, load_json, png_size, read_summary_csv
 from nbox_sweep.errors import SweepError
 from nbox_sweep.plots.run_tables import write_run_tables
+from nbox_sweep.plots.links import busiest_ports, plot_links, read_links
 from nbox_sweep.plots.traffic import traffic_matrix
 
 
@@ -138,3 +139,24 @@ def test_plot_rejects_unknown_axes_and_foreign_folders(sweeper, tmp_path):
     assert done.returncode == 2 and "'tcp_cc' is not one varied key" in done.stderr
     done = sweeper.run("plot", str(tmp_path))
     assert done.returncode == 2 and "neither a sweep folder" in done.stderr
+
+
+def test_links_picks_the_ports_that_carried_most_and_draws_them(tmp_path):
+    links = tmp_path / "links.csv"
+    shutil.copy(os.path.join(FIXTURES, "links.csv"), links)
+    series = read_links(str(links))
+    assert series[1] == ("sw0→h0", [(0.0001, 50.0, 2000), (0.0002, 50.0, 4000),
+                                    (0.0003, 50.0, 1000)])
+    # Carried (Gb/s x s over the intervals after the first sample), worked by hand:
+    # port 0: 10e-4 + 10e-4 = 0.002; port 1: 50e-4 + 50e-4 = 0.01; port 2: 120e-4 + 0 = 0.012.
+    assert busiest_ports(series, 2) == [2, 1]
+    assert busiest_ports(series, 5) == [2, 1, 0]
+    _assert_png(plot_links(str(links), 2))
+    assert os.path.isfile(tmp_path / "links.png")
+
+
+def test_links_csv_errors_name_the_line(tmp_path):
+    bad = tmp_path / "links.csv"
+    bad.write_text("time_s,port,from,to,gbps,queue_bytes\n0.1,0,a,b,1,0\n0.2,x,a,b,1,0\n")
+    with pytest.raises(SweepError, match=r"links.csv:3: time_s, port"):
+        read_links(str(bad))

@@ -4,6 +4,8 @@
     ports.png        bytes sent and peak queue of the busiest ports (end-of-run counters)
     timeline.png     per-rank compute and collective spans (needs trace.json)
     traffic.png      heatmap of bytes between every pair of ranks (needs traffic.csv)
+    links.png        throughput and queue over time of the busiest ports (needs links.csv,
+                     written when the run set output.link_sample)
 """
 
 import json
@@ -11,6 +13,7 @@ import os
 from typing import List, Optional
 
 from nbox_sweep.plots.canvas import plt, save_beside
+from nbox_sweep.plots.links import plot_links
 from nbox_sweep.plots.run_tables import read_csv, write_run_tables
 from nbox_sweep.plots.traffic import traffic_matrix
 
@@ -132,4 +135,7 @@ def plot_run(run_dir: str, top: int) -> List[str]:
     traffic = os.path.join(run_dir, "traffic.csv")
     if os.path.isfile(traffic):
         pngs.append(plot_traffic(traffic, _world_size(run_dir)))
+    links = os.path.join(run_dir, "links.csv")
+    if os.path.isfile(links):
+        pngs.append(plot_links(links, top))
     return pngs
