@@ -1,0 +1,791 @@
+#include "bridge/server/bridge_server.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "bridge/net/inet_address.h"
+#include "bridge/net/socket_util.h"
+#include "bridge/server/server_session.h"
+#include "bridge/server/transfer_store.h"
+#include "bridge/wire/auth.h"
+#include "bridge/wire/frame_codec.h"
+
+namespace nbox::bridge::server {
+
+using wire::ErrorCode;
+using State = ServerSession::State;
+
+class BridgeServer::Impl {
+ public:
+  Impl(ServerOptions options, BridgeSink* sink);
+  ~Impl();
+
+  void Poll(std::chrono::milliseconds timeout);
+  void SendTo(int rank, std::vector<uint8_t> frame);
+  bool FailRequest(int rank, uint64_t request, ErrorCode code, const std::string& text);
+  void Disconnect(int rank, ErrorCode code, const std::string& text);
+  void Shutdown(uint64_t vtime);
+  bool connected(int rank) const { return RankSession(rank) != nullptr; }
+
+  std::string unix_endpoint_;
+  std::string tcp_endpoint_;
+  TransferStore store_;
+
+ private:
+  struct ListenRecord {
+    uint64_t nonce = 0;
+  };
+  struct ConnectionRecord {
+    int sender = 0;
+    uint64_t send_comm = 0;
+    int receiver = 0;
+    uint64_t recv_comm = 0;  // 0 until accepted
+    int32_t traffic_class = -1;
+  };
+  struct PendingConnect {
+    int rank;
+    wire::Connect connect;
+    Clock::time_point deadline;
+  };
+  using RankId = std::pair<int, uint64_t>;  // (rank, id chosen by that rank)
+
+  void OpenUnix();
+  void OpenTcp();
+  void AcceptFrom(int listen_fd, bool unix_socket, Clock::time_point now);
+  void Serve(ServerSession& session, Clock::time_point now);
+  void Handle(ServerSession& session, wire::Message& message, Clock::time_point now);
+  void HandleHello(ServerSession& session, const wire::Hello& hello);
+  void HandleAuth(ServerSession& session, const wire::Auth& auth, Clock::time_point now);
+  void HandleOpen(ServerSession& session, wire::Message& message, Clock::time_point now);
+  void HandleListen(ServerSession& session, const wire::Listen& listen);
+  void HandleConnect(ServerSession& session, const wire::Connect& connect, Clock::time_point now);
+  void HandleAccept(ServerSession& session, const wire::Accept& accept);
+  void HandleClose(ServerSession& session, const wire::Close& close);
+  void HandlePostSend(ServerSession& session, const wire::PostSend& post);
+  void HandlePostRecv(ServerSession& session, wire::PostRecv& post);
+  // Connects a pending Connect if its listen is there; false while it must wait.
+  bool TryConnect(const PendingConnect& pending);
+  void Refuse(int rank, uint64_t comm, const std::string& why);
+  void CheckTimers(Clock::time_point now);
+  void ProtocolError(ServerSession& session, const std::string& reason);
+  // Ends a session, reporting an open rank's end to the sink; `reason` "" for a Goodbye.
+  void End(ServerSession& session, const std::string& reason);
+  void Forget(ServerSession& session);
+  void TrackId(ServerSession& session, uint64_t id);
+  ServerSession* RankSession(int rank) const;
+  void Warn(const std::string& text) const;
+  uint64_t NowVtime() const { return options_.now_vtime ? options_.now_vtime() : options_.start_vtime; }
+
+  ServerOptions options_;
+  BridgeSink* sink_;
+  std::string private_dir_;  // created by us, removed by the destructor
+  std::string unix_path_;
+  UniqueFd unix_fd_;
+  UniqueFd tcp_fd_;
+  uint64_t next_session_ = 1;
+  uint64_t next_connection_ = 1;
+  std::map<uint64_t, std::unique_ptr<ServerSession>> sessions_;  // by session id
+  std::vector<ServerSession*> ranks_;                             // open sessions by rank
+  std::map<RankId, ListenRecord> listens_;
+  std::map<uint64_t, ConnectionRecord> connections_;
+  std::map<RankId, uint64_t> send_comms_;  // -> connection
+  std::map<RankId, uint64_t> recv_comms_;  // -> connection
+  std::map<RankId, uint64_t> requests_;    // -> connection
+  std::vector<PendingConnect> pending_connects_;
+};
+
+namespace {
+
+std::string Milliseconds(std::chrono::milliseconds ms) {
+  return std::to_string(ms.count()) + " ms";
+}
+
+std::vector<uint8_t> ErrorFrame(ErrorCode code, uint64_t id, std::string text) {
+  if (text.size() > wire::kMaxErrorTextBytes) text.resize(wire::kMaxErrorTextBytes);
+  std::replace(text.begin(), text.end(), '\0', ' ');
+  return wire::EncodeFrame(wire::Error{code, id, std::move(text)});
+}
+
+}  // namespace
+
+BridgeServer::Impl::Impl(ServerOptions options, BridgeSink* sink)
+    : store_([this](int rank, std::vector<uint8_t> frame) { SendTo(rank, std::move(frame)); }),
+      options_(std::move(options)),
+      sink_(sink) {
+  if (sink_ == nullptr) throw BridgeServerError("bridge server: no sink");
+  if (options_.world_size < 1 || static_cast<uint32_t>(options_.world_size) > wire::kMaxWorld) {
+    throw BridgeServerError("bridge server: world size " + std::to_string(options_.world_size) +
+                            " is not in 1.." + std::to_string(wire::kMaxWorld));
+  }
+  const std::string secret_problem = wire::CheckSecret(options_.secret, "bridge server secret");
+  if (!secret_problem.empty()) throw BridgeServerError(secret_problem);
+  if (options_.job_id.empty() || options_.job_id.size() > wire::kMaxJobIdBytes) {
+    throw BridgeServerError("bridge server: job id must have 1.." +
+                            std::to_string(wire::kMaxJobIdBytes) + " characters");
+  }
+  if (options_.heartbeat_interval.count() < 1 ||
+      options_.heartbeat_timeout <= options_.heartbeat_interval) {
+    throw BridgeServerError("bridge server: the heartbeat timeout must exceed the interval (>= 1 ms)");
+  }
+  if (!options_.listen_unix && options_.tcp_listen.empty()) {
+    throw BridgeServerError("bridge server: neither a Unix socket nor TCP to listen on");
+  }
+  ranks_.assign(static_cast<size_t>(options_.world_size), nullptr);
+  if (options_.listen_unix) OpenUnix();
+  if (!options_.tcp_listen.empty()) OpenTcp();
+}
+
+BridgeServer::Impl::~Impl() {
+  sessions_.clear();
+  unix_fd_.reset();
+  if (!unix_path_.empty()) unlink(unix_path_.c_str());
+  if (!private_dir_.empty()) rmdir(private_dir_.c_str());
+}
+
+void BridgeServer::Impl::OpenUnix() {
+  std::string path = options_.unix_path;
+  if (path.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir_template =
+        std::string(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp") + "/nbox-bridge-XXXXXX";
+    if (mkdtemp(dir_template.data()) == nullptr) {  // mode 0700
+      throw BridgeServerError("bridge server: cannot create a private directory " + dir_template +
+                              ": " + ErrnoText(errno));
+    }
+    private_dir_ = dir_template;
+    path = private_dir_ + "/bridge.sock";
+  } else {
+    const std::string dir = path.substr(0, path.rfind('/'));
+    struct stat info {};
+    if (stat(dir.empty() ? "/" : dir.c_str(), &info) != 0) {
+      throw BridgeServerError("bridge server: the directory of " + path + " does not exist");
+    }
+    if ((info.st_mode & 077) != 0 || info.st_uid != geteuid()) {
+      throw BridgeServerError("bridge server: the directory of " + path +
+                              " must belong to this user with mode 0700 (nothing else may reach "
+                              "the socket)");
+    }
+  }
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(address.sun_path)) {
+    throw BridgeServerError("bridge server: socket path " + path + " is too long");
+  }
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) throw BridgeServerError("bridge server: socket(AF_UNIX): " + ErrnoText(errno));
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    throw BridgeServerError("bridge server: bind " + path + ": " + ErrnoText(errno));
+  }
+  unix_path_ = path;
+  chmod(path.c_str(), 0600);
+  if (listen(fd.get(), SOMAXCONN) != 0) {
+    throw BridgeServerError("bridge server: listen on " + path + ": " + ErrnoText(errno));
+  }
+  unix_fd_ = std::move(fd);
+  unix_endpoint_ = "unix:" + path;
+}
+
+void BridgeServer::Impl::OpenTcp() {
+  const std::string& text = options_.tcp_listen;
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    throw BridgeServerError("bridge server: TCP listen '" + text + "' is not host:port");
+  }
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const std::string port_text = text.substr(colon + 1);
+  char* end = nullptr;
+  const long port = std::strtol(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || port < 0 || port > 65535) {
+    throw BridgeServerError("bridge server: TCP listen '" + text + "': port is not 0..65535");
+  }
+  try {
+    LocalAddress local = ParseLocalAddress(host, "bridge server TCP listen");
+    local.address.set_port(static_cast<uint16_t>(port));
+    InetAddress bound;
+    tcp_fd_ = Listen(local.address, &bound);
+    tcp_endpoint_ = "tcp:" + bound.ToString();
+  } catch (const std::exception& error) {
+    throw BridgeServerError(std::string("bridge server: ") + error.what());
+  }
+}
+
+void BridgeServer::Impl::Warn(const std::string& text) const {
+  if (options_.log) {
+    options_.log(text);
+  } else {
+    std::fprintf(stderr, "nbox bridge: %s\n", text.c_str());
+  }
+}
+
+ServerSession* BridgeServer::Impl::RankSession(int rank) const {
+  if (rank < 0 || rank >= static_cast<int>(ranks_.size())) return nullptr;
+  return ranks_[static_cast<size_t>(rank)];
+}
+
+void BridgeServer::Impl::SendTo(int rank, std::vector<uint8_t> frame) {
+  if (ServerSession* session = RankSession(rank)) session->Queue(std::move(frame));
+}
+
+void BridgeServer::Impl::Poll(std::chrono::milliseconds timeout) {
+  Clock::time_point now = Clock::now();
+  // Wake up in time for the next heartbeat or deadline.
+  auto wait = std::min(timeout, options_.heartbeat_interval);
+  for (const auto& [id, session] : sessions_) {
+    if (session->state() != State::kOpen) {
+      wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                session->deadline() - now) + std::chrono::milliseconds(1));
+    }
+  }
+  for (const PendingConnect& pending : pending_connects_) {
+    wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(
+                              pending.deadline - now) + std::chrono::milliseconds(1));
+  }
+  wait = std::max(wait, std::chrono::milliseconds(0));
+
+  std::vector<pollfd> fds;
+  std::vector<uint64_t> ids;  // session of fds[i], 0 for the listeners
+  for (int fd : {unix_fd_.get(), tcp_fd_.get()}) {
+    if (fd >= 0) {
+      fds.push_back({fd, POLLIN, 0});
+      ids.push_back(0);
+    }
+  }
+  for (const auto& [id, session] : sessions_) {
+    if (session->state() == State::kClosed) continue;
+    fds.push_back({session->fd(), static_cast<short>(POLLIN | (session->WantsWrite() ? POLLOUT : 0)), 0});
+    ids.push_back(id);
+  }
+  const int ready = poll(fds.data(), fds.size(), static_cast<int>(wait.count()));
+  if (ready < 0 && errno != EINTR) throw BridgeServerError("bridge server: poll: " + ErrnoText(errno));
+  now = Clock::now();
+  for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
+    if (fds[i].revents == 0) continue;
+    if (ids[i] == 0) {
+      AcceptFrom(fds[i].fd, fds[i].fd == unix_fd_.get(), now);
+      continue;
+    }
+    auto it = sessions_.find(ids[i]);
+    if (it == sessions_.end() || it->second->state() == State::kClosed) continue;
+    ServerSession& session = *it->second;
+    if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+      if (!session.Read(now)) {
+        Serve(session, now);  // frames that arrived before the end still count
+        if (session.state() != State::kClosed) End(session, session.end_reason());
+        continue;
+      }
+      Serve(session, now);
+    }
+  }
+  CheckTimers(now);
+  for (auto& [id, session] : sessions_) {
+    if (session->state() == State::kClosed || !session->WantsWrite()) continue;
+    if (!session->Flush(now)) End(*session, session->end_reason());
+  }
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    it = it->second->state() == State::kClosed ? sessions_.erase(it) : std::next(it);
+  }
+}
+
+void BridgeServer::Impl::AcceptFrom(int listen_fd, bool unix_socket, Clock::time_point now) {
+  while (true) {
+    UniqueFd fd;
+    try {
+      fd = AcceptNonBlocking(listen_fd);
+    } catch (const NetError& error) {
+      Warn(error.what());
+      return;
+    }
+    if (fd.get() < 0) return;
+    std::string peer;
+    if (unix_socket) {
+      ucred credentials{};
+      socklen_t length = sizeof(credentials);
+      peer = getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0
+                 ? "unix pid " + std::to_string(credentials.pid)
+                 : "unix";
+    } else {
+      peer = PeerName(fd.get());
+    }
+    const uint64_t id = next_session_++;
+    auto session = std::make_unique<ServerSession>(id, std::move(fd), peer, now);
+    session->set_deadline(now + options_.handshake_timeout);
+    sessions_.emplace(id, std::move(session));
+  }
+}
+
+void BridgeServer::Impl::Serve(ServerSession& session, Clock::time_point now) {
+  while (session.state() != State::kClosed && session.state() != State::kClosing) {
+    wire::Decoded decoded = session.NextFrame();
+    if (decoded.refusal == wire::Refusal::kTruncated) return;
+    if (decoded.refusal != wire::Refusal::kNone) {
+      ProtocolError(session, decoded.reason);
+      return;
+    }
+    Handle(session, decoded.message, now);
+  }
+}
+
+void BridgeServer::Impl::Handle(ServerSession& session, wire::Message& message,
+                                Clock::time_point now) {
+  switch (session.state()) {
+    case State::kAwaitHello:
+      if (auto* hello = std::get_if<wire::Hello>(&message)) {
+        HandleHello(session, *hello);
+      } else {
+        ProtocolError(session, std::string("expected Hello, got ") +
+                                   wire::TypeName(wire::TypeOf(message)));
+      }
+      return;
+    case State::kAwaitAuth:
+      if (auto* auth = std::get_if<wire::Auth>(&message)) {
+        HandleAuth(session, *auth, now);
+      } else {
+        ProtocolError(session, std::string("expected Auth, got ") +
+                                   wire::TypeName(wire::TypeOf(message)));
+      }
+      return;
+    case State::kOpen:
+      HandleOpen(session, message, now);
+      return;
+    default:
+      return;
+  }
+}
+
+void BridgeServer::Impl::HandleHello(ServerSession& session, const wire::Hello& hello) {
+  session.hello = hello;
+  session.hello_body = wire::HelloBody(hello);
+  session.server_nonce = wire::RandomNonce();
+  wire::Challenge challenge;
+  challenge.nonce = session.server_nonce;
+  challenge.proof = wire::ServerProof(options_.secret, session.hello_body, session.server_nonce);
+  session.Queue(wire::EncodeFrame(challenge));
+  session.set_state(State::kAwaitAuth);
+}
+
+void BridgeServer::Impl::HandleAuth(ServerSession& session, const wire::Auth& auth,
+                                    Clock::time_point now) {
+  const wire::Mac expected =
+      wire::ClientProof(options_.secret, session.hello_body, session.server_nonce);
+  const wire::Hello& hello = session.hello;
+  std::string refusal;
+  if (!wire::MacsEqual(expected, auth.proof)) {
+    refusal = "authentication failed: the proof does not match this server's secret (NBOX_SECRET)";
+  } else if (hello.job_id != options_.job_id) {
+    refusal = "job id '" + hello.job_id + "' is not this server's job '" + options_.job_id + "'";
+  } else if (hello.world != static_cast<uint32_t>(options_.world_size)) {
+    refusal = "world size " + std::to_string(hello.world) + " is not this job's " +
+              std::to_string(options_.world_size);
+  } else if (RankSession(static_cast<int>(hello.rank)) != nullptr) {
+    refusal = "rank " + std::to_string(hello.rank) + " is already connected";
+  }
+  if (!refusal.empty()) {
+    Warn("refused " + session.peer() + " (rank " + std::to_string(hello.rank) + "): " + refusal);
+    session.Queue(ErrorFrame(ErrorCode::kAuthFailed, 0, refusal));
+    session.CloseAfterFlush(now + std::chrono::seconds(1));
+    return;
+  }
+  session.rank = static_cast<int>(hello.rank);
+  session.set_state(State::kOpen);
+  session.OpenFullSize();
+  ranks_[hello.rank] = &session;
+  wire::Welcome welcome;
+  welcome.session = session.id();
+  welcome.start_vtime = NowVtime();
+  welcome.heartbeat_ms = static_cast<uint32_t>(options_.heartbeat_interval.count());
+  welcome.nic_speed_mbps = options_.nic_speed_mbps;
+  session.Queue(wire::EncodeFrame(welcome));
+  RankJoin join;
+  join.rank = session.rank;
+  join.world = static_cast<int>(hello.world);
+  join.clock = hello.clock;
+  join.pid = hello.pid;
+  join.peer = session.peer();
+  join.session = session.id();
+  sink_->OnJoin(join);
+  // Connects that were waiting for this rank may go ahead once it listens; nothing to do yet.
+}
+
+void BridgeServer::Impl::TrackId(ServerSession& session, uint64_t id) {
+  session.highest_id = std::max(session.highest_id, id);
+}
+
+void BridgeServer::Impl::HandleOpen(ServerSession& session, wire::Message& message,
+                                    Clock::time_point now) {
+  const int rank = session.rank;
+  switch (wire::TypeOf(message)) {
+    case wire::MessageType::kListen:
+      HandleListen(session, std::get<wire::Listen>(message));
+      return;
+    case wire::MessageType::kConnect:
+      HandleConnect(session, std::get<wire::Connect>(message), now);
+      return;
+    case wire::MessageType::kAccept:
+      HandleAccept(session, std::get<wire::Accept>(message));
+      return;
+    case wire::MessageType::kClose:
+      HandleClose(session, std::get<wire::Close>(message));
+      return;
+    case wire::MessageType::kPostSend:
+      HandlePostSend(session, std::get<wire::PostSend>(message));
+      return;
+    case wire::MessageType::kPostRecv:
+      HandlePostRecv(session, std::get<wire::PostRecv>(message));
+      return;
+    case wire::MessageType::kData: {
+      const auto& data = std::get<wire::Data>(message);
+      if (!store_.HasRequest(rank, data.request) && data.request <= session.highest_id &&
+          requests_.count({rank, data.request}) == 0) {
+        return;  // the tail of a send whose comm was closed meanwhile
+      }
+      const std::string problem = store_.AddPayload(rank, data.request, data.offset, data.bytes);
+      if (!problem.empty()) ProtocolError(session, problem);
+      return;
+    }
+    case wire::MessageType::kPromise: {
+      const auto& promise = std::get<wire::Promise>(message);
+      sink_->OnPromise(rank, promise.vtime, promise.blocked);
+      return;
+    }
+    case wire::MessageType::kGoodbye:
+      session.said_goodbye = true;
+      sink_->OnGoodbye(rank, std::get<wire::Goodbye>(message).vtime);
+      End(session, "");
+      return;
+    case wire::MessageType::kHeartbeat:
+      return;  // Read() already noted that the rank is alive
+    case wire::MessageType::kError: {
+      const auto& error = std::get<wire::Error>(message);
+      End(session, "the rank reported an error: " + error.text);
+      return;
+    }
+    default:
+      ProtocolError(session, std::string(wire::TypeName(wire::TypeOf(message))) +
+                                 " is not expected after the handshake");
+      return;
+  }
+}
+
+void BridgeServer::Impl::HandleListen(ServerSession& session, const wire::Listen& listen) {
+  TrackId(session, listen.listen);
+  if (!listens_.emplace(RankId{session.rank, listen.listen}, ListenRecord{listen.nonce}).second) {
+    ProtocolError(session, "Listen " + std::to_string(listen.listen) + " announced twice");
+    return;
+  }
+  // Connects that arrived before this Listen (two sockets, no order between them).
+  std::vector<PendingConnect> waiting;
+  waiting.swap(pending_connects_);
+  for (PendingConnect& pending : waiting) {
+    if (!TryConnect(pending)) pending_connects_.push_back(pending);
+  }
+}
+
+void BridgeServer::Impl::HandleConnect(ServerSession& session, const wire::Connect& connect,
+                                       Clock::time_point now) {
+  TrackId(session, connect.comm);
+  if (send_comms_.count({session.rank, connect.comm}) > 0) {
+    ProtocolError(session, "Connect reuses send comm " + std::to_string(connect.comm));
+    return;
+  }
+  if (connect.peer >= static_cast<uint32_t>(options_.world_size)) {
+    Refuse(session.rank, connect.comm,
+           "rank " + std::to_string(connect.peer) + " is not in this job of " +
+               std::to_string(options_.world_size) + " ranks");
+    return;
+  }
+  PendingConnect pending{session.rank, connect, now + options_.handshake_timeout};
+  if (!TryConnect(pending)) pending_connects_.push_back(pending);
+}
+
+bool BridgeServer::Impl::TryConnect(const PendingConnect& pending) {
+  const int peer = static_cast<int>(pending.connect.peer);
+  if (RankSession(peer) == nullptr) return false;
+  auto listen = listens_.find({peer, pending.connect.listen});
+  if (listen == listens_.end()) return false;
+  if (listen->second.nonce != pending.connect.nonce) {
+    Refuse(pending.rank, pending.connect.comm,
+           "the handle does not match listen " + std::to_string(pending.connect.listen) +
+               " of rank " + std::to_string(peer) + " (wrong nonce: a stale or foreign handle)");
+    return true;
+  }
+  const uint64_t id = next_connection_++;
+  connections_[id] = ConnectionRecord{pending.rank, pending.connect.comm, peer, 0,
+                                      pending.connect.traffic_class};
+  send_comms_[{pending.rank, pending.connect.comm}] = id;
+  SendTo(pending.rank, wire::EncodeFrame(wire::Connected{pending.connect.comm, id, true}));
+  SendTo(peer, wire::EncodeFrame(wire::Incoming{pending.connect.listen, id,
+                                                static_cast<uint32_t>(pending.rank)}));
+  sink_->OnConnection(ConnectionInfo{id, pending.rank, peer, pending.connect.traffic_class});
+  return true;
+}
+
+void BridgeServer::Impl::Refuse(int rank, uint64_t comm, const std::string& why) {
+  SendTo(rank, ErrorFrame(ErrorCode::kRefused, comm, "connect refused: " + why));
+}
+
+void BridgeServer::Impl::HandleAccept(ServerSession& session, const wire::Accept& accept) {
+  TrackId(session, accept.comm);
+  auto it = connections_.find(accept.connection);
+  if (it == connections_.end() || it->second.receiver != session.rank ||
+      it->second.recv_comm != 0 || recv_comms_.count({session.rank, accept.comm}) > 0) {
+    ProtocolError(session, "Accept of connection " + std::to_string(accept.connection) +
+                               " that was not offered to this rank, or with a used comm id");
+    return;
+  }
+  it->second.recv_comm = accept.comm;
+  recv_comms_[{session.rank, accept.comm}] = accept.connection;
+}
+
+void BridgeServer::Impl::HandleClose(ServerSession& session, const wire::Close& close) {
+  const RankId key{session.rank, close.id};
+  if (close.kind == wire::CloseKind::kListen) {
+    listens_.erase(key);
+    return;
+  }
+  auto& comms = close.kind == wire::CloseKind::kSend ? send_comms_ : recv_comms_;
+  auto it = comms.find(key);
+  if (it == comms.end()) return;  // e.g. a send comm whose connect was refused
+  const uint64_t connection = it->second;
+  comms.erase(it);
+  std::vector<uint64_t> requests;
+  for (const auto& [request_key, request_connection] : requests_) {
+    if (request_key.first == session.rank && request_connection == connection) {
+      requests.push_back(request_key.second);
+    }
+  }
+  for (uint64_t request : requests) {
+    store_.Forget(session.rank, request);
+    requests_.erase({session.rank, request});
+  }
+  sink_->OnConnectionClosed(session.rank, connection);
+}
+
+void BridgeServer::Impl::HandlePostSend(ServerSession& session, const wire::PostSend& post) {
+  TrackId(session, post.request);
+  if (requests_.count({session.rank, post.request}) > 0) {
+    ProtocolError(session, "request id " + std::to_string(post.request) + " is already in use");
+    return;
+  }
+  auto comm = send_comms_.find({session.rank, post.comm});
+  if (comm == send_comms_.end()) {
+    session.Queue(ErrorFrame(ErrorCode::kInvalidUsage, post.request,
+                             "isend on comm " + std::to_string(post.comm) +
+                                 ", which is not a connected send comm"));
+    return;
+  }
+  const ConnectionRecord& connection = connections_.at(comm->second);
+  requests_[{session.rank, post.request}] = comm->second;
+  store_.AddSend(session.rank, post.request, post.size, true);
+  Post event;
+  event.kind = PostKind::kSend;
+  event.rank = session.rank;
+  event.peer = connection.receiver;
+  event.request = post.request;
+  event.connection = comm->second;
+  event.vtime = post.vtime;
+  event.size = post.size;
+  event.tag = post.tag;
+  sink_->OnPost(event);
+}
+
+void BridgeServer::Impl::HandlePostRecv(ServerSession& session, wire::PostRecv& post) {
+  TrackId(session, post.request);
+  if (requests_.count({session.rank, post.request}) > 0) {
+    ProtocolError(session, "request id " + std::to_string(post.request) + " is already in use");
+    return;
+  }
+  auto comm = recv_comms_.find({session.rank, post.comm});
+  if (comm == recv_comms_.end()) {
+    session.Queue(ErrorFrame(ErrorCode::kInvalidUsage, post.request,
+                             "irecv on comm " + std::to_string(post.comm) +
+                                 ", which is not an accepted recv comm"));
+    return;
+  }
+  const ConnectionRecord& connection = connections_.at(comm->second);
+  requests_[{session.rank, post.request}] = comm->second;
+  store_.AddRecv(session.rank, post.request, post.slots);
+  Post event;
+  event.kind = PostKind::kRecv;
+  event.rank = session.rank;
+  event.peer = connection.sender;
+  event.request = post.request;
+  event.connection = comm->second;
+  event.vtime = post.vtime;
+  event.slots = std::move(post.slots);
+  sink_->OnPost(event);
+}
+
+void BridgeServer::Impl::CheckTimers(Clock::time_point now) {
+  for (auto& [id, session] : sessions_) {
+    switch (session->state()) {
+      case State::kAwaitHello:
+      case State::kAwaitAuth:
+        if (now >= session->deadline()) {
+          Warn("dropped " + session->peer() + ": no authentication within " +
+               Milliseconds(options_.handshake_timeout));
+          session->CloseNow();
+        }
+        break;
+      case State::kClosing:
+        if (now >= session->deadline()) session->CloseNow();
+        break;
+      case State::kOpen:
+        if (now - session->last_received() > options_.heartbeat_timeout) {
+          End(*session, "no frame from the rank for " + Milliseconds(options_.heartbeat_timeout) +
+                            " (heartbeat timeout: hung or unreachable)");
+        } else if (now - session->last_sent() >= options_.heartbeat_interval &&
+                   !session->WantsWrite()) {
+          session->Queue(wire::EncodeFrame(wire::Heartbeat{NowVtime()}));
+        }
+        break;
+      case State::kClosed:
+        break;
+    }
+  }
+  std::vector<PendingConnect> waiting;
+  waiting.swap(pending_connects_);
+  for (PendingConnect& pending : waiting) {
+    if (TryConnect(pending)) continue;
+    if (now < pending.deadline) {
+      pending_connects_.push_back(pending);
+      continue;
+    }
+    const int peer = static_cast<int>(pending.connect.peer);
+    Refuse(pending.rank, pending.connect.comm,
+           RankSession(peer) == nullptr
+               ? "rank " + std::to_string(peer) + " is not connected to nbox-cosim"
+               : "rank " + std::to_string(peer) + " has no listen " +
+                     std::to_string(pending.connect.listen));
+  }
+}
+
+void BridgeServer::Impl::ProtocolError(ServerSession& session, const std::string& reason) {
+  if (session.state() == State::kClosed || session.state() == State::kClosing) return;
+  Warn("protocol error from " + session.peer() +
+       (session.rank >= 0 ? " (rank " + std::to_string(session.rank) + ")" : "") + ": " + reason);
+  session.Queue(ErrorFrame(ErrorCode::kProtocol, 0, reason));
+  if (session.rank >= 0) {
+    End(session, "protocol error: " + reason);
+  } else {
+    session.CloseAfterFlush(Clock::now() + std::chrono::seconds(1));
+  }
+}
+
+void BridgeServer::Impl::End(ServerSession& session, const std::string& reason) {
+  if (session.state() == State::kClosed) return;
+  const int rank = session.rank;
+  const bool was_open = rank >= 0 && RankSession(rank) == &session;
+  if (was_open) Forget(session);
+  if (!session.end_reason().empty()) {
+    session.CloseNow();  // the socket is gone: nothing more can be written
+  } else {
+    session.CloseAfterFlush(Clock::now() + std::chrono::seconds(1));
+  }
+  if (was_open && !session.said_goodbye) sink_->OnDisconnect(rank, reason);
+}
+
+void BridgeServer::Impl::Forget(ServerSession& session) {
+  const int rank = session.rank;
+  ranks_[static_cast<size_t>(rank)] = nullptr;
+  store_.ForgetRank(rank);
+  for (auto it = requests_.begin(); it != requests_.end();) {
+    it = it->first.first == rank ? requests_.erase(it) : std::next(it);
+  }
+  for (auto it = listens_.begin(); it != listens_.end();) {
+    it = it->first.first == rank ? listens_.erase(it) : std::next(it);
+  }
+  for (auto* comms : {&send_comms_, &recv_comms_}) {
+    for (auto it = comms->begin(); it != comms->end();) {
+      it = it->first.first == rank ? comms->erase(it) : std::next(it);
+    }
+  }
+}
+
+bool BridgeServer::Impl::FailRequest(int rank, uint64_t request, ErrorCode code,
+                                     const std::string& text) {
+  ServerSession* session = RankSession(rank);
+  if (session == nullptr || requests_.count({rank, request}) == 0) return false;
+  store_.Forget(rank, request);
+  requests_.erase({rank, request});
+  session->Queue(ErrorFrame(code, request, text));
+  return true;
+}
+
+void BridgeServer::Impl::Disconnect(int rank, ErrorCode code, const std::string& text) {
+  ServerSession* session = RankSession(rank);
+  if (session == nullptr) return;
+  session->Queue(ErrorFrame(code, 0, text));
+  session->said_goodbye = true;  // the simulator ended it: nothing to report back to it
+  Forget(*session);
+  session->CloseAfterFlush(Clock::now() + std::chrono::seconds(1));
+}
+
+void BridgeServer::Impl::Shutdown(uint64_t vtime) {
+  for (int rank = 0; rank < static_cast<int>(ranks_.size()); ++rank) {
+    ServerSession* session = ranks_[static_cast<size_t>(rank)];
+    if (session == nullptr) continue;
+    session->Queue(wire::EncodeFrame(wire::Goodbye{vtime}));
+    session->said_goodbye = true;
+    Forget(*session);
+    session->CloseAfterFlush(Clock::now() + std::chrono::seconds(1));
+  }
+}
+
+// --- BridgeServer ----------------------------------------------------------------------------
+
+BridgeServer::BridgeServer(ServerOptions options, BridgeSink* sink)
+    : impl_(std::make_unique<Impl>(std::move(options), sink)) {}
+BridgeServer::~BridgeServer() = default;
+
+std::string BridgeServer::unix_endpoint() const {
+  return impl_->unix_endpoint_;
+}
+std::string BridgeServer::tcp_endpoint() const {
+  return impl_->tcp_endpoint_;
+}
+void BridgeServer::Poll(std::chrono::milliseconds timeout) {
+  impl_->Poll(timeout);
+}
+bool BridgeServer::CompleteSend(int rank, uint64_t request, uint64_t delivery_vtime) {
+  return connected(rank) && impl_->store_.CompleteSend(rank, request, delivery_vtime);
+}
+bool BridgeServer::DeliverFromSend(int recv_rank, uint64_t recv_request, uint32_t slot,
+                                   int send_rank, uint64_t send_request, uint64_t delivery_vtime) {
+  return impl_->store_.DeliverFromSend(recv_rank, recv_request, slot, send_rank, send_request,
+                                       delivery_vtime);
+}
+bool BridgeServer::DeliverBytes(int recv_rank, uint64_t recv_request, uint32_t slot,
+                                std::vector<uint8_t> bytes, uint64_t delivery_vtime) {
+  return impl_->store_.DeliverBytes(recv_rank, recv_request, slot, std::move(bytes),
+                                    delivery_vtime);
+}
+bool BridgeServer::FailRequest(int rank, uint64_t request, wire::ErrorCode code,
+                               const std::string& text) {
+  return impl_->FailRequest(rank, request, code, text);
+}
+void BridgeServer::Disconnect(int rank, wire::ErrorCode code, const std::string& text) {
+  impl_->Disconnect(rank, code, text);
+}
+void BridgeServer::Shutdown(uint64_t vtime) {
+  impl_->Shutdown(vtime);
+}
+bool BridgeServer::connected(int rank) const {
+  return impl_->connected(rank);
+}
+uint64_t BridgeServer::held_payload_bytes() const {
+  return impl_->store_.held_payload_bytes();
+}
+
+}  // namespace nbox::bridge::server

@@ -1,0 +1,71 @@
+// What the bridge server tells its owner (nbox-cosim, or a test) about the real ranks. The
+// server calls these from inside BridgeServer::Poll, on the thread that polls; a sink may call
+// back into the server (complete, deliver, fail) from inside them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bridge/wire/messages.h"
+
+namespace nbox::bridge::server {
+
+// A rank's session is open (authenticated, its Hello fits the job).
+struct RankJoin {
+  int rank = 0;
+  int world = 0;
+  wire::ClockMode clock = wire::ClockMode::kVirtual;
+  uint32_t pid = 0;
+  std::string peer;  // "unix" or "10.0.0.2:41234"
+  uint64_t session = 0;
+};
+
+// A send comm of `sender` is connected to a listen of `receiver`. Every message on it goes
+// from sender to receiver, in order.
+struct ConnectionInfo {
+  uint64_t id = 0;
+  int sender = 0;
+  int receiver = 0;
+  int32_t traffic_class = -1;
+};
+
+enum class PostKind { kSend, kRecv };
+
+// An isend or irecv of a real rank, stamped with the rank's virtual time.
+struct Post {
+  PostKind kind = PostKind::kSend;
+  int rank = 0;          // who posted
+  int peer = 0;          // the other end of the connection
+  uint64_t request = 0;  // unique within the rank's session
+  uint64_t connection = 0;
+  uint64_t vtime = 0;
+  // kSend: the message.
+  uint64_t size = 0;
+  int32_t tag = 0;
+  // kRecv: 1..8 buffers (capacity and tag each).
+  std::vector<wire::RecvSlot> slots;
+};
+
+class BridgeSink {
+ public:
+  virtual ~BridgeSink() = default;
+
+  virtual void OnJoin(const RankJoin& join) = 0;
+  virtual void OnConnection(const ConnectionInfo& connection) { (void)connection; }
+  virtual void OnPost(const Post& post) = 0;
+  // The rank will post nothing before `vtime` (wire::Promise explains `blocked`).
+  virtual void OnPromise(int rank, uint64_t vtime, bool blocked) = 0;
+  // The rank closed its end of a connection (requests on it are forgotten).
+  virtual void OnConnectionClosed(int rank, uint64_t connection) {
+    (void)rank;
+    (void)connection;
+  }
+  // An orderly end: the rank said Goodbye at virtual time `vtime`.
+  virtual void OnGoodbye(int rank, uint64_t vtime) = 0;
+  // The rank's session ended without Goodbye: its process died, its connection broke, it fell
+  // silent past the heartbeat timeout, or it broke the protocol. `reason` says which.
+  virtual void OnDisconnect(int rank, const std::string& reason) = 0;
+};
+
+}  // namespace nbox::bridge::server

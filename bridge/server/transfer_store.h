@@ -1,0 +1,89 @@
+// The messages in flight through the bridge server: the payload of every send until it is
+// delivered, the buffers of every receive until all are filled, and the completions the
+// simulator asked for but that must wait for a payload still on its way (a rank's Data frames
+// may trail its PostSend by a while). Pure bookkeeping: frames go out through FrameSink.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bridge/wire/messages.h"
+
+namespace nbox::bridge::server {
+
+// Queues an encoded frame for a rank.
+using FrameSink = std::function<void(int rank, std::vector<uint8_t> frame)>;
+
+class TransferStore {
+ public:
+  explicit TransferStore(FrameSink out) : out_(std::move(out)) {}
+
+  void AddSend(int rank, uint64_t request, uint64_t size, bool payload_wanted);
+  void AddRecv(int rank, uint64_t request, std::vector<wire::RecvSlot> slots);
+  bool HasRequest(int rank, uint64_t request) const;
+
+  // A Data frame of a send. Returns "" or what was wrong (unknown request, bytes out of order
+  // or past the message): a protocol error of the rank.
+  std::string AddPayload(int rank, uint64_t request, uint64_t offset, wire::ByteView bytes);
+
+  // BridgeServer's methods of the same names.
+  bool CompleteSend(int rank, uint64_t request, uint64_t delivery_vtime);
+  bool DeliverFromSend(int recv_rank, uint64_t recv_request, uint32_t slot, int send_rank,
+                       uint64_t send_request, uint64_t delivery_vtime);
+  bool DeliverBytes(int recv_rank, uint64_t recv_request, uint32_t slot,
+                    std::vector<uint8_t> bytes, uint64_t delivery_vtime);
+
+  // Drops a request (its comm was closed or failed); a receive it was to fill is left unfilled.
+  void Forget(int rank, uint64_t request);
+  void ForgetRank(int rank);
+
+  uint64_t held_payload_bytes() const { return held_bytes_; }
+
+ private:
+  using Key = std::pair<int, uint64_t>;  // (rank, request)
+
+  struct PendingDelivery {
+    Key recv;
+    uint32_t slot;
+    uint64_t vtime;
+  };
+  struct SendRecord {
+    uint64_t size = 0;
+    bool payload_wanted = true;
+    std::vector<uint8_t> payload;
+    uint64_t received = 0;
+    std::optional<uint64_t> complete_vtime;      // asked, not yet sent
+    bool completed = false;
+    std::optional<PendingDelivery> delivery;     // asked, not yet done
+    bool delivered = false;
+    bool PayloadIn() const { return !payload_wanted || received == size; }
+  };
+  struct Fill {
+    bool reserved = false;  // a delivery is waiting for its payload
+    bool filled = false;
+    std::vector<uint8_t> bytes;
+    uint64_t vtime = 0;
+  };
+  struct RecvRecord {
+    std::vector<wire::RecvSlot> slots;
+    std::vector<Fill> fills;
+    int filled = 0;
+  };
+
+  RecvRecord* CheckSlot(const Key& recv, uint32_t slot, uint64_t size);
+  void FillSlot(const Key& recv, uint32_t slot, std::vector<uint8_t> bytes, uint64_t vtime);
+  // Does what a send waited for once its payload is in; erases it when nothing is left.
+  void Settle(const Key& send);
+
+  FrameSink out_;
+  std::map<Key, SendRecord> sends_;
+  std::map<Key, RecvRecord> recvs_;
+  uint64_t held_bytes_ = 0;
+};
+
+}  // namespace nbox::bridge::server
