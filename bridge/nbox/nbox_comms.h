@@ -1,0 +1,99 @@
+// The objects the nbox plugin hands to NCCL: listen, send and recv comms and their requests,
+// and the listen handle that travels between ranks (through NCCL's bootstrap, never through
+// nbox-cosim).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "bridge/nccl/net.h"
+#include "bridge/wire/messages.h"
+
+namespace nbox::bridge::nboxnet {
+
+class BridgeClient;
+
+// Most buffers one irecv may carry (the plugin's maxRecvs).
+inline constexpr int kMaxRecvs = static_cast<int>(wire::kMaxRecvSlots);
+
+// The listen handle, encoded little-endian into NCCL's 128-byte handle:
+//   0 magic "NBXH"  4 version u32  8 listener's rank u32  12 zero u32  16 listen id u64
+//   24 nonce u64  32 connect progress u64 (0 from listen; connect() keeps its comm id here,
+//   as NCCL passes the same handle memory on every call)
+struct ListenHandle {
+  uint32_t rank = 0;
+  uint64_t listen = 0;
+  uint64_t nonce = 0;
+  uint64_t progress = 0;
+};
+void EncodeHandle(const ListenHandle& handle, void* out);
+// False when the bytes were not written by this plugin's listen.
+bool DecodeHandle(const void* in, ListenHandle* handle);
+void SetHandleProgress(void* handle, uint64_t progress);
+
+enum RequestState : int {
+  kRequestFree = 0,
+  kRequestPending,  // posted; the server has not released it (or its bytes are on the way)
+  kRequestDone,     // test() reports it done and frees it
+  kRequestFailed,   // test() returns `error` and frees it
+};
+
+// Fields other than `state` are written under the client's mutex before `state` is released
+// as Done/Failed, and read by test() after acquiring it.
+struct Request {
+  std::atomic<int> state{kRequestFree};
+  ncclResult_t error = ncclSuccess;
+  uint64_t id = 0;
+  bool is_send = false;
+  int n = 0;
+  uint8_t* data[kMaxRecvs] = {};
+  uint64_t capacity[kMaxRecvs] = {};  // send: the message size
+  uint64_t sizes[kMaxRecvs] = {};     // recv: the message in each buffer
+  // Receive in progress (after its Complete arrived):
+  bool completion_known = false;
+  uint64_t delivery_vtime = 0;
+  bool direct = false;                // bytes go straight to the user's buffers (already due)
+  uint64_t received[kMaxRecvs] = {};  // bytes in so far, per buffer
+  std::vector<uint8_t> staging[kMaxRecvs];  // held bytes (not due yet)
+  bool BytesIn() const {
+    for (int i = 0; i < n; ++i) {
+      if (received[i] != sizes[i]) return false;
+    }
+    return true;
+  }
+};
+
+struct Comm {
+  enum class Kind { kListen, kSend, kRecv };
+  Comm(Kind k, uint64_t i, std::shared_ptr<BridgeClient> c) : kind(k), id(i), client(std::move(c)) {}
+  virtual ~Comm() = default;
+  const Kind kind;
+  const uint64_t id;
+  const std::shared_ptr<BridgeClient> client;
+};
+
+struct IncomingConnection {
+  uint64_t connection;
+  uint32_t peer;
+};
+
+struct ListenComm : Comm {
+  ListenComm(uint64_t i, std::shared_ptr<BridgeClient> c) : Comm(Kind::kListen, i, std::move(c)) {}
+  std::deque<IncomingConnection> incoming;  // under the client's mutex
+};
+
+// A send or recv comm with its fixed pool of requests (the data path never allocates one).
+struct DataComm : Comm {
+  DataComm(Kind k, uint64_t i, std::shared_ptr<BridgeClient> c) : Comm(k, i, std::move(c)) {}
+  uint32_t peer = 0;
+  uint64_t connection = 0;
+  // Send comm while connecting: 0 waiting, 1 connected, -1 refused.
+  int connect_state = 0;
+  bool payload_wanted = true;
+  Request pool[NCCL_NET_MAX_REQUESTS];
+};
+
+}  // namespace nbox::bridge::nboxnet
