@@ -12,6 +12,7 @@ packages=(
   libfmt-dev                             # formatting of reports and errors
   libinih-dev                            # scenario .ini files
   libgtest-dev                           # tests
+  libssl-dev                             # bridge: HMAC-SHA256 authentication of real ranks
   python3 python3-matplotlib python3-pytest  # nbox-sweep, its plots and its tests
 )
 
