@@ -11,7 +11,7 @@ packages=(
   nlohmann-json3-dev                     # results.json, traces
   libfmt-dev                             # formatting of reports and errors
   libinih-dev                            # scenario .ini files
-  libgtest-dev                           # tests
+  libgtest-dev libgmock-dev              # tests
   libssl-dev                             # bridge: HMAC-SHA256 authentication of real ranks
   python3 python3-matplotlib python3-pytest  # nbox-sweep, its plots and its tests
 )
