@@ -30,12 +30,18 @@ double GradientRingSeconds(const work::DdpConfig& c, int world, double rate_bps,
   return 2.0 * (world - 1) / world * bytes / goodput;
 }
 
-TEST(DdpJob, FastNetworkHidesAlmostAllCommunication) {
+// 4 ranks on a star of `rate_bps` links, jumbo frames, 2 channels of 1 MiB chunks.
+StarJob StarOf(double rate_bps) {
   StarJob setup;
-  setup.rate_bps = 1e12;  // 1 Tb/s: communication is a small fraction of compute
+  setup.rate_bps = rate_bps;
   setup.network.mtu = 9000;
   setup.channels = 2;
   setup.chunk_bytes = 1 << 20;
+  return setup;
+}
+
+TEST(DdpJob, FastNetworkHidesAlmostAllCommunication) {
+  const StarJob setup = StarOf(1e12);  // 1 Tb/s: communication is a small part of compute
   const auto config = SmallResNet();
   const auto outcome = RunOnStar(setup, work::MakeDdpProgram(config));
   ASSERT_TRUE(outcome.finished);
@@ -49,11 +55,7 @@ TEST(DdpJob, FastNetworkHidesAlmostAllCommunication) {
 }
 
 TEST(DdpJob, SlowNetworkIterationLiesBetweenOverlapAndNoOverlapBounds) {
-  StarJob setup;
-  setup.rate_bps = 10e9;  // 10 Gb/s: communication dominates
-  setup.network.mtu = 9000;
-  setup.channels = 2;
-  setup.chunk_bytes = 1 << 20;
+  const StarJob setup = StarOf(10e9);  // 10 Gb/s: communication dominates
   const auto config = SmallResNet();
   const auto outcome = RunOnStar(setup, work::MakeDdpProgram(config));
   ASSERT_TRUE(outcome.finished);
