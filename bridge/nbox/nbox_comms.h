@@ -58,7 +58,8 @@ struct Request {
   bool direct = false;                // bytes go straight to the user's buffers (already due)
   uint64_t received[kMaxRecvs] = {};  // bytes in so far, per buffer
   std::vector<uint8_t> staging[kMaxRecvs];  // held bytes (not due yet)
-  bool BytesIn() const {
+  bool BytesIn() const {  // a send has no bytes to wait for
+    if (is_send) return true;
     for (int i = 0; i < n; ++i) {
       if (received[i] != sizes[i]) return false;
     }

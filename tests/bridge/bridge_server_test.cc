@@ -1,0 +1,581 @@
+// The bridge server library driven by hand-written wire clients over real sockets: the
+// handshake and each way it refuses, dead and silent ranks reported by rank, the
+// listen/connect/accept resolution between ranks, and payloads held until a completion may be
+// sent. The server runs in this thread; the test pumps Poll() while it waits for frames.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bridge/net/inet_address.h"
+#include "bridge/net/socket_util.h"
+#include "bridge/server/bridge_server.h"
+#include "bridge/wire/auth.h"
+#include "bridge/wire/frame_codec.h"
+
+namespace nbox::bridge::server {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kSecret[] = "server-test-secret-0123456789";
+
+// Records what the server reports; answers nothing by itself.
+class RecordingSink : public BridgeSink {
+ public:
+  void OnJoin(const RankJoin& join) override { joins.push_back(join); }
+  void OnConnection(const ConnectionInfo& c) override { connections.push_back(c); }
+  void OnPost(const Post& post) override { posts.push_back(post); }
+  void OnPromise(int rank, uint64_t vtime, bool blocked) override {
+    promises.push_back({rank, vtime, blocked});
+  }
+  void OnGoodbye(int rank, uint64_t vtime) override {
+    events.push_back("GOODBYE " + std::to_string(rank) + " " + std::to_string(vtime));
+  }
+  void OnDisconnect(int rank, const std::string& reason) override {
+    events.push_back("DISCONNECT " + std::to_string(rank) + " " + reason);
+  }
+  struct PromiseSeen {
+    int rank;
+    uint64_t vtime;
+    bool blocked;
+  };
+  std::vector<RankJoin> joins;
+  std::vector<ConnectionInfo> connections;
+  std::vector<Post> posts;
+  std::vector<PromiseSeen> promises;
+  std::vector<std::string> events;
+};
+
+// A client speaking the wire protocol by hand.
+class RawClient {
+ public:
+  RawClient(BridgeServer& server, const std::string& endpoint) : server_(server) {
+    if (endpoint.rfind("unix:", 0) == 0) {
+      fd_ = UniqueFd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      sockaddr_un address{};
+      address.sun_family = AF_UNIX;
+      const std::string path = endpoint.substr(5);
+      std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+      connected_ = connect(fd_.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+    } else {
+      const std::string text = endpoint.substr(4);
+      const size_t colon = text.rfind(':');
+      InetAddress remote = ParseLocalAddress(text.substr(0, colon), "test").address;
+      remote.set_port(static_cast<uint16_t>(std::stoi(text.substr(colon + 1))));
+      fd_ = StartConnect(InetAddress(), remote);
+      const auto deadline = Clock::now() + milliseconds(2000);
+      while (!ConnectFinished(fd_.get(), remote) && Clock::now() < deadline) server_.Poll(milliseconds(1));
+      connected_ = true;
+    }
+  }
+
+  bool connected() const { return connected_; }
+  void SendBytes(const std::vector<uint8_t>& bytes) {
+    ASSERT_EQ(send(fd_.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+  }
+  void Send(const wire::Message& message) { SendBytes(wire::EncodeFrame(message)); }
+  void Close() { fd_.reset(); }
+
+  // The next frame from the server (heartbeats skipped unless `heartbeats`), pumping its Poll
+  // meanwhile; nullopt on timeout or EOF.
+  std::optional<wire::Message> Receive(milliseconds timeout = milliseconds(2000),
+                                       bool heartbeats = false) {
+    const auto deadline = Clock::now() + timeout;
+    while (true) {
+      wire::Decoded decoded = decoder_.Next();
+      if (decoded.refusal == wire::Refusal::kNone) {
+        if (!heartbeats && std::holds_alternative<wire::Heartbeat>(decoded.message)) continue;
+        // Keep Data bytes alive: copy them out of the decoder's buffer.
+        if (auto* data = std::get_if<wire::Data>(&decoded.message)) {
+          last_data_.assign(data->bytes.data, data->bytes.data + data->bytes.size);
+          data->bytes.data = last_data_.data();
+        }
+        return decoded.message;
+      }
+      EXPECT_EQ(decoded.refusal, wire::Refusal::kTruncated) << decoded.reason;
+      if (Clock::now() > deadline || eof_) return std::nullopt;
+      server_.Poll(milliseconds(1));
+      uint8_t buffer[65536];
+      const ssize_t n = recv(fd_.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
+      if (n > 0) decoder_.Append(buffer, static_cast<size_t>(n));
+      if (n == 0) eof_ = true;
+    }
+  }
+  // True once the server closed the connection (within `timeout`).
+  bool ClosedByServer(milliseconds timeout = milliseconds(2000)) {
+    const auto deadline = Clock::now() + timeout;
+    while (!eof_ && Clock::now() < deadline) {
+      if (Receive(milliseconds(10)).has_value()) continue;
+    }
+    return eof_;
+  }
+
+  wire::Hello MakeHello(uint32_t rank, uint32_t world, const std::string& job = "nbox") {
+    wire::Hello hello;
+    hello.rank = rank;
+    hello.world = world;
+    hello.clock = wire::ClockMode::kRealtime;
+    hello.pid = 4242;
+    hello.nonce = wire::RandomNonce();
+    hello.job_id = job;
+    return hello;
+  }
+  // Hello, Challenge, Auth; returns the server's answer (Welcome or Error).
+  std::optional<wire::Message> Handshake(uint32_t rank, uint32_t world,
+                                         const std::string& secret = kSecret,
+                                         const std::string& job = "nbox") {
+    const wire::Hello hello = MakeHello(rank, world, job);
+    Send(hello);
+    std::optional<wire::Message> challenge = Receive();
+    if (!challenge || !std::holds_alternative<wire::Challenge>(*challenge)) return challenge;
+    wire::Auth auth;
+    auth.proof = wire::ClientProof(secret, wire::HelloBody(hello),
+                                   std::get<wire::Challenge>(*challenge).nonce);
+    Send(auth);
+    return Receive();
+  }
+
+ private:
+  BridgeServer& server_;
+  UniqueFd fd_;
+  bool connected_ = false;
+  bool eof_ = false;
+  wire::FrameDecoder decoder_{wire::Direction::kToClient, wire::kMaxBodyBytes};
+  std::vector<uint8_t> last_data_;
+};
+
+ServerOptions Options(int world) {
+  ServerOptions options;
+  options.world_size = world;
+  options.secret = kSecret;
+  options.log = [](const std::string&) {};
+  return options;
+}
+
+template <typename T>
+T Expect(const std::optional<wire::Message>& message) {
+  if (!message) {
+    ADD_FAILURE() << "no frame";
+    return T();
+  }
+  if (!std::holds_alternative<T>(*message)) {
+    std::string what = wire::TypeName(wire::TypeOf(*message));
+    if (auto* error = std::get_if<wire::Error>(&*message)) what += ": " + error->text;
+    ADD_FAILURE() << "got " << what;
+    return T();
+  }
+  return std::get<T>(*message);
+}
+
+void PumpFor(BridgeServer& server, milliseconds duration) {
+  const auto until = Clock::now() + duration;
+  while (Clock::now() < until) server.Poll(milliseconds(1));
+}
+
+TEST(BridgeServer, HandshakeOpensASessionAndReportsTheRank) {
+  RecordingSink sink;
+  ServerOptions options = Options(2);
+  options.start_vtime = 777;
+  BridgeServer server(options, &sink);
+  RawClient client(server, server.unix_endpoint());
+  const wire::Welcome welcome = Expect<wire::Welcome>(client.Handshake(1, 2));
+  EXPECT_EQ(welcome.start_vtime, 777u);
+  EXPECT_EQ(welcome.heartbeat_ms, 250u);
+  EXPECT_EQ(welcome.nic_speed_mbps, 100000u);
+  ASSERT_EQ(sink.joins.size(), 1u);
+  EXPECT_EQ(sink.joins[0].rank, 1);
+  EXPECT_EQ(sink.joins[0].world, 2);
+  EXPECT_EQ(sink.joins[0].clock, wire::ClockMode::kRealtime);
+  EXPECT_EQ(sink.joins[0].pid, 4242u);
+  EXPECT_EQ(sink.joins[0].peer, "unix pid " + std::to_string(getpid()));
+  EXPECT_TRUE(server.connected(1));
+  EXPECT_FALSE(server.connected(0));
+}
+
+TEST(BridgeServer, TheChallengeProvesTheServerKnowsTheSecret) {
+  RecordingSink sink;
+  BridgeServer server(Options(1), &sink);
+  RawClient client(server, server.unix_endpoint());
+  const wire::Hello hello = client.MakeHello(0, 1);
+  client.Send(hello);
+  const wire::Challenge challenge = Expect<wire::Challenge>(client.Receive());
+  EXPECT_TRUE(wire::MacsEqual(challenge.proof,
+                              wire::ServerProof(kSecret, wire::HelloBody(hello), challenge.nonce)));
+  EXPECT_FALSE(wire::MacsEqual(
+      challenge.proof,
+      wire::ServerProof("another-secret-0123456789", wire::HelloBody(hello), challenge.nonce)));
+}
+
+TEST(BridgeServer, AWrongSecretIsRefusedAndClosed) {
+  RecordingSink sink;
+  std::vector<std::string> log;
+  ServerOptions options = Options(1);
+  options.log = [&](const std::string& text) { log.push_back(text); };
+  BridgeServer server(options, &sink);
+  RawClient client(server, server.unix_endpoint());
+  const wire::Error error = Expect<wire::Error>(client.Handshake(0, 1, "another-secret-0123456789"));
+  EXPECT_EQ(error.code, wire::ErrorCode::kAuthFailed);
+  EXPECT_EQ(error.id, 0u);
+  EXPECT_EQ(error.text,
+            "authentication failed: the proof does not match this server's secret (NBOX_SECRET)");
+  EXPECT_TRUE(client.ClosedByServer());
+  EXPECT_TRUE(sink.joins.empty());
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("refused unix pid"), std::string::npos) << log[0];
+}
+
+TEST(BridgeServer, HellosThatDoNotFitTheJobAreRefused) {
+  RecordingSink sink;
+  BridgeServer server(Options(2), &sink);
+  {
+    RawClient client(server, server.unix_endpoint());
+    EXPECT_EQ(Expect<wire::Error>(client.Handshake(0, 2, kSecret, "other")).text,
+              "job id 'other' is not this server's job 'nbox'");
+  }
+  {
+    RawClient client(server, server.unix_endpoint());
+    EXPECT_EQ(Expect<wire::Error>(client.Handshake(0, 3)).text,
+              "world size 3 is not this job's 2");
+  }
+  RawClient first(server, server.unix_endpoint());
+  Expect<wire::Welcome>(first.Handshake(1, 2));
+  RawClient second(server, server.unix_endpoint());
+  EXPECT_EQ(Expect<wire::Error>(second.Handshake(1, 2)).text, "rank 1 is already connected");
+  EXPECT_EQ(sink.joins.size(), 1u);
+}
+
+TEST(BridgeServer, AFrameBeforeHelloIsAProtocolError) {
+  RecordingSink sink;
+  BridgeServer server(Options(1), &sink);
+  RawClient client(server, server.unix_endpoint());
+  client.Send(wire::Listen{1, 2});
+  const wire::Error error = Expect<wire::Error>(client.Receive());
+  EXPECT_EQ(error.code, wire::ErrorCode::kProtocol);
+  EXPECT_EQ(error.text, "expected Hello, got Listen");
+  EXPECT_TRUE(client.ClosedByServer());
+}
+
+TEST(BridgeServer, GarbageAndOversizedHandshakesAreRefused) {
+  RecordingSink sink;
+  BridgeServer server(Options(1), &sink);
+  {
+    RawClient client(server, server.unix_endpoint());
+    const std::string http = "GET / HTTP/1.1\r\n\r\n";
+    client.SendBytes(std::vector<uint8_t>(http.begin(), http.end()));
+    const wire::Error error = Expect<wire::Error>(client.Receive());
+    EXPECT_EQ(error.text, "frame does not start with \"NBXW\" (byte 0 is 71)");
+    EXPECT_TRUE(client.ClosedByServer());
+  }
+  {
+    RawClient client(server, server.unix_endpoint());
+    std::vector<uint8_t> header = {'N', 'B', 'X', 'W', 1, 1, 0, 0, 0x88, 0x13, 0, 0};  // 5000
+    client.SendBytes(header);
+    EXPECT_EQ(Expect<wire::Error>(client.Receive()).text,
+              "Hello: body of 5000 bytes is over the limit of 128");
+    EXPECT_TRUE(client.ClosedByServer());
+  }
+  EXPECT_TRUE(sink.joins.empty());
+}
+
+TEST(BridgeServer, AConnectionThatNeverAuthenticatesIsDropped) {
+  RecordingSink sink;
+  ServerOptions options = Options(1);
+  options.handshake_timeout = milliseconds(200);
+  BridgeServer server(options, &sink);
+  RawClient client(server, server.unix_endpoint());
+  const auto start = Clock::now();
+  EXPECT_TRUE(client.ClosedByServer(milliseconds(3000)));
+  EXPECT_GE(Clock::now() - start, milliseconds(190));
+}
+
+TEST(BridgeServer, AClosedConnectionIsReportedByRank) {
+  RecordingSink sink;
+  BridgeServer server(Options(3), &sink);
+  RawClient client(server, server.unix_endpoint());
+  Expect<wire::Welcome>(client.Handshake(2, 3));
+  client.Close();
+  PumpFor(server, milliseconds(50));
+  EXPECT_EQ(sink.events, std::vector<std::string>({"DISCONNECT 2 the connection closed without Goodbye"}));
+  EXPECT_FALSE(server.connected(2));
+}
+
+TEST(BridgeServer, GoodbyeIsAnOrderlyEndNotADisconnect) {
+  RecordingSink sink;
+  BridgeServer server(Options(1), &sink);
+  RawClient client(server, server.unix_endpoint());
+  Expect<wire::Welcome>(client.Handshake(0, 1));
+  client.Send(wire::Goodbye{55});
+  EXPECT_TRUE(client.ClosedByServer());
+  EXPECT_EQ(sink.events, std::vector<std::string>({"GOODBYE 0 55"}));
+}
+
+TEST(BridgeServer, ASilentRankTimesOutAndIsReportedByRank) {
+  RecordingSink sink;
+  ServerOptions options = Options(1);
+  options.heartbeat_interval = milliseconds(50);
+  options.heartbeat_timeout = milliseconds(300);
+  BridgeServer server(options, &sink);
+  RawClient client(server, server.unix_endpoint());
+  Expect<wire::Welcome>(client.Handshake(0, 1));
+  const auto joined = Clock::now();
+  // The server sends heartbeats while it waits.
+  Expect<wire::Heartbeat>(client.Receive(milliseconds(1000), true));
+  while (sink.events.empty() && Clock::now() - joined < milliseconds(3000)) {
+    server.Poll(milliseconds(5));
+  }
+  const auto waited = Clock::now() - joined;
+  ASSERT_EQ(sink.events.size(), 1u);
+  EXPECT_EQ(sink.events[0],
+            "DISCONNECT 0 no frame from the rank for 300 ms (heartbeat timeout: hung or "
+            "unreachable)");
+  EXPECT_GE(waited, milliseconds(290));
+  EXPECT_LT(waited, milliseconds(1500));
+}
+
+// Two ranks set up a connection through the server and move one message; the server holds the
+// payload and sends each completion only when the simulator asks and the bytes are in.
+TEST(BridgeServer, AMessageTravelsFromOneRankToAnother) {
+  RecordingSink sink;
+  BridgeServer server(Options(2), &sink);
+  RawClient a(server, server.unix_endpoint());
+  RawClient b(server, server.unix_endpoint());
+  Expect<wire::Welcome>(a.Handshake(0, 2));
+  Expect<wire::Welcome>(b.Handshake(1, 2));
+
+  b.Send(wire::Listen{10, 77});
+  a.Send(wire::Connect{20, 1, 0x28, 10, 77});
+  const wire::Connected connected = Expect<wire::Connected>(a.Receive());
+  EXPECT_EQ(connected.comm, 20u);
+  EXPECT_TRUE(connected.payload_wanted);
+  const wire::Incoming incoming = Expect<wire::Incoming>(b.Receive());
+  EXPECT_EQ(incoming.listen, 10u);
+  EXPECT_EQ(incoming.connection, connected.connection);
+  EXPECT_EQ(incoming.peer, 0u);
+  ASSERT_EQ(sink.connections.size(), 1u);
+  EXPECT_EQ(sink.connections[0].sender, 0);
+  EXPECT_EQ(sink.connections[0].receiver, 1);
+  EXPECT_EQ(sink.connections[0].traffic_class, 0x28);
+  b.Send(wire::Accept{incoming.connection, 30});
+
+  a.Send(wire::PostSend{21, 20, 500, 5, 3});
+  b.Send(wire::PostRecv{31, 30, 600, {{8, 3}}});
+  PumpFor(server, milliseconds(20));
+  ASSERT_EQ(sink.posts.size(), 2u);
+  EXPECT_EQ(sink.posts[0].kind, PostKind::kSend);
+  EXPECT_EQ(sink.posts[0].rank, 0);
+  EXPECT_EQ(sink.posts[0].peer, 1);
+  EXPECT_EQ(sink.posts[0].connection, connected.connection);
+  EXPECT_EQ(sink.posts[0].vtime, 500u);
+  EXPECT_EQ(sink.posts[0].size, 5u);
+  EXPECT_EQ(sink.posts[0].tag, 3);
+  EXPECT_EQ(sink.posts[1].kind, PostKind::kRecv);
+  EXPECT_EQ(sink.posts[1].rank, 1);
+  EXPECT_EQ(sink.posts[1].peer, 0);
+  ASSERT_EQ(sink.posts[1].slots.size(), 1u);
+  EXPECT_EQ(sink.posts[1].slots[0].size, 8u);
+
+  // Asked before the payload arrived: held.
+  EXPECT_TRUE(server.CompleteSend(0, 21, 900));
+  EXPECT_TRUE(server.DeliverFromSend(1, 31, 0, 0, 21, 950));
+  EXPECT_FALSE(a.Receive(milliseconds(50)).has_value());
+  EXPECT_FALSE(b.Receive(milliseconds(10)).has_value());
+  EXPECT_EQ(server.held_payload_bytes(), 5u);
+
+  const uint8_t hello[] = {'h', 'e', 'l', 'l', 'o'};
+  a.Send(wire::Data{21, 0, 0, wire::ByteView{hello, 5}});
+  const wire::Complete sent = Expect<wire::Complete>(a.Receive());
+  EXPECT_EQ(sent.request, 21u);
+  EXPECT_EQ(sent.delivery_vtime, 900u);
+  EXPECT_TRUE(sent.sizes.empty());
+  const wire::Complete received = Expect<wire::Complete>(b.Receive());
+  EXPECT_EQ(received.request, 31u);
+  EXPECT_EQ(received.delivery_vtime, 950u);
+  EXPECT_EQ(received.sizes, std::vector<uint64_t>({5}));
+  const wire::Data data = Expect<wire::Data>(b.Receive());
+  EXPECT_EQ(data.request, 31u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(data.bytes.data), data.bytes.size), "hello");
+  EXPECT_EQ(server.held_payload_bytes(), 0u);
+  // Each send is delivered once.
+  EXPECT_FALSE(server.DeliverFromSend(1, 31, 0, 0, 21, 950));
+}
+
+TEST(BridgeServer, AReceiveWithSeveralBuffersCompletesWhenAllAreFilled) {
+  RecordingSink sink;
+  BridgeServer server(Options(2), &sink);
+  RawClient a(server, server.unix_endpoint());
+  RawClient b(server, server.unix_endpoint());
+  Expect<wire::Welcome>(a.Handshake(0, 2));
+  Expect<wire::Welcome>(b.Handshake(1, 2));
+  b.Send(wire::Listen{1, 5});
+  a.Send(wire::Connect{2, 1, -1, 1, 5});
+  const uint64_t connection = Expect<wire::Connected>(a.Receive()).connection;
+  Expect<wire::Incoming>(b.Receive());
+  b.Send(wire::Accept{connection, 3});
+  b.Send(wire::PostRecv{4, 3, 0, {{10, 1}, {10, 2}}});
+  PumpFor(server, milliseconds(20));
+  // Messages made up by the simulator (from a simulated rank), out of buffer order.
+  EXPECT_TRUE(server.DeliverBytes(1, 4, 1, {7, 7, 7}, 3000));
+  EXPECT_FALSE(b.Receive(milliseconds(30)).has_value());
+  EXPECT_THROW(server.DeliverBytes(1, 4, 1, {1}, 3000), std::invalid_argument);   // filled
+  EXPECT_THROW(server.DeliverBytes(1, 4, 0, std::vector<uint8_t>(11), 1), std::invalid_argument);
+  EXPECT_THROW(server.DeliverBytes(1, 4, 2, {1}, 1), std::invalid_argument);       // no buffer 2
+  EXPECT_TRUE(server.DeliverBytes(1, 4, 0, {1, 2}, 2000));
+  const wire::Complete complete = Expect<wire::Complete>(b.Receive());
+  EXPECT_EQ(complete.delivery_vtime, 3000u);  // the later of the two
+  EXPECT_EQ(complete.sizes, std::vector<uint64_t>({2, 3}));
+  const wire::Data first = Expect<wire::Data>(b.Receive());
+  EXPECT_EQ(first.slot, 0u);
+  EXPECT_EQ(first.bytes.size, 2u);
+  const wire::Data second = Expect<wire::Data>(b.Receive());
+  EXPECT_EQ(second.slot, 1u);
+  EXPECT_EQ(second.bytes.size, 3u);
+}
+
+TEST(BridgeServer, AConnectWaitsForItsListenThenIsRefusedIfItNeverComes) {
+  RecordingSink sink;
+  ServerOptions options = Options(2);
+  options.handshake_timeout = milliseconds(300);
+  BridgeServer server(options, &sink);
+  RawClient a(server, server.unix_endpoint());
+  RawClient b(server, server.unix_endpoint());
+  Expect<wire::Welcome>(a.Handshake(0, 2));
+  Expect<wire::Welcome>(b.Handshake(1, 2));
+  // Connect first, Listen after: the two sockets have no order between them.
+  a.Send(wire::Connect{2, 1, -1, 40, 9});
+  PumpFor(server, milliseconds(30));
+  b.Send(wire::Listen{40, 9});
+  Expect<wire::Connected>(a.Receive());
+  // A listen that never comes: refused after the handshake timeout, naming the comm.
+  a.Send(wire::Connect{3, 1, -1, 41, 9});
+  const wire::Error error = Expect<wire::Error>(a.Receive(milliseconds(3000)));
+  EXPECT_EQ(error.code, wire::ErrorCode::kRefused);
+  EXPECT_EQ(error.id, 3u);
+  EXPECT_EQ(error.text, "connect refused: rank 1 has no listen 41");
+  // A handle with the wrong nonce is refused at once.
+  a.Send(wire::Connect{4, 1, -1, 40, 8});
+  EXPECT_EQ(Expect<wire::Error>(a.Receive()).text,
+            "connect refused: the handle does not match listen 40 of rank 1 (wrong nonce: a "
+            "stale or foreign handle)");
+}
+
+TEST(BridgeServer, PayloadBytesOutOfOrderEndTheRanksSession) {
+  RecordingSink sink;
+  BridgeServer server(Options(2), &sink);
+  RawClient a(server, server.unix_endpoint());
+  RawClient b(server, server.unix_endpoint());
+  Expect<wire::Welcome>(a.Handshake(0, 2));
+  Expect<wire::Welcome>(b.Handshake(1, 2));
+  b.Send(wire::Listen{1, 5});
+  a.Send(wire::Connect{2, 1, -1, 1, 5});
+  Expect<wire::Connected>(a.Receive());
+  a.Send(wire::PostSend{3, 2, 0, 10, 0});
+  const uint8_t bytes[4] = {};
+  a.Send(wire::Data{3, 4, 0, wire::ByteView{bytes, 4}});  // offset 4 before offset 0
+  const wire::Error error = Expect<wire::Error>(a.Receive());
+  EXPECT_EQ(error.code, wire::ErrorCode::kProtocol);
+  EXPECT_TRUE(a.ClosedByServer());
+  ASSERT_EQ(sink.events.size(), 1u);
+  EXPECT_EQ(sink.events[0],
+            "DISCONNECT 0 protocol error: Data for send 3 at offset 4 with 4 bytes (expected "
+            "offset 0, at most 10 bytes)");
+}
+
+TEST(BridgeServer, PostsOnUnknownCommsFailOnlyThatRequest) {
+  RecordingSink sink;
+  BridgeServer server(Options(1), &sink);
+  RawClient a(server, server.unix_endpoint());
+  Expect<wire::Welcome>(a.Handshake(0, 1));
+  a.Send(wire::PostSend{5, 99, 0, 1, 0});
+  const wire::Error error = Expect<wire::Error>(a.Receive());
+  EXPECT_EQ(error.code, wire::ErrorCode::kInvalidUsage);
+  EXPECT_EQ(error.id, 5u);
+  EXPECT_EQ(error.text, "isend on comm 99, which is not a connected send comm");
+  EXPECT_TRUE(server.connected(0));
+  EXPECT_TRUE(sink.posts.empty());
+}
+
+TEST(BridgeServer, TheDefaultSocketLivesInAPrivateDirectory) {
+  RecordingSink sink;
+  std::string path;
+  {
+    BridgeServer server(Options(1), &sink);
+    ASSERT_EQ(server.unix_endpoint().rfind("unix:", 0), 0u);
+    path = server.unix_endpoint().substr(5);
+    const std::string dir = path.substr(0, path.rfind('/'));
+    struct stat info {};
+    ASSERT_EQ(stat(dir.c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 0777, 0700u);
+    ASSERT_EQ(stat(path.c_str(), &info), 0);
+    EXPECT_TRUE(S_ISSOCK(info.st_mode));
+    EXPECT_EQ(info.st_mode & 0777, 0600u);
+  }
+  struct stat info {};
+  EXPECT_NE(stat(path.c_str(), &info), 0) << "the socket outlived the server";
+}
+
+TEST(BridgeServer, AnExplicitPathInAnOpenDirectoryIsRefused) {
+  RecordingSink sink;
+  ServerOptions options = Options(1);
+  options.unix_path = "/tmp/nbox-bridge-test.sock";  // /tmp is world-writable
+  try {
+    BridgeServer server(options, &sink);
+    ADD_FAILURE() << "accepted";
+  } catch (const BridgeServerError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "bridge server: the directory of /tmp/nbox-bridge-test.sock must belong to this "
+              "user with mode 0700 (nothing else may reach the socket)");
+  }
+}
+
+TEST(BridgeServer, RanksMayJoinOverTcp) {
+  RecordingSink sink;
+  ServerOptions options = Options(1);
+  options.listen_unix = false;
+  options.tcp_listen = "127.0.0.1:0";
+  BridgeServer server(options, &sink);
+  EXPECT_EQ(server.unix_endpoint(), "");
+  ASSERT_EQ(server.tcp_endpoint().rfind("tcp:127.0.0.1:", 0), 0u) << server.tcp_endpoint();
+  RawClient client(server, server.tcp_endpoint());
+  Expect<wire::Welcome>(client.Handshake(0, 1));
+  ASSERT_EQ(sink.joins.size(), 1u);
+  EXPECT_EQ(sink.joins[0].peer.rfind("127.0.0.1:", 0), 0u);
+}
+
+TEST(BridgeServer, BadOptionsAreRefusedWithTheReason) {
+  RecordingSink sink;
+  ServerOptions options = Options(1);
+  options.secret = "short";
+  EXPECT_THROW(BridgeServer(options, &sink), BridgeServerError);
+  options = Options(0);
+  EXPECT_THROW(BridgeServer(options, &sink), BridgeServerError);
+  options = Options(1);
+  options.heartbeat_timeout = options.heartbeat_interval;
+  EXPECT_THROW(BridgeServer(options, &sink), BridgeServerError);
+}
+
+TEST(BridgeServer, PromisesReachTheSink) {
+  RecordingSink sink;
+  BridgeServer server(Options(1), &sink);
+  RawClient a(server, server.unix_endpoint());
+  Expect<wire::Welcome>(a.Handshake(0, 1));
+  a.Send(wire::Promise{1234, true});
+  a.Send(wire::Promise{2000, false});
+  PumpFor(server, milliseconds(30));
+  ASSERT_EQ(sink.promises.size(), 2u);
+  EXPECT_EQ(sink.promises[0].vtime, 1234u);
+  EXPECT_TRUE(sink.promises[0].blocked);
+  EXPECT_EQ(sink.promises[1].vtime, 2000u);
+  EXPECT_FALSE(sink.promises[1].blocked);
+}
+
+}  // namespace
+}  // namespace nbox::bridge::server
