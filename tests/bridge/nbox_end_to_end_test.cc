@@ -142,7 +142,7 @@ TEST_P(NboxEndToEnd, EveryCollectiveMatchesTheSerialReference) {
   ServerProcess server(world);
   ASSERT_NE(server.endpoint(), "") << server.Output();
   LaunchOptions options = NboxOptions(server);
-  options.args = {"20000"};  // the large count
+  options.args = {"150000"};  // the large count (several 1 MiB chunks for 8-byte types)
   ExpectAllPassed(LaunchRanks("collectives", world, options), server);
   ExpectCleanSessions(server, world);
 }
