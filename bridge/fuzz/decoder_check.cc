@@ -13,7 +13,8 @@ std::string OneShot(const uint8_t* data, size_t size, wire::Direction direction,
                     Pass* pass) {
   size_t position = 0;
   while (true) {
-    const wire::Decoded decoded = wire::DecodeFrame(data + position, size - position, direction, limit);
+    const wire::Decoded decoded =
+        wire::DecodeFrame(data + position, size - position, direction, limit);
     pass->final_refusal = decoded.refusal;
     if (decoded.refusal != wire::Refusal::kNone) {
       if (decoded.reason.empty()) return "a refusal without a reason";

@@ -14,7 +14,8 @@ using namespace nbox::bridge::wire;
 
 void Write(const std::string& dir, const std::string& name, const std::vector<uint8_t>& bytes) {
   std::ofstream out(dir + "/" + name, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 }  // namespace

@@ -351,9 +351,8 @@ void BridgeClient::WaitEvents(uint64_t seen, int timeout_us) {
     }
     Wake();  // held completions may be released now that the clock may jump
   }
-  events_cv_.wait_for(lock, std::chrono::microseconds(std::max(timeout_us, 0)), [&] {
-    return failed_ || events_.load(std::memory_order_acquire) != seen;
-  });
+  events_cv_.wait_for(lock, std::chrono::microseconds(std::max(timeout_us, 0)),
+                      [&] { return failed_ || events_.load(std::memory_order_acquire) != seen; });
   if (--blocked_waiters_ == 0) clock_.Unblock(WallClock::now());
 }
 
@@ -396,9 +395,8 @@ void BridgeClient::Run() {
       }
       FlushLocked();
     }
-    const auto silence =
-        std::max<std::chrono::milliseconds>(config_.timeout,
-                                            std::chrono::milliseconds(4 * welcome_.heartbeat_ms));
+    const auto silence = std::max<std::chrono::milliseconds>(
+        config_.timeout, std::chrono::milliseconds(4 * welcome_.heartbeat_ms));
     if (after - last_received_ > silence) {
       Fail("no frame from nbox-cosim at " + config_.endpoint.ToString() + " for " +
            std::to_string(silence.count()) + " ms (the simulator hangs or is unreachable)");
@@ -471,7 +469,8 @@ void BridgeClient::Dispatch(wire::Message& message, WallClock::time_point now) {
     case wire::MessageType::kIncoming: {
       const auto& incoming = std::get<wire::Incoming>(message);
       auto it = listens_.find(incoming.listen);
-      if (it != listens_.end()) it->second->incoming.push_back({incoming.connection, incoming.peer});
+      if (it != listens_.end())
+        it->second->incoming.push_back({incoming.connection, incoming.peer});
       return;
     }
     case wire::MessageType::kComplete:

@@ -51,8 +51,8 @@ class BridgeClient {
                        DataComm** comm);
   ncclResult_t Accept(ListenComm* listen, DataComm** comm);
   ncclResult_t PostSend(DataComm* comm, void* data, uint64_t size, int tag, void** request);
-  ncclResult_t PostRecv(DataComm* comm, int n, void** data, const uint64_t* sizes,
-                        const int* tags, void** request);
+  ncclResult_t PostRecv(DataComm* comm, int n, void** data, const uint64_t* sizes, const int* tags,
+                        void** request);
   static ncclResult_t Test(void* request, int* done, int* sizes);
   void Close(Comm* comm);
 
@@ -112,7 +112,7 @@ class BridgeClient {
   std::map<uint64_t, DataComm*> connecting_;  // send comms waiting for Connected
   std::map<uint64_t, std::string> refusals_;  // why a connect was refused, by comm id
   int blocked_waiters_ = 0;
-  uint64_t activity_ = 0;           // posts and releases so far
+  uint64_t activity_ = 0;               // posts and releases so far
   uint64_t promised_activity_ = ~0ull;  // activity_ at the last blocked Promise
 };
 

@@ -36,14 +36,13 @@ UniqueFd ConnectTcp(const wire::Endpoint& endpoint, const std::string& where,
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
-  const int status = getaddrinfo(endpoint.host.c_str(), std::to_string(endpoint.port).c_str(),
-                                 &hints, &found);
+  const int status =
+      getaddrinfo(endpoint.host.c_str(), std::to_string(endpoint.port).c_str(), &hints, &found);
   if (status != 0 || found == nullptr) {
     throw std::runtime_error("cannot resolve " + where + ": " + gai_strerror(status));
   }
   InetAddress remote;
-  std::memcpy(&remote.sa, found->ai_addr,
-              std::min<size_t>(found->ai_addrlen, sizeof(remote.v6)));
+  std::memcpy(&remote.sa, found->ai_addr, std::min<size_t>(found->ai_addrlen, sizeof(remote.v6)));
   freeaddrinfo(found);
   try {
     return ConnectBlocking(remote, deadline, "nbox-cosim at " + where);
@@ -59,8 +58,8 @@ wire::Message ReadFrame(int fd, wire::FrameDecoder* decoder, Clock::time_point d
     wire::Decoded decoded = decoder->Next();
     if (decoded.refusal == wire::Refusal::kNone) return decoded.message;
     if (decoded.refusal != wire::Refusal::kTruncated) {
-      throw std::runtime_error("nbox-cosim at " + where + " sent a malformed frame: " +
-                               decoded.reason);
+      throw std::runtime_error("nbox-cosim at " + where +
+                               " sent a malformed frame: " + decoded.reason);
     }
     uint8_t buffer[4096];
     RecvAll(fd, buffer, 1, deadline, "the handshake with nbox-cosim at " + where);

@@ -55,10 +55,10 @@ struct Request {
   // Receive in progress (after its Complete arrived):
   bool completion_known = false;
   uint64_t delivery_vtime = 0;
-  bool direct = false;                // bytes go straight to the user's buffers (already due)
-  uint64_t received[kMaxRecvs] = {};  // bytes in so far, per buffer
+  bool direct = false;                      // bytes go straight to the user's buffers (already due)
+  uint64_t received[kMaxRecvs] = {};        // bytes in so far, per buffer
   std::vector<uint8_t> staging[kMaxRecvs];  // held bytes (not due yet)
-  bool BytesIn() const {  // a send has no bytes to wait for
+  bool BytesIn() const {                    // a send has no bytes to wait for
     if (is_send) return true;
     for (int i = 0; i < n; ++i) {
       if (received[i] != sizes[i]) return false;
@@ -69,7 +69,8 @@ struct Request {
 
 struct Comm {
   enum class Kind { kListen, kSend, kRecv };
-  Comm(Kind k, uint64_t i, std::shared_ptr<BridgeClient> c) : kind(k), id(i), client(std::move(c)) {}
+  Comm(Kind k, uint64_t i, std::shared_ptr<BridgeClient> c)
+      : kind(k), id(i), client(std::move(c)) {}
   virtual ~Comm() = default;
   const Kind kind;
   const uint64_t id;

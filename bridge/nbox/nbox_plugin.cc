@@ -246,8 +246,8 @@ ncclResult_t IsendV10(void* send_comm, void* data, size_t size, int tag, void*, 
   return Isend(send_comm, data, size, tag, request);
 }
 
-ncclResult_t IrecvV10(void* recv_comm, int n, void** data, size_t* sizes, int* tags, void**,
-                      void**, void** request) {
+ncclResult_t IrecvV10(void* recv_comm, int n, void** data, size_t* sizes, int* tags, void**, void**,
+                      void** request) {
   return IrecvSizeT(recv_comm, n, data, sizes, tags, request);
 }
 

@@ -12,8 +12,7 @@ uint64_t Nanoseconds(RankClock::WallClock::duration duration) {
 
 }  // namespace
 
-RankClock::RankClock(wire::ClockMode mode, uint64_t start_vtime,
-                     WallClock::time_point start_wall)
+RankClock::RankClock(wire::ClockMode mode, uint64_t start_vtime, WallClock::time_point start_wall)
     : mode_(mode), base_vtime_(start_vtime), base_wall_(start_wall) {}
 
 uint64_t RankClock::Now(WallClock::time_point wall) const {

@@ -36,7 +36,7 @@ class RankClock {
 
  private:
   wire::ClockMode mode_;
-  uint64_t base_vtime_;                // the clock's reading at base_wall_
+  uint64_t base_vtime_;  // the clock's reading at base_wall_
   WallClock::time_point base_wall_;
   bool blocked_ = false;
 };

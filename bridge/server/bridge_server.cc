@@ -84,7 +84,9 @@ class BridgeServer::Impl {
   void TrackId(ServerSession& session, uint64_t id);
   ServerSession* RankSession(int rank) const;
   void Warn(const std::string& text) const;
-  uint64_t NowVtime() const { return options_.now_vtime ? options_.now_vtime() : options_.start_vtime; }
+  uint64_t NowVtime() const {
+    return options_.now_vtime ? options_.now_vtime() : options_.start_vtime;
+  }
 
   ServerOptions options_;
   BridgeSink* sink_;
@@ -95,7 +97,7 @@ class BridgeServer::Impl {
   uint64_t next_session_ = 1;
   uint64_t next_connection_ = 1;
   std::map<uint64_t, std::unique_ptr<ServerSession>> sessions_;  // by session id
-  std::vector<ServerSession*> ranks_;                             // open sessions by rank
+  std::vector<ServerSession*> ranks_;                            // open sessions by rank
   std::map<RankId, ListenRecord> listens_;
   std::map<uint64_t, ConnectionRecord> connections_;
   std::map<RankId, uint64_t> send_comms_;  // -> connection
@@ -135,7 +137,8 @@ BridgeServer::Impl::Impl(ServerOptions options, BridgeSink* sink)
   }
   if (options_.heartbeat_interval.count() < 1 ||
       options_.heartbeat_timeout <= options_.heartbeat_interval) {
-    throw BridgeServerError("bridge server: the heartbeat timeout must exceed the interval (>= 1 ms)");
+    throw BridgeServerError(
+        "bridge server: the heartbeat timeout must exceed the interval (>= 1 ms)");
   }
   if (!options_.listen_unix && options_.tcp_listen.empty()) {
     throw BridgeServerError("bridge server: neither a Unix socket nor TCP to listen on");
@@ -203,7 +206,8 @@ void BridgeServer::Impl::OpenTcp() {
     throw BridgeServerError("bridge server: TCP listen '" + text + "' is not host:port");
   }
   std::string host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   const std::string port_text = text.substr(colon + 1);
   char* end = nullptr;
   const long port = std::strtol(port_text.c_str(), &end, 10);
@@ -244,13 +248,15 @@ void BridgeServer::Impl::Poll(std::chrono::milliseconds timeout) {
   auto wait = std::min(timeout, options_.heartbeat_interval);
   for (const auto& [id, session] : sessions_) {
     if (session->state() != State::kOpen) {
-      wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                session->deadline() - now) + std::chrono::milliseconds(1));
+      wait = std::min(
+          wait, std::chrono::duration_cast<std::chrono::milliseconds>(session->deadline() - now) +
+                    std::chrono::milliseconds(1));
     }
   }
   for (const PendingConnect& pending : pending_connects_) {
-    wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(
-                              pending.deadline - now) + std::chrono::milliseconds(1));
+    wait = std::min(wait,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(pending.deadline - now) +
+                        std::chrono::milliseconds(1));
   }
   wait = std::max(wait, std::chrono::milliseconds(0));
 
@@ -264,11 +270,13 @@ void BridgeServer::Impl::Poll(std::chrono::milliseconds timeout) {
   }
   for (const auto& [id, session] : sessions_) {
     if (session->state() == State::kClosed) continue;
-    fds.push_back({session->fd(), static_cast<short>(POLLIN | (session->WantsWrite() ? POLLOUT : 0)), 0});
+    fds.push_back(
+        {session->fd(), static_cast<short>(POLLIN | (session->WantsWrite() ? POLLOUT : 0)), 0});
     ids.push_back(id);
   }
   const int ready = poll(fds.data(), fds.size(), static_cast<int>(wait.count()));
-  if (ready < 0 && errno != EINTR) throw BridgeServerError("bridge server: poll: " + ErrnoText(errno));
+  if (ready < 0 && errno != EINTR)
+    throw BridgeServerError("bridge server: poll: " + ErrnoText(errno));
   now = Clock::now();
   for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
     if (fds[i].revents == 0) continue;
@@ -344,16 +352,16 @@ void BridgeServer::Impl::Handle(ServerSession& session, wire::Message& message,
       if (auto* hello = std::get_if<wire::Hello>(&message)) {
         HandleHello(session, *hello);
       } else {
-        ProtocolError(session, std::string("expected Hello, got ") +
-                                   wire::TypeName(wire::TypeOf(message)));
+        ProtocolError(session,
+                      std::string("expected Hello, got ") + wire::TypeName(wire::TypeOf(message)));
       }
       return;
     case State::kAwaitAuth:
       if (auto* auth = std::get_if<wire::Auth>(&message)) {
         HandleAuth(session, *auth, now);
       } else {
-        ProtocolError(session, std::string("expected Auth, got ") +
-                                   wire::TypeName(wire::TypeOf(message)));
+        ProtocolError(session,
+                      std::string("expected Auth, got ") + wire::TypeName(wire::TypeOf(message)));
       }
       return;
     case State::kOpen:
@@ -521,8 +529,8 @@ bool BridgeServer::Impl::TryConnect(const PendingConnect& pending) {
     return true;
   }
   const uint64_t id = next_connection_++;
-  connections_[id] = ConnectionRecord{pending.rank, pending.connect.comm, peer, 0,
-                                      pending.connect.traffic_class};
+  connections_[id] =
+      ConnectionRecord{pending.rank, pending.connect.comm, peer, 0, pending.connect.traffic_class};
   send_comms_[{pending.rank, pending.connect.comm}] = id;
   SendTo(pending.rank, wire::EncodeFrame(wire::Connected{pending.connect.comm, id, true}));
   SendTo(peer, wire::EncodeFrame(wire::Incoming{pending.connect.listen, id,
@@ -580,9 +588,9 @@ void BridgeServer::Impl::HandlePostSend(ServerSession& session, const wire::Post
   }
   auto comm = send_comms_.find({session.rank, post.comm});
   if (comm == send_comms_.end()) {
-    session.Queue(ErrorFrame(ErrorCode::kInvalidUsage, post.request,
-                             "isend on comm " + std::to_string(post.comm) +
-                                 ", which is not a connected send comm"));
+    session.Queue(ErrorFrame(
+        ErrorCode::kInvalidUsage, post.request,
+        "isend on comm " + std::to_string(post.comm) + ", which is not a connected send comm"));
     return;
   }
   const ConnectionRecord& connection = connections_.at(comm->second);
@@ -608,9 +616,9 @@ void BridgeServer::Impl::HandlePostRecv(ServerSession& session, wire::PostRecv& 
   }
   auto comm = recv_comms_.find({session.rank, post.comm});
   if (comm == recv_comms_.end()) {
-    session.Queue(ErrorFrame(ErrorCode::kInvalidUsage, post.request,
-                             "irecv on comm " + std::to_string(post.comm) +
-                                 ", which is not an accepted recv comm"));
+    session.Queue(ErrorFrame(
+        ErrorCode::kInvalidUsage, post.request,
+        "irecv on comm " + std::to_string(post.comm) + ", which is not an accepted recv comm"));
     return;
   }
   const ConnectionRecord& connection = connections_.at(comm->second);

@@ -35,8 +35,8 @@ class BridgeServerError : public std::runtime_error {
 
 struct ServerOptions {
   int world_size = 1;
-  std::string job_id = "nbox";    // ranks must present the same
-  std::string secret;             // >= 16 bytes; ranks get it through NBOX_SECRET
+  std::string job_id = "nbox";  // ranks must present the same
+  std::string secret;           // >= 16 bytes; ranks get it through NBOX_SECRET
   // Unix domain socket: listen at unix_path, or when it is empty (and listen_unix) at
   // "bridge.sock" in a fresh directory of mode 0700 under $TMPDIR (else /tmp), removed again
   // by the destructor. An explicit path's directory must be accessible to its owner only.
@@ -87,8 +87,8 @@ class BridgeServer {
   bool DeliverFromSend(int recv_rank, uint64_t recv_request, uint32_t slot, int send_rank,
                        uint64_t send_request, uint64_t delivery_vtime);
   // The same with bytes the simulator made up (a message from a simulated rank).
-  bool DeliverBytes(int recv_rank, uint64_t recv_request, uint32_t slot,
-                    std::vector<uint8_t> bytes, uint64_t delivery_vtime);
+  bool DeliverBytes(int recv_rank, uint64_t recv_request, uint32_t slot, std::vector<uint8_t> bytes,
+                    uint64_t delivery_vtime);
   // Fails one request of a rank (its test() returns an error).
   bool FailRequest(int rank, uint64_t request, wire::ErrorCode code, const std::string& text);
   // Ends a rank's session with an error (every pending and later call of the rank fails).

@@ -13,8 +13,7 @@ void MessageMatcher::Add(const Post& post, std::vector<MatchedMessage>* matched,
   Match(post.connection, queue, matched, failed);
 }
 
-void MessageMatcher::Match(uint64_t connection, Queue& queue,
-                           std::vector<MatchedMessage>* matched,
+void MessageMatcher::Match(uint64_t connection, Queue& queue, std::vector<MatchedMessage>* matched,
                            std::vector<MatchFailure>* failed) {
   while (!queue.sends.empty() && !queue.recvs.empty()) {
     const Post& send = queue.sends.front();

@@ -55,8 +55,7 @@ bool TransferStore::CompleteSend(int rank, uint64_t request, uint64_t delivery_v
   return true;
 }
 
-TransferStore::RecvRecord* TransferStore::CheckSlot(const Key& recv, uint32_t slot,
-                                                    uint64_t size) {
+TransferStore::RecvRecord* TransferStore::CheckSlot(const Key& recv, uint32_t slot, uint64_t size) {
   auto it = recvs_.find(recv);
   if (it == recvs_.end()) return nullptr;
   RecvRecord& record = it->second;
@@ -82,8 +81,7 @@ TransferStore::RecvRecord* TransferStore::CheckSlot(const Key& recv, uint32_t sl
 }
 
 bool TransferStore::DeliverFromSend(int recv_rank, uint64_t recv_request, uint32_t slot,
-                                    int send_rank, uint64_t send_request,
-                                    uint64_t delivery_vtime) {
+                                    int send_rank, uint64_t send_request, uint64_t delivery_vtime) {
   auto send = sends_.find({send_rank, send_request});
   if (send == sends_.end() || send->second.delivered || send->second.delivery) return false;
   RecvRecord* recv = CheckSlot({recv_rank, recv_request}, slot, send->second.size);

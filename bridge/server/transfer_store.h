@@ -35,8 +35,8 @@ class TransferStore {
   bool CompleteSend(int rank, uint64_t request, uint64_t delivery_vtime);
   bool DeliverFromSend(int recv_rank, uint64_t recv_request, uint32_t slot, int send_rank,
                        uint64_t send_request, uint64_t delivery_vtime);
-  bool DeliverBytes(int recv_rank, uint64_t recv_request, uint32_t slot,
-                    std::vector<uint8_t> bytes, uint64_t delivery_vtime);
+  bool DeliverBytes(int recv_rank, uint64_t recv_request, uint32_t slot, std::vector<uint8_t> bytes,
+                    uint64_t delivery_vtime);
 
   // Drops a request (its comm was closed or failed); a receive it was to fill is left unfilled.
   void Forget(int rank, uint64_t request);
@@ -57,9 +57,9 @@ class TransferStore {
     bool payload_wanted = true;
     std::vector<uint8_t> payload;
     uint64_t received = 0;
-    std::optional<uint64_t> complete_vtime;      // asked, not yet sent
+    std::optional<uint64_t> complete_vtime;  // asked, not yet sent
     bool completed = false;
-    std::optional<PendingDelivery> delivery;     // asked, not yet done
+    std::optional<PendingDelivery> delivery;  // asked, not yet done
     bool delivered = false;
     bool PayloadIn() const { return !payload_wanted || received == size; }
   };

@@ -23,10 +23,12 @@ Endpoint ParseEndpoint(std::string_view text, std::string_view setting) {
   if (text.rfind("unix:", 0) == 0) {
     endpoint.kind = Endpoint::Kind::kUnix;
     endpoint.path = std::string(text.substr(5));
-    if (endpoint.path.empty() || endpoint.path[0] != '/') Fail(setting, text, "a Unix socket needs an absolute path");
+    if (endpoint.path.empty() || endpoint.path[0] != '/')
+      Fail(setting, text, "a Unix socket needs an absolute path");
     if (endpoint.path.size() >= sizeof(sockaddr_un{}.sun_path)) {
-      Fail(setting, text, "the socket path is longer than " +
-                              std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) + " bytes");
+      Fail(setting, text,
+           "the socket path is longer than " + std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) +
+               " bytes");
     }
     return endpoint;
   }
@@ -44,7 +46,8 @@ Endpoint ParseEndpoint(std::string_view text, std::string_view setting) {
     colon = rest.rfind(':');
     if (colon == std::string_view::npos) Fail(setting, text, "no port");
     endpoint.host = std::string(rest.substr(0, colon));
-    if (endpoint.host.find(':') != std::string::npos) Fail(setting, text, "an IPv6 host must be in brackets");
+    if (endpoint.host.find(':') != std::string::npos)
+      Fail(setting, text, "an IPv6 host must be in brackets");
   }
   if (endpoint.host.empty()) Fail(setting, text, "no host");
   const std::string_view port = rest.substr(colon + 1);

@@ -18,9 +18,9 @@ class EndpointError : public std::runtime_error {
 struct Endpoint {
   enum class Kind { kUnix, kTcp };
   Kind kind = Kind::kUnix;
-  std::string path;  // kUnix
-  std::string host;  // kTcp
-  uint16_t port = 0; // kTcp
+  std::string path;   // kUnix
+  std::string host;   // kTcp
+  uint16_t port = 0;  // kTcp
 
   std::string ToString() const;
 };

@@ -154,13 +154,12 @@ Decoded DecodeFrame(const uint8_t* data, size_t size, Direction direction, uint3
   }
   const BodySize rule = BodySizeOf(type);
   if (body < rule.min || body > rule.max) {
-    return Refuse(Refusal::kBadLength,
-                  std::string(TypeName(type)) + ": body of " + std::to_string(body) +
-                      " bytes (expected " +
-                      (rule.min == rule.max ? std::to_string(rule.min)
-                                            : std::to_string(rule.min) + ".." +
-                                                  std::to_string(rule.max)) +
-                      ")");
+    return Refuse(
+        Refusal::kBadLength,
+        std::string(TypeName(type)) + ": body of " + std::to_string(body) + " bytes (expected " +
+            (rule.min == rule.max ? std::to_string(rule.min)
+                                  : std::to_string(rule.min) + ".." + std::to_string(rule.max)) +
+            ")");
   }
   if (size - kFrameHeaderBytes < body) return Refuse(Refusal::kTruncated, "frame body incomplete");
   Decoded result;

@@ -20,8 +20,8 @@
 namespace nbox::bridge::wire {
 
 enum class Refusal {
-  kNone,            // a frame was decoded
-  kTruncated,       // the input ends inside the frame (a stream: wait for more bytes)
+  kNone,       // a frame was decoded
+  kTruncated,  // the input ends inside the frame (a stream: wait for more bytes)
   kBadMagic,
   kBadVersion,
   kUnknownType,
@@ -44,7 +44,7 @@ struct Decoded {
 // Decodes the frame at the start of [data, data + size) as received by `direction`'s side,
 // with bodies limited to `max_body` bytes.
 Decoded DecodeFrame(const uint8_t* data, size_t size, Direction direction,
-                     uint32_t max_body = kMaxBodyBytes);
+                    uint32_t max_body = kMaxBodyBytes);
 
 // Appends the frame of `message` to `out`. The message must be valid (the encoder asserts
 // the ranges the decoder checks, so nothing unencodable is ever sent).

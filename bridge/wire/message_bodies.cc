@@ -251,7 +251,8 @@ std::string DecodeClose(ByteReader& r, Message* out) {
   const uint8_t kind = r.U8();
   if (!r.ZeroBytes(7)) return "Close: reserved bytes are not zero";
   m.id = r.U64();
-  if (kind < static_cast<uint8_t>(CloseKind::kListen) || kind > static_cast<uint8_t>(CloseKind::kRecv)) {
+  if (kind < static_cast<uint8_t>(CloseKind::kListen) ||
+      kind > static_cast<uint8_t>(CloseKind::kRecv)) {
     return "Close: unknown comm kind " + std::to_string(kind);
   }
   m.kind = static_cast<CloseKind>(kind);
@@ -268,7 +269,8 @@ std::string DecodePostSend(ByteReader& r, Message* out) {
   m.tag = r.I32();
   if (!r.ZeroBytes(4)) return "PostSend: reserved bytes are not zero";
   if (m.request == 0) return "PostSend: request id 0 is reserved";
-  if (m.size > kMaxMessageBytes) return "PostSend: size " + std::to_string(m.size) + " is over 1 TiB";
+  if (m.size > kMaxMessageBytes)
+    return "PostSend: size " + std::to_string(m.size) + " is over 1 TiB";
   *out = m;
   return "";
 }
@@ -293,7 +295,8 @@ std::string DecodePostRecv(ByteReader& r, uint32_t size, Message* out) {
   for (uint32_t i = 0; i < count; ++i) {
     m.slots[i].size = r.U64();
     m.slots[i].tag = r.I32();
-    if (!r.ZeroBytes(4)) return "PostRecv: reserved bytes of buffer " + std::to_string(i) + " are not zero";
+    if (!r.ZeroBytes(4))
+      return "PostRecv: reserved bytes of buffer " + std::to_string(i) + " are not zero";
     if (m.slots[i].size > kMaxMessageBytes) {
       return "PostRecv: buffer " + std::to_string(i) + " of " + std::to_string(m.slots[i].size) +
              " bytes is over 1 TiB";
@@ -349,7 +352,8 @@ std::string DecodeComplete(ByteReader& r, uint32_t size, Message* out) {
   m.sizes.resize(count);
   for (uint32_t i = 0; i < count; ++i) {
     m.sizes[i] = r.U64();
-    if (m.sizes[i] > kMaxMessageBytes) return "Complete: size " + std::to_string(i) + " is over 1 TiB";
+    if (m.sizes[i] > kMaxMessageBytes)
+      return "Complete: size " + std::to_string(i) + " is over 1 TiB";
   }
   *out = std::move(m);
   return "";
@@ -361,7 +365,8 @@ std::string DecodeError(ByteReader& r, Message* out) {
   if (!r.ZeroBytes(4)) return "Error: reserved bytes are not zero";
   m.id = r.U64();
   const uint16_t text_bytes = r.U16();
-  if (code == 0 || code > kLastErrorCode) return "Error: unknown error code " + std::to_string(code);
+  if (code == 0 || code > kLastErrorCode)
+    return "Error: unknown error code " + std::to_string(code);
   m.code = static_cast<ErrorCode>(code);
   if (text_bytes > kMaxErrorTextBytes || text_bytes != r.remaining()) {
     return "Error: text length " + std::to_string(text_bytes) + " does not fit (0.." +

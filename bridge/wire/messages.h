@@ -74,12 +74,12 @@ enum class CloseKind : uint8_t { kListen = 1, kSend = 2, kRecv = 3 };
 
 // Error codes of Error frames (the plugin maps them onto ncclResult_t).
 enum class ErrorCode : uint32_t {
-  kProtocol = 1,     // a malformed or unexpected frame; the connection is closed
-  kAuthFailed = 2,   // wrong secret, or a Hello that does not fit the job
-  kInvalidUsage = 3, // a request the rules forbid (size or tag mismatch, unknown comm)
-  kRefused = 4,      // a connect to a listen that does not exist or was closed
-  kPeerGone = 5,     // the other rank of a connection left or died
-  kShutdown = 6,     // the simulator is stopping
+  kProtocol = 1,      // a malformed or unexpected frame; the connection is closed
+  kAuthFailed = 2,    // wrong secret, or a Hello that does not fit the job
+  kInvalidUsage = 3,  // a request the rules forbid (size or tag mismatch, unknown comm)
+  kRefused = 4,       // a connect to a listen that does not exist or was closed
+  kPeerGone = 5,      // the other rank of a connection left or died
+  kShutdown = 6,      // the simulator is stopping
   kInternal = 7,
 };
 inline constexpr uint32_t kLastErrorCode = 7;
@@ -117,8 +117,8 @@ struct Auth {
 // server -> client: the session is open.
 struct Welcome {
   uint64_t session = 0;
-  uint64_t start_vtime = 0;  // the rank's clock starts here (realtime: the server's now)
-  uint32_t heartbeat_ms = 0; // send something at least this often; >= 1
+  uint64_t start_vtime = 0;   // the rank's clock starts here (realtime: the server's now)
+  uint32_t heartbeat_ms = 0;  // send something at least this often; >= 1
   uint32_t nic_speed_mbps = 0;
 };
 
@@ -233,9 +233,9 @@ struct Heartbeat {
 };
 
 // Alternative i is MessageType i + 1.
-using Message = std::variant<Hello, Challenge, Auth, Welcome, Listen, Connect, Connected,
-                             Incoming, Accept, Close, PostSend, PostRecv, Data, Promise, Complete,
-                             Error, Goodbye, Heartbeat>;
+using Message =
+    std::variant<Hello, Challenge, Auth, Welcome, Listen, Connect, Connected, Incoming, Accept,
+                 Close, PostSend, PostRecv, Data, Promise, Complete, Error, Goodbye, Heartbeat>;
 
 inline MessageType TypeOf(const Message& message) {
   return static_cast<MessageType>(message.index() + 1);

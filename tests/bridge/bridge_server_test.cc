@@ -2,6 +2,8 @@
 // handshake and each way it refuses, dead and silent ranks reported by rank, the
 // listen/connect/accept resolution between ranks, and payloads held until a completion may be
 // sent. The server runs in this thread; the test pumps Poll() while it waits for frames.
+#include "bridge/server/bridge_server.h"
+
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,7 +18,6 @@
 
 #include "bridge/net/inet_address.h"
 #include "bridge/net/socket_util.h"
-#include "bridge/server/bridge_server.h"
 #include "bridge/wire/auth.h"
 #include "bridge/wire/frame_codec.h"
 
@@ -73,14 +74,16 @@ class RawClient {
       remote.set_port(static_cast<uint16_t>(std::stoi(text.substr(colon + 1))));
       fd_ = StartConnect(InetAddress(), remote);
       const auto deadline = Clock::now() + milliseconds(2000);
-      while (!ConnectFinished(fd_.get(), remote) && Clock::now() < deadline) server_.Poll(milliseconds(1));
+      while (!ConnectFinished(fd_.get(), remote) && Clock::now() < deadline)
+        server_.Poll(milliseconds(1));
       connected_ = true;
     }
   }
 
   bool connected() const { return connected_; }
   void SendBytes(const std::vector<uint8_t>& bytes) {
-    ASSERT_EQ(send(fd_.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+    ASSERT_EQ(send(fd_.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
   }
   void Send(const wire::Message& message) { SendBytes(wire::EncodeFrame(message)); }
   void Close() { fd_.reset(); }
@@ -222,7 +225,8 @@ TEST(BridgeServer, AWrongSecretIsRefusedAndClosed) {
   options.log = [&](const std::string& text) { log.push_back(text); };
   BridgeServer server(options, &sink);
   RawClient client(server, server.unix_endpoint());
-  const wire::Error error = Expect<wire::Error>(client.Handshake(0, 1, "another-secret-0123456789"));
+  const wire::Error error =
+      Expect<wire::Error>(client.Handshake(0, 1, "another-secret-0123456789"));
   EXPECT_EQ(error.code, wire::ErrorCode::kAuthFailed);
   EXPECT_EQ(error.id, 0u);
   EXPECT_EQ(error.text,
@@ -243,8 +247,7 @@ TEST(BridgeServer, HellosThatDoNotFitTheJobAreRefused) {
   }
   {
     RawClient client(server, server.unix_endpoint());
-    EXPECT_EQ(Expect<wire::Error>(client.Handshake(0, 3)).text,
-              "world size 3 is not this job's 2");
+    EXPECT_EQ(Expect<wire::Error>(client.Handshake(0, 3)).text, "world size 3 is not this job's 2");
   }
   RawClient first(server, server.unix_endpoint());
   Expect<wire::Welcome>(first.Handshake(1, 2));
@@ -304,7 +307,8 @@ TEST(BridgeServer, AClosedConnectionIsReportedByRank) {
   Expect<wire::Welcome>(client.Handshake(2, 3));
   client.Close();
   PumpFor(server, milliseconds(50));
-  EXPECT_EQ(sink.events, std::vector<std::string>({"DISCONNECT 2 the connection closed without Goodbye"}));
+  EXPECT_EQ(sink.events,
+            std::vector<std::string>({"DISCONNECT 2 the connection closed without Goodbye"}));
   EXPECT_FALSE(server.connected(2));
 }
 
@@ -425,9 +429,9 @@ TEST(BridgeServer, AReceiveWithSeveralBuffersCompletesWhenAllAreFilled) {
   // Messages made up by the simulator (from a simulated rank), out of buffer order.
   EXPECT_TRUE(server.DeliverBytes(1, 4, 1, {7, 7, 7}, 3000));
   EXPECT_FALSE(b.Receive(milliseconds(30)).has_value());
-  EXPECT_THROW(server.DeliverBytes(1, 4, 1, {1}, 3000), std::invalid_argument);   // filled
+  EXPECT_THROW(server.DeliverBytes(1, 4, 1, {1}, 3000), std::invalid_argument);  // filled
   EXPECT_THROW(server.DeliverBytes(1, 4, 0, std::vector<uint8_t>(11), 1), std::invalid_argument);
-  EXPECT_THROW(server.DeliverBytes(1, 4, 2, {1}, 1), std::invalid_argument);       // no buffer 2
+  EXPECT_THROW(server.DeliverBytes(1, 4, 2, {1}, 1), std::invalid_argument);  // no buffer 2
   EXPECT_TRUE(server.DeliverBytes(1, 4, 0, {1, 2}, 2000));
   const wire::Complete complete = Expect<wire::Complete>(b.Receive());
   EXPECT_EQ(complete.delivery_vtime, 3000u);  // the later of the two

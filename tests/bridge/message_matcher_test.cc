@@ -1,7 +1,7 @@
 // NCCL's matching rule on a connection, against hand-worked sequences of posts.
-#include <gtest/gtest.h>
-
 #include "bridge/server/message_matcher.h"
+
+#include <gtest/gtest.h>
 
 namespace nbox::bridge::server {
 namespace {

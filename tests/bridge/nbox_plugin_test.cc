@@ -42,8 +42,7 @@ std::vector<uint8_t> Pattern(uint64_t seed, size_t size) {
 std::mutex g_warning_mutex;
 std::string g_last_warning;
 
-void CaptureLog(ncclDebugLogLevel level, unsigned long, const char*, int, const char* format,
-                ...) {
+void CaptureLog(ncclDebugLogLevel level, unsigned long, const char*, int, const char* format, ...) {
   if (level != NCCL_LOG_WARN) return;
   char text[2048];
   va_list args;
@@ -120,8 +119,8 @@ class NboxPlugin : public ::testing::Test {
 };
 
 TEST_F(NboxPlugin, EveryTableIsExportedWithItsName) {
-  for (const char* symbol : {"ncclNetPlugin_v11", "ncclNetPlugin_v10", "ncclNetPlugin_v9",
-                             "ncclNetPlugin_v8"}) {
+  for (const char* symbol :
+       {"ncclNetPlugin_v11", "ncclNetPlugin_v10", "ncclNetPlugin_v9", "ncclNetPlugin_v8"}) {
     ASSERT_NE(library_.Symbol<void>(symbol), nullptr) << symbol;
   }
   EXPECT_STREQ(net_->name, "nbox");
@@ -185,17 +184,17 @@ TEST_F(NboxPlugin, MessagesOfManySizesArriveByteForByte) {
     void* send_request = nullptr;
     // Receive posted first for even m, after the send for odd m.
     if (m % 2 == 0) {
-      ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr,
-                            &recv_request),
-                ncclSuccess);
+      ASSERT_EQ(
+          net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &recv_request),
+          ncclSuccess);
     }
-    ASSERT_EQ(net_->isend(pair.send_comm, send.data(), send.size(), tag, nullptr, nullptr,
-                          &send_request),
-              ncclSuccess);
+    ASSERT_EQ(
+        net_->isend(pair.send_comm, send.data(), send.size(), tag, nullptr, nullptr, &send_request),
+        ncclSuccess);
     if (m % 2 == 1) {
-      ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr,
-                            &recv_request),
-                ncclSuccess);
+      ASSERT_EQ(
+          net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &recv_request),
+          ncclSuccess);
     }
     ASSERT_NE(recv_request, nullptr);
     ASSERT_NE(send_request, nullptr);
@@ -229,8 +228,8 @@ TEST_F(NboxPlugin, AGroupedReceivePlacesEachMessageByItsTag) {
   ASSERT_EQ(net_->isend(pair.send_comm, const_cast<uint8_t*>(seven.data()), seven.size(), 7,
                         nullptr, nullptr, &s1),
             ncclSuccess);
-  ASSERT_EQ(net_->isend(pair.send_comm, const_cast<uint8_t*>(five.data()), five.size(), 5,
-                        nullptr, nullptr, &s2),
+  ASSERT_EQ(net_->isend(pair.send_comm, const_cast<uint8_t*>(five.data()), five.size(), 5, nullptr,
+                        nullptr, &s2),
             ncclSuccess);
   int sizes[2] = {-1, -1};
   ASSERT_EQ(Wait(recv_request, sizes), ncclSuccess) << LastWarning();
@@ -251,11 +250,9 @@ TEST_F(NboxPlugin, AMessageLargerThanTheReceiveFailsBothRequests) {
   int tag = 0;
   void* recv_request = nullptr;
   void* send_request = nullptr;
-  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr,
-                        &recv_request),
+  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &recv_request),
             ncclSuccess);
-  ASSERT_EQ(net_->isend(pair.send_comm, big.data(), big.size(), 0, nullptr, nullptr,
-                        &send_request),
+  ASSERT_EQ(net_->isend(pair.send_comm, big.data(), big.size(), 0, nullptr, nullptr, &send_request),
             ncclSuccess);
   EXPECT_EQ(Wait(recv_request, nullptr), ncclInvalidUsage);
   EXPECT_EQ(Wait(send_request, nullptr), ncclInvalidUsage);
@@ -296,8 +293,7 @@ TEST_F(NboxPlugin, RealtimeCompletionsAndBytesWaitForTheDeliveryTime) {
   int tag = 1;
   void* recv_request = nullptr;
   void* send_request = nullptr;
-  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr,
-                        &recv_request),
+  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &recv_request),
             ncclSuccess);
   const auto posted = steady_clock::now();
   ASSERT_EQ(net_->isend(pair.send_comm, const_cast<uint8_t*>(message.data()), message.size(), 1,
@@ -347,8 +343,7 @@ TEST_F(NboxPlugin, VirtualClockJumpsToTheDeliveryWhileTheRankWaits) {
   int tag = 0;
   void* recv_request = nullptr;
   void* send_request = nullptr;
-  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr,
-                        &recv_request),
+  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &recv_request),
             ncclSuccess);
   ASSERT_EQ(net_->isend(pair.send_comm, message.data(), message.size(), 0, nullptr, nullptr,
                         &send_request),
@@ -438,8 +433,7 @@ TEST_F(NboxPlugin, FinalizeSaysGoodbyeAndANewInitRejoins) {
   void* s = nullptr;
   ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &r),
             ncclSuccess);
-  ASSERT_EQ(net_->isend(pair.send_comm, message.data(), 10, 0, nullptr, nullptr, &s),
-            ncclSuccess);
+  ASSERT_EQ(net_->isend(pair.send_comm, message.data(), 10, 0, nullptr, nullptr, &s), ncclSuccess);
   ASSERT_EQ(Wait(r, nullptr), ncclSuccess);
   EXPECT_EQ(recv, message);
   const std::vector<std::string> events = server_->network().events();

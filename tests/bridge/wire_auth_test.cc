@@ -135,8 +135,9 @@ TEST(WireEndpoint, BadFormsNameTheSettingAndTheProblem) {
       ParseEndpoint(text, "NBOX_BRIDGE");
       ADD_FAILURE() << text << " parsed";
     } catch (const EndpointError& error) {
-      EXPECT_EQ(std::string(error.what()), std::string("NBOX_BRIDGE: ") + why + " in '" + text +
-                                               "' (expected unix:/path/to/socket or tcp:host:port)");
+      EXPECT_EQ(std::string(error.what()),
+                std::string("NBOX_BRIDGE: ") + why + " in '" + text +
+                    "' (expected unix:/path/to/socket or tcp:host:port)");
     }
   }
   EXPECT_THROW(ParseEndpoint("unix:/" + std::string(200, 'a'), "NBOX_BRIDGE"), EndpointError);

@@ -13,8 +13,18 @@ namespace {
 using Bytes = std::vector<uint8_t>;
 
 Bytes Header(uint8_t type, uint32_t body) {
-  return {'N', 'B', 'X', 'W', 1, type, 0, 0, static_cast<uint8_t>(body), static_cast<uint8_t>(body >> 8),
-          static_cast<uint8_t>(body >> 16), static_cast<uint8_t>(body >> 24)};
+  return {'N',
+          'B',
+          'X',
+          'W',
+          1,
+          type,
+          0,
+          0,
+          static_cast<uint8_t>(body),
+          static_cast<uint8_t>(body >> 8),
+          static_cast<uint8_t>(body >> 16),
+          static_cast<uint8_t>(body >> 24)};
 }
 
 void Append(Bytes* out, std::initializer_list<uint8_t> bytes) {
@@ -84,12 +94,12 @@ TEST(WireCodec, CloseLayoutByHand) {
 
 TEST(WireCodec, PostSendLayoutByHand) {
   Bytes expected = Header(11, 40);
-  Append(&expected, {1, 0, 0, 0, 0, 0, 0, 0});        // request
-  Append(&expected, {2, 0, 0, 0, 0, 0, 0, 0});        // comm
-  Append(&expected, {0, 1, 0, 0, 0, 0, 0, 0});        // vtime 256
-  Append(&expected, {0, 0, 1, 0, 0, 0, 0, 0});        // size 65536
-  Append(&expected, {0xFF, 0xFF, 0xFF, 0xFF});        // tag -1
-  Append(&expected, {0, 0, 0, 0});                    // reserved
+  Append(&expected, {1, 0, 0, 0, 0, 0, 0, 0});  // request
+  Append(&expected, {2, 0, 0, 0, 0, 0, 0, 0});  // comm
+  Append(&expected, {0, 1, 0, 0, 0, 0, 0, 0});  // vtime 256
+  Append(&expected, {0, 0, 1, 0, 0, 0, 0, 0});  // size 65536
+  Append(&expected, {0xFF, 0xFF, 0xFF, 0xFF});  // tag -1
+  Append(&expected, {0, 0, 0, 0});              // reserved
   EXPECT_EQ(EncodeFrame(PostSend{1, 2, 256, 65536, -1}), expected);
 }
 
@@ -100,8 +110,8 @@ TEST(WireCodec, HelloLayoutByHand) {
   EXPECT_EQ(Bytes(frame.begin() + 12, frame.begin() + 24),
             Bytes({3, 0, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0}));  // rank, world, clock + 3 reserved
   EXPECT_EQ(Bytes(frame.begin() + 24, frame.begin() + 28), Bytes({4, 3, 2, 1}));  // pid
-  EXPECT_EQ(frame[28], 0xA0);                                                      // nonce[0]
-  EXPECT_EQ(frame[59], 0xA0 + 31);                                                 // nonce[31]
+  EXPECT_EQ(frame[28], 0xA0);                                                     // nonce[0]
+  EXPECT_EQ(frame[59], 0xA0 + 31);                                                // nonce[31]
   EXPECT_EQ(Bytes(frame.begin() + 60, frame.end()), Bytes({5, 0, 'j', 'o', 'b', '-', '7'}));
 }
 
@@ -109,7 +119,8 @@ TEST(WireCodec, EveryMessageDecodesToWhatWasEncoded) {
   for (const auto& [message, direction] : Samples()) {
     const Bytes frame = EncodeFrame(message);
     const Decoded decoded = DecodeFrame(frame.data(), frame.size(), direction);
-    ASSERT_EQ(decoded.refusal, Refusal::kNone) << TypeName(TypeOf(message)) << ": " << decoded.reason;
+    ASSERT_EQ(decoded.refusal, Refusal::kNone)
+        << TypeName(TypeOf(message)) << ": " << decoded.reason;
     EXPECT_EQ(decoded.consumed, frame.size());
     EXPECT_EQ(TypeOf(decoded.message), TypeOf(message));
     EXPECT_EQ(EncodeFrame(decoded.message), frame) << TypeName(TypeOf(message));
@@ -161,7 +172,8 @@ TEST(WireCodec, DecodedFieldsAreTheOnesSent) {
     EXPECT_EQ(error.text, "rank 1 left");
   }
   {
-    const Connected connected = std::get<Connected>(ToClient(EncodeFrame(Connected{1, 2, true})).message);
+    const Connected connected =
+        std::get<Connected>(ToClient(EncodeFrame(Connected{1, 2, true})).message);
     EXPECT_TRUE(connected.payload_wanted);
   }
 }
@@ -193,8 +205,8 @@ TEST(WireCodec, OtherVersionsAreRefused) {
     frame[4] = version;
     const Decoded decoded = ToServer(frame);
     EXPECT_EQ(decoded.refusal, Refusal::kBadVersion);
-    EXPECT_EQ(decoded.reason, "protocol version " + std::to_string(version) +
-                                  " (this side speaks version 1)");
+    EXPECT_EQ(decoded.reason,
+              "protocol version " + std::to_string(version) + " (this side speaks version 1)");
   }
 }
 
@@ -304,12 +316,11 @@ TEST(WireCodec, StreamingDecoderTakesBytesOneByOne) {
       types.push_back(TypeOf(d.message));
     }
   }
-  EXPECT_EQ(types, (std::vector<MessageType>{MessageType::kHello, MessageType::kAuth,
-                                             MessageType::kListen, MessageType::kConnect,
-                                             MessageType::kAccept, MessageType::kClose,
-                                             MessageType::kPostSend, MessageType::kPostRecv,
-                                             MessageType::kData, MessageType::kPromise,
-                                             MessageType::kGoodbye}));
+  EXPECT_EQ(types, (std::vector<MessageType>{
+                       MessageType::kHello, MessageType::kAuth, MessageType::kListen,
+                       MessageType::kConnect, MessageType::kAccept, MessageType::kClose,
+                       MessageType::kPostSend, MessageType::kPostRecv, MessageType::kData,
+                       MessageType::kPromise, MessageType::kGoodbye}));
   EXPECT_EQ(decoder.buffered(), 0u);
 }
 
