@@ -443,5 +443,73 @@ TEST_F(NboxPlugin, FinalizeSaysGoodbyeAndANewInitRejoins) {
   EXPECT_EQ(events[2], "JOIN 0");
 }
 
+// v10, v9 and v8 share the v11 implementation; each moves a message through the same server.
+// (Their init keeps the session for the rest of the process: this test comes last.)
+TEST_F(NboxPlugin, OlderTablesMoveMessagesToo) {
+  server_ = std::make_unique<ServerThread>(1);
+  setenv("NBOX_BRIDGE", server_->endpoint().c_str(), 1);
+  auto* v10 = library_.Symbol<ncclNet_v10_t>("ncclNetPlugin_v10");
+  auto* v9 = library_.Symbol<ncclNet_v9_t>("ncclNetPlugin_v9");
+  auto* v8 = library_.Symbol<ncclNet_v8_t>("ncclNetPlugin_v8");
+  ASSERT_EQ(v10->init(CaptureLog, nullptr), ncclSuccess) << LastWarning();
+  ASSERT_EQ(v9->init(CaptureLog), ncclSuccess);
+  ASSERT_EQ(v8->init(CaptureLog), ncclSuccess);
+  for (int version : {10, 9, 8}) {
+    SCOPED_TRACE("v" + std::to_string(version));
+    char handle[NCCL_NET_HANDLE_MAXSIZE];
+    void* listen = nullptr;
+    void* send = nullptr;
+    void* recv = nullptr;
+    const auto listen_fn = version == 10 ? v10->listen : version == 9 ? v9->listen : v8->listen;
+    ASSERT_EQ(listen_fn(0, handle, &listen), ncclSuccess);
+    const auto deadline = steady_clock::now() + milliseconds(5000);
+    while ((send == nullptr || recv == nullptr) && steady_clock::now() < deadline) {
+      if (send == nullptr) {
+        ncclResult_t result;
+        if (version == 10) {
+          result = v10->connect(0, nullptr, handle, &send, nullptr);
+        } else if (version == 9) {
+          result = v9->connect(0, handle, &send, nullptr);
+        } else {
+          result = v8->connect(0, handle, &send, nullptr);
+        }
+        ASSERT_EQ(result, ncclSuccess);
+      }
+      if (recv == nullptr) {
+        ASSERT_EQ(v8->accept(listen, &recv, nullptr), ncclSuccess);
+      }
+    }
+    ASSERT_NE(send, nullptr);
+    ASSERT_NE(recv, nullptr);
+    std::vector<uint8_t> message = Pattern(version, 777), got(800, 0);
+    void* data = got.data();
+    int tag = version;
+    void* r = nullptr;
+    void* s = nullptr;
+    if (version == 8) {
+      int capacity = 800;
+      ASSERT_EQ(v8->irecv(recv, 1, &data, &capacity, &tag, nullptr, &r), ncclSuccess);
+      ASSERT_EQ(v8->isend(send, message.data(), 777, tag, nullptr, &s), ncclSuccess);
+    } else if (version == 9) {
+      size_t capacity = 800;
+      ASSERT_EQ(v9->irecv(recv, 1, &data, &capacity, &tag, nullptr, &r), ncclSuccess);
+      ASSERT_EQ(v9->isend(send, message.data(), 777, tag, nullptr, &s), ncclSuccess);
+    } else {
+      size_t capacity = 800;
+      ASSERT_EQ(v10->irecv(recv, 1, &data, &capacity, &tag, nullptr, nullptr, &r), ncclSuccess);
+      ASSERT_EQ(v10->isend(send, message.data(), 777, tag, nullptr, nullptr, &s), ncclSuccess);
+    }
+    int size = -1;
+    ASSERT_EQ(Wait(r, &size), ncclSuccess) << LastWarning();
+    ASSERT_EQ(Wait(s, nullptr), ncclSuccess);
+    EXPECT_EQ(size, 777);
+    EXPECT_EQ(std::memcmp(got.data(), message.data(), 777), 0);
+    v8->closeSend(send);
+    v8->closeRecv(recv);
+    v8->closeListen(listen);
+  }
+  EXPECT_EQ(server_->network().joined(), 1);  // one session for all three inits
+}
+
 }  // namespace
 }  // namespace nbox::bridge::testing
