@@ -562,6 +562,15 @@ void BridgeServer::Impl::HandleClose(ServerSession& session, const wire::Close& 
     listens_.erase(key);
     return;
   }
+  if (close.kind == wire::CloseKind::kSend) {
+    // A send comm closed while its Connect still waited for the listen.
+    pending_connects_.erase(std::remove_if(pending_connects_.begin(), pending_connects_.end(),
+                                           [&](const PendingConnect& p) {
+                                             return p.rank == session.rank &&
+                                                    p.connect.comm == close.id;
+                                           }),
+                            pending_connects_.end());
+  }
   auto& comms = close.kind == wire::CloseKind::kSend ? send_comms_ : recv_comms_;
   auto it = comms.find(key);
   if (it == comms.end()) return;  // e.g. a send comm whose connect was refused
@@ -714,6 +723,9 @@ void BridgeServer::Impl::Forget(ServerSession& session) {
   for (auto it = listens_.begin(); it != listens_.end();) {
     it = it->first.first == rank ? listens_.erase(it) : std::next(it);
   }
+  pending_connects_.erase(std::remove_if(pending_connects_.begin(), pending_connects_.end(),
+                                         [&](const PendingConnect& p) { return p.rank == rank; }),
+                          pending_connects_.end());
   for (auto* comms : {&send_comms_, &recv_comms_}) {
     for (auto it = comms->begin(); it != comms->end();) {
       it = it->first.first == rank ? comms->erase(it) : std::next(it);

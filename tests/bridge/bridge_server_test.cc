@@ -471,6 +471,22 @@ TEST(BridgeServer, AConnectWaitsForItsListenThenIsRefusedIfItNeverComes) {
             "stale or foreign handle)");
 }
 
+TEST(BridgeServer, AConnectClosedWhileWaitingIsForgotten) {
+  RecordingSink sink;
+  BridgeServer server(Options(2), &sink);
+  RawClient a(server, server.unix_endpoint());
+  RawClient b(server, server.unix_endpoint());
+  Expect<wire::Welcome>(a.Handshake(0, 2));
+  Expect<wire::Welcome>(b.Handshake(1, 2));
+  a.Send(wire::Connect{2, 1, -1, 40, 9});
+  a.Send(wire::Close{wire::CloseKind::kSend, 2});
+  PumpFor(server, milliseconds(20));
+  b.Send(wire::Listen{40, 9});
+  EXPECT_FALSE(a.Receive(milliseconds(50)).has_value());
+  EXPECT_FALSE(b.Receive(milliseconds(10)).has_value());
+  EXPECT_TRUE(sink.connections.empty());
+}
+
 TEST(BridgeServer, PayloadBytesOutOfOrderEndTheRanksSession) {
   RecordingSink sink;
   BridgeServer server(Options(2), &sink);
