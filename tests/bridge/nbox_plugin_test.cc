@@ -374,6 +374,34 @@ TEST_F(NboxPlugin, VirtualClockJumpsToTheDeliveryWhileTheRankWaits) {
   EXPECT_TRUE(blocked_promise);
 }
 
+// A simulator that hangs (sends nothing, not even heartbeats) is given up on after
+// max(NBOX_BRIDGE_TIMEOUT_MS, 4 heartbeats of 250 ms) = 1 s: pending requests fail, and so do
+// later calls.
+TEST_F(NboxPlugin, AHungServerFailsPendingAndLaterCalls) {
+  setenv("NBOX_BRIDGE_TIMEOUT_MS", "300", 1);
+  Join();
+  unsetenv("NBOX_BRIDGE_TIMEOUT_MS");
+  CommPair& pair = Pair();
+  std::vector<uint8_t> recv(10);
+  void* data = recv.data();
+  size_t capacity = recv.size();
+  int tag = 0;
+  void* request = nullptr;
+  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &request),
+            ncclSuccess);
+  server_->Pause();
+  const auto paused = steady_clock::now();
+  EXPECT_EQ(Wait(request, nullptr, milliseconds(5000)), ncclRemoteError);
+  const auto waited = steady_clock::now() - paused;
+  EXPECT_GE(waited, milliseconds(700));
+  EXPECT_LT(waited, milliseconds(2500));
+  EXPECT_NE(LastWarning().find("no frame from nbox-cosim"), std::string::npos) << LastWarning();
+  void* later = nullptr;
+  EXPECT_EQ(net_->isend(pair.send_comm, recv.data(), 1, 0, nullptr, nullptr, &later),
+            ncclRemoteError);
+  EXPECT_EQ(later, nullptr);
+}
+
 TEST_F(NboxPlugin, FourThreadsExchangeConcurrently) {
   Join();
   constexpr int kThreads = 4;

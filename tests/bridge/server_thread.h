@@ -26,13 +26,22 @@ class ServerThread {
     server_ = std::make_unique<server::BridgeServer>(options, &network_);
     network_.Attach(server_.get());
     thread_ = std::thread([this] {
-      while (!stop_.load()) server_->Poll(std::chrono::milliseconds(5));
+      while (!stop_.load()) {
+        if (paused_.load()) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        } else {
+          server_->Poll(std::chrono::milliseconds(5));
+        }
+      }
     });
   }
   ~ServerThread() {
     stop_.store(true);
     thread_.join();
   }
+
+  // A paused server reads, writes and answers nothing (a hung simulator).
+  void Pause() { paused_.store(true); }
 
   std::string endpoint() const { return server_->unix_endpoint(); }
   const LoopbackNetwork& network() const { return network_; }
@@ -41,6 +50,7 @@ class ServerThread {
   LoopbackNetwork network_;
   std::unique_ptr<server::BridgeServer> server_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> paused_{false};
   std::thread thread_;
 };
 
