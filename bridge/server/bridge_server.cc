@@ -8,103 +8,18 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "bridge/net/inet_address.h"
-#include "bridge/net/socket_util.h"
-#include "bridge/server/server_session.h"
-#include "bridge/server/transfer_store.h"
+#include "bridge/server/bridge_server_impl.h"
 #include "bridge/wire/auth.h"
-#include "bridge/wire/frame_codec.h"
 
 namespace nbox::bridge::server {
 
 using wire::ErrorCode;
 using State = ServerSession::State;
-
-class BridgeServer::Impl {
- public:
-  Impl(ServerOptions options, BridgeSink* sink);
-  ~Impl();
-
-  void Poll(std::chrono::milliseconds timeout);
-  void SendTo(int rank, std::vector<uint8_t> frame);
-  bool FailRequest(int rank, uint64_t request, ErrorCode code, const std::string& text);
-  void Disconnect(int rank, ErrorCode code, const std::string& text);
-  void Shutdown(uint64_t vtime);
-  bool connected(int rank) const { return RankSession(rank) != nullptr; }
-
-  std::string unix_endpoint_;
-  std::string tcp_endpoint_;
-  TransferStore store_;
-
- private:
-  struct ListenRecord {
-    uint64_t nonce = 0;
-  };
-  struct ConnectionRecord {
-    int sender = 0;
-    uint64_t send_comm = 0;
-    int receiver = 0;
-    uint64_t recv_comm = 0;  // 0 until accepted
-    int32_t traffic_class = -1;
-  };
-  struct PendingConnect {
-    int rank;
-    wire::Connect connect;
-    Clock::time_point deadline;
-  };
-  using RankId = std::pair<int, uint64_t>;  // (rank, id chosen by that rank)
-
-  void OpenUnix();
-  void OpenTcp();
-  void AcceptFrom(int listen_fd, bool unix_socket, Clock::time_point now);
-  void Serve(ServerSession& session, Clock::time_point now);
-  void Handle(ServerSession& session, wire::Message& message, Clock::time_point now);
-  void HandleHello(ServerSession& session, const wire::Hello& hello);
-  void HandleAuth(ServerSession& session, const wire::Auth& auth, Clock::time_point now);
-  void HandleOpen(ServerSession& session, wire::Message& message, Clock::time_point now);
-  void HandleListen(ServerSession& session, const wire::Listen& listen);
-  void HandleConnect(ServerSession& session, const wire::Connect& connect, Clock::time_point now);
-  void HandleAccept(ServerSession& session, const wire::Accept& accept);
-  void HandleClose(ServerSession& session, const wire::Close& close);
-  void HandlePostSend(ServerSession& session, const wire::PostSend& post);
-  void HandlePostRecv(ServerSession& session, wire::PostRecv& post);
-  // Connects a pending Connect if its listen is there; false while it must wait.
-  bool TryConnect(const PendingConnect& pending);
-  void Refuse(int rank, uint64_t comm, const std::string& why);
-  void CheckTimers(Clock::time_point now);
-  void ProtocolError(ServerSession& session, const std::string& reason);
-  // Ends a session, reporting an open rank's end to the sink; `reason` "" for a Goodbye.
-  void End(ServerSession& session, const std::string& reason);
-  void Forget(ServerSession& session);
-  void TrackId(ServerSession& session, uint64_t id);
-  ServerSession* RankSession(int rank) const;
-  void Warn(const std::string& text) const;
-  uint64_t NowVtime() const {
-    return options_.now_vtime ? options_.now_vtime() : options_.start_vtime;
-  }
-
-  ServerOptions options_;
-  BridgeSink* sink_;
-  std::string private_dir_;  // created by us, removed by the destructor
-  std::string unix_path_;
-  UniqueFd unix_fd_;
-  UniqueFd tcp_fd_;
-  uint64_t next_session_ = 1;
-  uint64_t next_connection_ = 1;
-  std::map<uint64_t, std::unique_ptr<ServerSession>> sessions_;  // by session id
-  std::vector<ServerSession*> ranks_;                            // open sessions by rank
-  std::map<RankId, ListenRecord> listens_;
-  std::map<uint64_t, ConnectionRecord> connections_;
-  std::map<RankId, uint64_t> send_comms_;  // -> connection
-  std::map<RankId, uint64_t> recv_comms_;  // -> connection
-  std::map<RankId, uint64_t> requests_;    // -> connection
-  std::vector<PendingConnect> pending_connects_;
-};
 
 namespace {
 
@@ -112,13 +27,13 @@ std::string Milliseconds(std::chrono::milliseconds ms) {
   return std::to_string(ms.count()) + " ms";
 }
 
+}  // namespace
+
 std::vector<uint8_t> ErrorFrame(ErrorCode code, uint64_t id, std::string text) {
   if (text.size() > wire::kMaxErrorTextBytes) text.resize(wire::kMaxErrorTextBytes);
   std::replace(text.begin(), text.end(), '\0', ' ');
   return wire::EncodeFrame(wire::Error{code, id, std::move(text)});
 }
-
-}  // namespace
 
 BridgeServer::Impl::Impl(ServerOptions options, BridgeSink* sink)
     : store_([this](int rank, std::vector<uint8_t> frame) { SendTo(rank, std::move(frame)); }),
@@ -484,164 +399,6 @@ void BridgeServer::Impl::HandleOpen(ServerSession& session, wire::Message& messa
                                  " is not expected after the handshake");
       return;
   }
-}
-
-void BridgeServer::Impl::HandleListen(ServerSession& session, const wire::Listen& listen) {
-  TrackId(session, listen.listen);
-  if (!listens_.emplace(RankId{session.rank, listen.listen}, ListenRecord{listen.nonce}).second) {
-    ProtocolError(session, "Listen " + std::to_string(listen.listen) + " announced twice");
-    return;
-  }
-  // Connects that arrived before this Listen (two sockets, no order between them).
-  std::vector<PendingConnect> waiting;
-  waiting.swap(pending_connects_);
-  for (PendingConnect& pending : waiting) {
-    if (!TryConnect(pending)) pending_connects_.push_back(pending);
-  }
-}
-
-void BridgeServer::Impl::HandleConnect(ServerSession& session, const wire::Connect& connect,
-                                       Clock::time_point now) {
-  TrackId(session, connect.comm);
-  if (send_comms_.count({session.rank, connect.comm}) > 0) {
-    ProtocolError(session, "Connect reuses send comm " + std::to_string(connect.comm));
-    return;
-  }
-  if (connect.peer >= static_cast<uint32_t>(options_.world_size)) {
-    Refuse(session.rank, connect.comm,
-           "rank " + std::to_string(connect.peer) + " is not in this job of " +
-               std::to_string(options_.world_size) + " ranks");
-    return;
-  }
-  PendingConnect pending{session.rank, connect, now + options_.handshake_timeout};
-  if (!TryConnect(pending)) pending_connects_.push_back(pending);
-}
-
-bool BridgeServer::Impl::TryConnect(const PendingConnect& pending) {
-  const int peer = static_cast<int>(pending.connect.peer);
-  if (RankSession(peer) == nullptr) return false;
-  auto listen = listens_.find({peer, pending.connect.listen});
-  if (listen == listens_.end()) return false;
-  if (listen->second.nonce != pending.connect.nonce) {
-    Refuse(pending.rank, pending.connect.comm,
-           "the handle does not match listen " + std::to_string(pending.connect.listen) +
-               " of rank " + std::to_string(peer) + " (wrong nonce: a stale or foreign handle)");
-    return true;
-  }
-  const uint64_t id = next_connection_++;
-  connections_[id] =
-      ConnectionRecord{pending.rank, pending.connect.comm, peer, 0, pending.connect.traffic_class};
-  send_comms_[{pending.rank, pending.connect.comm}] = id;
-  SendTo(pending.rank, wire::EncodeFrame(wire::Connected{pending.connect.comm, id, true}));
-  SendTo(peer, wire::EncodeFrame(wire::Incoming{pending.connect.listen, id,
-                                                static_cast<uint32_t>(pending.rank)}));
-  sink_->OnConnection(ConnectionInfo{id, pending.rank, peer, pending.connect.traffic_class});
-  return true;
-}
-
-void BridgeServer::Impl::Refuse(int rank, uint64_t comm, const std::string& why) {
-  SendTo(rank, ErrorFrame(ErrorCode::kRefused, comm, "connect refused: " + why));
-}
-
-void BridgeServer::Impl::HandleAccept(ServerSession& session, const wire::Accept& accept) {
-  TrackId(session, accept.comm);
-  auto it = connections_.find(accept.connection);
-  if (it == connections_.end() || it->second.receiver != session.rank ||
-      it->second.recv_comm != 0 || recv_comms_.count({session.rank, accept.comm}) > 0) {
-    ProtocolError(session, "Accept of connection " + std::to_string(accept.connection) +
-                               " that was not offered to this rank, or with a used comm id");
-    return;
-  }
-  it->second.recv_comm = accept.comm;
-  recv_comms_[{session.rank, accept.comm}] = accept.connection;
-}
-
-void BridgeServer::Impl::HandleClose(ServerSession& session, const wire::Close& close) {
-  const RankId key{session.rank, close.id};
-  if (close.kind == wire::CloseKind::kListen) {
-    listens_.erase(key);
-    return;
-  }
-  if (close.kind == wire::CloseKind::kSend) {
-    // A send comm closed while its Connect still waited for the listen.
-    pending_connects_.erase(std::remove_if(pending_connects_.begin(), pending_connects_.end(),
-                                           [&](const PendingConnect& p) {
-                                             return p.rank == session.rank &&
-                                                    p.connect.comm == close.id;
-                                           }),
-                            pending_connects_.end());
-  }
-  auto& comms = close.kind == wire::CloseKind::kSend ? send_comms_ : recv_comms_;
-  auto it = comms.find(key);
-  if (it == comms.end()) return;  // e.g. a send comm whose connect was refused
-  const uint64_t connection = it->second;
-  comms.erase(it);
-  std::vector<uint64_t> requests;
-  for (const auto& [request_key, request_connection] : requests_) {
-    if (request_key.first == session.rank && request_connection == connection) {
-      requests.push_back(request_key.second);
-    }
-  }
-  for (uint64_t request : requests) {
-    store_.Forget(session.rank, request);
-    requests_.erase({session.rank, request});
-  }
-  sink_->OnConnectionClosed(session.rank, connection);
-}
-
-void BridgeServer::Impl::HandlePostSend(ServerSession& session, const wire::PostSend& post) {
-  TrackId(session, post.request);
-  if (requests_.count({session.rank, post.request}) > 0) {
-    ProtocolError(session, "request id " + std::to_string(post.request) + " is already in use");
-    return;
-  }
-  auto comm = send_comms_.find({session.rank, post.comm});
-  if (comm == send_comms_.end()) {
-    session.Queue(ErrorFrame(
-        ErrorCode::kInvalidUsage, post.request,
-        "isend on comm " + std::to_string(post.comm) + ", which is not a connected send comm"));
-    return;
-  }
-  const ConnectionRecord& connection = connections_.at(comm->second);
-  requests_[{session.rank, post.request}] = comm->second;
-  store_.AddSend(session.rank, post.request, post.size, true);
-  Post event;
-  event.kind = PostKind::kSend;
-  event.rank = session.rank;
-  event.peer = connection.receiver;
-  event.request = post.request;
-  event.connection = comm->second;
-  event.vtime = post.vtime;
-  event.size = post.size;
-  event.tag = post.tag;
-  sink_->OnPost(event);
-}
-
-void BridgeServer::Impl::HandlePostRecv(ServerSession& session, wire::PostRecv& post) {
-  TrackId(session, post.request);
-  if (requests_.count({session.rank, post.request}) > 0) {
-    ProtocolError(session, "request id " + std::to_string(post.request) + " is already in use");
-    return;
-  }
-  auto comm = recv_comms_.find({session.rank, post.comm});
-  if (comm == recv_comms_.end()) {
-    session.Queue(ErrorFrame(
-        ErrorCode::kInvalidUsage, post.request,
-        "irecv on comm " + std::to_string(post.comm) + ", which is not an accepted recv comm"));
-    return;
-  }
-  const ConnectionRecord& connection = connections_.at(comm->second);
-  requests_[{session.rank, post.request}] = comm->second;
-  store_.AddRecv(session.rank, post.request, post.slots);
-  Post event;
-  event.kind = PostKind::kRecv;
-  event.rank = session.rank;
-  event.peer = connection.sender;
-  event.request = post.request;
-  event.connection = comm->second;
-  event.vtime = post.vtime;
-  event.slots = std::move(post.slots);
-  sink_->OnPost(event);
 }
 
 void BridgeServer::Impl::CheckTimers(Clock::time_point now) {

@@ -1,0 +1,326 @@
+// The I/O thread of BridgeClient: reading and dispatching the server's frames, writing what the
+// callers queued, heartbeats, and releasing held completions when the rank's clock reaches
+// their delivery time. Everything here runs on that thread, under the client's mutex except
+// the socket reads.
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "bridge/nbox/bridge_client.h"
+#include "bridge/nbox/nbox_log.h"
+
+namespace nbox::bridge::nboxnet {
+namespace {
+
+using WallClock = RankClock::WallClock;
+
+ncclResult_t ResultOf(wire::ErrorCode code) {
+  switch (code) {
+    case wire::ErrorCode::kInvalidUsage:
+      return ncclInvalidUsage;
+    case wire::ErrorCode::kProtocol:
+    case wire::ErrorCode::kInternal:
+      return ncclInternalError;
+    case wire::ErrorCode::kAuthFailed:
+      return ncclSystemError;
+    case wire::ErrorCode::kRefused:
+    case wire::ErrorCode::kPeerGone:
+    case wire::ErrorCode::kShutdown:
+      return ncclRemoteError;
+  }
+  return ncclInternalError;
+}
+
+}  // namespace
+
+void BridgeClient::Run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stop_ && !failed_) {
+    const auto now = WallClock::now();
+    const auto wake = NextWake(now);
+    const bool want_write = !out_.empty();
+    lock.unlock();
+    pollfd fds[2] = {{fd_.get(), static_cast<short>(POLLIN | (want_write ? POLLOUT : 0)), 0},
+                     {wake_fd_.get(), POLLIN, 0}};
+    const auto wait = std::max<int64_t>(
+        0, std::chrono::duration_cast<std::chrono::nanoseconds>(wake - now).count());
+    timespec timeout{static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
+    const int ready = ppoll(fds, 2, &timeout, nullptr);
+    if (fds[1].revents & POLLIN) {
+      uint64_t count = 0;
+      if (read(wake_fd_.get(), &count, sizeof(count)) < 0) count = 0;
+    }
+    if (ready > 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ReadAvailable(WallClock::now());  // takes the lock itself
+    }
+    lock.lock();
+    if (stop_ || failed_) break;
+    const auto after = WallClock::now();
+    FlushLocked();
+    ReleaseDue(after);
+    if (failed_) break;
+    if (after - last_sent_ >= std::chrono::milliseconds(welcome_.heartbeat_ms) && out_.empty() &&
+        !ended_) {
+      // Realtime ranks promise their wall-clock time as they go; a virtual rank's clock only
+      // binds it when it blocks (WaitEvents), so it just says it is alive.
+      if (clock_.mode() == wire::ClockMode::kRealtime) {
+        Send(wire::Promise{NowLocked(after), false});
+      } else {
+        Send(wire::Heartbeat{NowLocked(after)});
+      }
+      FlushLocked();
+    }
+    const auto silence = std::max<std::chrono::milliseconds>(
+        config_.timeout, std::chrono::milliseconds(4 * welcome_.heartbeat_ms));
+    if (after - last_received_ > silence) {
+      Fail("no frame from nbox-cosim at " + config_.endpoint.ToString() + " for " +
+           std::to_string(silence.count()) + " ms (the simulator hangs or is unreachable)");
+    }
+  }
+}
+
+WallClock::time_point BridgeClient::NextWake(WallClock::time_point now) const {
+  auto wake = std::min(last_sent_ + std::chrono::milliseconds(welcome_.heartbeat_ms),
+                       last_received_ + config_.timeout);
+  for (const Request* r : held_) {
+    if (r->BytesIn()) wake = std::min(wake, clock_.WallWhen(r->delivery_vtime, now));
+  }
+  return std::max(wake, now);
+}
+
+void BridgeClient::ReadAvailable(WallClock::time_point now) {
+  // Socket reads and decoding need no lock (only this thread uses them); dispatching does.
+  uint8_t buffer[64 * 1024];
+  size_t total = 0;
+  std::string broken;
+  bool closed = false;
+  while (total < (4u << 20)) {
+    const ssize_t n = recv(fd_.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
+    if (n > 0) {
+      decoder_.Append(buffer, static_cast<size_t>(n));
+      total += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0) {
+      closed = true;
+    } else if (errno == EINTR) {
+      continue;
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      broken = std::strerror(errno);
+    }
+    break;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (total > 0) last_received_ = now;
+  while (!failed_) {
+    wire::Decoded decoded = decoder_.Next();
+    if (decoded.refusal == wire::Refusal::kTruncated) break;
+    if (decoded.refusal != wire::Refusal::kNone) {
+      Fail("nbox-cosim sent a malformed frame: " + decoded.reason);
+      break;
+    }
+    Dispatch(decoded.message, now);
+  }
+  if (failed_) return;
+  if (closed) {
+    Fail("nbox-cosim at " + config_.endpoint.ToString() +
+         " closed the connection (it exited or crashed)");
+  } else if (!broken.empty()) {
+    Fail("the connection to nbox-cosim at " + config_.endpoint.ToString() + " broke: " + broken);
+  }
+}
+
+void BridgeClient::Dispatch(wire::Message& message, WallClock::time_point now) {
+  switch (wire::TypeOf(message)) {
+    case wire::MessageType::kConnected: {
+      const auto& connected = std::get<wire::Connected>(message);
+      auto it = connecting_.find(connected.comm);
+      if (it == connecting_.end()) return;  // closed while connecting
+      it->second->connection = connected.connection;
+      it->second->payload_wanted = connected.payload_wanted;
+      it->second->connect_state = 1;
+      return;
+    }
+    case wire::MessageType::kIncoming: {
+      const auto& incoming = std::get<wire::Incoming>(message);
+      auto it = listens_.find(incoming.listen);
+      if (it != listens_.end())
+        it->second->incoming.push_back({incoming.connection, incoming.peer});
+      return;
+    }
+    case wire::MessageType::kComplete:
+      OnComplete(std::get<wire::Complete>(message), now);
+      return;
+    case wire::MessageType::kData:
+      OnData(std::get<wire::Data>(message));
+      return;
+    case wire::MessageType::kError:
+      OnError(std::get<wire::Error>(message));
+      return;
+    case wire::MessageType::kGoodbye:
+      Fail("nbox-cosim ended the session (Goodbye: the simulation is over)");
+      return;
+    case wire::MessageType::kHeartbeat:
+      return;
+    default:
+      Fail(std::string("nbox-cosim sent ") + wire::TypeName(wire::TypeOf(message)) +
+           " after the handshake");
+      return;
+  }
+}
+
+void BridgeClient::OnComplete(const wire::Complete& complete, WallClock::time_point now) {
+  auto it = requests_.find(complete.request);
+  if (it == requests_.end()) return;  // its comm was closed meanwhile
+  Request* r = it->second;
+  if (r->completion_known) {
+    Fail("nbox-cosim completed request " + std::to_string(r->id) + " twice");
+    return;
+  }
+  if (r->is_send ? !complete.sizes.empty() : complete.sizes.size() != static_cast<size_t>(r->n)) {
+    Fail("nbox-cosim completed request " + std::to_string(r->id) + " with " +
+         std::to_string(complete.sizes.size()) + " sizes");
+    return;
+  }
+  for (int i = 0; !r->is_send && i < r->n; ++i) {
+    if (complete.sizes[i] > r->capacity[i]) {
+      FailRequest(r, ncclInvalidUsage,
+                  "a message of " + std::to_string(complete.sizes[i]) +
+                      " bytes for a receive buffer of " + std::to_string(r->capacity[i]));
+      return;
+    }
+    r->sizes[i] = complete.sizes[i];
+  }
+  r->completion_known = true;
+  r->delivery_vtime = complete.delivery_vtime;
+  const bool due = NowLocked(now) >= complete.delivery_vtime;
+  if (due && r->BytesIn()) {
+    Finish(r);
+    return;
+  }
+  if (due) {
+    r->direct = true;  // the bytes may land in the user's buffers as they come
+  } else {
+    for (int i = 0; !r->is_send && i < r->n; ++i) r->staging[i].resize(r->sizes[i]);
+  }
+  held_.push_back(r);
+}
+
+void BridgeClient::OnData(const wire::Data& data) {
+  auto it = requests_.find(data.request);
+  if (it == requests_.end()) return;
+  Request* r = it->second;
+  if (r->is_send || !r->completion_known || data.slot >= static_cast<uint32_t>(r->n) ||
+      data.offset != r->received[data.slot] ||
+      data.bytes.size > r->sizes[data.slot] - r->received[data.slot]) {
+    Fail("nbox-cosim sent Data for request " + std::to_string(data.request) +
+         " that does not fit its completion");
+    return;
+  }
+  uint8_t* target = r->direct ? r->data[data.slot] : r->staging[data.slot].data();
+  std::memcpy(target + data.offset, data.bytes.data, data.bytes.size);
+  r->received[data.slot] += data.bytes.size;
+  // Release happens in ReleaseDue once every buffer is in.
+}
+
+void BridgeClient::OnError(const wire::Error& error) {
+  if (error.id == 0) {
+    Fail("nbox-cosim ended the session: " + error.text);
+    return;
+  }
+  auto request = requests_.find(error.id);
+  if (request != requests_.end()) {
+    FailRequest(request->second, ResultOf(error.code), error.text);
+    return;
+  }
+  auto connect = connecting_.find(error.id);
+  if (connect != connecting_.end()) {
+    refusals_[error.id] = error.text;
+    connect->second->connect_state = -1;
+    events_.fetch_add(1, std::memory_order_acq_rel);
+    events_cv_.notify_all();
+  }
+}
+
+void BridgeClient::ReleaseDue(WallClock::time_point now) {
+  if (held_.empty()) return;
+  if (clock_.blocked()) {
+    // The rank waits on the simulator: its clock moves on to the earliest delivery that is
+    // ready to hand over (ARCHITECTURE.md, virtual mode).
+    uint64_t earliest = UINT64_MAX;
+    for (const Request* r : held_) {
+      if (r->BytesIn()) earliest = std::min(earliest, r->delivery_vtime);
+    }
+    if (earliest != UINT64_MAX) clock_.AdvanceTo(earliest);
+  }
+  const uint64_t vnow = NowLocked(now);
+  std::vector<Request*> keep;
+  std::vector<Request*> due;
+  for (Request* r : held_) {
+    (r->BytesIn() && r->delivery_vtime <= vnow ? due : keep).push_back(r);
+  }
+  held_.swap(keep);
+  // In delivery order, so that a later event never overtakes an earlier one.
+  std::stable_sort(due.begin(), due.end(), [](const Request* a, const Request* b) {
+    return a->delivery_vtime < b->delivery_vtime;
+  });
+  for (Request* r : due) Finish(r);
+}
+
+void BridgeClient::Finish(Request* r) {
+  requests_.erase(r->id);
+  if (!r->is_send && !r->direct) {
+    for (int i = 0; i < r->n; ++i) {
+      if (r->sizes[i] > 0) std::memcpy(r->data[i], r->staging[i].data(), r->sizes[i]);
+      r->staging[i] = std::vector<uint8_t>();
+    }
+  }
+  ++activity_;
+  r->state.store(kRequestDone, std::memory_order_release);
+  events_.fetch_add(1, std::memory_order_acq_rel);
+  events_cv_.notify_all();
+}
+
+void BridgeClient::FailRequest(Request* r, ncclResult_t code, const std::string& why) {
+  NBOX_NET_WARN("request %llu failed: %s", static_cast<unsigned long long>(r->id), why.c_str());
+  requests_.erase(r->id);
+  out_.Detach(r->id);
+  held_.erase(std::remove(held_.begin(), held_.end(), r), held_.end());
+  for (int i = 0; i < r->n; ++i) r->staging[i] = std::vector<uint8_t>();
+  r->error = code;
+  r->state.store(kRequestFailed, std::memory_order_release);
+  events_.fetch_add(1, std::memory_order_acq_rel);
+  events_cv_.notify_all();
+}
+
+void BridgeClient::Fail(const std::string& why) {
+  if (failed_) return;
+  failed_ = true;
+  failure_ = ended_ ? "the session with nbox-cosim was finalized" : why;
+  if (!ended_) NBOX_NET_WARN("rank %u: %s", config_.rank, why.c_str());
+  out_.Clear();
+  held_.clear();
+  std::map<uint64_t, Request*> pending;
+  pending.swap(requests_);
+  for (auto& [id, r] : pending) {
+    for (int i = 0; i < r->n; ++i) r->staging[i] = std::vector<uint8_t>();
+    r->error = ncclRemoteError;
+    r->state.store(kRequestFailed, std::memory_order_release);
+  }
+  for (auto& [id, send] : connecting_) {
+    if (send->connect_state == 0) {
+      send->connect_state = -1;
+      refusals_[id] = failure_;
+    }
+  }
+  shutdown(fd_.get(), SHUT_RDWR);
+  events_.fetch_add(1, std::memory_order_acq_rel);
+  events_cv_.notify_all();
+}
+
+}  // namespace nbox::bridge::nboxnet
