@@ -206,8 +206,11 @@ TEST(NboxEndToEndFailures, KilledRankIsNamedByTheServer) {
   options.args = {"1", "kill"};
   const std::vector<RankOutcome> outcomes = LaunchRanks("die", kWorld, options);
   for (int r : {0, 2}) EXPECT_EQ(outcomes[r].exit_code, 3) << Describe(outcomes);
+  // "closed without Goodbye" as a rule; "broke: Connection reset by peer" when the kernel
+  // resets a socket that still held unread bytes, "closed in the middle of a frame" when it
+  // died while writing one.
   const std::string disconnect = server.WaitFor("DISCONNECT ");
-  EXPECT_EQ(disconnect, "DISCONNECT 1 the connection closed without Goodbye") << server.Output();
+  EXPECT_EQ(disconnect.rfind("DISCONNECT 1 the connection ", 0), 0u) << server.Output();
   EXPECT_NE(server.WaitFor("DONE"), "") << server.Output();
 }
 
