@@ -57,6 +57,7 @@ NboxEcmpRouting::GetTypeId()
 
 NboxEcmpRouting::NboxEcmpRouting()
     : m_seed(0)
+    , m_defaultSet(kNoDefaultRoute)
 {
     NS_LOG_FUNCTION(this);
 }
@@ -74,6 +75,7 @@ NboxEcmpRouting::DoDispose()
     m_routes.clear();
     m_nextHopSets.clear();
     m_setIndex.clear();
+    m_defaultSet = kNoDefaultRoute;
     Ipv4RoutingProtocol::DoDispose();
 }
 
@@ -94,6 +96,14 @@ NboxEcmpRouting::AddRoute(Ipv4Address destination, const std::vector<NextHop>& n
 {
     NS_LOG_FUNCTION(this << destination << nextHops.size());
     NS_ABORT_MSG_IF(nextHops.empty(), "NboxEcmpRouting::AddRoute: no next hop for " << destination);
+    AddRoute(destination, AddNextHopSet(nextHops));
+}
+
+uint32_t
+NboxEcmpRouting::AddNextHopSet(const std::vector<NextHop>& nextHops)
+{
+    NS_LOG_FUNCTION(this << nextHops.size());
+    NS_ABORT_MSG_IF(nextHops.empty(), "NboxEcmpRouting::AddNextHopSet: an empty set");
     std::vector<std::pair<uint32_t, uint32_t>> setKey;
     setKey.reserve(nextHops.size());
     for (const NextHop& hop : nextHops)
@@ -106,18 +116,60 @@ NboxEcmpRouting::AddRoute(Ipv4Address destination, const std::vector<NextHop>& n
     {
         m_nextHopSets.push_back(nextHops);
     }
-    m_routes[destination.Get()] = it->second;
+    return it->second;
+}
+
+void
+NboxEcmpRouting::AddRoute(Ipv4Address destination, uint32_t setIndex)
+{
+    NS_LOG_FUNCTION(this << destination << setIndex);
+    NS_ABORT_MSG_UNLESS(setIndex < m_nextHopSets.size(),
+                        "NboxEcmpRouting::AddRoute: no next-hop set " << setIndex);
+    m_routes[destination.Get()] = setIndex;
+}
+
+void
+NboxEcmpRouting::SetDefaultRoute(const std::vector<NextHop>& nextHops)
+{
+    NS_LOG_FUNCTION(this << nextHops.size());
+    NS_ABORT_MSG_IF(nextHops.empty(), "NboxEcmpRouting::SetDefaultRoute: no next hop");
+    m_defaultSet = AddNextHopSet(nextHops);
+}
+
+std::vector<NboxEcmpRouting::NextHop>
+NboxEcmpRouting::GetDefaultRoute() const
+{
+    if (m_defaultSet == kNoDefaultRoute)
+    {
+        return {};
+    }
+    return m_nextHopSets[m_defaultSet];
+}
+
+const std::vector<NboxEcmpRouting::NextHop>*
+NboxEcmpRouting::FindNextHops(uint32_t destination) const
+{
+    auto it = m_routes.find(destination);
+    return it != m_routes.end() ? &m_nextHopSets[it->second] : DefaultNextHops(destination);
+}
+
+const std::vector<NboxEcmpRouting::NextHop>*
+NboxEcmpRouting::DefaultNextHops(uint32_t destination) const
+{
+    // The default route is for unicast: broadcast and multicast go nowhere without a route.
+    Ipv4Address address(destination);
+    if (m_defaultSet == kNoDefaultRoute || address.IsBroadcast() || address.IsMulticast())
+    {
+        return nullptr;
+    }
+    return &m_nextHopSets[m_defaultSet];
 }
 
 std::vector<NboxEcmpRouting::NextHop>
 NboxEcmpRouting::GetNextHops(Ipv4Address destination) const
 {
-    auto it = m_routes.find(destination.Get());
-    if (it == m_routes.end())
-    {
-        return {};
-    }
-    return m_nextHopSets[it->second];
+    const std::vector<NextHop>* set = FindNextHops(destination.Get());
+    return set ? *set : std::vector<NextHop>();
 }
 
 uint32_t
@@ -140,12 +192,8 @@ NboxEcmpRouting::HashFlow(const NboxFlowKey& key) const
 const NboxEcmpRouting::NextHop*
 NboxEcmpRouting::SelectNextHop(const NboxFlowKey& key) const
 {
-    auto it = m_routes.find(key.destination);
-    if (it == m_routes.end())
-    {
-        return nullptr;
-    }
-    return ChooseFrom(m_nextHopSets[it->second], key);
+    const std::vector<NextHop>* set = FindNextHops(key.destination);
+    return set ? ChooseFrom(*set, key) : nullptr;
 }
 
 const NboxEcmpRouting::NextHop*
@@ -201,14 +249,14 @@ NboxEcmpRouting::RouteOutput(Ptr<Packet> p, const Ipv4Header& header, Ptr<NetDev
     Ptr<const Packet> withHeader = header.GetProtocol() == kTcpProtocol ? p : nullptr;
     NboxFlowKey key = ReadFlowKey(header, withHeader);
 
-    auto it = m_routes.find(key.destination);
-    if (it == m_routes.end())
+    const std::vector<NextHop>* found = FindNextHops(key.destination);
+    if (!found)
     {
         NS_LOG_LOGIC("no route to " << header.GetDestination());
         sockerr = Socket::ERROR_NOROUTETOHOST;
         return nullptr;
     }
-    const std::vector<NextHop>& set = m_nextHopSets[it->second];
+    const std::vector<NextHop>& set = *found;
     const NextHop* hop = nullptr;
     if (!oif)
     {
@@ -252,9 +300,15 @@ NboxEcmpRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header& header,
 
     // The table holds other hosts' addresses only, so a routed destination is never local:
     // look it up first and spare forwarded packets IsDestinationAddress's scan of every
-    // interface address.
+    // interface address. Only a destination without a route of its own may be local; the
+    // default route (a host with one link) takes what is not.
+    const std::vector<NextHop>* set = nullptr;
     auto route = m_routes.find(header.GetDestination().Get());
-    if (route == m_routes.end())
+    if (route != m_routes.end())
+    {
+        set = &m_nextHopSets[route->second];
+    }
+    else
     {
         if (m_ipv4->IsDestinationAddress(header.GetDestination(), iif))
         {
@@ -266,15 +320,19 @@ NboxEcmpRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header& header,
             lcb(p, header, iif);
             return true;
         }
-        NS_LOG_LOGIC("no route to " << header.GetDestination());
-        return false; // Ipv4L3Protocol counts the drop (DROP_NO_ROUTE); multicast lands here
+        set = DefaultNextHops(header.GetDestination().Get());
+        if (!set)
+        {
+            NS_LOG_LOGIC("no route to " << header.GetDestination());
+            return false; // Ipv4L3Protocol counts the drop (DROP_NO_ROUTE); multicast lands here
+        }
     }
     if (!m_ipv4->IsForwarding(iif))
     {
         ecb(p, header, Socket::ERROR_NOROUTETOHOST);
         return true;
     }
-    const NextHop* hop = ChooseFrom(m_nextHopSets[route->second], ReadFlowKey(header, p));
+    const NextHop* hop = ChooseFrom(*set, ReadFlowKey(header, p));
     ucb(MakeRoute(header.GetDestination(), *hop), p, header);
     return true;
 }
@@ -320,15 +378,24 @@ NboxEcmpRouting::PrintRoutingTable(Ptr<OutputStreamWrapper> stream, Time::Unit u
     os << "Node: " << m_ipv4->GetObject<Node>()->GetId() << ", Time: " << Now().As(unit)
        << ", NboxEcmpRouting, seed " << m_seed << "\n";
     os << "Destination     Interfaces (gateway)\n";
-    std::map<uint32_t, uint32_t> sorted(m_routes.begin(), m_routes.end());
-    for (const auto& [destination, setIndex] : sorted)
+    auto printSet = [&os](const std::vector<NextHop>& set)
     {
-        os << std::left << std::setw(16) << Ipv4Address(destination);
-        for (const NextHop& hop : m_nextHopSets[setIndex])
+        for (const NextHop& hop : set)
         {
             os << " " << hop.interface << " (" << hop.gateway << ")";
         }
         os << "\n";
+    };
+    std::map<uint32_t, uint32_t> sorted(m_routes.begin(), m_routes.end());
+    for (const auto& [destination, setIndex] : sorted)
+    {
+        os << std::left << std::setw(16) << Ipv4Address(destination);
+        printSet(m_nextHopSets[setIndex]);
+    }
+    if (m_defaultSet != kNoDefaultRoute)
+    {
+        os << std::left << std::setw(16) << "default";
+        printSet(m_nextHopSets[m_defaultSet]);
     }
 }
 

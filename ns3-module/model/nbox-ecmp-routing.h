@@ -45,10 +45,11 @@ struct NboxFlowKey
  * \ingroup nbox
  * \brief Static shortest-path routes with per-flow hashing over equal-cost next hops.
  *
- * Filled once by NboxNetworkHelper (AddRoute per destination host address) and never changed
- * during a run. Used by switches and hosts alike: a host with several links spreads its own
- * flows the same way. The choice is deterministic: the same flow and seed always take the
- * same next hop.
+ * Filled once by NboxNetworkHelper and never changed during a run: a switch or a host with
+ * several links gets a route per destination host address (AddRoute), a host with one link
+ * only a default route (SetDefaultRoute), since that link is its way to every other host.
+ * Used by switches and hosts alike: a host with several links spreads its own flows the same
+ * way. The choice is deterministic: the same flow and seed always take the same next hop.
  */
 class NboxEcmpRouting : public Ipv4RoutingProtocol
 {
@@ -76,10 +77,32 @@ class NboxEcmpRouting : public Ipv4RoutingProtocol
      */
     void AddRoute(Ipv4Address destination, const std::vector<NextHop>& nextHops);
 
-    /** The equal-cost next hops towards `destination` (empty when there is no route). */
+    /**
+     * Stores the equal-cost set `nextHops` (not empty) once and returns its index, the same
+     * index for an identical set. With AddRoute(destination, index), a builder that gives
+     * many destinations one set converts and stores it only once.
+     */
+    uint32_t AddNextHopSet(const std::vector<NextHop>& nextHops);
+
+    /** Routes `destination` over the set AddNextHopSet returned `setIndex` for. */
+    void AddRoute(Ipv4Address destination, uint32_t setIndex);
+
+    /**
+     * Routes every destination that has no route of its own and is not an address of this
+     * node over `nextHops` (not empty). A later call replaces the earlier one.
+     */
+    void SetDefaultRoute(const std::vector<NextHop>& nextHops);
+
+    /** The default route's next hops (empty when there is none). */
+    std::vector<NextHop> GetDefaultRoute() const;
+
+    /**
+     * The equal-cost next hops towards `destination`: its own route, else the default route
+     * (empty when there is neither).
+     */
     std::vector<NextHop> GetNextHops(Ipv4Address destination) const;
 
-    /** Number of destinations with a route. */
+    /** Number of destinations with a route of their own (the default route not counted). */
     uint32_t GetNRoutes() const;
 
     /** Sets the per-node seed mixed into every flow hash (attribute "Seed"). */
@@ -120,6 +143,11 @@ class NboxEcmpRouting : public Ipv4RoutingProtocol
     void DoDispose() override;
 
   private:
+    /** The set of the route for `destination`, else of the default route, else nullptr. */
+    const std::vector<NextHop>* FindNextHops(uint32_t destination) const;
+    /** The default route's set, or nullptr when there is none or `destination` is not
+     * unicast. */
+    const std::vector<NextHop>* DefaultNextHops(uint32_t destination) const;
     /** The member of `set` (not empty) that the flow `key` hashes to. */
     const NextHop* ChooseFrom(const std::vector<NextHop>& set, const NboxFlowKey& key) const;
     /** Builds the Ipv4Route for `destination` through `hop`. */
@@ -137,6 +165,9 @@ class NboxEcmpRouting : public Ipv4RoutingProtocol
     /** Destination address -> index into m_nextHopSets. Only looked up, never iterated in a
      * way that reaches results (PrintRoutingTable sorts). */
     std::unordered_map<uint32_t, uint32_t> m_routes;
+    /** Index into m_nextHopSets of the default route, kNoDefaultRoute when there is none. */
+    uint32_t m_defaultSet;
+    static constexpr uint32_t kNoDefaultRoute = UINT32_MAX;
 };
 
 } // namespace ns3

@@ -200,6 +200,50 @@ TEST_F(NboxEcmpRoutingTest, UnknownDestinationHasNoRoute)
     EXPECT_EQ(routing->GetNRoutes(), 1u);
 }
 
+TEST_F(NboxEcmpRoutingTest, IdenticalSetsAreStoredOnce)
+{
+    Ptr<NboxEcmpRouting> routing = CreateObject<NboxEcmpRouting>();
+    std::vector<NboxEcmpRouting::NextHop> up{{1, Ipv4Address("10.0.0.2")},
+                                             {2, Ipv4Address("10.0.0.6")}};
+    std::vector<NboxEcmpRouting::NextHop> down{{3, Ipv4Address("10.0.0.10")}};
+    uint32_t upIndex = routing->AddNextHopSet(up);
+    uint32_t downIndex = routing->AddNextHopSet(down);
+    EXPECT_NE(upIndex, downIndex);
+    EXPECT_EQ(routing->AddNextHopSet(up), upIndex);
+    // The same hops in another order are another set: the order decides the hashed choice.
+    EXPECT_NE(routing->AddNextHopSet({up[1], up[0]}), upIndex);
+
+    routing->AddRoute(Ipv4Address("10.0.1.1"), upIndex);
+    routing->AddRoute(Ipv4Address("10.0.1.5"), upIndex);
+    routing->AddRoute(Ipv4Address("10.0.1.9"), downIndex);
+    routing->AddRoute(Ipv4Address("10.0.1.13"), up); // by value: finds the stored set
+    EXPECT_EQ(routing->GetNextHops(Ipv4Address("10.0.1.5")), up);
+    EXPECT_EQ(routing->GetNextHops(Ipv4Address("10.0.1.9")), down);
+    EXPECT_EQ(routing->GetNextHops(Ipv4Address("10.0.1.13")), up);
+    EXPECT_EQ(routing->GetNRoutes(), 4u);
+}
+
+TEST_F(NboxEcmpRoutingTest, DefaultRouteTakesUnicastWithoutARouteOfItsOwn)
+{
+    Ptr<NboxEcmpRouting> routing = WithNextHops(2, 1);
+    EXPECT_TRUE(routing->GetDefaultRoute().empty());
+    std::vector<NboxEcmpRouting::NextHop> uplink{{7, Ipv4Address("10.0.0.30")}};
+    routing->SetDefaultRoute(uplink);
+    EXPECT_EQ(routing->GetDefaultRoute(), uplink);
+    // A destination with its own route keeps it; any other unicast address takes the default.
+    EXPECT_EQ(routing->GetNextHops(kDest).size(), 2u);
+    EXPECT_EQ(routing->GetNextHops(Ipv4Address("10.0.0.10")), uplink);
+    NboxFlowKey key;
+    key.destination = Ipv4Address("10.9.9.9").Get();
+    ASSERT_NE(routing->SelectNextHop(key), nullptr);
+    EXPECT_EQ(routing->SelectNextHop(key)->interface, 7u);
+    // Broadcast and multicast are not routed by default.
+    EXPECT_TRUE(routing->GetNextHops(Ipv4Address("255.255.255.255")).empty());
+    EXPECT_TRUE(routing->GetNextHops(Ipv4Address("224.0.0.1")).empty());
+    // The default route is not counted as a destination.
+    EXPECT_EQ(routing->GetNRoutes(), 1u);
+}
+
 } // namespace
 } // namespace test
 } // namespace ns3
