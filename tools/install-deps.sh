@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git   # compiler and build
-  libns3-dev ns3 libgsl-dev              # ns-3 3.37 (find_package needs all three)
+  libns3-dev ns3 libgsl-dev              # ns-3 3.37; find_package(ns3) needs these and the
+  libxml2-dev libsqlite3-dev libpython3-dev  # headers and libraries its CMake targets name
   libboost-graph-dev                     # topologies/ (Boost.Graph)
   libcli11-dev                           # command lines
   nlohmann-json3-dev                     # results.json, traces
