@@ -1,6 +1,7 @@
-// Equal-cost shortest paths towards every host, with hosts never used as transit.
+// Equal-cost shortest paths towards every host, with hosts never used as transit, stored as
+// shared next-hop sets (see Routes in topology.h).
 #include <algorithm>
-#include <deque>
+#include <unordered_map>
 
 #include "topologies/topology.h"
 
@@ -11,47 +12,135 @@ constexpr int kUnreached = -1;
 
 // Hop distance of every vertex to `destination` over paths whose inner vertices are switches:
 // a breadth-first search that reaches hosts but never leaves one other than `destination`.
-std::vector<int> HopsTo(const Graph& graph, Vertex destination) {
-  std::vector<int> hops(boost::num_vertices(graph), kUnreached);
-  std::deque<Vertex> frontier{destination};
+// `hops` and `queue` are the caller's buffers, reused from one destination to the next.
+void HopsTo(const Graph& graph, Vertex destination, std::vector<int>& hops,
+            std::vector<Vertex>& queue) {
+  std::fill(hops.begin(), hops.end(), kUnreached);
+  queue.clear();
+  queue.push_back(destination);
   hops[destination] = 0;
-  while (!frontier.empty()) {
-    const Vertex u = frontier.front();
-    frontier.pop_front();
+  for (size_t next = 0; next < queue.size(); ++next) {
+    const Vertex u = queue[next];
     if (u != destination && graph[u].kind == NodeKind::kHost) continue;
     for (auto [e, end] = boost::out_edges(u, graph); e != end; ++e) {
       const Vertex w = boost::target(*e, graph);
       if (hops[w] == kUnreached) {
         hops[w] = hops[u] + 1;
-        frontier.push_back(w);
+        queue.push_back(w);
       }
     }
   }
-  return hops;
 }
+
+// Sets `next` to the links leaving `v` that lie on a shortest path to `destination`, in
+// ascending id, given the hop distances `hops` to it.
+void NextLinksTowards(const Graph& graph, Vertex v, Vertex destination,
+                      const std::vector<int>& hops, std::vector<uint32_t>& next) {
+  next.clear();
+  if (v == destination || hops[v] == kUnreached) return;
+  for (auto [e, end] = boost::out_edges(v, graph); e != end; ++e) {
+    const Vertex w = boost::target(*e, graph);
+    // A neighbour one hop closer is a next hop only if it may forward (a switch) or is the
+    // destination itself; another host's distance is not a path through it.
+    const bool may_carry = w == destination || graph[w].kind == NodeKind::kSwitch;
+    if (may_carry && hops[w] == hops[v] - 1) next.push_back(graph[*e].id);
+  }
+  std::sort(next.begin(), next.end());
+}
+
+struct LinkSetHash {
+  size_t operator()(const std::vector<uint32_t>& set) const {
+    uint64_t h = set.size();
+    for (uint32_t link : set) h = (h ^ link) * 0x100000001b3ULL;  // FNV-1a style
+    return static_cast<size_t>(h);
+  }
+};
+
+// Gives each distinct set one id, in order of first appearance; `sets` starts with the
+// empty set at Routes::kEmptySet. The map is only looked up, never iterated.
+class SetInterner {
+ public:
+  explicit SetInterner(std::vector<std::vector<uint32_t>>& sets) : sets_(sets) {
+    for (uint32_t id = 0; id < sets_.size(); ++id) ids_.emplace(sets_[id], id);
+  }
+  uint32_t Intern(const std::vector<uint32_t>& set) {
+    auto it = ids_.find(set);
+    if (it != ids_.end()) return it->second;
+    const auto id = static_cast<uint32_t>(sets_.size());
+    sets_.push_back(set);
+    ids_.emplace(set, id);
+    return id;
+  }
+
+ private:
+  std::vector<std::vector<uint32_t>>& sets_;
+  std::unordered_map<std::vector<uint32_t>, uint32_t, LinkSetHash> ids_;
+};
 
 }  // namespace
 
+uint32_t Routes::SetId(Vertex v, size_t host) const {
+  const VertexEntry& entry = vertices_[v];
+  if (entry.row != kNoRow) return set_ids_[entry.row * host_vertices_.size() + host];
+  const Vertex destination = host_vertices_[host];
+  if (destination == v) return kEmptySet;
+  // A host with one link reaches exactly the hosts its neighbour is, or forwards towards:
+  // the search of HopsTo gets to it only through that neighbour.
+  const bool reaches = entry.neighbour == destination ||
+                       (entry.neighbour_is_switch && SetId(entry.neighbour, host) != kEmptySet);
+  return reaches ? entry.only_link_set : kEmptySet;
+}
+
+std::optional<uint32_t> Routes::OnlyLink(Vertex v) const {
+  const VertexEntry& entry = vertices_.at(v);
+  if (entry.row != kNoRow) return std::nullopt;
+  return entry.only_link;
+}
+
+size_t Routes::MemoryBytes() const {
+  size_t bytes = sets_.capacity() * sizeof(sets_[0]) + host_vertices_.capacity() * sizeof(Vertex) +
+                 vertices_.capacity() * sizeof(VertexEntry) +
+                 set_ids_.capacity() * sizeof(uint32_t);
+  for (const auto& set : sets_) bytes += set.capacity() * sizeof(uint32_t);
+  return bytes;
+}
+
 Routes ComputeEqualCostRoutes(const Topology& topology) {
   const Graph& graph = topology.graph;
-  const auto vertex_count = boost::num_vertices(graph);
+  const size_t vertex_count = boost::num_vertices(graph);
+  const size_t host_count = topology.hosts.size();
   Routes routes;
-  routes.next_links.assign(vertex_count, std::vector<std::vector<uint32_t>>(topology.hosts.size()));
+  routes.host_vertices_ = topology.hosts;
+  routes.vertices_.resize(vertex_count);
+  SetInterner interner(routes.sets_);
 
-  for (size_t h = 0; h < topology.hosts.size(); ++h) {
+  // Hosts with one link need no table; every other vertex gets a row of set ids.
+  std::vector<Vertex> row_vertices;
+  for (Vertex v = 0; v < vertex_count; ++v) {
+    Routes::VertexEntry& entry = routes.vertices_[v];
+    if (graph[v].kind == NodeKind::kHost && boost::out_degree(v, graph) == 1) {
+      const Edge link = *boost::out_edges(v, graph).first;
+      entry.only_link = graph[link].id;
+      entry.only_link_set = interner.Intern({entry.only_link});
+      entry.neighbour = boost::target(link, graph);
+      entry.neighbour_is_switch = graph[entry.neighbour].kind == NodeKind::kSwitch;
+    } else {
+      entry.row = static_cast<uint32_t>(row_vertices.size());
+      row_vertices.push_back(v);
+    }
+  }
+  routes.set_ids_.assign(row_vertices.size() * host_count, Routes::kEmptySet);
+
+  std::vector<int> hops(vertex_count);
+  std::vector<Vertex> queue;
+  queue.reserve(vertex_count);
+  std::vector<uint32_t> next;
+  for (size_t h = 0; h < host_count; ++h) {
     const Vertex destination = topology.hosts[h];
-    const std::vector<int> hops = HopsTo(graph, destination);
-    for (Vertex v = 0; v < vertex_count; ++v) {
-      if (v == destination || hops[v] == kUnreached) continue;
-      std::vector<uint32_t>& next = routes.next_links[v][h];
-      for (auto [e, end] = boost::out_edges(v, graph); e != end; ++e) {
-        const Vertex w = boost::target(*e, graph);
-        // A neighbour one hop closer is a next hop only if it may forward (a switch) or is
-        // the destination itself; another host's distance is not a path through it.
-        const bool may_carry = w == destination || graph[w].kind == NodeKind::kSwitch;
-        if (may_carry && hops[w] == hops[v] - 1) next.push_back(graph[*e].id);
-      }
-      std::sort(next.begin(), next.end());
+    HopsTo(graph, destination, hops, queue);
+    for (size_t row = 0; row < row_vertices.size(); ++row) {
+      NextLinksTowards(graph, row_vertices[row], destination, hops, next);
+      routes.set_ids_[row * host_count + h] = interner.Intern(next);
     }
   }
   return routes;

@@ -10,6 +10,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -98,14 +99,60 @@ Topology LoadTopologyFile(const std::string& path);
 
 // Equal-cost shortest (hop-count) routes towards every host. Hosts are never transit: a path
 // may start at a host and end at a host, every vertex in between is a switch.
-struct Routes {
-  // next_links[v][h]: the links leaving vertex v that lie on a shortest path to host h,
-  // in ascending link id. Empty when v is host h itself (and when v cannot reach h, which
-  // a validated topology rules out for hosts).
-  std::vector<std::vector<std::vector<uint32_t>>> next_links;
+//
+// Stored compactly, so that thousands of hosts fit: each distinct next-hop set is kept once
+// and named by an id; a vertex that forwards or chooses among links (a switch, a host with
+// several links) keeps one set id per host; a host with a single link keeps nothing, since
+// that link is its way to every host it reaches.
+class Routes {
+ public:
+  static constexpr uint32_t kEmptySet = 0;  // the id of the empty set
+
+  Routes() = default;  // routes of an empty graph: no vertex, no host
+
+  size_t vertex_count() const { return vertices_.size(); }
+  size_t host_count() const { return host_vertices_.size(); }
+
+  // The links leaving vertex v that lie on a shortest path to host index `host`, in
+  // ascending link id. Empty when v is that host itself (and when v cannot reach it, which a
+  // validated topology rules out for hosts). Both arguments must be in range.
+  const std::vector<uint32_t>& NextLinks(Vertex v, size_t host) const {
+    return sets_[SetId(v, host)];
+  }
+  // The id of NextLinks(v, host): equal sets have equal ids, so a consumer can convert each
+  // distinct set once. Ids run from 0 (kEmptySet) to set_count() - 1.
+  uint32_t SetId(Vertex v, size_t host) const;
+  const std::vector<uint32_t>& Set(uint32_t id) const { return sets_.at(id); }
+  size_t set_count() const { return sets_.size(); }
+
+  // The link of a host that has exactly one: NextLinks(v, h) is {that link} for every host h
+  // that v reaches. nullopt for switches and for hosts with several links.
+  std::optional<uint32_t> OnlyLink(Vertex v) const;
+
+  // Heap bytes held by the tables (for benchmarks and reports).
+  size_t MemoryBytes() const;
+
+ private:
+  friend Routes ComputeEqualCostRoutes(const Topology& topology);
+  static constexpr uint32_t kNoRow = UINT32_MAX;
+
+  struct VertexEntry {
+    uint32_t row = kNoRow;  // switches and multi-homed hosts: set ids at row * host_count()
+    // Hosts with one link (row == kNoRow): that link, the id of the set {link}, the vertex
+    // at its far end and whether that vertex is a switch.
+    uint32_t only_link = 0;
+    uint32_t only_link_set = kEmptySet;
+    Vertex neighbour = 0;
+    bool neighbour_is_switch = false;
+  };
+
+  std::vector<std::vector<uint32_t>> sets_{{}};  // sets_[kEmptySet] is the empty set
+  std::vector<Vertex> host_vertices_;            // host index -> vertex
+  std::vector<VertexEntry> vertices_;            // vertex -> how its routes are stored
+  std::vector<uint32_t> set_ids_;                // rows of host_count() set ids
 };
-// One breadth-first search per host: O(hosts * (vertices + links)) time and
-// O(vertices * hosts) lists of memory.
+// One breadth-first search per host: O(hosts * (vertices + links)) time; memory
+// O(hosts * (switches + multi-homed hosts)) set ids plus the distinct sets.
 Routes ComputeEqualCostRoutes(const Topology& topology);
 
 // Rank -> host index. Ranks fill hosts in order, `ranks_per_host` consecutive ranks each

@@ -25,6 +25,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -120,17 +121,14 @@ void
 CheckRoutes(const Topology& topology, const nbox::topo::Routes& routes)
 {
     const size_t vertices = boost::num_vertices(topology.graph);
-    bool fits = routes.next_links.size() == vertices;
-    for (size_t v = 0; fits && v < vertices; ++v)
+    if (routes.vertex_count() != vertices || routes.host_count() != topology.hosts.size())
     {
-        fits = routes.next_links[v].size() == topology.hosts.size();
-    }
-    if (!fits)
-    {
-        throw std::invalid_argument("NboxNetworkHelper::Install: the routes were not computed "
-                                    "for this topology (expected next_links[vertex][host] for "
-                                    + std::to_string(vertices) + " vertices and "
-                                    + std::to_string(topology.hosts.size()) + " hosts)");
+        throw std::invalid_argument(
+            "NboxNetworkHelper::Install: the routes were not computed for this topology (they "
+            "are for "
+            + std::to_string(routes.vertex_count()) + " vertices and "
+            + std::to_string(routes.host_count()) + " hosts; expected " + std::to_string(vertices)
+            + " vertices and " + std::to_string(topology.hosts.size()) + " hosts)");
     }
 }
 
@@ -211,6 +209,20 @@ InstallRoutes(const Topology& topology, const nbox::topo::Routes& routes,
         }
     }
 
+    // The next hop of vertex v over link `id`: the interface at v and the address at the far end.
+    auto nextHopOf = [&links](size_t v, uint32_t id)
+    {
+        const LinkEnds& link = links.at(id);
+        int side = link.vertex[0] == v ? 0 : 1;
+        NS_ABORT_MSG_UNLESS(link.vertex[side] == v,
+                            "routes: link " << id << " does not leave vertex " << v);
+        return NboxEcmpRouting::NextHop{link.interface[side], link.address[1 - side]};
+    };
+    // Routes set id -> the node's next-hop set index, filled per node for the sets it uses.
+    constexpr uint32_t kUnconverted = std::numeric_limits<uint32_t>::max();
+    std::vector<uint32_t> nodeSetOf(routes.set_count(), kUnconverted);
+    std::vector<uint32_t> converted;
+
     for (size_t v = 0; v < nodes.size(); ++v)
     {
         Ptr<NboxEcmpRouting> routing
@@ -218,28 +230,40 @@ InstallRoutes(const Topology& topology, const nbox::topo::Routes& routes,
         NS_ASSERT(routing);
         // A Weyl sequence gives every node a distinct seed; HashFlow mixes it thoroughly.
         routing->SetSeed(ecmpSeed + 0x9e3779b97f4a7c15ULL * (v + 1));
+        if (std::optional<uint32_t> onlyLink = routes.OnlyLink(v))
+        {
+            // A host with one link sends everything over it: one default route instead of a
+            // route per host, which would take hosts x hosts entries in all.
+            routing->SetDefaultRoute({nextHopOf(v, *onlyLink)});
+            continue;
+        }
         for (size_t h = 0; h < topology.hosts.size(); ++h)
         {
-            const std::vector<uint32_t>& linkIds = routes.next_links[v][h];
-            if (linkIds.empty())
+            const uint32_t setId = routes.SetId(v, h);
+            if (setId == nbox::topo::Routes::kEmptySet)
             {
                 continue; // v is host h itself
             }
-            std::vector<NboxEcmpRouting::NextHop> nextHops;
-            nextHops.reserve(linkIds.size());
-            for (uint32_t id : linkIds)
+            if (nodeSetOf[setId] == kUnconverted)
             {
-                const LinkEnds& link = links.at(id);
-                int side = link.vertex[0] == v ? 0 : 1;
-                NS_ABORT_MSG_UNLESS(link.vertex[side] == v,
-                                    "routes: link " << id << " does not leave vertex " << v);
-                nextHops.push_back({link.interface[side], link.address[1 - side]});
+                std::vector<NboxEcmpRouting::NextHop> nextHops;
+                for (uint32_t id : routes.Set(setId))
+                {
+                    nextHops.push_back(nextHopOf(v, id));
+                }
+                nodeSetOf[setId] = routing->AddNextHopSet(nextHops);
+                converted.push_back(setId);
             }
             for (const Ipv4Address& address : hostAddresses[h])
             {
-                routing->AddRoute(address, nextHops);
+                routing->AddRoute(address, nodeSetOf[setId]);
             }
         }
+        for (uint32_t setId : converted)
+        {
+            nodeSetOf[setId] = kUnconverted;
+        }
+        converted.clear();
     }
 }
 

@@ -147,6 +147,38 @@ TEST_F(NboxNetworkTest, RoutesAMultiHomedHostOverBothLinksAndNeverThroughAHost)
     EXPECT_EQ(RoutingOf(h0)->GetNRoutes(), 2u);
 }
 
+TEST_F(NboxNetworkTest, SingleHomedHostsHaveOnlyADefaultRoute)
+{
+    // Star: link i joins host i (first endpoint, .1) to the switch (.2).
+    Ptr<NboxNetwork> network
+        = NboxNetworkHelper(NboxNetworkConfig()).Install(nbox::topo::MakeStar(3, 1e9, 1e-6));
+    for (uint32_t h = 0; h < 3; ++h)
+    {
+        Ptr<NboxEcmpRouting> routing = RoutingOf(network->GetHost(h));
+        EXPECT_EQ(routing->GetNRoutes(), 0u) << "h" << h;
+        auto hops = routing->GetDefaultRoute();
+        ASSERT_EQ(hops.size(), 1u);
+        EXPECT_EQ(hops[0].gateway, Ipv4Address(0x0A000000 + 4 * h + 2));
+        EXPECT_EQ(hops[0].interface, 1u); // interface 0 is the loopback
+        // Every other host is reached over it.
+        for (uint32_t other = 0; other < 3; ++other)
+        {
+            if (other != h)
+            {
+                EXPECT_EQ(routing->GetNextHops(network->GetHostAddress(other)), hops);
+            }
+        }
+    }
+    // The switch keeps a route per host, over that host's link.
+    Ptr<Node> sw = network->GetSwitches().Get(0);
+    EXPECT_EQ(RoutingOf(sw)->GetNRoutes(), 3u);
+    EXPECT_TRUE(RoutingOf(sw)->GetDefaultRoute().empty());
+    auto hops = RoutingOf(sw)->GetNextHops(Ipv4Address("10.0.0.5"));
+    ASSERT_EQ(hops.size(), 1u);
+    EXPECT_EQ(hops[0].gateway, Ipv4Address("10.0.0.5"));
+    EXPECT_EQ(hops[0].interface, InterfaceOf(sw, "10.0.0.6"));
+}
+
 TEST_F(NboxNetworkTest, MultiHomedHostsExchangeMessages)
 {
     Ptr<NboxNetwork> network = NboxNetworkHelper(NboxNetworkConfig()).Install(TwoHomedHosts());

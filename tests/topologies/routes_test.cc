@@ -28,7 +28,7 @@ void ExpectPathShape(const Topology& t, const std::vector<std::vector<Vertex>>& 
 // leads to the same number of continuations, as in a fat-tree.
 size_t ProductOfChoices(const Routes& routes, const std::vector<Vertex>& path, int dst) {
   size_t product = 1;
-  for (size_t i = 0; i + 1 < path.size(); ++i) product *= routes.next_links[path[i]][dst].size();
+  for (size_t i = 0; i + 1 < path.size(); ++i) product *= routes.NextLinks(path[i], dst).size();
   return product;
 }
 
@@ -72,12 +72,12 @@ TEST(TopoRoutes, FatTreeK4NamedExamples) {
   const Topology t = MakeFatTree(4, 100e9, 1e-6);
   const Routes routes = ComputeEqualCostRoutes(t);
   // h0 -> h15 (pod 3): edge0_0 may go up to agg0_0 (link 16) or agg0_1 (link 17).
-  EXPECT_THAT(routes.next_links[VertexNamed(t, "edge0_0")][15], ElementsAre(16u, 17u));
+  EXPECT_THAT(routes.NextLinks(VertexNamed(t, "edge0_0"), 15), ElementsAre(16u, 17u));
   // Down from core0 to pod 3 only via agg3_0: agg-core links of pod 3 start at 32 + 3*4.
-  EXPECT_THAT(routes.next_links[VertexNamed(t, "core0")][15], ElementsAre(44u));
+  EXPECT_THAT(routes.NextLinks(VertexNamed(t, "core0"), 15), ElementsAre(44u));
   // edge3_1 delivers to h15 over host link 15; a host's own entry is empty.
-  EXPECT_THAT(routes.next_links[VertexNamed(t, "edge3_1")][15], ElementsAre(15u));
-  EXPECT_THAT(routes.next_links[t.hosts[15]][15], IsEmpty());
+  EXPECT_THAT(routes.NextLinks(VertexNamed(t, "edge3_1"), 15), ElementsAre(15u));
+  EXPECT_THAT(routes.NextLinks(t.hosts[15], 15), IsEmpty());
 }
 
 TEST(TopoRoutes, LeafSpineAcrossLeavesHasOnePathPerSpine) {
@@ -86,7 +86,7 @@ TEST(TopoRoutes, LeafSpineAcrossLeavesHasOnePathPerSpine) {
   const auto across = EqualCostPaths(t, routes, 0, 4);  // leaf0 -> leaf1
   ASSERT_EQ(across.size(), 2u);
   ExpectPathShape(t, across, 4);
-  EXPECT_THAT(routes.next_links[VertexNamed(t, "leaf0")][4], ElementsAre(16u, 17u));
+  EXPECT_THAT(routes.NextLinks(VertexNamed(t, "leaf0"), 4), ElementsAre(16u, 17u));
   const auto same_leaf = EqualCostPaths(t, routes, 0, 3);
   ASSERT_EQ(same_leaf.size(), 1u);
   ExpectPathShape(t, same_leaf, 2);
@@ -96,14 +96,14 @@ TEST(TopoRoutes, StarRoutesAreDirect) {
   const Topology t = MakeStar(4, 100e9, 1e-6);
   const Routes routes = ComputeEqualCostRoutes(t);
   const Vertex sw = VertexNamed(t, "sw0");
-  ASSERT_EQ(routes.next_links.size(), 5u);
+  ASSERT_EQ(routes.vertex_count(), 5u);
   for (uint32_t dst = 0; dst < 4; ++dst) {
-    EXPECT_THAT(routes.next_links[sw][dst], ElementsAre(dst));
+    EXPECT_THAT(routes.NextLinks(sw, dst), ElementsAre(dst));
     for (uint32_t src = 0; src < 4; ++src) {
       if (src == dst) {
-        EXPECT_THAT(routes.next_links[t.hosts[src]][dst], IsEmpty());
+        EXPECT_THAT(routes.NextLinks(t.hosts[src], dst), IsEmpty());
       } else {
-        EXPECT_THAT(routes.next_links[t.hosts[src]][dst], ElementsAre(src));
+        EXPECT_THAT(routes.NextLinks(t.hosts[src], dst), ElementsAre(src));
       }
     }
   }
@@ -135,12 +135,12 @@ TEST(TopoRoutes, HostsAreNeverTransit) {
   std::vector<std::string> names;
   for (Vertex v : paths[0]) names.push_back(t.graph[v].name);
   EXPECT_THAT(names, ElementsAre("h0", "s0", "s2", "s3", "s1", "h2"));
-  EXPECT_THAT(routes.next_links[VertexNamed(t, "s0")][2], ElementsAre(4u));
-  EXPECT_THAT(routes.next_links[VertexNamed(t, "s1")][0], ElementsAre(6u));
+  EXPECT_THAT(routes.NextLinks(VertexNamed(t, "s0"), 2), ElementsAre(4u));
+  EXPECT_THAT(routes.NextLinks(VertexNamed(t, "s1"), 0), ElementsAre(6u));
   // The dual-homed host itself still uses its own links as an endpoint.
-  EXPECT_THAT(routes.next_links[t.hosts[1]][0], ElementsAre(1u));
-  EXPECT_THAT(routes.next_links[t.hosts[1]][2], ElementsAre(2u));
-  EXPECT_THAT(routes.next_links[VertexNamed(t, "s0")][1], ElementsAre(1u));
+  EXPECT_THAT(routes.NextLinks(t.hosts[1], 0), ElementsAre(1u));
+  EXPECT_THAT(routes.NextLinks(t.hosts[1], 2), ElementsAre(2u));
+  EXPECT_THAT(routes.NextLinks(VertexNamed(t, "s0"), 1), ElementsAre(1u));
 }
 
 // h0 - s0 - s2 - s1 - h2 and h0 - s0 - h1 - s1 - h2 are both 4 hops; only the first is legal.
@@ -156,8 +156,8 @@ TEST(TopoRoutes, HostOnAnEquallyShortPathIsNotANextHop) {
   t.AddLink(s2, s1, 1e9, 0);  // 5
   ASSERT_NO_THROW(t.Validate());
   const Routes routes = ComputeEqualCostRoutes(t);
-  EXPECT_THAT(routes.next_links[s0][2], ElementsAre(4u));
-  EXPECT_THAT(routes.next_links[s1][0], ElementsAre(5u));
+  EXPECT_THAT(routes.NextLinks(s0, 2), ElementsAre(4u));
+  EXPECT_THAT(routes.NextLinks(s1, 0), ElementsAre(5u));
   const auto paths = EqualCostPaths(t, routes, 0, 2);
   ASSERT_EQ(paths.size(), 1u);
   ExpectPathShape(t, paths, 4);
@@ -174,12 +174,12 @@ TEST(TopoRoutes, DirectHostLinkIsUsedAndParallelLinksAreBothListed) {
   t.AddLink(s0, h2, 1e9, 0);  // 4: parallel to 3
   ASSERT_NO_THROW(t.Validate());
   const Routes routes = ComputeEqualCostRoutes(t);
-  EXPECT_THAT(routes.next_links[h0][1], ElementsAre(2u));
-  EXPECT_THAT(routes.next_links[h1][0], ElementsAre(2u));
-  EXPECT_THAT(routes.next_links[s0][2], ElementsAre(3u, 4u));
-  EXPECT_THAT(routes.next_links[h2][0], ElementsAre(3u, 4u));
+  EXPECT_THAT(routes.NextLinks(h0, 1), ElementsAre(2u));
+  EXPECT_THAT(routes.NextLinks(h1, 0), ElementsAre(2u));
+  EXPECT_THAT(routes.NextLinks(s0, 2), ElementsAre(3u, 4u));
+  EXPECT_THAT(routes.NextLinks(h2, 0), ElementsAre(3u, 4u));
   // h1 -> h2 may not go through h0 even though h0 is also one hop from s0.
-  EXPECT_THAT(routes.next_links[h1][2], ElementsAre(1u));
+  EXPECT_THAT(routes.NextLinks(h1, 2), ElementsAre(1u));
 }
 
 }  // namespace

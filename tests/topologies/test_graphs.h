@@ -41,7 +41,7 @@ inline void CollectPaths(const Topology& topology, const Routes& routes, int dst
   if (at == topology.hosts[dst]) {
     out.push_back(path);
   } else if (path.size() <= boost::num_vertices(topology.graph)) {  // guards against a loop
-    for (uint32_t link : routes.next_links[at][dst]) {
+    for (uint32_t link : routes.NextLinks(at, dst)) {
       CollectPaths(topology, routes, dst, OtherEnd(topology, link, at), path, out);
     }
   }

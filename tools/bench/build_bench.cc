@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
       out["vertices"] = boost::num_vertices(topology.graph);
       out["links"] = topology.links.size();
       out["start_rss_kib"] = start.rss_kib;
+      out["route_sets"] = routes.set_count();
+      out["route_table_bytes"] = routes.MemoryBytes();
       for (const Phase& p : phases) {
         out["phases"][p.name] = {{"wall_s", p.wall_s},
                                  {"rss_kib", p.memory.rss_kib},
@@ -118,6 +120,8 @@ int main(int argc, char** argv) {
         std::cout << fmt::format("{:<8} {:>9.3f} {:>14.1f} {:>15.1f}\n", p.name, p.wall_s,
                                  p.memory.rss_kib / 1024.0, p.memory.peak_kib / 1024.0);
       }
+      std::cout << fmt::format("routes: {} distinct next-hop sets, tables {:.2f} MiB\n",
+                               routes.set_count(), routes.MemoryBytes() / 1048576.0);
     }
   } catch (const std::exception& e) {
     std::cerr << "nbox-bench-build: " << e.what() << "\n";
