@@ -77,6 +77,32 @@ class SetInterner {
   std::unordered_map<std::vector<uint32_t>, uint32_t, LinkSetHash> ids_;
 };
 
+// Destination hosts that one search serves: the hosts with a single link to one switch form
+// a group (in host order), every other host a group of its own. For two hosts h, h' of a
+// group on switch s, every vertex but h, h' has the same distance to both, and every vertex
+// but s the same next links (only s is adjacent to them); s reaches each over its own link.
+std::vector<std::vector<size_t>> DestinationGroups(const Topology& topology) {
+  const Graph& graph = topology.graph;
+  std::vector<std::vector<size_t>> groups;
+  std::vector<int> group_of_switch(boost::num_vertices(graph), -1);
+  for (size_t h = 0; h < topology.hosts.size(); ++h) {
+    const Vertex host = topology.hosts[h];
+    const Vertex neighbour = boost::out_degree(host, graph) == 1
+                                 ? boost::target(*boost::out_edges(host, graph).first, graph)
+                                 : host;
+    if (neighbour == host || graph[neighbour].kind != NodeKind::kSwitch) {
+      groups.push_back({h});
+      continue;
+    }
+    if (group_of_switch[neighbour] < 0) {
+      group_of_switch[neighbour] = static_cast<int>(groups.size());
+      groups.emplace_back();
+    }
+    groups[group_of_switch[neighbour]].push_back(h);
+  }
+  return groups;
+}
+
 }  // namespace
 
 uint32_t Routes::SetId(Vertex v, size_t host) const {
@@ -135,12 +161,21 @@ Routes ComputeEqualCostRoutes(const Topology& topology) {
   std::vector<Vertex> queue;
   queue.reserve(vertex_count);
   std::vector<uint32_t> next;
-  for (size_t h = 0; h < host_count; ++h) {
-    const Vertex destination = topology.hosts[h];
-    HopsTo(graph, destination, hops, queue);
+  for (const std::vector<size_t>& group : DestinationGroups(topology)) {
+    const Vertex first = topology.hosts[group.front()];
+    HopsTo(graph, first, hops, queue);
     for (size_t row = 0; row < row_vertices.size(); ++row) {
-      NextLinksTowards(graph, row_vertices[row], destination, hops, next);
-      routes.set_ids_[row * host_count + h] = interner.Intern(next);
+      const Vertex v = row_vertices[row];
+      uint32_t* row_ids = &routes.set_ids_[row * host_count];
+      // (A group of several hosts is of single-homed hosts, whose entries name the switch.)
+      if (group.size() > 1 && v == routes.vertices_[first].neighbour) {
+        // The switch of a group of single-homed hosts: each over its own link.
+        for (size_t h : group) row_ids[h] = routes.vertices_[topology.hosts[h]].only_link_set;
+        continue;
+      }
+      NextLinksTowards(graph, v, first, hops, next);
+      const uint32_t id = interner.Intern(next);
+      for (size_t h : group) row_ids[h] = id;
     }
   }
   return routes;

@@ -151,7 +151,8 @@ class Routes {
   std::vector<VertexEntry> vertices_;            // vertex -> how its routes are stored
   std::vector<uint32_t> set_ids_;                // rows of host_count() set ids
 };
-// One breadth-first search per host: O(hosts * (vertices + links)) time; memory
+// One breadth-first search per host, except that the hosts with a single link to one switch
+// share one: O(destinations searched * (vertices + links)) time; memory
 // O(hosts * (switches + multi-homed hosts)) set ids plus the distinct sets.
 Routes ComputeEqualCostRoutes(const Topology& topology);
 
