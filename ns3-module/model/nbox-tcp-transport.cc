@@ -238,6 +238,9 @@ NboxTcpTransport::OpenSockets(Connection* c)
     c->sender->SetSendCallback(MakeCallback(&NboxTcpTransport::HandleSendSpace, this, c));
     c->txSink = MakeCallback(&NboxTcpTransport::HandleTx, this, c);
     c->sender->TraceConnectWithoutContext("Tx", c->txSink);
+    UintegerValue segmentSize;
+    c->sender->GetAttribute("SegmentSize", segmentSize);
+    c->segmentSize = static_cast<uint32_t>(segmentSize.Get());
     if (c->sender->Bind() != 0
         || c->sender->Connect(InetSocketAddress(m_network->GetHostAddress(dstHost), m_port)) != 0)
     {
@@ -287,8 +290,8 @@ NboxTcpTransport::FillSocket(Connection& c)
         {
             return; // HandleSendSpace resumes when acknowledgements free the buffer
         }
-        uint32_t chunk
-            = static_cast<uint32_t>(std::min<uint64_t>(room, c.bytesQueued - c.bytesWritten));
+        uint32_t chunk = NextWriteSize(
+            c, static_cast<uint32_t>(std::min<uint64_t>(room, c.bytesQueued - c.bytesWritten)));
         int accepted = c.sender->Send(Create<Packet>(chunk));
         if (accepted <= 0)
         {
@@ -299,6 +302,38 @@ NboxTcpTransport::FillSocket(Connection& c)
         }
         c.bytesWritten += static_cast<uint64_t>(accepted);
     }
+}
+
+uint32_t
+NboxTcpTransport::NextWriteSize(const Connection& c, uint32_t bytes)
+{
+    // ns-3's TcpTxBuffer keeps each write as one item and cuts segments out of the items.
+    // A segment that spans two items makes it merge them (TcpTxBuffer::MergeItems), which
+    // turns the virtual zero-filled payload into real bytes: the whole following item when
+    // that item was written as one large piece, and from then on every header pushed onto
+    // its segments (at every hop) and every read at the receiver copies the payload in
+    // memory. TCP cuts full segments from its first unsent byte on, so writes are laid on
+    // those boundaries: a piece that completes the segment the unsent bytes end in, then
+    // whole segments, then the remainder. A later merge then joins two small untouched items,
+    // which ns-3 does without copying. The bytes and segments TCP sends do not change.
+    uint32_t partial = UnsentBytes(c) % c.segmentSize;
+    if (partial != 0)
+    {
+        return std::min(bytes, c.segmentSize - partial);
+    }
+    if (bytes >= c.segmentSize)
+    {
+        return bytes - bytes % c.segmentSize;
+    }
+    return bytes;
+}
+
+uint32_t
+NboxTcpTransport::UnsentBytes(const Connection& c)
+{
+    // Modulo 2^32 like TCP sequence numbers: the unsent bytes never exceed the send buffer.
+    uint32_t sent = c.dataSent ? c.highestSentEnd.GetValue() - c.firstDataSeq.GetValue() : 0;
+    return static_cast<uint32_t>(c.bytesWritten) - sent;
 }
 
 void
@@ -405,6 +440,7 @@ NboxTcpTransport::HandleTx(Connection* c, Ptr<const Packet> segment, const TcpHe
     if (!c->dataSent)
     {
         c->dataSent = true;
+        c->firstDataSeq = start;
         c->highestSentEnd = end;
         return;
     }

@@ -94,7 +94,9 @@ class NboxTcpTransport : public NboxTransport
         uint64_t bytesReceived = 0; //!< read by the receiver so far
         std::deque<Message> inFlight;
         bool dataSent = false;           //!< a data segment has left the sender
+        SequenceNumber32 firstDataSeq;   //!< sequence number of the first data byte
         SequenceNumber32 highestSentEnd; //!< one past the highest data byte sent
+        uint32_t segmentSize = 0;        //!< the sender socket's MSS (payload bytes)
     };
 
     /** The listening socket of one destination host, and who is expected to connect. */
@@ -114,6 +116,10 @@ class NboxTcpTransport : public NboxTransport
     void OpenSockets(Connection* c);
     /** Writes queued bytes of `c` into its socket while the send buffer has room. */
     void FillSocket(Connection& c);
+    /** How many of `bytes` to hand to the sender socket in one write (see the .cc). */
+    static uint32_t NextWriteSize(const Connection& c, uint32_t bytes);
+    /** Bytes written into the sender socket that TCP has not transmitted yet. */
+    static uint32_t UnsentBytes(const Connection& c);
     void NoteEstablished(Connection& c);
 
     // Socket callbacks.
