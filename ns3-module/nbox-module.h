@@ -10,6 +10,7 @@
 #include "ns3/nbox-network-helper.h"
 #include "ns3/nbox-network.h"
 #include "ns3/nbox-rank-app.h"
+#include "ns3/nbox-real-rank-gateway.h"
 #include "ns3/nbox-tcp-transport.h"
 #include "ns3/nbox-transport.h"
 

@@ -28,8 +28,17 @@ class NboxJobHelper
     void SetCommunicatorAttribute(const std::string& name, const AttributeValue& value);
 
     /**
+     * Makes the ranks with isReal[r] real (driven from outside through an
+     * NboxRealRankGateway the caller sets up on the job's communicator): Install gives them
+     * no app and ignores their programs (which may be null). Default: every rank emulated.
+     */
+    void SetRealRanks(std::vector<bool> isReal);
+
+    /**
      * Installs rank r running programs[r] on host rankToHost[r] of `network`, with its
      * messages carried by `transport`, and starts the job (ranks begin once connected).
+     * Connections are opened up front for every collective of the emulated ranks' programs,
+     * for all ranks (real ones included, as NCCL connects at communicator init).
      */
     Ptr<NboxJob> Install(
         Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
@@ -38,6 +47,7 @@ class NboxJobHelper
 
   private:
     ObjectFactory m_communicatorFactory;
+    std::vector<bool> m_isReal; //!< empty: every rank emulated
 };
 
 } // namespace ns3

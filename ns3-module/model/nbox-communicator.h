@@ -7,6 +7,10 @@
  * channel c is the n-th receive b posts from a on c. A message that arrives before its receive
  * is posted (the receiver is still computing) waits in an inbox, as if NCCL's staging buffer
  * had room for it (eager sends; documented in the README as a simplification).
+ *
+ * Some ranks may be external (real ranks driven through NboxRealRankGateway): the
+ * communicator runs no schedule for them, hands every message an emulated rank sends to one
+ * of them to the gateway, and takes their messages to emulated ranks through DeliverExternal.
  */
 #ifndef NBOX_COMMUNICATOR_H
 #define NBOX_COMMUNICATOR_H
@@ -53,6 +57,27 @@ class NboxCommunicator : public Object
     /** The schedule every rank follows for this collective (built once, then cached). */
     const nbox::coll::Schedule& GetSchedule(nbox::coll::CollectiveOp op, uint64_t bytes);
 
+    uint32_t GetWorldSize() const;
+
+    /** Called when a message from an emulated rank has fully arrived at an external rank. */
+    using ExternalArrival =
+        std::function<void(uint32_t dstRank, uint32_t srcRank, uint32_t channel, uint64_t bytes)>;
+
+    /**
+     * Declares the ranks with isExternal[r] as driven from outside (size = world size; call
+     * before the run). Issue on such a rank is a fatal error, and a message an emulated rank
+     * sends to one is handed to `onArrival` at the time its last byte arrives, instead of to
+     * an inbox. Without this call every rank is emulated.
+     */
+    void SetExternalRanks(std::vector<bool> isExternal, ExternalArrival onArrival);
+    bool IsExternal(uint32_t rank) const;
+
+    /**
+     * A message from external rank `srcRank` has fully arrived (now) at emulated rank
+     * `dstRank` on `channel`: matched with dstRank's receives like any arrival.
+     */
+    void DeliverExternal(uint32_t dstRank, uint32_t srcRank, uint32_t channel, uint64_t bytes);
+
   private:
     struct Pending
     {
@@ -93,6 +118,8 @@ class NboxCommunicator : public Object
     Ptr<NboxTransport> m_transport;
     Ptr<NboxJobRecords> m_records;
     std::map<std::pair<nbox::coll::CollectiveOp, uint64_t>, nbox::coll::Schedule> m_schedules;
+    std::vector<bool> m_external; //!< empty: every rank is emulated
+    ExternalArrival m_onExternalArrival;
 };
 
 } // namespace ns3

@@ -4,6 +4,12 @@
  * The job opens its connections first and starts every rank's program once all of them are
  * established (as NCCL ranks start after communicator init); it stops the simulator when the
  * last rank finishes, so idle TCP timers do not keep the simulation going.
+ *
+ * With real ranks (SetRealRanks; driven from outside through NboxRealRankGateway) the job
+ * has apps for its emulated ranks only. It finishes when every emulated rank has finished its
+ * program and its communication stream is idle (mirror-mode collectives may still run after
+ * an emulated program ended) and every real rank has ended (RealRankEnded, the owner's call
+ * when the rank says goodbye).
  */
 #ifndef NBOX_JOB_H
 #define NBOX_JOB_H
@@ -25,8 +31,31 @@ class NboxJob : public Object
     static TypeId GetTypeId();
     NboxJob();
 
+    /** `ranks`: one app per emulated rank (every rank unless SetRealRanks says otherwise). */
     void Setup(std::vector<Ptr<NboxRankApp>> ranks, Ptr<NboxCommunicator> communicator,
                Ptr<NboxTransport> transport, Ptr<NboxJobRecords> records);
+
+    /**
+     * Declares the ranks with isReal[r] as real (size = world size). Call after Setup and
+     * before Start; the apps given to Setup must be exactly the ranks with isReal[r] false.
+     */
+    void SetRealRanks(std::vector<bool> isReal);
+    bool IsReal(uint32_t rank) const;
+
+    /**
+     * The owner's report that real rank `rank` ended (said goodbye). May be called inside or
+     * outside Simulator::Run; stops the simulator when it finishes the job (StopWhenFinished).
+     */
+    void RealRankEnded(uint32_t rank);
+
+    /**
+     * The owner's report of whether real rank `rank` can act only after the simulation
+     * completes one of its requests: it is blocked waiting (it promised nothing before its
+     * next completion) and none of its posts waits to be executed by the simulator. While any
+     * real rank that has not ended is not waiting, IsStalled is false (the rank may still post
+     * something that wakes the job up). Initially false for every real rank.
+     */
+    void SetRealRankWaiting(uint32_t rank, bool waiting);
 
     /** Starts every rank as soon as the transport reports all connections established. */
     void Start();
@@ -35,8 +64,9 @@ class NboxJob : public Object
     bool IsFinished() const;
     /**
      * True when the job can never finish: the ranks have started, some are unfinished, none is
-     * computing and no message is in flight, so nothing is left that could wake a rank up
-     * (a deadlock in the programs or the schedules).
+     * computing, every real rank has ended or waits on the simulation (SetRealRankWaiting) and
+     * no message is in flight, so nothing is left that could wake a rank up (a deadlock in the
+     * programs or the schedules, or a real program that disagrees with its emulated peers).
      */
     bool IsStalled() const;
     Ptr<NboxJobRecords> GetRecords() const;
@@ -48,6 +78,9 @@ class NboxJob : public Object
   private:
     void DoDispose() override;
     void BeginAll();
+    /** Stops the simulator if the job is finished (and StopWhenFinished). */
+    void StopIfFinished();
+    bool HasRealRanks() const;
 
     std::vector<Ptr<NboxRankApp>> m_ranks;
     Ptr<NboxCommunicator> m_communicator;
@@ -55,6 +88,9 @@ class NboxJob : public Object
     Ptr<NboxJobRecords> m_records;
     bool m_started;
     bool m_stopWhenFinished;
+    std::vector<bool> m_isReal;       //!< empty: every rank is emulated
+    std::vector<bool> m_realEnded;    //!< per rank
+    std::vector<bool> m_realWaiting;  //!< per rank
 };
 
 } // namespace ns3
