@@ -1,7 +1,9 @@
 /* allreduce_bench: an all-reduce loop over the nbox host runtime, nccl-tests style.
  *
- * Each iteration optionally waits --compute-us microseconds (a stand-in for compute that does
- * not depend on how many processes share the CPU) and then all-reduces --bytes of float32.
+ * Each iteration optionally waits --compute-us microseconds (a timed wait: a stand-in for
+ * compute that does not depend on how many processes share the CPU) and then all-reduces
+ * --bytes of float32. Iterations are timed on the rank's clock (iteration_clock.h: virtual time
+ * under nbox-cosim) and marked for nbox-cosim's report.
  * Rank 0 prints the mean time per iteration and the algorithm and bus bandwidth of the
  * all-reduce, plus one machine-readable RESULT line.
  *
@@ -22,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bridge/examples/iteration_clock.h"
 #include "bridge/include/nbox_host.h"
 
 static double Now(void) {
@@ -152,12 +155,14 @@ int main(int argc, char** argv) {
 
   double total = 0;
   for (int it = 0; it < warmup + iterations; ++it) {
-    const double start = Now();
-    if (compute_us > 0) SleepUntil(start + compute_us * 1e-6);
+    const uint64_t start = IterationClockNs(comm);
+    CHECK(MarkIteration(comm, 1));
+    if (compute_us > 0) SleepUntil(Now() + compute_us * 1e-6);
     nboxRequest_t request = NULL;
     CHECK(nboxAllReduce(send, recv, count, nboxFloat32, nboxSum, comm, &request));
     CHECK(nboxWait(request));
-    if (it >= warmup) total += Now() - start;
+    CHECK(MarkIteration(comm, 0));
+    if (it >= warmup) total += 1e-9 * (double)(IterationClockNs(comm) - start);
   }
   /* Every element is 1 + 2 + ... + world, exact in float for any sane world size. */
   const float want = (float)world * (float)(world + 1) / 2;
