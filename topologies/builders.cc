@@ -5,61 +5,28 @@
 // are placed on host indices, and reports name links by id.
 #include <fmt/format.h>
 
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/units.h"
+#include "topologies/builder_checks.h"
 #include "topologies/topology.h"
 
 namespace nbox::topo {
-namespace {
 
-void CheckAtLeast(const char* function, const char* argument, int value, int minimum) {
-  if (value < minimum) {
-    throw std::invalid_argument(
-        fmt::format("{}: {} must be >= {}, got {}", function, argument, minimum, value));
-  }
-}
-
-void CheckRate(const char* function, const char* argument, double rate_bps) {
-  if (!std::isfinite(rate_bps) || rate_bps <= 0) {
-    throw std::invalid_argument(fmt::format("{}: {} must be a finite rate > 0 bits/s, got {}",
-                                            function, argument, rate_bps));
-  }
-}
-
-void CheckLatency(const char* function, double latency_s) {
-  if (!std::isfinite(latency_s) || latency_s < 0) {
-    throw std::invalid_argument(fmt::format(
-        "{}: latency_s must be a finite time >= 0 seconds, got {}", function, latency_s));
-  }
-}
-
-// Host indices are ints and link ids uint32: refuse sizes that would overflow them.
-void CheckSize(const char* function, int64_t hosts, int64_t links) {
-  constexpr int64_t kMaxHosts = std::numeric_limits<int>::max();
-  constexpr int64_t kMaxLinks = std::numeric_limits<uint32_t>::max();
-  if (hosts > kMaxHosts || links > kMaxLinks) {
-    throw std::invalid_argument(fmt::format(
-        "{}: the arguments give {} hosts and {} links; expected at most {} hosts and {} links",
-        function, hosts, links, kMaxHosts, kMaxLinks));
-  }
-}
-
-std::string Indexed(const char* prefix, int64_t i) {
-  return fmt::format("{}{}", prefix, i);
-}
-
-}  // namespace
+using internal::CheckAtLeast;
+using internal::CheckLatency;
+using internal::CheckRate;
+using internal::CheckSize;
+using internal::Indexed;
 
 Topology MakeStar(int hosts, double rate_bps, double latency_s) {
   constexpr const char* kFunction = "MakeStar";
   CheckAtLeast(kFunction, "hosts", hosts, 1);
   CheckRate(kFunction, "rate_bps", rate_bps);
-  CheckLatency(kFunction, latency_s);
+  CheckLatency(kFunction, "latency_s", latency_s);
 
   Topology topology;
   topology.description = fmt::format("star, {} hosts, {} links, {} latency", hosts,
@@ -78,7 +45,7 @@ Topology MakeLeafSpine(int leaves, int spines, int hosts_per_leaf, double host_r
   CheckAtLeast(kFunction, "hosts_per_leaf", hosts_per_leaf, 1);
   CheckRate(kFunction, "host_rate_bps", host_rate_bps);
   CheckRate(kFunction, "fabric_rate_bps", fabric_rate_bps);
-  CheckLatency(kFunction, latency_s);
+  CheckLatency(kFunction, "latency_s", latency_s);
   const int64_t host_count = int64_t{leaves} * hosts_per_leaf;
   CheckSize(kFunction, host_count, host_count + int64_t{leaves} * spines);
 
@@ -110,7 +77,7 @@ Topology MakeFatTree(int k, double rate_bps, double latency_s) {
         fmt::format("{}: k must be an even integer >= 2, got {}", kFunction, k));
   }
   CheckRate(kFunction, "rate_bps", rate_bps);
-  CheckLatency(kFunction, latency_s);
+  CheckLatency(kFunction, "latency_s", latency_s);
   const int64_t half = k / 2;
   const int64_t host_count = int64_t{k} * half * half;
   CheckSize(kFunction, host_count, 3 * host_count);
