@@ -21,6 +21,12 @@ NboxJobHelper::SetCommunicatorAttribute(const std::string& name, const Attribute
     m_communicatorFactory.Set(name, value);
 }
 
+void
+NboxJobHelper::SetRealRanks(std::vector<bool> isReal)
+{
+    m_isReal = std::move(isReal);
+}
+
 Ptr<NboxJob>
 NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
                        const std::vector<std::shared_ptr<const nbox::work::RankProgram>>& programs,
@@ -31,6 +37,9 @@ NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
     NS_ABORT_MSG_IF(rankToHost.size() != worldSize, "rankToHost has " << rankToHost.size()
                                                                       << " entries for "
                                                                       << worldSize << " ranks");
+    NS_ABORT_MSG_IF(!m_isReal.empty() && m_isReal.size() != worldSize,
+                    "SetRealRanks named " << m_isReal.size() << " ranks of a job of " << worldSize);
+    auto isReal = [this](uint32_t rank) { return !m_isReal.empty() && m_isReal[rank]; };
 
     auto records = Create<NboxJobRecords>();
     auto communicator = m_communicatorFactory.Create<NboxCommunicator>();
@@ -38,9 +47,14 @@ NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
 
     // Open every connection up front, as NCCL does at communicator init.
     std::set<std::pair<nbox::coll::CollectiveOp, uint64_t>> collectives;
-    for (const auto& program : programs)
+    for (uint32_t rank = 0; rank < worldSize; ++rank)
     {
-        for (const auto& op : program->ops)
+        if (isReal(rank))
+        {
+            continue;
+        }
+        NS_ABORT_MSG_IF(!programs[rank], "emulated rank " << rank << " has no program");
+        for (const auto& op : programs[rank]->ops)
         {
             if (op.kind == nbox::work::OpKind::kCollective)
             {
@@ -61,6 +75,10 @@ NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
         NS_ABORT_MSG_IF(rankToHost[rank] < 0
                             || static_cast<uint32_t>(rankToHost[rank]) >= network->GetNHosts(),
                         "rank " << rank << " placed on missing host " << rankToHost[rank]);
+        if (isReal(rank))
+        {
+            continue; // placed like any rank (the transport knows its host), but has no app
+        }
         auto app = CreateObject<NboxRankApp>();
         app->Setup(rank, programs[rank], communicator, records,
                    [rawJob](uint32_t r) { rawJob->RankFinished(r); });
@@ -68,6 +86,10 @@ NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
         ranks.push_back(app);
     }
     job->Setup(std::move(ranks), communicator, transport, records);
+    if (!m_isReal.empty())
+    {
+        job->SetRealRanks(m_isReal);
+    }
     job->Start();
     return job;
 }

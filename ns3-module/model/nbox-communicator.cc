@@ -54,6 +54,8 @@ NboxCommunicator::Setup(uint32_t worldSize, Ptr<NboxTransport> transport,
     m_transport = transport;
     m_records = records;
     m_schedules.clear();
+    m_external.clear();
+    m_onExternalArrival = nullptr;
 }
 
 const nbox::coll::Schedule&
@@ -73,6 +75,49 @@ NboxCommunicator::GetSchedule(CollectiveOp op, uint64_t bytes)
         it = m_schedules.emplace(key, nbox::coll::BuildSchedule(spec)).first;
     }
     return it->second;
+}
+
+uint32_t
+NboxCommunicator::GetWorldSize() const
+{
+    return m_ranks.size();
+}
+
+void
+NboxCommunicator::SetExternalRanks(std::vector<bool> isExternal, ExternalArrival onArrival)
+{
+    NS_ABORT_MSG_IF(isExternal.size() != m_ranks.size(),
+                    "NboxCommunicator::SetExternalRanks: " << isExternal.size() << " flags for "
+                                                           << m_ranks.size() << " ranks");
+    NS_ABORT_MSG_IF(!onArrival, "NboxCommunicator::SetExternalRanks without an arrival callback");
+    for (uint32_t rank = 0; rank < m_ranks.size(); ++rank)
+    {
+        NS_ABORT_MSG_IF(isExternal[rank] && !m_ranks[rank].queue.empty(),
+                        "rank " << rank << " made external with collectives on its stream");
+    }
+    m_external = std::move(isExternal);
+    m_onExternalArrival = std::move(onArrival);
+}
+
+bool
+NboxCommunicator::IsExternal(uint32_t rank) const
+{
+    NS_ABORT_MSG_IF(rank >= m_ranks.size(),
+                    "no rank " << rank << " in a world of " << m_ranks.size());
+    return !m_external.empty() && m_external[rank];
+}
+
+void
+NboxCommunicator::DeliverExternal(uint32_t dstRank, uint32_t srcRank, uint32_t channel,
+                                  uint64_t bytes)
+{
+    NS_LOG_FUNCTION(this << dstRank << srcRank << channel << bytes);
+    NS_ABORT_MSG_IF(!IsExternal(srcRank),
+                    "DeliverExternal from rank " << srcRank << ", which is not external");
+    NS_ABORT_MSG_IF(IsExternal(dstRank), "DeliverExternal to external rank "
+                                             << dstRank << " (from rank " << srcRank
+                                             << "): the gateway matches those");
+    OnArrival(dstRank, srcRank, channel, bytes);
 }
 
 void
@@ -96,6 +141,9 @@ NboxCommunicator::Issue(uint32_t rank, CollectiveOp op, uint64_t bytes, const st
                         int iteration)
 {
     NS_LOG_FUNCTION(this << rank << bytes << label);
+    NS_ABORT_MSG_IF(IsExternal(rank), "collective '"
+                                          << label << "' issued on external rank " << rank
+                                          << ": its schedule runs outside the simulator");
     RankState& state = m_ranks.at(rank);
     state.queue.push_back(Pending{op, bytes, label, iteration, Simulator::Now()});
     if (!state.tracker)
@@ -200,6 +248,11 @@ NboxCommunicator::CompleteRecv(uint32_t rank, uint32_t stepId, uint64_t arrivedB
 void
 NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes)
 {
+    if (!m_external.empty() && m_external[dst])
+    {
+        m_onExternalArrival(dst, src, channel, bytes);
+        return;
+    }
     RankState& state = m_ranks[dst];
     Inbox& inbox = state.inboxes[{src, channel}];
     if (inbox.postedRecvs.empty())

@@ -60,8 +60,8 @@ class NboxCommunicator : public Object
     uint32_t GetWorldSize() const;
 
     /** Called when a message from an emulated rank has fully arrived at an external rank. */
-    using ExternalArrival =
-        std::function<void(uint32_t dstRank, uint32_t srcRank, uint32_t channel, uint64_t bytes)>;
+    using ExternalArrival
+        = std::function<void(uint32_t dstRank, uint32_t srcRank, uint32_t channel, uint64_t bytes)>;
 
     /**
      * Declares the ranks with isExternal[r] as driven from outside (size = world size; call

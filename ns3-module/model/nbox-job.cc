@@ -43,9 +43,66 @@ NboxJob::Setup(std::vector<Ptr<NboxRankApp>> ranks, Ptr<NboxCommunicator> commun
 }
 
 void
+NboxJob::SetRealRanks(std::vector<bool> isReal)
+{
+    NS_ABORT_MSG_IF(m_started, "NboxJob::SetRealRanks after the ranks started");
+    uint32_t nReal = 0;
+    for (bool real : isReal)
+    {
+        nReal += real ? 1 : 0;
+    }
+    NS_ABORT_MSG_IF(isReal.size() - nReal != m_ranks.size(),
+                    "NboxJob::SetRealRanks: " << isReal.size() - nReal << " emulated ranks of "
+                                              << isReal.size() << ", but " << m_ranks.size()
+                                              << " apps");
+    for (const auto& app : m_ranks)
+    {
+        NS_ABORT_MSG_IF(app->GetRank() >= isReal.size() || isReal[app->GetRank()],
+                        "NboxJob::SetRealRanks: rank " << app->GetRank()
+                                                       << " has an app but is not emulated");
+    }
+    m_isReal = std::move(isReal);
+    m_realEnded.assign(m_isReal.size(), false);
+    m_realWaiting.assign(m_isReal.size(), false);
+}
+
+bool
+NboxJob::HasRealRanks() const
+{
+    return !m_isReal.empty();
+}
+
+bool
+NboxJob::IsReal(uint32_t rank) const
+{
+    NS_ABORT_MSG_IF(rank >= GetWorldSize(),
+                    "no rank " << rank << " in a job of " << GetWorldSize());
+    return HasRealRanks() && m_isReal[rank];
+}
+
+void
+NboxJob::RealRankEnded(uint32_t rank)
+{
+    NS_LOG_FUNCTION(this << rank);
+    NS_ABORT_MSG_IF(!IsReal(rank), "RealRankEnded(" << rank << "): not a real rank");
+    NS_ABORT_MSG_IF(m_realEnded[rank], "real rank " << rank << " ended twice");
+    m_realEnded[rank] = true;
+    m_realWaiting[rank] = false;
+    m_records->ranksFinished++;
+    StopIfFinished();
+}
+
+void
+NboxJob::SetRealRankWaiting(uint32_t rank, bool waiting)
+{
+    NS_ABORT_MSG_IF(!IsReal(rank), "SetRealRankWaiting(" << rank << "): not a real rank");
+    m_realWaiting[rank] = waiting;
+}
+
+void
 NboxJob::Start()
 {
-    NS_ABORT_MSG_IF(m_ranks.empty(), "NboxJob::Start without ranks");
+    NS_ABORT_MSG_IF(m_ranks.empty() && !HasRealRanks(), "NboxJob::Start without ranks");
     // Deferred by one event so that ranks never start inside the caller's stack.
     m_transport->WhenAllConnected([this]() { Simulator::ScheduleNow(&NboxJob::BeginAll, this); });
 }
@@ -67,22 +124,61 @@ NboxJob::RankFinished(uint32_t rank)
 {
     NS_LOG_FUNCTION(this << rank);
     m_records->ranksFinished++;
-    if (IsFinished() && m_stopWhenFinished)
+    StopIfFinished();
+}
+
+void
+NboxJob::StopIfFinished()
+{
+    if (IsFinished())
     {
-        Simulator::Stop();
+        if (m_stopWhenFinished)
+        {
+            Simulator::Stop();
+        }
+        return;
+    }
+    if (!HasRealRanks() || m_records->ranksFinished < GetWorldSize())
+    {
+        return;
+    }
+    // Every program has ended but an emulated stream still runs (a mirrored collective whose
+    // last steps do not involve the real ranks): look again when it drains. Only the first
+    // busy rank is watched; its callback comes back here for the next one.
+    for (const auto& app : m_ranks)
+    {
+        if (!m_communicator->IsIdle(app->GetRank()))
+        {
+            m_communicator->WhenIdle(app->GetRank(), [this]() { StopIfFinished(); });
+            return;
+        }
     }
 }
 
 uint32_t
 NboxJob::GetWorldSize() const
 {
-    return m_ranks.size();
+    return HasRealRanks() ? m_isReal.size() : m_ranks.size();
 }
 
 bool
 NboxJob::IsFinished() const
 {
-    return m_records && m_records->ranksFinished == m_ranks.size();
+    if (!m_records || m_records->ranksFinished != GetWorldSize())
+    {
+        return false;
+    }
+    if (HasRealRanks())
+    {
+        for (const auto& app : m_ranks)
+        {
+            if (!m_communicator->IsIdle(app->GetRank()))
+            {
+                return false;
+            }
+        }
+    }
+    return true;
 }
 
 bool
@@ -97,6 +193,13 @@ NboxJob::IsStalled() const
         if (rank->IsComputing())
         {
             return false;
+        }
+    }
+    for (uint32_t rank = 0; rank < m_isReal.size(); ++rank)
+    {
+        if (m_isReal[rank] && !m_realEnded[rank] && !m_realWaiting[rank])
+        {
+            return false; // it may still post something
         }
     }
     const NboxTransportStats stats = m_transport->GetStats();

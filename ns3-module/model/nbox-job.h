@@ -88,9 +88,9 @@ class NboxJob : public Object
     Ptr<NboxJobRecords> m_records;
     bool m_started;
     bool m_stopWhenFinished;
-    std::vector<bool> m_isReal;       //!< empty: every rank is emulated
-    std::vector<bool> m_realEnded;    //!< per rank
-    std::vector<bool> m_realWaiting;  //!< per rank
+    std::vector<bool> m_isReal;      //!< empty: every rank is emulated
+    std::vector<bool> m_realEnded;   //!< per rank
+    std::vector<bool> m_realWaiting; //!< per rank
 };
 
 } // namespace ns3
