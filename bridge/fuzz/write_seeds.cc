@@ -40,7 +40,12 @@ int main(int argc, char** argv) {
   Auth auth;
   auth.proof.fill(0x55);
   PostRecv recv{9, 3, 1000, {{4096, 1}, {100, 2}, {0, -1}}};
-  Complete complete{9, 2000, {16, 0, 7}};
+  Complete complete{9, 2000, {16, 0, 7}, false};
+  Complete synthetic{10, 2500, {4096}, true};
+  OpReport collective{3000, OpReportKind::kCollective, ReportedOp::kAllReduce, 7, 0, -1, 1024, 4096,
+                      5};
+  OpReport broadcast{3100, OpReportKind::kCollective, ReportedOp::kBroadcast, 2, 0, 1, 8, 32, 6};
+  OpReport iteration{3200, OpReportKind::kIterationEnd, ReportedOp::kNone, 0, 0, -1, 0, 0, 3};
   const std::vector<std::pair<std::string, Message>> frames = {
       {"hello", hello},
       {"challenge", challenge},
@@ -60,6 +65,10 @@ int main(int argc, char** argv) {
       {"error", Error{ErrorCode::kRefused, 2, "connect refused: no such listen"}},
       {"goodbye", Goodbye{77}},
       {"heartbeat", Heartbeat{78}},
+      {"complete_synthetic", synthetic},
+      {"op_report", collective},
+      {"op_report_broadcast", broadcast},
+      {"op_report_iteration", iteration},
   };
   std::vector<uint8_t> session;
   for (const auto& [name, message] : frames) {
@@ -80,5 +89,8 @@ int main(int argc, char** argv) {
   bad = EncodeFrame(Close{CloseKind::kSend, 1});
   bad[13] = 1;
   Write(dir, "reserved_not_zero", bad);
+  bad = EncodeFrame(iteration);
+  bad[12 + 9] = 1;  // an iteration mark naming an op
+  Write(dir, "op_report_mark_with_op", bad);
   return 0;
 }

@@ -41,6 +41,7 @@
 #define NBOX_BRIDGE_NBOX_HOST_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -139,6 +140,15 @@ nboxResult_t nboxWait(nboxRequest_t request);
 /* *done = 1 (and the request released) once complete; the operation's result is returned. */
 nboxResult_t nboxTest(nboxRequest_t request, int* done);
 nboxResult_t nboxCommSynchronize(nboxComm_t comm);
+
+/* The rank's clock in ns: under nbox-cosim (libnccl-net-nbox.so) the virtual time nbox-cosim
+ * keeps for this rank; under any other plugin the wall clock (steady, since an arbitrary
+ * origin). Differences of two readings are what a training loop reports as iteration time. */
+nboxResult_t nboxCommVirtualTimeNs(nboxComm_t comm, uint64_t* ns);
+/* Marks the start (begin = 1) or end (begin = 0) of training iteration `iteration` at the
+ * rank's clock now; nbox-cosim reports iteration times from these. A no-op under plugins
+ * other than libnccl-net-nbox.so. */
+nboxResult_t nboxMarkIteration(nboxComm_t comm, uint64_t iteration, int begin);
 
 const char* nboxGetErrorString(nboxResult_t result);
 /* What went wrong last on `comm` (or, with NULL, in this thread's last failed call that had no

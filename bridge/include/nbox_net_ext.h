@@ -1,4 +1,5 @@
-/* nbox's extension to the ncclNet ABI: a blocking wait for completions.
+/* nbox's extension to the ncclNet ABI: a blocking wait for completions (v1), and (v2) op
+ * reports, the rank's virtual clock and synthetic completions.
  *
  * NCCL polls test() from a busy loop; a CPU rank of the host runtime should instead sleep
  * until something completes (and under nbox-cosim's virtual clock, the time a rank spends
@@ -22,5 +23,53 @@ typedef struct {
    * before testing requests and pass that value: a completion in between is not missed. */
   void (*waitEvents)(uint64_t seen, int timeoutUs);
 } nboxNetExt_v1_t;
+
+/* Version 2 (exported as NBOX_NET_EXT_V2_SYMBOL by libnccl-net-nbox.so, next to v1): v1's wait
+ * plus what nbox-cosim learns from the rank's program and what the program learns from the
+ * rank's clock. */
+#define NBOX_NET_EXT_V2_SYMBOL "nboxNetExt_v2"
+
+/* nboxOpReport.kind */
+#define NBOX_OP_REPORT_COLLECTIVE 1
+#define NBOX_OP_REPORT_ITERATION_BEGIN 2
+#define NBOX_OP_REPORT_ITERATION_END 3
+/* nboxOpReport.op */
+#define NBOX_REPORTED_OP_NONE 0
+#define NBOX_REPORTED_OP_ALLREDUCE 1
+#define NBOX_REPORTED_OP_ALLGATHER 2
+#define NBOX_REPORTED_OP_REDUCESCATTER 3
+#define NBOX_REPORTED_OP_BROADCAST 4
+#define NBOX_REPORTED_OP_SEND 5
+#define NBOX_REPORTED_OP_RECV 6
+
+/* A call of the rank's program (bridge/wire/messages.h, OpReport, says what each field holds
+ * for each kind); the plugin stamps it with the rank's clock when reportOp is called. */
+typedef struct {
+  int kind;  /* NBOX_OP_REPORT_* */
+  int op;    /* NBOX_REPORTED_OP_* */
+  int dtype; /* ncclDataType_t numbering */
+  int redop; /* ncclRedOp_t numbering; 0 when the op does not reduce */
+  int root;  /* broadcast root or Send/Recv peer; -1 otherwise */
+  uint64_t count;
+  uint64_t bytes;
+  uint64_t seq;
+} nboxOpReport;
+
+/* nboxNetExt_v2.testFlags: the receive's messages came from an emulated rank and carry no bytes;
+ * the buffers were left untouched for the caller to fill (payload = self). */
+#define NBOX_NET_COMPLETION_SYNTHETIC 1u
+
+typedef struct {
+  int version; /* 2 */
+  uint64_t (*eventCount)(void);
+  void (*waitEvents)(uint64_t seen, int timeoutUs);
+  /* Sends the report to nbox-cosim, stamped with the rank's virtual time now. ctx is the value
+   * init returned (any communicator's). ncclInvalidArgument for a malformed report. */
+  int (*reportOp)(void* ctx, const nboxOpReport* report);
+  /* The rank's virtual time now, in ns (the clock nbox-cosim keeps for this rank). */
+  int (*virtualTimeNs)(void* ctx, uint64_t* ns);
+  /* test() of the ncclNet tables plus, once *done, NBOX_NET_COMPLETION_* bits in *flags. */
+  int (*testFlags)(void* request, int* done, int* sizes, uint32_t* flags);
+} nboxNetExt_v2_t;
 
 #endif /* NBOX_BRIDGE_NBOX_NET_EXT_H_ */

@@ -138,7 +138,7 @@ ncclResult_t BridgeClient::Listen(const std::shared_ptr<BridgeClient>& self, voi
   h.rank = config_.rank;
   h.listen = listen->id;
   h.nonce = wire::RandomU64();
-  EncodeHandle(h, handle);
+  wire::EncodeListenHandle(h, handle);
   listens_[listen->id] = listen;
   Send(wire::Listen{listen->id, h.nonce});
   FlushLocked();
@@ -150,7 +150,7 @@ ncclResult_t BridgeClient::Connect(const std::shared_ptr<BridgeClient>& self, vo
                                    int traffic_class, DataComm** comm) {
   *comm = nullptr;
   ListenHandle h;
-  if (!DecodeHandle(handle, &h)) {
+  if (!wire::DecodeListenHandle(handle, &h)) {
     NBOX_NET_WARN("connect: the handle was not written by the nbox plugin's listen");
     return ncclInvalidArgument;
   }
@@ -162,7 +162,7 @@ ncclResult_t BridgeClient::Connect(const std::shared_ptr<BridgeClient>& self, vo
     connecting_[send->id] = send;
     Send(wire::Connect{send->id, h.rank, traffic_class, h.listen, h.nonce});
     FlushLocked();
-    SetHandleProgress(handle, send->id);
+    wire::SetListenHandleProgress(handle, send->id);
     return ncclSuccess;
   }
   auto it = connecting_.find(h.progress);
@@ -173,7 +173,7 @@ ncclResult_t BridgeClient::Connect(const std::shared_ptr<BridgeClient>& self, vo
   DataComm* send = it->second;
   if (send->connect_state == 0) return ncclSuccess;  // not yet: NCCL calls again
   connecting_.erase(it);
-  SetHandleProgress(handle, 0);
+  wire::SetListenHandleProgress(handle, 0);
   if (send->connect_state < 0) {
     const std::string why = refusals_[send->id];
     refusals_.erase(send->id);

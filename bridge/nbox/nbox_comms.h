@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bridge/nccl/net.h"
+#include "bridge/wire/listen_handle.h"
 #include "bridge/wire/messages.h"
 
 namespace nbox::bridge::nboxnet {
@@ -19,20 +20,9 @@ class BridgeClient;
 // Most buffers one irecv may carry (the plugin's maxRecvs).
 inline constexpr int kMaxRecvs = static_cast<int>(wire::kMaxRecvSlots);
 
-// The listen handle, encoded little-endian into NCCL's 128-byte handle:
-//   0 magic "NBXH"  4 version u32  8 listener's rank u32  12 zero u32  16 listen id u64
-//   24 nonce u64  32 connect progress u64 (0 from listen; connect() keeps its comm id here,
-//   as NCCL passes the same handle memory on every call)
-struct ListenHandle {
-  uint32_t rank = 0;
-  uint64_t listen = 0;
-  uint64_t nonce = 0;
-  uint64_t progress = 0;
-};
-void EncodeHandle(const ListenHandle& handle, void* out);
-// False when the bytes were not written by this plugin's listen.
-bool DecodeHandle(const void* in, ListenHandle* handle);
-void SetHandleProgress(void* handle, uint64_t progress);
+// The listen handle (layout in bridge/wire/listen_handle.h, shared with the server side).
+using wire::ListenHandle;
+static_assert(wire::kListenHandleBytes == NCCL_NET_HANDLE_MAXSIZE, "handle size");
 
 enum RequestState : int {
   kRequestFree = 0,

@@ -58,6 +58,10 @@ BridgeServer::Impl::Impl(ServerOptions options, BridgeSink* sink)
   if (!options_.listen_unix && options_.tcp_listen.empty()) {
     throw BridgeServerError("bridge server: neither a Unix socket nor TCP to listen on");
   }
+  if (!options_.real.empty() && options_.real.size() != static_cast<size_t>(options_.world_size)) {
+    throw BridgeServerError("bridge server: real names " + std::to_string(options_.real.size()) +
+                            " ranks, the world has " + std::to_string(options_.world_size));
+  }
   ranks_.assign(static_cast<size_t>(options_.world_size), nullptr);
   if (options_.listen_unix) OpenUnix();
   if (!options_.tcp_listen.empty()) OpenTcp();
@@ -311,6 +315,9 @@ void BridgeServer::Impl::HandleAuth(ServerSession& session, const wire::Auth& au
   } else if (hello.world != static_cast<uint32_t>(options_.world_size)) {
     refusal = "world size " + std::to_string(hello.world) + " is not this job's " +
               std::to_string(options_.world_size);
+  } else if (!is_real(static_cast<int>(hello.rank))) {
+    refusal = "rank " + std::to_string(hello.rank) +
+              " is emulated in this job (not one of its real ranks)";
   } else if (RankSession(static_cast<int>(hello.rank)) != nullptr) {
     refusal = "rank " + std::to_string(hello.rank) + " is already connected";
   }
@@ -327,7 +334,9 @@ void BridgeServer::Impl::HandleAuth(ServerSession& session, const wire::Auth& au
   wire::Welcome welcome;
   welcome.session = session.id();
   welcome.start_vtime = NowVtime();
-  welcome.heartbeat_ms = static_cast<uint32_t>(options_.heartbeat_interval.count());
+  welcome.heartbeat_ms = static_cast<uint32_t>(hello.clock == wire::ClockMode::kRealtime
+                                                   ? options_.realtime_heartbeat_interval.count()
+                                                   : options_.heartbeat_interval.count());
   welcome.nic_speed_mbps = options_.nic_speed_mbps;
   session.Queue(wire::EncodeFrame(welcome));
   RankJoin join;
@@ -388,7 +397,12 @@ void BridgeServer::Impl::HandleOpen(ServerSession& session, wire::Message& messa
       End(session, "");
       return;
     case wire::MessageType::kHeartbeat:
-      return;  // Read() already noted that the rank is alive
+      // Read() already noted that the rank is alive.
+      sink_->OnHeartbeat(rank, std::get<wire::Heartbeat>(message).vtime);
+      return;
+    case wire::MessageType::kOpReport:
+      sink_->OnOp(rank, std::get<wire::OpReport>(message));
+      return;
     case wire::MessageType::kError: {
       const auto& error = std::get<wire::Error>(message);
       End(session, "the rank reported an error: " + error.text);
@@ -480,6 +494,10 @@ void BridgeServer::Impl::Forget(ServerSession& session) {
   for (auto it = listens_.begin(); it != listens_.end();) {
     it = it->first.first == rank ? listens_.erase(it) : std::next(it);
   }
+  // A new session of the rank draws its listen ids afresh.
+  for (auto it = registrations_.begin(); it != registrations_.end();) {
+    it = it->first.first == rank ? registrations_.erase(it) : std::next(it);
+  }
   pending_connects_.erase(std::remove_if(pending_connects_.begin(), pending_connects_.end(),
                                          [&](const PendingConnect& p) { return p.rank == rank; }),
                           pending_connects_.end());
@@ -547,6 +565,16 @@ bool BridgeServer::DeliverBytes(int recv_rank, uint64_t recv_request, uint32_t s
                                 std::vector<uint8_t> bytes, uint64_t delivery_vtime) {
   return impl_->store_.DeliverBytes(recv_rank, recv_request, slot, std::move(bytes),
                                     delivery_vtime);
+}
+bool BridgeServer::DeliverSynthetic(int recv_rank, uint64_t recv_request, uint32_t slot,
+                                    uint64_t size, uint64_t delivery_vtime) {
+  return impl_->store_.DeliverSynthetic(recv_rank, recv_request, slot, size, delivery_vtime);
+}
+void BridgeServer::RegisterListen(int rank, uint64_t listen_id, int sender, int lane) {
+  impl_->RegisterListen(rank, listen_id, sender, lane);
+}
+bool BridgeServer::is_real(int rank) const {
+  return impl_->is_real(rank);
 }
 bool BridgeServer::FailRequest(int rank, uint64_t request, wire::ErrorCode code,
                                const std::string& text) {

@@ -35,6 +35,11 @@ class BridgeServerError : public std::runtime_error {
 
 struct ServerOptions {
   int world_size = 1;
+  // Which ranks are real (index = rank): only they may join; a connect to any other rank is
+  // answered by the server (the receiver is simulated: no payload), and listens registered for
+  // messages from another rank get their connection from the server (RegisterListen). Empty:
+  // every rank is real.
+  std::vector<bool> real;
   std::string job_id = "nbox";  // ranks must present the same
   std::string secret;           // >= 16 bytes; ranks get it through NBOX_SECRET
   // Unix domain socket: listen at unix_path, or when it is empty (and listen_unix) at
@@ -50,6 +55,10 @@ struct ServerOptions {
   std::function<uint64_t()> now_vtime;
   uint32_t nic_speed_mbps = 100000;  // what the plugin reports to NCCL
   std::chrono::milliseconds heartbeat_interval{250};
+  // The heartbeat interval Welcome gives realtime ranks: they send a Promise of their wall
+  // clock that often when idle, and the simulator may not run past their last promise, so it
+  // must be short.
+  std::chrono::milliseconds realtime_heartbeat_interval{1};
   std::chrono::milliseconds heartbeat_timeout{5000};  // silence after which a rank is dead
   std::chrono::milliseconds handshake_timeout{5000};  // to authenticate, and for a Connect to
                                                       // find its listen
@@ -89,12 +98,33 @@ class BridgeServer {
   // The same with bytes the simulator made up (a message from a simulated rank).
   bool DeliverBytes(int recv_rank, uint64_t recv_request, uint32_t slot, std::vector<uint8_t> bytes,
                     uint64_t delivery_vtime);
+  // Completes a receive whose sender is emulated without bytes (payload = self): the Complete
+  // carries the sizes and the synthetic flag, and the rank fills its buffers itself. Each of
+  // the receive's buffers is given once, by this or DeliverBytes; a receive whose buffers mix
+  // both throws std::invalid_argument (one connection has one sender), as does a size larger
+  // than the buffer.
+  bool DeliverSynthetic(int recv_rank, uint64_t recv_request, uint32_t slot, uint64_t size,
+                        uint64_t delivery_vtime);
   // Fails one request of a rank (its test() returns an error).
   bool FailRequest(int rank, uint64_t request, wire::ErrorCode code, const std::string& text);
   // Ends a rank's session with an error (every pending and later call of the rank fails).
   void Disconnect(int rank, wire::ErrorCode code, const std::string& text);
   // Goodbye to every rank; sessions close once their queued frames are written.
   void Shutdown(uint64_t vtime);
+
+  // Called by the bootstrap (CosimBootstrapRoot) for every listen handle a real rank
+  // published: listen `listen_id` of rank `rank` is for messages from `sender` on `lane`.
+  //   - sender real: its Connect to this listen gets the lane (ConnectionInfo::lane);
+  //   - sender emulated: as soon as `rank` has also sent the Listen itself, the server makes the
+  //     connection: Incoming(listen, connection, sender) goes to `rank` (so its accept
+  //     succeeds) and OnConnection{sender, rank, lane} to the sink. Its posts are receives that
+  //     the simulator fills with DeliverBytes or DeliverSynthetic.
+  // Either order of RegisterListen and the rank's Listen frame works. Throws
+  // std::invalid_argument for a rank or sender out of range, a `rank` that is not real,
+  // or a listen registered twice.
+  void RegisterListen(int rank, uint64_t listen_id, int sender, int lane);
+  // Whether `rank` is real (ServerOptions::real).
+  bool is_real(int rank) const;
 
   bool connected(int rank) const;
   // Bytes of send payload held, for tests and reports.

@@ -30,6 +30,8 @@ class BridgeServer::Impl {
   void Disconnect(int rank, wire::ErrorCode code, const std::string& text);
   void Shutdown(uint64_t vtime);
   bool connected(int rank) const { return RankSession(rank) != nullptr; }
+  bool is_real(int rank) const;
+  void RegisterListen(int rank, uint64_t listen_id, int sender, int lane);
 
   std::string unix_endpoint_;
   std::string tcp_endpoint_;
@@ -45,6 +47,13 @@ class BridgeServer::Impl {
     int receiver = 0;
     uint64_t recv_comm = 0;  // 0 until accepted
     int32_t traffic_class = -1;
+    int lane = -1;
+  };
+  // What the bootstrap said a listen is for (RegisterListen).
+  struct Registration {
+    int sender = 0;
+    int lane = -1;
+    bool connected = false;  // emulated sender: the server made its connection
   };
   struct PendingConnect {
     int rank;
@@ -69,6 +78,12 @@ class BridgeServer::Impl {
   void HandlePostRecv(ServerSession& session, wire::PostRecv& post);
   // Connects a pending Connect if its listen is there; false while it must wait.
   bool TryConnect(const PendingConnect& pending);
+  // A real rank's Connect to an emulated rank's synthetic handle, answered by the server.
+  void ConnectToEmulated(const PendingConnect& pending);
+  // Makes the connection from an emulated sender to listen `listen` of `rank` once both the
+  // registration and the rank's Listen are there.
+  void MaybeConnectFromEmulated(int rank, uint64_t listen);
+  int LaneOf(int rank, uint64_t listen) const;
   void Refuse(int rank, uint64_t comm, const std::string& why);
   void CheckTimers(Clock::time_point now);
   void ProtocolError(ServerSession& session, const std::string& reason);
@@ -93,6 +108,7 @@ class BridgeServer::Impl {
   std::map<uint64_t, std::unique_ptr<ServerSession>> sessions_;  // by session id
   std::vector<ServerSession*> ranks_;                            // open sessions by rank
   std::map<RankId, ListenRecord> listens_;
+  std::map<RankId, Registration> registrations_;
   std::map<uint64_t, ConnectionRecord> connections_;
   std::map<RankId, uint64_t> send_comms_;  // -> connection
   std::map<RankId, uint64_t> recv_comms_;  // -> connection

@@ -22,12 +22,19 @@ struct RankJoin {
 };
 
 // A send comm of `sender` is connected to a listen of `receiver`. Every message on it goes
-// from sender to receiver, in order.
+// from sender to receiver, in order. One end may be an emulated rank (ServerOptions::real):
+// the server made that end up itself (see BridgeServer::RegisterListen).
+//
+// `lane` is the host runtime's lane of the connection, which is the channel of collectives/
+// schedules (lane == channels: Send/Recv), as the bootstrap registered it
+// (BridgeServer::RegisterListen); -1 when nobody registered the listen (e.g. NCCL's own
+// bootstrap).
 struct ConnectionInfo {
   uint64_t id = 0;
   int sender = 0;
   int receiver = 0;
   int32_t traffic_class = -1;
+  int lane = -1;
 };
 
 enum class PostKind { kSend, kRecv };
@@ -39,6 +46,7 @@ struct Post {
   int peer = 0;          // the other end of the connection
   uint64_t request = 0;  // unique within the rank's session
   uint64_t connection = 0;
+  int lane = -1;  // the connection's lane (ConnectionInfo::lane)
   uint64_t vtime = 0;
   // kSend: the message.
   uint64_t size = 0;
@@ -60,6 +68,18 @@ class BridgeSink {
   virtual void OnConnectionClosed(int rank, uint64_t connection) {
     (void)rank;
     (void)connection;
+  }
+  // The rank is alive; in virtual clock mode `vtime` is also a promise (a virtual rank's clock
+  // never goes back, so it will post nothing before it). Realtime ranks send Promises instead.
+  virtual void OnHeartbeat(int rank, uint64_t vtime) {
+    (void)rank;
+    (void)vtime;
+  }
+  // The rank's program reported a call (wire::OpReport): a collective it started, or an
+  // iteration mark. Mirror mode and the report use them.
+  virtual void OnOp(int rank, const wire::OpReport& op) {
+    (void)rank;
+    (void)op;
   }
   // An orderly end: the rank said Goodbye at virtual time `vtime`.
   virtual void OnGoodbye(int rank, uint64_t vtime) = 0;

@@ -1,8 +1,12 @@
 // What an open session's frames do to the links between ranks: listens, connects (which may
 // wait for their listen), accepts, closes, and the posts on the resulting connections.
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
 
 #include "bridge/server/bridge_server_impl.h"
+#include "bridge/wire/listen_handle.h"
 
 namespace nbox::bridge::server {
 
@@ -14,6 +18,7 @@ void BridgeServer::Impl::HandleListen(ServerSession& session, const wire::Listen
     ProtocolError(session, "Listen " + std::to_string(listen.listen) + " announced twice");
     return;
   }
+  MaybeConnectFromEmulated(session.rank, listen.listen);
   // Connects that arrived before this Listen (two sockets, no order between them).
   std::vector<PendingConnect> waiting;
   waiting.swap(pending_connects_);
@@ -39,8 +44,76 @@ void BridgeServer::Impl::HandleConnect(ServerSession& session, const wire::Conne
   if (!TryConnect(pending)) pending_connects_.push_back(pending);
 }
 
+bool BridgeServer::Impl::is_real(int rank) const {
+  return options_.real.empty() ||
+         (rank >= 0 && rank < static_cast<int>(options_.real.size()) && options_.real[rank]);
+}
+
+int BridgeServer::Impl::LaneOf(int rank, uint64_t listen) const {
+  auto it = registrations_.find({rank, listen});
+  return it == registrations_.end() ? -1 : it->second.lane;
+}
+
+void BridgeServer::Impl::RegisterListen(int rank, uint64_t listen_id, int sender, int lane) {
+  const auto in_job = [&](int r) { return r >= 0 && r < options_.world_size; };
+  if (!in_job(rank) || !in_job(sender) || rank == sender) {
+    throw std::invalid_argument("RegisterListen: rank " + std::to_string(rank) + " and sender " +
+                                std::to_string(sender) + " must be two ranks of 0.." +
+                                std::to_string(options_.world_size - 1));
+  }
+  if (!is_real(rank)) {
+    throw std::invalid_argument("RegisterListen: rank " + std::to_string(rank) +
+                                " is emulated; only real ranks listen");
+  }
+  if (lane < 0) throw std::invalid_argument("RegisterListen: lane " + std::to_string(lane));
+  if (!registrations_.emplace(RankId{rank, listen_id}, Registration{sender, lane, false}).second) {
+    throw std::invalid_argument("RegisterListen: listen " + std::to_string(listen_id) +
+                                " of rank " + std::to_string(rank) + " registered twice");
+  }
+  MaybeConnectFromEmulated(rank, listen_id);
+}
+
+void BridgeServer::Impl::MaybeConnectFromEmulated(int rank, uint64_t listen) {
+  auto reg = registrations_.find({rank, listen});
+  if (reg == registrations_.end() || is_real(reg->second.sender) || reg->second.connected) return;
+  if (RankSession(rank) == nullptr || listens_.count({rank, listen}) == 0) return;
+  reg->second.connected = true;
+  const int sender = reg->second.sender;
+  const uint64_t id = next_connection_++;
+  connections_[id] = ConnectionRecord{sender, 0, rank, 0, -1, reg->second.lane};
+  SendTo(rank, wire::EncodeFrame(wire::Incoming{listen, id, static_cast<uint32_t>(sender)}));
+  sink_->OnConnection(ConnectionInfo{id, sender, rank, -1, reg->second.lane});
+}
+
+void BridgeServer::Impl::ConnectToEmulated(const PendingConnect& pending) {
+  const int peer = static_cast<int>(pending.connect.peer);
+  uint32_t sender = 0;
+  uint32_t lane = 0;
+  if (!wire::DecodeSyntheticListenId(pending.connect.listen, &sender, &lane) ||
+      sender != static_cast<uint32_t>(pending.rank) || pending.connect.nonce != 0 ||
+      lane > static_cast<uint32_t>(INT32_MAX)) {
+    Refuse(pending.rank, pending.connect.comm,
+           "rank " + std::to_string(peer) + " is emulated, and listen " +
+               std::to_string(pending.connect.listen) + " is not its synthetic listen for rank " +
+               std::to_string(pending.rank) + " (a handle not from nbox-cosim's bootstrap)");
+    return;
+  }
+  const uint64_t id = next_connection_++;
+  const int lane_index = static_cast<int>(lane);
+  connections_[id] = ConnectionRecord{
+      pending.rank, pending.connect.comm, peer, 0, pending.connect.traffic_class, lane_index};
+  send_comms_[{pending.rank, pending.connect.comm}] = id;
+  SendTo(pending.rank, wire::EncodeFrame(wire::Connected{pending.connect.comm, id, false}));
+  sink_->OnConnection(
+      ConnectionInfo{id, pending.rank, peer, pending.connect.traffic_class, lane_index});
+}
+
 bool BridgeServer::Impl::TryConnect(const PendingConnect& pending) {
   const int peer = static_cast<int>(pending.connect.peer);
+  if (!is_real(peer)) {
+    ConnectToEmulated(pending);
+    return true;
+  }
   if (RankSession(peer) == nullptr) return false;
   auto listen = listens_.find({peer, pending.connect.listen});
   if (listen == listens_.end()) return false;
@@ -51,13 +124,14 @@ bool BridgeServer::Impl::TryConnect(const PendingConnect& pending) {
     return true;
   }
   const uint64_t id = next_connection_++;
-  connections_[id] =
-      ConnectionRecord{pending.rank, pending.connect.comm, peer, 0, pending.connect.traffic_class};
+  const int lane = LaneOf(peer, pending.connect.listen);
+  connections_[id] = ConnectionRecord{
+      pending.rank, pending.connect.comm, peer, 0, pending.connect.traffic_class, lane};
   send_comms_[{pending.rank, pending.connect.comm}] = id;
   SendTo(pending.rank, wire::EncodeFrame(wire::Connected{pending.connect.comm, id, true}));
   SendTo(peer, wire::EncodeFrame(wire::Incoming{pending.connect.listen, id,
                                                 static_cast<uint32_t>(pending.rank)}));
-  sink_->OnConnection(ConnectionInfo{id, pending.rank, peer, pending.connect.traffic_class});
+  sink_->OnConnection(ConnectionInfo{id, pending.rank, peer, pending.connect.traffic_class, lane});
   return true;
 }
 
@@ -126,13 +200,14 @@ void BridgeServer::Impl::HandlePostSend(ServerSession& session, const wire::Post
   }
   const ConnectionRecord& connection = connections_.at(comm->second);
   requests_[{session.rank, post.request}] = comm->second;
-  store_.AddSend(session.rank, post.request, post.size, true);
+  store_.AddSend(session.rank, post.request, post.size, is_real(connection.receiver));
   Post event;
   event.kind = PostKind::kSend;
   event.rank = session.rank;
   event.peer = connection.receiver;
   event.request = post.request;
   event.connection = comm->second;
+  event.lane = connection.lane;
   event.vtime = post.vtime;
   event.size = post.size;
   event.tag = post.tag;
@@ -161,6 +236,7 @@ void BridgeServer::Impl::HandlePostRecv(ServerSession& session, wire::PostRecv& 
   event.peer = connection.sender;
   event.request = post.request;
   event.connection = comm->second;
+  event.lane = connection.lane;
   event.vtime = post.vtime;
   event.slots = std::move(post.slots);
   sink_->OnPost(event);

@@ -55,7 +55,8 @@ bool TransferStore::CompleteSend(int rank, uint64_t request, uint64_t delivery_v
   return true;
 }
 
-TransferStore::RecvRecord* TransferStore::CheckSlot(const Key& recv, uint32_t slot, uint64_t size) {
+TransferStore::RecvRecord* TransferStore::CheckSlot(const Key& recv, uint32_t slot, uint64_t size,
+                                                    bool synthetic) {
   auto it = recvs_.find(recv);
   if (it == recvs_.end()) return nullptr;
   RecvRecord& record = it->second;
@@ -77,6 +78,13 @@ TransferStore::RecvRecord* TransferStore::CheckSlot(const Key& recv, uint32_t sl
                                 std::to_string(recv.second) + " of rank " +
                                 std::to_string(recv.first));
   }
+  for (const Fill& other : record.fills) {
+    if ((other.filled || other.reserved) && other.synthetic != synthetic) {
+      throw std::invalid_argument(
+          "receive " + std::to_string(recv.second) + " of rank " + std::to_string(recv.first) +
+          " mixes synthetic and real messages (one connection has one sender)");
+    }
+  }
   return &record;
 }
 
@@ -84,7 +92,7 @@ bool TransferStore::DeliverFromSend(int recv_rank, uint64_t recv_request, uint32
                                     int send_rank, uint64_t send_request, uint64_t delivery_vtime) {
   auto send = sends_.find({send_rank, send_request});
   if (send == sends_.end() || send->second.delivered || send->second.delivery) return false;
-  RecvRecord* recv = CheckSlot({recv_rank, recv_request}, slot, send->second.size);
+  RecvRecord* recv = CheckSlot({recv_rank, recv_request}, slot, send->second.size, false);
   if (recv == nullptr) return false;
   recv->fills[slot].reserved = true;
   send->second.delivery = PendingDelivery{{recv_rank, recv_request}, slot, delivery_vtime};
@@ -94,9 +102,28 @@ bool TransferStore::DeliverFromSend(int recv_rank, uint64_t recv_request, uint32
 
 bool TransferStore::DeliverBytes(int recv_rank, uint64_t recv_request, uint32_t slot,
                                  std::vector<uint8_t> bytes, uint64_t delivery_vtime) {
-  if (CheckSlot({recv_rank, recv_request}, slot, bytes.size()) == nullptr) return false;
+  if (CheckSlot({recv_rank, recv_request}, slot, bytes.size(), false) == nullptr) return false;
   FillSlot({recv_rank, recv_request}, slot, std::move(bytes), delivery_vtime);
   return true;
+}
+
+bool TransferStore::DeliverSynthetic(int recv_rank, uint64_t recv_request, uint32_t slot,
+                                     uint64_t size, uint64_t delivery_vtime) {
+  if (CheckSlot({recv_rank, recv_request}, slot, size, true) == nullptr) return false;
+  FillSyntheticSlot({recv_rank, recv_request}, slot, size, delivery_vtime);
+  return true;
+}
+
+void TransferStore::FillSyntheticSlot(const Key& recv, uint32_t slot, uint64_t size,
+                                      uint64_t vtime) {
+  RecvRecord& record = recvs_.at(recv);
+  Fill& fill = record.fills[slot];
+  fill.filled = true;
+  fill.synthetic = true;
+  fill.size = size;
+  fill.vtime = vtime;
+  ++record.filled;
+  FinishIfFilled(recv);
 }
 
 void TransferStore::FillSlot(const Key& recv, uint32_t slot, std::vector<uint8_t> bytes,
@@ -107,16 +134,25 @@ void TransferStore::FillSlot(const Key& recv, uint32_t slot, std::vector<uint8_t
   Fill& fill = record.fills[slot];
   fill.reserved = false;
   fill.filled = true;
+  fill.size = bytes.size();
   fill.bytes = std::move(bytes);
   fill.vtime = vtime;
-  if (++record.filled < static_cast<int>(record.fills.size())) return;
+  ++record.filled;
+  FinishIfFilled(recv);
+}
 
-  // Every buffer is filled: the completion, then the bytes.
+void TransferStore::FinishIfFilled(const Key& recv) {
+  auto it = recvs_.find(recv);
+  RecvRecord& record = it->second;
+  if (record.filled < static_cast<int>(record.fills.size())) return;
+  // Every buffer is filled: the completion, then the bytes (none when synthetic; CheckSlot
+  // keeps a receive from mixing both).
   wire::Complete complete;
   complete.request = recv.second;
+  complete.synthetic = record.fills.front().synthetic;
   for (const Fill& f : record.fills) {
     complete.delivery_vtime = std::max(complete.delivery_vtime, f.vtime);
-    complete.sizes.push_back(f.bytes.size());
+    complete.sizes.push_back(f.size);
   }
   out_(recv.first, wire::EncodeFrame(complete));
   for (uint32_t s = 0; s < record.fills.size(); ++s) {
@@ -153,7 +189,8 @@ void TransferStore::Settle(const Key& send) {
     record.payload = {};
     FillSlot(delivery.recv, delivery.slot, std::move(bytes), delivery.vtime);
   }
-  if (record.completed && record.delivered) sends_.erase(send);
+  // A send without payload goes to a simulated receiver: nothing will deliver it.
+  if (record.completed && (record.delivered || !record.payload_wanted)) sends_.erase(send);
 }
 
 void TransferStore::Forget(int rank, uint64_t request) {

@@ -37,6 +37,8 @@ class TransferStore {
                        uint64_t send_request, uint64_t delivery_vtime);
   bool DeliverBytes(int recv_rank, uint64_t recv_request, uint32_t slot, std::vector<uint8_t> bytes,
                     uint64_t delivery_vtime);
+  bool DeliverSynthetic(int recv_rank, uint64_t recv_request, uint32_t slot, uint64_t size,
+                        uint64_t delivery_vtime);
 
   // Drops a request (its comm was closed or failed); a receive it was to fill is left unfilled.
   void Forget(int rank, uint64_t request);
@@ -66,7 +68,9 @@ class TransferStore {
   struct Fill {
     bool reserved = false;  // a delivery is waiting for its payload
     bool filled = false;
-    std::vector<uint8_t> bytes;
+    bool synthetic = false;  // no bytes: the rank fills the buffer itself
+    uint64_t size = 0;
+    std::vector<uint8_t> bytes;  // `size` bytes unless synthetic
     uint64_t vtime = 0;
   };
   struct RecvRecord {
@@ -75,8 +79,13 @@ class TransferStore {
     int filled = 0;
   };
 
-  RecvRecord* CheckSlot(const Key& recv, uint32_t slot, uint64_t size);
+  // The receive (nullptr when gone) if `size` bytes, synthetic or not, may fill `slot`; throws
+  // std::invalid_argument when they may not.
+  RecvRecord* CheckSlot(const Key& recv, uint32_t slot, uint64_t size, bool synthetic);
   void FillSlot(const Key& recv, uint32_t slot, std::vector<uint8_t> bytes, uint64_t vtime);
+  void FillSyntheticSlot(const Key& recv, uint32_t slot, uint64_t size, uint64_t vtime);
+  // Sends the Complete (and the bytes) once every buffer of the receive is filled.
+  void FinishIfFilled(const Key& recv);
   // Does what a send waited for once its payload is in; erases it when nothing is left.
   void Settle(const Key& send);
 

@@ -60,6 +60,8 @@ const char* TypeName(MessageType type) {
       return "Goodbye";
     case MessageType::kHeartbeat:
       return "Heartbeat";
+    case MessageType::kOpReport:
+      return "OpReport";
   }
   return "unknown";
 }
@@ -75,6 +77,7 @@ bool AllowedDirection(MessageType type, Direction direction) {
     case MessageType::kPostSend:
     case MessageType::kPostRecv:
     case MessageType::kPromise:
+    case MessageType::kOpReport:
       return direction == Direction::kToServer;
     case MessageType::kChallenge:
     case MessageType::kWelcome:

@@ -12,6 +12,9 @@ constexpr uint32_t kRecvSlotBytes = 16;
 constexpr uint32_t kDataFixed = 8 + 8 + 4 + 4;
 constexpr uint32_t kCompleteFixed = 8 + 8 + 4 + 4;
 constexpr uint32_t kErrorFixed = 4 + 4 + 8 + 2;
+constexpr uint32_t kOpReportBytes = 8 + 4 + 4 + 8 + 8 + 8;
+// Complete's flags (offset 20).
+constexpr uint32_t kCompleteSynthetic = 1;
 
 bool JobIdCharacter(uint8_t c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -116,7 +119,7 @@ struct BodyEncoder {
     w->U64(m.request);
     w->U64(m.delivery_vtime);
     w->U32(static_cast<uint32_t>(m.sizes.size()));
-    w->Zeros(4);
+    w->U32(m.synthetic ? kCompleteSynthetic : 0);
     for (uint64_t size : m.sizes) w->U64(size);
   }
   void operator()(const Error& m) const {
@@ -129,6 +132,17 @@ struct BodyEncoder {
   }
   void operator()(const Goodbye& m) const { w->U64(m.vtime); }
   void operator()(const Heartbeat& m) const { w->U64(m.vtime); }
+  void operator()(const OpReport& m) const {
+    w->U64(m.vtime);
+    w->U8(static_cast<uint8_t>(m.kind));
+    w->U8(static_cast<uint8_t>(m.op));
+    w->U8(m.dtype);
+    w->U8(m.redop);
+    w->I32(m.root);
+    w->U64(m.count);
+    w->U64(m.bytes);
+    w->U64(m.seq);
+  }
 };
 
 // --- decoding --------------------------------------------------------------------------------
@@ -339,12 +353,15 @@ std::string DecodeComplete(ByteReader& r, uint32_t size, Message* out) {
   m.request = r.U64();
   m.delivery_vtime = r.U64();
   const uint32_t count = r.U32();
-  if (!r.ZeroBytes(4)) return "Complete: reserved bytes are not zero";
+  const uint32_t flags = r.U32();
   if (m.request == 0) return "Complete: request id 0 is reserved";
+  if (flags > kCompleteSynthetic) return "Complete: unknown flags " + std::to_string(flags);
+  m.synthetic = flags == kCompleteSynthetic;
   if (count > kMaxRecvSlots) {
     return "Complete: " + std::to_string(count) + " sizes (0.." + std::to_string(kMaxRecvSlots) +
            " allowed)";
   }
+  if (m.synthetic && count == 0) return "Complete: synthetic flag on a send's completion";
   if (size != kCompleteFixed + 8 * count) {
     return "Complete: body of " + std::to_string(size) + " bytes for " + std::to_string(count) +
            " sizes (expected " + std::to_string(kCompleteFixed + 8 * count) + ")";
@@ -391,6 +408,48 @@ std::string DecodeHeartbeat(ByteReader& r, Message* out) {
   return "";
 }
 
+// Strict: every field must be what its kind allows (OpReport in messages.h).
+std::string DecodeOpReport(ByteReader& r, Message* out) {
+  OpReport m;
+  m.vtime = r.U64();
+  const uint8_t kind = r.U8();
+  const uint8_t op = r.U8();
+  m.dtype = r.U8();
+  m.redop = r.U8();
+  m.root = r.I32();
+  m.count = r.U64();
+  m.bytes = r.U64();
+  m.seq = r.U64();
+  if (kind == 0 || kind > kLastOpReportKind) {
+    return "OpReport: unknown kind " + std::to_string(kind);
+  }
+  if (op > kLastReportedOp) return "OpReport: unknown op " + std::to_string(op);
+  m.kind = static_cast<OpReportKind>(kind);
+  m.op = static_cast<ReportedOp>(op);
+  if (m.kind != OpReportKind::kCollective) {
+    if (m.op != ReportedOp::kNone || m.dtype != 0 || m.redop != 0 || m.root != -1 || m.count != 0 ||
+        m.bytes != 0) {
+      return "OpReport: an iteration mark with op, dtype, redop, root, count or bytes set";
+    }
+    *out = m;
+    return "";
+  }
+  if (m.op == ReportedOp::kNone) return "OpReport: a collective with op 0 (none)";
+  if (m.dtype > kLastDataType) return "OpReport: unknown data type " + std::to_string(m.dtype);
+  if (m.redop > kLastReduceOp) return "OpReport: unknown reduction " + std::to_string(m.redop);
+  const bool reduces = m.op == ReportedOp::kAllReduce || m.op == ReportedOp::kReduceScatter;
+  if (!reduces && m.redop != 0) return "OpReport: a reduction op on a call that does not reduce";
+  const bool rooted =
+      m.op == ReportedOp::kBroadcast || m.op == ReportedOp::kSend || m.op == ReportedOp::kRecv;
+  if (rooted ? (m.root < 0 || static_cast<uint32_t>(m.root) >= kMaxWorld) : m.root != -1) {
+    return "OpReport: root " + std::to_string(m.root) +
+           (rooted ? " is not a rank" : " on a call without a root (must be -1)");
+  }
+  if (m.bytes > kMaxMessageBytes) return "OpReport: bytes over 1 TiB";
+  *out = m;
+  return "";
+}
+
 }  // namespace
 
 BodySize BodySizeOf(MessageType type) {
@@ -431,6 +490,8 @@ BodySize BodySizeOf(MessageType type) {
       return {8, 8};
     case MessageType::kHeartbeat:
       return {8, 8};
+    case MessageType::kOpReport:
+      return {kOpReportBytes, kOpReportBytes};
   }
   return {0, 0};
 }
@@ -496,6 +557,9 @@ std::string DecodeBody(MessageType type, const uint8_t* body, uint32_t size, Mes
       break;
     case MessageType::kHeartbeat:
       reason = DecodeHeartbeat(r, message);
+      break;
+    case MessageType::kOpReport:
+      reason = DecodeOpReport(r, message);
       break;
   }
   if (!reason.empty()) return reason;

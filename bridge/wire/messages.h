@@ -59,8 +59,9 @@ enum class MessageType : uint8_t {
   kError = 16,
   kGoodbye = 17,
   kHeartbeat = 18,
+  kOpReport = 19,
 };
-inline constexpr uint8_t kLastMessageType = 18;
+inline constexpr uint8_t kLastMessageType = 19;
 
 // Who may send a message: the decoder of each side refuses what only it itself may send.
 enum class Direction { kToServer, kToClient };
@@ -207,10 +208,15 @@ struct Promise {
 // is empty; for a receive it holds the size of the message in each buffer, and the bytes
 // follow in Data frames. The client holds the completion until its own clock reaches
 // delivery_vtime (and only then writes the receive buffers).
+//
+// `synthetic`: the message came from an emulated rank and carries no bytes (no Data follows);
+// the receiving rank fills the buffers itself (payload = self: what the sender would have sent
+// if it held the receiver's own data). The sizes are the messages' sizes all the same.
 struct Complete {
   uint64_t request = 0;
   uint64_t delivery_vtime = 0;
   std::vector<uint64_t> sizes;
+  bool synthetic = false;
 };
 
 // Both ways. `id` names what failed: a request, or (kRefused) the send comm of a Connect;
@@ -232,10 +238,53 @@ struct Heartbeat {
   uint64_t vtime = 0;
 };
 
+// What a rank's program did, for mirror mode (emulated ranks repeat the real rank's
+// collectives) and for the report (iteration times). The numbering is part of the protocol.
+enum class OpReportKind : uint8_t {
+  kCollective = 1,      // the program called a collective (or Send/Recv)
+  kIterationBegin = 2,  // the program marked the start of a training iteration
+  kIterationEnd = 3,
+};
+inline constexpr uint8_t kLastOpReportKind = 3;
+
+enum class ReportedOp : uint8_t {
+  kNone = 0,  // iteration marks
+  kAllReduce = 1,
+  kAllGather = 2,
+  kReduceScatter = 3,
+  kBroadcast = 4,
+  kSend = 5,
+  kRecv = 6,
+};
+inline constexpr uint8_t kLastReportedOp = 6;
+// Data types and reduction ops use the numbering of NCCL's enums (nbox_host.h's too).
+inline constexpr uint8_t kLastDataType = 9;  // ncclBfloat16
+inline constexpr uint8_t kLastReduceOp = 3;  // ncclMin
+
+// client -> server: the rank's program made a call at its virtual time `vtime`.
+//   kCollective: op (not kNone), dtype, redop (0 for ops that do not reduce), count elements
+//     of the call's NCCL-convention count, bytes as CollectiveSpec counts them (the all-reduce
+//     buffer, the all-gather output, the reduce-scatter input, the broadcast buffer, the
+//     message of a Send/Recv), root (the broadcast root, or the peer of a Send/Recv; -1 for
+//     the others), seq = the communicator's call number (0, 1, ...).
+//   kIterationBegin/End: op kNone, dtype/redop/count/bytes 0, root -1, seq = the iteration
+//     number the program gave.
+struct OpReport {
+  uint64_t vtime = 0;
+  OpReportKind kind = OpReportKind::kCollective;
+  ReportedOp op = ReportedOp::kNone;
+  uint8_t dtype = 0;
+  uint8_t redop = 0;
+  int32_t root = -1;
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  uint64_t seq = 0;
+};
+
 // Alternative i is MessageType i + 1.
-using Message =
-    std::variant<Hello, Challenge, Auth, Welcome, Listen, Connect, Connected, Incoming, Accept,
-                 Close, PostSend, PostRecv, Data, Promise, Complete, Error, Goodbye, Heartbeat>;
+using Message = std::variant<Hello, Challenge, Auth, Welcome, Listen, Connect, Connected, Incoming,
+                             Accept, Close, PostSend, PostRecv, Data, Promise, Complete, Error,
+                             Goodbye, Heartbeat, OpReport>;
 
 inline MessageType TypeOf(const Message& message) {
   return static_cast<MessageType>(message.index() + 1);

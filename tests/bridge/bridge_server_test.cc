@@ -192,7 +192,7 @@ TEST(BridgeServer, HandshakeOpensASessionAndReportsTheRank) {
   RawClient client(server, server.unix_endpoint());
   const wire::Welcome welcome = Expect<wire::Welcome>(client.Handshake(1, 2));
   EXPECT_EQ(welcome.start_vtime, 777u);
-  EXPECT_EQ(welcome.heartbeat_ms, 250u);
+  EXPECT_EQ(welcome.heartbeat_ms, 1u);  // a realtime rank: realtime_heartbeat_interval
   EXPECT_EQ(welcome.nic_speed_mbps, 100000u);
   ASSERT_EQ(sink.joins.size(), 1u);
   EXPECT_EQ(sink.joins[0].rank, 1);

@@ -211,7 +211,7 @@ TEST(WireCodec, OtherVersionsAreRefused) {
 }
 
 TEST(WireCodec, UnknownTypesAreRefused) {
-  for (uint8_t type : {0, 19, 255}) {
+  for (uint8_t type : {0, 20, 255}) {
     Bytes frame = EncodeFrame(Heartbeat{1});
     frame[5] = type;
     EXPECT_EQ(ToServer(frame).refusal, Refusal::kUnknownType) << int{type};
