@@ -81,8 +81,13 @@ std::string ResultsJson(const RunResult& r) {
   ordered_json settings = ordered_json::object();
   // Where the results go is not an input of the simulation: leaving it out keeps two runs
   // of one scenario byte-identical wherever they write.
+  // The [realranks] and [debug] keys mean nothing to a simulated job; leaving them out keeps
+  // its results byte-identical to those written before real ranks existed.
+  const bool real_ranks = !r.scenario.realranks.ranks.empty();
   for (const auto& [key, value] : r.scenario.settings) {
-    if (key != "output.dir") settings[key] = value;
+    if (key == "output.dir") continue;
+    if (!real_ranks && (key.rfind("realranks.", 0) == 0 || key.rfind("debug.", 0) == 0)) continue;
+    settings[key] = value;
   }
   ordered_json out = {
       {"scenario", {{"path", r.scenario.path}, {"settings", std::move(settings)}}},

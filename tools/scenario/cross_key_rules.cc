@@ -165,6 +165,31 @@ void ResolveTopologyFile(RuleContext& context, const std::filesystem::path& scen
   topology.file = path.string();
 }
 
+// --- real ranks (issue 3) ---------------------------------------------------------------
+
+void CheckRealRanks(RuleContext& context) {
+  const Scenario& s = context.scenario();
+  const RealRanksSection& real = s.realranks;
+  if (real.ranks.empty()) {
+    // Settings that only a run with real ranks reads: setting them without ranks is a mistake.
+    auto needs_ranks = [&context](const char* key) {
+      context.Fail(fmt::format("{} needs real ranks, but {}", context.Describe(key),
+                               context.Describe("realranks.ranks")));
+    };
+    if (!real.launch.empty()) needs_ranks("realranks.launch");
+    if (s.debug.slowdown_s > 0) needs_ranks("debug.slowdown");
+    return;
+  }
+  for (int rank : real.ranks) {
+    if (rank >= s.job.world_size) {
+      context.Fail(fmt::format("{} names rank {}, but {} has ranks 0 to {}",
+                               context.Describe("realranks.ranks"), rank,
+                               context.Describe("job.world_size"), s.job.world_size - 1));
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins& origins,
@@ -176,6 +201,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   ApplyOversubscription(context);
   CheckCustomModel(context);
   ResolveTopologyFile(context, scenario_folder);
+  CheckRealRanks(context);
   return context.TakeMessages();
 }
 

@@ -3,6 +3,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "tools/scenario/realranks_values.h"
 #include "workloads/ddp.h"
 
 namespace nbox::scenario {
@@ -143,6 +144,53 @@ std::vector<KeySpec> OutputKeys() {
   };
 }
 
+// --- real ranks (issue 3) ---------------------------------------------------------------
+
+std::vector<KeySpec> RealRanksKeys() {
+  auto real = [](auto member) { return FieldOf(&Scenario::realranks, member); };
+  return {
+      {"realranks", "ranks",
+       "ranks that run as real processes through the bridge (libnccl-net-nbox.so); "
+       "nbox-cosim emulates the others; empty = none (a simulated job)",
+       RankList(real(&RealRanksSection::ranks), 65535)},
+      {"realranks", "clock",
+       "the real ranks' clock: virtual (stands still while a rank waits on the simulator) "
+       "or realtime (the wall clock; valid only while the simulator keeps up)",
+       Choice(real(&RealRanksSection::clock), {"virtual", "realtime"})},
+      {"realranks", "peers",
+       "what emulated ranks run: the scenario's workload, or mirror (repeat each collective "
+       "the lowest real rank starts)",
+       Choice(real(&RealRanksSection::peers), {"workload", "mirror"})},
+      {"realranks", "payload",
+       "bytes of messages from emulated to real ranks: zeros, or self (what the sender would "
+       "send if it held the receiver's own data, so reductions stay meaningful)",
+       Choice(real(&RealRanksSection::payload), {"zeros", "self"})},
+      {"realranks", "launch",
+       "command line nbox-cosim runs once per real rank ({rank} is replaced by the rank; "
+       "output to OUTPUT_DIR/rank<r>.log); empty = start them by hand with the printed "
+       "environment",
+       Text(real(&RealRanksSection::launch), "a command line")},
+      {"realranks", "bridge", "where real ranks reach nbox-cosim",
+       BridgeEndpoint(real(&RealRanksSection::bridge))},
+      {"realranks", "max_lag",
+       "realtime: the largest lag of the simulator behind the wall clock for a valid result",
+       Duration(real(&RealRanksSection::max_lag_s), 1e-9, 3600)},
+      {"realranks", "join_timeout",
+       "wall-clock time every real rank has to join (connect and bootstrap)",
+       Duration(real(&RealRanksSection::join_timeout_s), 1e-3, 86400)},
+  };
+}
+
+std::vector<KeySpec> DebugKeys() {
+  auto debug = [](auto member) { return FieldOf(&Scenario::debug, member); };
+  return {
+      {"debug", "slowdown",
+       "wall-clock pause per simulated event, to check that virtual-clock results do not "
+       "depend on the simulator's speed (real-rank runs only); 0s = none",
+       Duration(debug(&DebugSection::slowdown_s), 0, 1)},
+  };
+}
+
 }  // namespace
 
 const std::vector<SectionSpec>& ScenarioSections() {
@@ -153,6 +201,8 @@ const std::vector<SectionSpec>& ScenarioSections() {
       {"collectives", "How collectives become point-to-point messages."},
       {"workload", "What every rank computes and when it communicates."},
       {"output", "What a run writes and shows."},
+      {"realranks", "Real ranks in the loop: processes whose messages cross the simulated network."},
+      {"debug", "Settings for debugging nbox itself; none changes a result."},
   };
   return sections;
 }
@@ -161,7 +211,8 @@ const std::vector<KeySpec>& ScenarioKeys() {
   static const std::vector<KeySpec> keys = [] {
     std::vector<KeySpec> all;
     for (auto* group :
-         {JobKeys, TopologyKeys, NetworkKeys, CollectivesKeys, WorkloadKeys, OutputKeys}) {
+         {JobKeys, TopologyKeys, NetworkKeys, CollectivesKeys, WorkloadKeys, OutputKeys,
+          RealRanksKeys, DebugKeys}) {
       for (KeySpec& key : group()) all.push_back(std::move(key));
     }
     return all;

@@ -82,6 +82,25 @@ struct OutputSection {
   double link_sample_s = 0;       // links.csv sampling interval; 0 = off
 };
 
+// Real ranks in the loop (issue 3): which ranks run as real processes through the bridge,
+// and how nbox-cosim plays the rest. Empty `ranks` (the default) changes nothing.
+struct RealRanksSection {
+  std::vector<int> ranks;          // ascending, distinct, < job.world_size; empty = none
+  std::string clock = "virtual";   // virtual | realtime (ARCHITECTURE.md, "Time")
+  std::string peers = "workload";  // workload | mirror: what the emulated ranks run
+  std::string payload = "zeros";   // zeros | self: bytes of messages from emulated to real ranks
+  std::string launch;              // command run once per real rank ({rank} substituted);
+                                   // "" = the user starts the ranks by hand
+  std::string bridge = "unix";     // unix | tcp:HOST:PORT
+  double max_lag_s = 100e-6;       // realtime: a larger lag makes the run not valid
+  double join_timeout_s = 60;      // every real rank must have joined by then (wall clock)
+};
+
+// Settings for debugging nbox itself; none changes a result.
+struct DebugSection {
+  double slowdown_s = 0;  // wall-clock pause per simulated event (real-rank runs only)
+};
+
 struct Scenario {
   std::string path;  // the file it was read from
   JobSection job;
@@ -90,6 +109,8 @@ struct Scenario {
   CollectivesSection collectives;
   WorkloadSection workload;
   OutputSection output;
+  RealRanksSection realranks;
+  DebugSection debug;
   // Every key as "section.key" -> the effective value text (defaults included), for reports.
   // Values derived by a rule (fabric_link from oversubscription, the resolved topology.file)
   // appear as derived. Each text reads back to the same value ("--set" accepts it).
