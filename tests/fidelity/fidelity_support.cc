@@ -1,0 +1,48 @@
+#include "tests/fidelity/fidelity_support.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <sstream>
+
+namespace nbox::fidelity {
+
+CommandResult RunCommand(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[1024];
+  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) result.output += buffer;
+  const int raw = pclose(pipe);
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return result;
+}
+
+CommandResult RunNetnsJob(int world, const std::string& rate, int mtu,
+                          const std::string& program_and_arguments) {
+  std::ostringstream command;
+  command << NBOX_NETNS_JOB_SCRIPT << " --world " << world << " --rate " << rate << " --mtu " << mtu
+          << " --plugin " << NBOX_TCP_PLUGIN_PATH << " -- " << program_and_arguments;
+  return RunCommand(command.str());
+}
+
+std::map<std::string, std::string> ResultFields(const std::string& output) {
+  std::map<std::string, std::string> fields;
+  const size_t at = output.rfind("RESULT ");
+  if (at == std::string::npos) return fields;
+  std::istringstream line(output.substr(at + 7, output.find('\n', at) - at - 7));
+  std::string field;
+  while (line >> field) {
+    const size_t equals = field.find('=');
+    if (equals != std::string::npos) fields[field.substr(0, equals)] = field.substr(equals + 1);
+  }
+  return fields;
+}
+
+double RingAllReduceSeconds(int world, double bytes, double rate_bps, int mtu) {
+  const double payload_fraction = static_cast<double>(mtu - 52) / (mtu + 14);
+  const double sent = 2.0 * (world - 1) / world * bytes;
+  return sent * 8.0 / (rate_bps * payload_fraction);
+}
+
+}  // namespace nbox::fidelity

@@ -1,0 +1,36 @@
+// Helpers of the fidelity test (issue 3): running a job as the namespace ground truth
+// (netns_job.sh), reading the jobs' RESULT lines, and the alpha-beta closed form the ground
+// truth is checked against.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace nbox::fidelity {
+
+struct CommandResult {
+  int status = -1;  // exit status; 77 = skipped (not root, no namespaces)
+  std::string output;
+};
+
+// Runs `command` with sh -c, stdout and stderr together.
+CommandResult RunCommand(const std::string& command);
+
+// The ground truth: `program_and_arguments` as `world` real ranks, each in its own network
+// namespace behind a Linux bridge, every host link shaped to `rate` (tc syntax, e.g. 500mbit)
+// with the given MTU, over libnccl-net-nboxtcp.so. The output is rank 0's.
+CommandResult RunNetnsJob(int world, const std::string& rate, int mtu,
+                          const std::string& program_and_arguments);
+
+// The fields of the last "RESULT key=value ..." line of `output` (empty when there is none).
+std::map<std::string, std::string> ResultFields(const std::string& output);
+
+// Seconds for a ring all-reduce of `bytes` over `world` ranks, each with a full-duplex host
+// link of `rate_bps` (bits of IP packets plus Ethernet header per second), carrying TCP in
+// packets of `mtu` bytes: every rank sends and receives 2 (W - 1) / W of the buffer, and each
+// MTU-sized packet carries MTU - 52 payload bytes (IP 20, TCP 20, timestamp option 12) for
+// MTU + 14 bytes the shaper counts (the Ethernet header). Latency and pipelining fill-up are
+// left out (bandwidth-bound sizes).
+double RingAllReduceSeconds(int world, double bytes, double rate_bps, int mtu);
+
+}  // namespace nbox::fidelity

@@ -1,0 +1,111 @@
+#!/bin/bash
+# Runs one job of W real ranks, each in its own network namespace, as the ground truth of the
+# fidelity test (issue 3): a star of W hosts behind a Linux bridge, every host link shaped to
+# RATE in both directions by HTB (FACTS.md: htb works here, netem does not), MTU on every
+# interface. The ranks talk over the plain TCP ncclNet plugin; rank 0's output goes to stdout.
+#
+#   netns_job.sh --world W --rate 500mbit [--mtu 9000] [--queue PACKETS] [--timeout S] \
+#       --plugin /path/libnccl-net-nboxtcp.so -- PROGRAM [ARGS...]
+#
+# PROGRAM runs once per rank with NBOX_RANK, NBOX_WORLD_SIZE, NBOX_UNIQUE_ID_FILE (rank 0
+# writes it, the others wait for it), NBOX_NET_PLUGIN and NBOX_TCP_IFADDR (its namespace's
+# address) set. Needs root; exits 77 with a line starting "SKIP:" when namespaces cannot be
+# made. Everything it creates (namespaces, their links, the temporary directory) is removed on
+# exit, also on failure or a signal. Addresses are 10.201.0.x inside the namespaces only.
+set -u
+
+world=0 rate="" mtu=9000 queue=100 timeout_s=300 plugin=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --world) world=$2; shift 2 ;;
+    --rate) rate=$2; shift 2 ;;
+    --mtu) mtu=$2; shift 2 ;;
+    --queue) queue=$2; shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    --plugin) plugin=$2; shift 2 ;;
+    --) shift; break ;;
+    *) echo "netns_job.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+if [ "$world" -lt 1 ] || [ "$world" -gt 200 ] || [ -z "$rate" ] || [ -z "$plugin" ] || [ $# -eq 0 ]; then
+  echo "usage: netns_job.sh --world W --rate RATE --plugin PATH [--mtu B] [--queue P] -- PROGRAM [ARGS]" >&2
+  exit 2
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIP: the fidelity ground truth needs root (network namespaces, tc); running as $(id -un)"
+  exit 77
+fi
+for tool in ip tc timeout; do
+  if ! command -v "$tool" > /dev/null; then echo "SKIP: '$tool' is not installed"; exit 77; fi
+done
+
+prefix="nbxf$$"
+switch="${prefix}sw"
+workdir=$(mktemp -d /tmp/nbox-fidelity-XXXXXX)
+created=()
+pids=()
+
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2> /dev/null; done
+  for pid in "${pids[@]}"; do wait "$pid" 2> /dev/null; done
+  # Deleting a namespace deletes the interfaces inside it (and so both ends of each veth).
+  for ns in "${created[@]}"; do ip netns delete "$ns" 2> /dev/null; done
+  rm -rf "$workdir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if ! ip netns add "$switch" 2> "$workdir/netns.err"; then
+  echo "SKIP: cannot create a network namespace: $(cat "$workdir/netns.err")"
+  exit 77
+fi
+created+=("$switch")
+
+# HTB at `rate` on the egress of one interface: a single class every packet falls into, a
+# short FIFO behind it. The bursts are two packets, so the link never runs above `rate` for
+# longer than two packets' time.
+shape() {
+  local ns=$1 dev=$2 burst=$((2 * (mtu + 14)))
+  ip netns exec "$ns" tc qdisc add dev "$dev" root handle 1: htb default 10 &&
+    ip netns exec "$ns" tc class add dev "$dev" parent 1: classid 1:10 htb rate "$rate" \
+      ceil "$rate" burst "$burst" cburst "$burst" quantum $((mtu + 14)) &&
+    ip netns exec "$ns" tc qdisc add dev "$dev" parent 1:10 handle 10: pfifo limit "$queue"
+}
+
+set -e
+ip -n "$switch" link set lo up
+ip -n "$switch" link add br0 type bridge
+ip -n "$switch" link set br0 up
+for ((r = 0; r < world; ++r)); do
+  ns="${prefix}r$r"
+  ip netns add "$ns"
+  created+=("$ns")
+  ip -n "$ns" link set lo up
+  ip -n "$ns" link add eth0 mtu "$mtu" type veth peer name "p$r" netns "$switch"
+  ip -n "$switch" link set "p$r" mtu "$mtu" master br0 up
+  ip -n "$ns" addr add "10.201.0.$((r + 1))/24" dev eth0
+  ip -n "$ns" link set eth0 up
+  shape "$ns" eth0
+  shape "$switch" "p$r"
+done
+set +e
+
+for ((r = 0; r < world; ++r)); do
+  ip netns exec "${prefix}r$r" env NBOX_RANK=$r NBOX_WORLD_SIZE="$world" \
+    NBOX_UNIQUE_ID_FILE="$workdir/id" NBOX_NET_PLUGIN="$plugin" \
+    NBOX_TCP_IFADDR="10.201.0.$((r + 1))" NBOX_BOOTSTRAP_TIMEOUT_S=60 \
+    timeout "$timeout_s" "$@" > "$workdir/rank$r.log" 2>&1 &
+  pids+=($!)
+done
+failed=0
+for ((r = 0; r < world; ++r)); do
+  if ! wait "${pids[$r]}"; then
+    failed=1
+    echo "netns_job.sh: rank $r failed:" >&2
+    cat "$workdir/rank$r.log" >&2
+  fi
+done
+pids=()
+cat "$workdir/rank0.log"
+exit $failed
