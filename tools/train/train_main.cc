@@ -7,12 +7,15 @@
 //
 // Ranks find each other as nbox_allreduce_bench's do (NBOX_RANK, NBOX_WORLD_SIZE,
 // NBOX_UNIQUE_ID[_FILE]); --launch W starts W local ranks. Rank 0 prints the loss and the
-// iteration time of every step and a RESULT line; --print-weights makes every rank print a
+// iteration time of every step (on the rank's clock: virtual under nbox-cosim) and a RESULT
+// line with the mean iteration time on that clock (iter_us) and on the wall clock
+// (wall_iter_us); --print-weights makes every rank print a
 // checksum of its weights after each step (they must agree across ranks).
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -107,9 +110,10 @@ int Train(const Options& options) {
   const float loss_scale = 1.0f / static_cast<float>(options.global_batch);
 
   std::vector<float> inputs, targets;
-  double timed_ns = 0, first_loss = 0, last_loss = 0;
+  double timed_ns = 0, timed_wall_ns = 0, first_loss = 0, last_loss = 0;
   for (int step = 0; step < options.warmup + options.steps; ++step) {
     const uint64_t start = IterationClockNs(comm);
+    const auto wall_start = std::chrono::steady_clock::now();
     Check(MarkIteration(comm, 1), "MarkIteration", comm);
     const uint64_t first_sample = static_cast<uint64_t>(step) * options.global_batch +
                                   static_cast<uint64_t>(rank) * local_batch;
@@ -122,10 +126,16 @@ int Train(const Options& options) {
     SgdStep(options.learning_rate, gradient.data(), &parameters);
     Check(MarkIteration(comm, 0), "MarkIteration", comm);
     const uint64_t elapsed = IterationClockNs(comm) - start;
+    const double wall_elapsed_ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - wall_start)
+            .count();
     const double loss = gradient[parameter_count];  // the global batch's mean loss
     if (step == 0) first_loss = loss;
     last_loss = loss;
-    if (step >= options.warmup) timed_ns += static_cast<double>(elapsed);
+    if (step >= options.warmup) {
+      timed_ns += static_cast<double>(elapsed);
+      timed_wall_ns += wall_elapsed_ns;
+    }
     if (rank == 0) std::printf("step %d loss %.6f iter_ms %.3f\n", step, loss, elapsed * 1e-6);
     if (options.print_weights) {
       std::printf("WEIGHTS rank=%d step=%d fnv1a=%016llx\n", rank, step,
@@ -136,9 +146,10 @@ int Train(const Options& options) {
   if (rank == 0) {
     std::printf(
         "RESULT ranks=%d params=%zu global_batch=%d buckets=%zu steps=%d iter_us=%.1f "
-        "first_loss=%.6f last_loss=%.6f\n",
+        "wall_iter_us=%.1f first_loss=%.6f last_loss=%.6f\n",
         world, parameter_count, options.global_batch, allreduce.buckets().size(), options.steps,
-        timed_ns / options.steps * 1e-3, first_loss, last_loss);
+        timed_ns / options.steps * 1e-3, timed_wall_ns / options.steps * 1e-3, first_loss,
+        last_loss);
   }
   Check(nboxCommDestroy(comm), "nboxCommDestroy", comm);
   return 0;
