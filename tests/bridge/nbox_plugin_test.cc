@@ -12,13 +12,13 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "bridge/include/nbox_net_ext.h"
 #include "bridge/nccl/net.h"
+#include "tests/bridge/exported_symbols.h"
 #include "tests/bridge/plugin_loader.h"
 #include "tests/bridge/server_thread.h"
 
@@ -129,23 +129,12 @@ TEST_F(NboxPlugin, EveryTableIsExportedWithItsName) {
   EXPECT_NE(net_->finalize, nullptr);
 }
 
-// What NCCL's dlsym needs and nothing else: the four tables and the wait extension, as data.
+// What NCCL's dlsym needs and nothing else, as data: the four net tables, the wait extension
+// and the profiler.
 TEST(NboxPluginExports, NmListsExactlyTheDataTables) {
-  const std::string command = "nm -D --defined-only '" + PluginPath() + "'";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::set<std::string> names;
-  char line[512];
-  while (fgets(line, sizeof(line), pipe) != nullptr) {
-    char address[64], type, name[400];
-    if (sscanf(line, "%63s %c %399s", address, &type, name) != 3) continue;
-    EXPECT_TRUE(type == 'D' || type == 'B') << name << " has type " << type;
-    names.insert(name);
-  }
-  pclose(pipe);
-  EXPECT_EQ(names,
-            (std::set<std::string>{"ncclNetPlugin_v11", "ncclNetPlugin_v10", "ncclNetPlugin_v9",
-                                   "ncclNetPlugin_v8", "nboxNetExt_v1"}));
+  EXPECT_TRUE(ExportsExactlyTheseData(PluginPath(),
+                                      {"ncclNetPlugin_v11", "ncclNetPlugin_v10", "ncclNetPlugin_v9",
+                                       "ncclNetPlugin_v8", "nboxNetExt_v1", "ncclProfiler_v5"}));
 }
 
 TEST_F(NboxPlugin, InitWithoutBridgeSettingFailsNamingIt) {

@@ -9,12 +9,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "bridge/include/nbox_net_ext.h"
 #include "bridge/nccl/net.h"
+#include "tests/bridge/exported_symbols.h"
 #include "tests/bridge/plugin_loader.h"
 
 extern "C" int NboxAbiCheckCompiledAsC(void);
@@ -87,32 +87,10 @@ TEST(NcclNetAbi, TableLayout) {
   EXPECT_EQ(offsetof(ncclNet_v9_t, makeVDevice), 152u);
 }
 
-// Lines of `nm -D --defined-only <plugin>` as (type letter, name).
-std::set<std::pair<char, std::string>> ExportedSymbols(const std::string& path) {
-  std::set<std::pair<char, std::string>> symbols;
-  const std::string command = "nm -D --defined-only '" + path + "'";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return symbols;
-  char line[512];
-  while (fgets(line, sizeof(line), pipe) != nullptr) {
-    char address[64], type, name[400];
-    if (sscanf(line, "%63s %c %399s", address, &type, name) == 3) symbols.insert({type, name});
-  }
-  pclose(pipe);
-  return symbols;
-}
-
 TEST(TcpPluginExports, NmListsExactlyTheDataTables) {
-  const auto symbols = ExportedSymbols(TcpPluginPath());
-  std::set<std::string> names;
-  for (const auto& [type, name] : symbols) {
-    // Data (initialised or BSS), which is what NCCL's dlsym of a table needs.
-    EXPECT_TRUE(type == 'D' || type == 'B') << name << " has type " << type;
-    names.insert(name);
-  }
-  EXPECT_EQ(names,
-            (std::set<std::string>{"ncclNetPlugin_v11", "ncclNetPlugin_v10", "ncclNetPlugin_v9",
-                                   "ncclNetPlugin_v8", "nboxNetExt_v1"}));
+  EXPECT_TRUE(ExportsExactlyTheseData(TcpPluginPath(),
+                                      {"ncclNetPlugin_v11", "ncclNetPlugin_v10", "ncclNetPlugin_v9",
+                                       "ncclNetPlugin_v8", "nboxNetExt_v1"}));
 }
 
 class TcpPluginTables : public ::testing::Test {
