@@ -68,8 +68,12 @@ static size_t ParseBytes(const char* text) {
 static void Usage(const char* program) {
   fprintf(stderr,
           "usage: %s [--bytes SIZE] [--iters N] [--warmup N] [--compute-us US] [--launch W]\n"
+          "          [--check sum|self]\n"
           "  SIZE like 32MiB (default 32MiB, float32 elements); ranks from NBOX_RANK,\n"
-          "  NBOX_WORLD_SIZE, NBOX_UNIQUE_ID[_FILE], or --launch W to start W local ranks\n",
+          "  NBOX_WORLD_SIZE, NBOX_UNIQUE_ID[_FILE], or --launch W to start W local ranks.\n"
+          "  --check sum (default): every element must be 1 + 2 + ... + W (rank r adds r + 1);\n"
+          "  --check self: W * (r + 1), what nbox-cosim's emulated peers give with\n"
+          "  [realranks] payload = self (each holds the receiving rank's own data)\n",
           program);
 }
 
@@ -113,7 +117,7 @@ static int Launch(int world, char** argv) {
 
 int main(int argc, char** argv) {
   size_t bytes = 32u << 20;
-  int iterations = 20, warmup = 3, launch = 0;
+  int iterations = 20, warmup = 3, launch = 0, check_self = 0;
   double compute_us = 0;
   for (int i = 1; i < argc; ++i) {
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -123,6 +127,9 @@ int main(int argc, char** argv) {
       iterations = atoi(value);
     } else if (strcmp(argv[i], "--warmup") == 0 && value) {
       warmup = atoi(value);
+    } else if (strcmp(argv[i], "--check") == 0 && value &&
+               (strcmp(value, "sum") == 0 || strcmp(value, "self") == 0)) {
+      check_self = strcmp(value, "self") == 0;
     } else if (strcmp(argv[i], "--compute-us") == 0 && value) {
       compute_us = atof(value);
     } else if (strcmp(argv[i], "--launch") == 0 && value) {
@@ -168,8 +175,10 @@ int main(int argc, char** argv) {
       total_wall += Now() - wall_start;
     }
   }
-  /* Every element is 1 + 2 + ... + world, exact in float for any sane world size. */
-  const float want = (float)world * (float)(world + 1) / 2;
+  /* Every element is 1 + 2 + ... + world (or world * (rank + 1) when every peer sent this rank's
+   * own data), exact in float for any sane world size. */
+  const float want =
+      check_self ? (float)world * (float)(rank + 1) : (float)world * (float)(world + 1) / 2;
   size_t wrong = 0;
   for (size_t i = 0; i < count; ++i) wrong += recv[i] != want;
 
