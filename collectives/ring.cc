@@ -1,11 +1,15 @@
-// Ring collectives on the ring 0 -> 1 -> ... -> W-1 -> 0, one ring per channel.
+// Ring collectives, one ring per channel, visiting the ranks in RingOrder (ring_order.h):
+// 0 -> 1 -> ... -> W-1 -> 0 without servers.
 //
-// Segments are named relative to the rank: seg(j) = (rank - j) mod W. In ring step s a rank
-// sends one segment to rank+1 and receives the one its predecessor sends.
-//   Reduce-scatter, s = 0..W-2: send seg(1+s), receive-and-add seg(2+s). Segment x starts at
-//     rank x+1 and gathers one addend per hop, so after W-1 steps rank r holds the full sum
-//     of seg(W) = segment r, as RankSegment promises.
-//   All-gather, s = 0..W-2: send seg(s), receive seg(s+1). Rank r starts with segment r.
+// Segments are named relative to the rank's ring position p: seg(j) is segment
+// RankAt(p - j), i.e. the segment that RankSegment gives the rank j places before this one.
+// In ring step s a rank sends one segment to the next rank and receives the one the previous
+// rank sends.
+//   Reduce-scatter, s = 0..W-2: send seg(1+s), receive-and-add seg(2+s). The segment of the
+//     rank at position x starts at position x+1 and gathers one addend per hop, so after
+//     W-1 steps every rank holds the full sum of seg(W) = its own segment, as RankSegment
+//     promises.
+//   All-gather, s = 0..W-2: send seg(s), receive seg(s+1). Every rank starts with its own.
 //   All-reduce: reduce-scatter, then all-gather of the reduced segments.
 // Within a step every (segment, channel) block is cut into chunks; chunk k of a block is sent
 // once its chunk k has arrived (RankScheduleBuilder derives that), so chunks pipeline around
@@ -15,16 +19,14 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "collectives/layout.h"
 #include "collectives/rank_schedule_builder.h"
+#include "collectives/ring_order.h"
 
 namespace nbox::coll {
 namespace {
-
-int Mod(int value, int modulus) {
-  return ((value % modulus) + modulus) % modulus;
-}
 
 void CheckSize(const CollectiveSpec& spec, int phases) {
   const uint64_t bound = 2 * static_cast<uint64_t>(phases) * ChunkCountBound(spec);
@@ -46,15 +48,21 @@ class RingBuilder {
       : spec_(spec),
         rank_(rank),
         grid_(spec, order),
-        steps_(rank, spec.bytes, grid_.region_count()) {}
+        steps_(rank, spec.bytes, grid_.region_count()) {
+    for (int channel = 0; channel < spec.channels; ++channel) {
+      orders_.emplace_back(spec, channel);
+    }
+  }
 
-  // Relative segment name seg(j) of the file comment.
-  int Segment(int back) const { return Mod(rank_ - back, spec_.world_size); }
-
-  void AddStep(int send_segment, int recv_segment, bool reduce) {
-    const int next = Mod(rank_ + 1, spec_.world_size);
-    const int prev = Mod(rank_ - 1, spec_.world_size);
+  // One ring step on every channel: send seg(send_back), receive seg(recv_back) (file comment).
+  void AddStep(int send_back, int recv_back, bool reduce) {
     for (int channel = 0; channel < spec_.channels; ++channel) {
+      const RingOrder& ring = orders_[channel];
+      const int position = ring.PositionOf(rank_);
+      const int next = ring.RankAt(position + 1);
+      const int prev = ring.RankAt(position - 1);
+      const int send_segment = ring.RankAt(position - send_back);
+      const int recv_segment = ring.RankAt(position - recv_back);
       const int send_chunks = grid_.chunks(send_segment, channel);
       const int recv_chunks = grid_.chunks(recv_segment, channel);
       for (int k = 0; k < std::max(send_chunks, recv_chunks); ++k) {
@@ -73,6 +81,7 @@ class RingBuilder {
   int rank_;
   BlockGrid grid_;
   RankScheduleBuilder steps_;
+  std::vector<RingOrder> orders_;  // per channel
 };
 
 }  // namespace
@@ -90,10 +99,10 @@ RankSchedule BuildRingRankSchedule(const CollectiveSpec& spec, int rank) {
   RingBuilder ring(spec, rank, order);
   const int steps = spec.world_size - 1;
   if (reduce_scatter) {
-    for (int s = 0; s < steps; ++s) ring.AddStep(ring.Segment(1 + s), ring.Segment(2 + s), true);
+    for (int s = 0; s < steps; ++s) ring.AddStep(1 + s, 2 + s, true);
   }
   if (all_gather) {
-    for (int s = 0; s < steps; ++s) ring.AddStep(ring.Segment(s), ring.Segment(s + 1), false);
+    for (int s = 0; s < steps; ++s) ring.AddStep(s, s + 1, false);
   }
   return std::move(ring).Finish();
 }

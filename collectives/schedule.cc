@@ -4,6 +4,7 @@
 #include <string>
 
 #include "collectives/broadcast.h"
+#include "collectives/hierarchical.h"
 #include "collectives/layout.h"
 #include "collectives/ring.h"
 
@@ -27,7 +28,7 @@ bool IsKnown(CollectiveOp op) {
 }
 
 bool IsKnown(Algorithm algorithm) {
-  return algorithm == Algorithm::kRing;
+  return algorithm == Algorithm::kRing || algorithm == Algorithm::kHierarchical;
 }
 
 }  // namespace
@@ -50,6 +51,8 @@ std::string_view ToString(Algorithm algorithm) {
   switch (algorithm) {
     case Algorithm::kRing:
       return "Ring";
+    case Algorithm::kHierarchical:
+      return "Hierarchical";
   }
   return "unknown";
 }
@@ -73,6 +76,19 @@ void ValidateSpec(const CollectiveSpec& spec) {
     Invalid("root",
             std::to_string(spec.root) + " is not in 0.." + std::to_string(spec.world_size - 1));
   }
+  if (spec.ranks_per_server < 0 ||
+      (spec.ranks_per_server > 0 && spec.world_size % spec.ranks_per_server != 0)) {
+    Invalid("ranks_per_server", std::to_string(spec.ranks_per_server) +
+                                    " must be 0 (no servers) or divide world_size (" +
+                                    std::to_string(spec.world_size) + ")");
+  }
+  if (spec.algorithm == Algorithm::kHierarchical && spec.op != CollectiveOp::kAllReduce) {
+    Invalid("algorithm",
+            "Hierarchical is an all-reduce algorithm; op is " + std::string(ToString(spec.op)));
+  }
+  if (spec.algorithm == Algorithm::kHierarchical && spec.ranks_per_server == 0) {
+    Invalid("ranks_per_server", "Hierarchical needs the ranks per server, got 0");
+  }
   if (spec.element_bytes == 0) Invalid("element_bytes", "must be at least 1");
   if (spec.bytes % spec.element_bytes != 0) {
     Invalid("bytes", std::to_string(spec.bytes) + " is not a multiple of element_bytes (" +
@@ -92,6 +108,8 @@ RankSchedule BuildRankSchedule(const CollectiveSpec& spec, int rank) {
     case Algorithm::kRing:
       return spec.op == CollectiveOp::kBroadcast ? BuildRingBroadcastRankSchedule(spec, rank)
                                                  : BuildRingRankSchedule(spec, rank);
+    case Algorithm::kHierarchical:
+      return BuildHierarchicalRankSchedule(spec, rank);
   }
   throw std::logic_error("BuildRankSchedule: algorithm not dispatched");
 }

@@ -20,7 +20,9 @@
 namespace nbox::coll {
 
 enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast };
-enum class Algorithm { kRing };
+// kRing: NCCL's ring (ring.h). kHierarchical: all-reduce in three phases over servers
+// (hierarchical.h); needs ranks_per_server.
+enum class Algorithm { kRing, kHierarchical };
 
 std::string_view ToString(CollectiveOp op);
 std::string_view ToString(Algorithm algorithm);
@@ -47,6 +49,12 @@ struct CollectiveSpec {
   int channels = 1;            // parallel rings, each moving a contiguous 1/channels slice
   uint64_t chunk_bytes = 0;    // pipelining unit inside a ring step; 0 = no chunking
   int root = 0;                // Broadcast only: the rank whose data every rank receives
+  // Ranks per scale-up server (GPUs on one NVSwitch), placed server-major: rank r is local
+  // GPU r % n of server r / n. 0 = no servers known. When > 0, world_size must be a multiple
+  // of it; rings then keep each server's ranks consecutive and cross between servers only
+  // between GPUs of the same local index (ring_order.h), and kHierarchical may be used.
+  // Broadcast ignores it.
+  int ranks_per_server = 0;
 };
 
 // Limits that keep a bad spec from exhausting memory (BuildRankSchedule is O(steps)).

@@ -1,0 +1,47 @@
+// The order in which a channel's ring visits the ranks.
+//
+// Without servers (spec.ranks_per_server == 0) every channel's ring is 0 -> 1 -> ... -> W-1.
+// With servers of G ranks (rank r = local GPU r % G of server r / G), the ring visits each
+// server's ranks consecutively, so every hop inside a server is an NVLink hop, and crosses
+// from server s to server s+1 (and from the last back to server 0) between GPUs of the same
+// local index, so a rail-optimised fabric carries each crossing on one rail and never through
+// a spine (NCCL's rail-aligned rings).
+//
+// Server s is entered at local index e(s) and left at x(s) = e(s+1); in between the ring
+// visits the server's other GPUs in ascending local index from e(s)+1 (cyclically). That
+// needs e(s) != e(s+1) for every s, a closed walk of length S over the G local indices:
+//   S even:                e(s) = s mod 2 (0, 1, 0, 1, ...);
+//   S odd, G >= 3:         0, 1, 0, 1, ..., 0, 1, 2;
+//   S odd, G == 2:         impossible; 0, 1, ..., 0, and the last server, entered at 0,
+//                          leaves at 1, so the hop back to server 0 changes rails;
+//   S == 1 or G == 1:      the plain order (a single server's ring closes over NVLink).
+// Channel c adds c * u (mod G) to every local index, u being the number of local indices the
+// walk uses (2, or 3 for odd S), so up to G / u channels cross on disjoint rails.
+#pragma once
+
+#include "collectives/schedule.h"
+
+namespace nbox::coll {
+
+class RingOrder {
+ public:
+  // `spec` must be valid (ValidateSpec) and 0 <= channel < spec.channels. O(1).
+  RingOrder(const CollectiveSpec& spec, int channel);
+
+  // The rank at ring position `position` (taken modulo world size; negative allowed).
+  int RankAt(int position) const;
+  int PositionOf(int rank) const;
+  int Next(int rank) const { return RankAt(PositionOf(rank) + 1); }
+  int Previous(int rank) const { return RankAt(PositionOf(rank) - 1); }
+
+ private:
+  int Entry(int server) const;  // local index the ring enters `server` at
+  int Exit(int server) const;   // local index it leaves `server` from
+
+  int world_;
+  int gpus_;     // ranks per server (world_ when there are no servers)
+  int servers_;  // world_ / gpus_
+  int offset_;   // channel's shift of every local index
+};
+
+}  // namespace nbox::coll
