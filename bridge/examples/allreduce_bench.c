@@ -164,12 +164,12 @@ int main(int argc, char** argv) {
   for (int it = 0; it < warmup + iterations; ++it) {
     const uint64_t start = IterationClockNs(comm);
     const double wall_start = Now();
-    CHECK(MarkIteration(comm, 1));
+    CHECK(MarkIteration(comm, (uint64_t)it, 1));
     if (compute_us > 0) SleepUntil(Now() + compute_us * 1e-6);
     nboxRequest_t request = NULL;
     CHECK(nboxAllReduce(send, recv, count, nboxFloat32, nboxSum, comm, &request));
     CHECK(nboxWait(request));
-    CHECK(MarkIteration(comm, 0));
+    CHECK(MarkIteration(comm, (uint64_t)it, 0));
     if (it >= warmup) {
       total += 1e-9 * (double)(IterationClockNs(comm) - start);
       total_wall += Now() - wall_start;

@@ -20,9 +20,10 @@ static inline uint64_t IterationClockNs(nboxComm_t comm) {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* Tells nbox-cosim where an iteration begins (begin = 1) and ends (begin = 0). */
-static inline nboxResult_t MarkIteration(nboxComm_t comm, int begin) {
+/* Tells nbox-cosim where iteration `iteration` begins (begin = 1) and ends (begin = 0). */
+static inline nboxResult_t MarkIteration(nboxComm_t comm, uint64_t iteration, int begin) {
   (void)comm;
+  (void)iteration;
   (void)begin;
   return nboxSuccess;
 }

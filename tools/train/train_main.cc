@@ -114,7 +114,7 @@ int Train(const Options& options) {
   for (int step = 0; step < options.warmup + options.steps; ++step) {
     const uint64_t start = IterationClockNs(comm);
     const auto wall_start = std::chrono::steady_clock::now();
-    Check(MarkIteration(comm, 1), "MarkIteration", comm);
+    Check(MarkIteration(comm, step, 1), "MarkIteration", comm);
     const uint64_t first_sample = static_cast<uint64_t>(step) * options.global_batch +
                                   static_cast<uint64_t>(rank) * local_batch;
     task.Draw(first_sample, local_batch, &inputs, &targets);
@@ -124,7 +124,7 @@ int Train(const Options& options) {
     mlp.Backward(parameters, gradient.data(), [&](int layer) { allreduce.OnLayerDone(layer); });
     allreduce.Finish();
     SgdStep(options.learning_rate, gradient.data(), &parameters);
-    Check(MarkIteration(comm, 0), "MarkIteration", comm);
+    Check(MarkIteration(comm, step, 0), "MarkIteration", comm);
     const uint64_t elapsed = IterationClockNs(comm) - start;
     const double wall_elapsed_ns =
         std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - wall_start)
