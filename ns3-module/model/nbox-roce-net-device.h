@@ -62,6 +62,9 @@ class NboxRoceNetDevice : public NetDevice, public NboxPortCounterSource
      * queue more. */
     using TxReadyCallback = Callback<void, Ptr<NboxRoceNetDevice>>;
 
+    /** Signature of the PfcTx and PfcRx trace sources. */
+    typedef void (*PfcTracedCallback)(uint8_t priority, bool pause);
+
     static TypeId GetTypeId();
     NboxRoceNetDevice();
     ~NboxRoceNetDevice() override;
@@ -160,7 +163,9 @@ class NboxRoceNetDevice : public NetDevice, public NboxPortCounterSource
   private:
     /** Starts serialising the next eligible frame if the transmitter is idle. */
     void TransmitNext();
-    void TransmitComplete();
+    void TransmitComplete(Ptr<const Packet> frame);
+    /** Serialisation time of the next frame of `bytes`, exact over a run of frames. */
+    Time NextTxTime(uint32_t bytes);
     /** Applies a received PFC frame. */
     void ReceivePfc(const NboxRoceHeader& header);
     void SetPaused(uint8_t prio, bool paused);
@@ -183,6 +188,7 @@ class NboxRoceNetDevice : public NetDevice, public NboxPortCounterSource
     std::array<uint64_t, NboxRoceHeader::kNPriorities> m_queuedBytes;
     uint64_t m_totalQueuedBytes;
     bool m_transmitting;
+    uint64_t m_txResidual; //!< remainder of bits x ticks-per-second / rate (NextTxTime)
 
     std::array<bool, NboxRoceHeader::kNPriorities> m_paused;
     std::array<Time, NboxRoceHeader::kNPriorities> m_pausedSince;
