@@ -1,0 +1,179 @@
+// ReadCollectiveTrace on hand-written traces: sizes in nbox's convention, launch order, and
+// every refusal with its file:line.
+#include "workloads/collective_trace.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+namespace nbox::work {
+namespace {
+
+constexpr const char* kFixture = "tests/workloads/fixtures/two_rank_trace.jsonl";
+
+struct LineSpec {
+  int rank = 0;
+  std::string func = "AllReduce";
+  std::string count = "4";
+  std::string datatype = "ncclFloat32";
+  uint64_t start = 0;
+  uint64_t end = 10;
+  int nranks = 2;
+  std::string comm = "0x0000000000000001";
+  int root = 0;
+  int version = 1;
+};
+
+std::string Line(const LineSpec& s) {
+  std::ostringstream out;
+  out << "{\"v\":" << s.version << ",\"kind\":\"coll\",\"comm\":\"" << s.comm
+      << "\",\"nranks\":" << s.nranks << ",\"rank\":" << s.rank << ",\"func\":\"" << s.func
+      << "\",\"count\":" << s.count << ",\"datatype\":\"" << s.datatype << "\",\"root\":" << s.root
+      << ",\"start_ns\":" << s.start << ",\"end_ns\":" << s.end << "}\n";
+  return out.str();
+}
+
+CollectiveTrace Parse(const std::string& text) {
+  std::istringstream in(text);
+  return ParseCollectiveTrace(in, "t.jsonl");
+}
+
+// The message of the TraceError that parsing `text` throws ("" if it does not throw).
+std::string ErrorOf(const std::string& text) {
+  try {
+    Parse(text);
+  } catch (const TraceError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(CollectiveTrace, ReadsTheFixtureByRankInLaunchOrder) {
+  const CollectiveTrace trace = ReadCollectiveTrace(kFixture);
+  EXPECT_EQ(trace.path, kFixture);
+  EXPECT_EQ(trace.comm, "0x00000000000000aa");
+  ASSERT_EQ(trace.nranks, 2);
+  ASSERT_EQ(trace.ranks.size(), 2u);
+  // Rank 0: lines 1, 6, 5 (the reduce-scatter's line came first but it started later).
+  const auto& r0 = trace.ranks[0];
+  ASSERT_EQ(r0.size(), 3u);
+  EXPECT_EQ(r0[0].line, 1);
+  EXPECT_EQ(r0[0].op, coll::CollectiveOp::kAllReduce);
+  EXPECT_EQ(r0[0].bytes, 262144u * 4);  // count x float32
+  EXPECT_EQ(r0[0].start_ns, 1000u);
+  EXPECT_EQ(r0[0].end_ns, 5000u);
+  EXPECT_EQ(r0[1].line, 6);
+  EXPECT_EQ(r0[1].op, coll::CollectiveOp::kAllGather);
+  EXPECT_EQ(r0[1].bytes, 4096u * 2);  // NCCL's per-rank bytes x 2 ranks: the output
+  EXPECT_EQ(r0[2].line, 5);
+  EXPECT_EQ(r0[2].op, coll::CollectiveOp::kReduceScatter);
+  EXPECT_EQ(r0[2].bytes, 1024u * 2 * 2);  // per-rank count x bf16 x 2 ranks: the input
+  // Rank 1: lines 2, 4, 7 (line 3 is blank).
+  const auto& r1 = trace.ranks[1];
+  ASSERT_EQ(r1.size(), 3u);
+  EXPECT_EQ(r1[0].line, 2);
+  EXPECT_EQ(r1[1].line, 4);
+  EXPECT_EQ(r1[2].line, 7);
+  EXPECT_EQ(r1[2].start_ns, 12500u);
+}
+
+TEST(CollectiveTrace, BroadcastSizeIsItsBuffer) {
+  LineSpec a{0, "Broadcast", "1000", "ncclInt8"};
+  LineSpec b{1, "Broadcast", "1000", "ncclInt8"};
+  const CollectiveTrace trace = Parse(Line(a) + Line(b));
+  EXPECT_EQ(trace.ranks[0][0].op, coll::CollectiveOp::kBroadcast);
+  EXPECT_EQ(trace.ranks[0][0].bytes, 1000u);
+}
+
+TEST(CollectiveTrace, EveryDatatypeHasItsSize) {
+  const std::pair<const char*, uint64_t> sizes[] = {
+      {"ncclInt8", 1},    {"ncclUint8", 1},    {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1},
+      {"ncclFloat16", 2}, {"ncclBfloat16", 2}, {"ncclInt32", 4},      {"ncclUint32", 4},
+      {"ncclFloat32", 4}, {"ncclInt64", 8},    {"ncclUint64", 8},     {"ncclFloat64", 8}};
+  for (const auto& [name, size] : sizes) {
+    LineSpec line{0, "AllReduce", "3", name};
+    line.nranks = 1;
+    EXPECT_EQ(Parse(Line(line)).ranks[0][0].bytes, 3 * size) << name;
+  }
+}
+
+TEST(CollectiveTrace, RefusalsNameFileLineAndReason) {
+  LineSpec ok0{0};
+  LineSpec ok1{1};
+  const std::string good = Line(ok0) + Line(ok1);
+
+  EXPECT_EQ(ErrorOf(good + "{not json\n").rfind("t.jsonl:3: not a line of JSON", 0), 0u);
+  EXPECT_EQ(ErrorOf("[1,2]\n"), "t.jsonl:1: expected a JSON object");
+
+  LineSpec v2{0};
+  v2.version = 2;
+  EXPECT_EQ(ErrorOf(Line(v2)),
+            "t.jsonl:1: trace format version 2 is not 1, the one this nbox reads");
+  EXPECT_EQ(ErrorOf("{\"v\":1,\"kind\":\"p2p\"}\n"),
+            "t.jsonl:1: unknown \"kind\" 'p2p' (expected coll)");
+  EXPECT_EQ(ErrorOf("{\"v\":1,\"kind\":\"coll\",\"comm\":\"0x1\",\"nranks\":1,\"rank\":0}\n"),
+            "t.jsonl:1: missing field \"func\"");
+
+  LineSpec reduce{0, "Reduce"};
+  EXPECT_EQ(ErrorOf(Line(reduce)),
+            "t.jsonl:1: Reduce cannot be replayed: nbox simulates AllReduce, AllGather, "
+            "ReduceScatter and Broadcast");
+  LineSpec bad_type{0, "AllReduce", "4", "Unknown"};
+  EXPECT_EQ(ErrorOf(Line(bad_type)),
+            "t.jsonl:1: unknown datatype 'Unknown' (expected an NCCL name such as ncclFloat32)");
+  LineSpec negative{0, "AllReduce", "-4"};
+  EXPECT_EQ(ErrorOf(Line(negative)), "t.jsonl:1: \"count\" must be a whole number >= 0, got -4");
+  LineSpec zero{0, "AllReduce", "0"};
+  EXPECT_EQ(ErrorOf(Line(zero)),
+            "t.jsonl:1: \"count\" is 0; NCCL launches no collective of 0 elements");
+  LineSpec backwards{0, "AllReduce", "4", "ncclFloat32", 50, 40};
+  EXPECT_EQ(ErrorOf(Line(backwards)), "t.jsonl:1: \"end_ns\" 40 is before \"start_ns\" 50");
+  LineSpec outside{2};
+  EXPECT_EQ(ErrorOf(Line(outside)), "t.jsonl:1: \"rank\" must be a whole number in [0, 1], got 2");
+  LineSpec root{0, "Broadcast", "8", "ncclInt8"};
+  root.root = 1;
+  EXPECT_EQ(ErrorOf(Line(root)),
+            "t.jsonl:1: a Broadcast from a root other than rank 0 cannot be replayed (nbox's "
+            "workloads broadcast from rank 0)");
+  LineSpec other_comm{1};
+  other_comm.comm = "0x0000000000000002";
+  EXPECT_EQ(ErrorOf(Line(ok0) + "\n" + Line(other_comm)),
+            "t.jsonl:3: communicator 0x0000000000000002 is not 0x0000000000000001 (line 1): the "
+            "trace holds collectives of several communicators; keep the lines of one (e.g. grep "
+            "'\"comm\":\"0x0000000000000001\"')");
+  LineSpec other_size{1};
+  other_size.nranks = 4;
+  EXPECT_EQ(ErrorOf(Line(ok0) + Line(other_size)), "t.jsonl:2: nranks 4 is not 2 (line 1)");
+}
+
+TEST(CollectiveTrace, RefusesTracesWhoseRanksDisagree) {
+  EXPECT_EQ(ErrorOf(""), "t.jsonl: the trace holds no collective");
+  EXPECT_EQ(ErrorOf("\n  \n"), "t.jsonl: the trace holds no collective");
+  EXPECT_EQ(ErrorOf(Line(LineSpec{0})),
+            "t.jsonl: rank 1 of 2 has no collective in the trace (record every rank, or all "
+            "ranks into one file)");
+  // Rank 1's second collective (line 4) is an all-gather where rank 0 ran an all-reduce.
+  LineSpec a0{0, "AllReduce", "4", "ncclFloat32", 0, 10};
+  LineSpec b0{0, "AllReduce", "4", "ncclFloat32", 20, 30};
+  LineSpec a1{1, "AllReduce", "4", "ncclFloat32", 0, 10};
+  LineSpec b1{1, "AllGather", "8", "ncclInt8", 20, 30};
+  EXPECT_EQ(ErrorOf(Line(a0) + Line(b0) + Line(a1) + Line(b1)),
+            "t.jsonl:4: rank 1's collective #1 (AllGather of 16 B) differs from rank 0's (line "
+            "2: AllReduce of 16 B); every rank must run the same collectives in the same order");
+  EXPECT_EQ(ErrorOf(Line(a0) + Line(b0) + Line(a1)),
+            "t.jsonl: rank 1 has 1 collectives but rank 0 has 2");
+}
+
+TEST(CollectiveTrace, AMissingFileIsNamed) {
+  try {
+    ReadCollectiveTrace("tests/workloads/fixtures/no-such-trace.jsonl");
+    FAIL() << "no error";
+  } catch (const TraceError& error) {
+    EXPECT_STREQ(error.what(),
+                 "tests/workloads/fixtures/no-such-trace.jsonl: cannot open the trace file");
+  }
+}
+
+}  // namespace
+}  // namespace nbox::work

@@ -1,0 +1,106 @@
+// MakeTraceReplayPrograms on the hand-written two-rank trace: the ops worked out by hand from
+// the rules in workloads/trace_replay.h.
+#include "workloads/trace_replay.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "workloads/collective_trace.h"
+
+namespace nbox::work {
+namespace {
+
+// A compact picture of an op: "begin 0", "coll AllReduce 1048576 trace line 1", "wait",
+// "compute 1000ns gap before trace line 6", "end 0".
+std::vector<std::string> Describe(const RankProgram& program, int iteration) {
+  std::vector<std::string> lines;
+  for (const Op& op : program.ops) {
+    if (op.iteration != iteration) continue;
+    switch (op.kind) {
+      case OpKind::kIterationBegin:
+        lines.push_back("begin " + std::to_string(op.iteration));
+        break;
+      case OpKind::kIterationEnd:
+        lines.push_back("end " + std::to_string(op.iteration));
+        break;
+      case OpKind::kWaitCollectives:
+        lines.push_back("wait");
+        break;
+      case OpKind::kCompute:
+        lines.push_back("compute " + std::to_string(std::llround(op.duration_s * 1e9)) + "ns " +
+                        op.label);
+        break;
+      case OpKind::kCollective:
+        lines.push_back("coll " + std::string(coll::ToString(op.collective)) + " " +
+                        std::to_string(op.bytes) + " " + op.label);
+        break;
+    }
+  }
+  return lines;
+}
+
+CollectiveTrace Fixture() {
+  return ReadCollectiveTrace("tests/workloads/fixtures/two_rank_trace.jsonl");
+}
+
+TEST(TraceReplay, RankZeroWaitsWhenItLaunchedAfterTheEndAndOverlapsOtherwise) {
+  const std::vector<RankProgram> programs = MakeTraceReplayPrograms(Fixture(), 1);
+  ASSERT_EQ(programs.size(), 2u);
+  EXPECT_EQ(programs[0].iterations, 1);
+  // AllReduce 1000-5000; AllGather 6000-11900 starts after it ended: wait, 1000 ns;
+  // ReduceScatter starts at 7000 while the all-gather runs: 7000 - 6000 ns, no wait.
+  EXPECT_EQ(Describe(programs[0], 0),
+            (std::vector<std::string>{"begin 0", "coll AllReduce 1048576 trace line 1", "wait",
+                                      "compute 1000ns gap before trace line 6",
+                                      "coll AllGather 8192 trace line 6",
+                                      "compute 1000ns gap before trace line 5",
+                                      "coll ReduceScatter 4096 trace line 5", "wait", "end 0"}));
+}
+
+TEST(TraceReplay, RankOneHasItsOwnGaps) {
+  const std::vector<RankProgram> programs = MakeTraceReplayPrograms(Fixture(), 1);
+  // AllReduce 1200-5100; AllGather 9100-12000: wait, 4000 ns; ReduceScatter 12500: wait,
+  // 500 ns.
+  EXPECT_EQ(Describe(programs[1], 0),
+            (std::vector<std::string>{"begin 0", "coll AllReduce 1048576 trace line 2", "wait",
+                                      "compute 4000ns gap before trace line 4",
+                                      "coll AllGather 8192 trace line 4", "wait",
+                                      "compute 500ns gap before trace line 7",
+                                      "coll ReduceScatter 4096 trace line 7", "wait", "end 0"}));
+}
+
+TEST(TraceReplay, EachIterationReplaysTheWholeTrace) {
+  const std::vector<RankProgram> programs = MakeTraceReplayPrograms(Fixture(), 3);
+  EXPECT_EQ(programs[1].iterations, 3);
+  EXPECT_EQ(programs[1].ops.size(), 3u * 10);
+  EXPECT_EQ(Describe(programs[1], 2),
+            (std::vector<std::string>{"begin 2", "coll AllReduce 1048576 trace line 2", "wait",
+                                      "compute 4000ns gap before trace line 4",
+                                      "coll AllGather 8192 trace line 4", "wait",
+                                      "compute 500ns gap before trace line 7",
+                                      "coll ReduceScatter 4096 trace line 7", "wait", "end 2"}));
+}
+
+TEST(TraceReplay, BackToBackCollectivesGetNoComputeOp) {
+  CollectiveTrace trace;
+  trace.nranks = 1;
+  trace.ranks = {{{1, coll::CollectiveOp::kAllReduce, 64, 0, 100},
+                  {2, coll::CollectiveOp::kAllReduce, 64, 100, 200},
+                  {3, coll::CollectiveOp::kAllReduce, 64, 150, 300}}};
+  EXPECT_EQ(Describe(MakeTraceReplayPrograms(trace, 1)[0], 0),
+            (std::vector<std::string>{"begin 0", "coll AllReduce 64 trace line 1", "wait",
+                                      "coll AllReduce 64 trace line 2",
+                                      "compute 50ns gap before trace line 3",
+                                      "coll AllReduce 64 trace line 3", "wait", "end 0"}));
+}
+
+TEST(TraceReplay, RefusesZeroIterations) {
+  EXPECT_THROW(MakeTraceReplayPrograms(Fixture(), 0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nbox::work

@@ -1,0 +1,52 @@
+// A collective trace recorded by the profiler of libnccl-net-nbox.so (NBOX_PROFILE_TRACE; the
+// format is in bridge/README.md, "The collective trace"): one JSON line per collective per
+// rank. ReadCollectiveTrace checks it and sorts it by rank; trace_replay.h turns it into
+// RankPrograms.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collectives/schedule.h"
+
+namespace nbox::work {
+
+// "path:line: what is wrong" (or "path: ..." for the trace as a whole).
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TraceCollective {
+  int line = 0;  // 1-based line of the file
+  coll::CollectiveOp op = coll::CollectiveOp::kAllReduce;
+  // In nbox's (nccl-tests') size convention, from count x the datatype's size: the all-reduce
+  // and broadcast buffer, the all-gather output and the reduce-scatter input (NCCL's count
+  // is per rank for these two, so they are multiplied by nranks).
+  uint64_t bytes = 0;
+  uint64_t start_ns = 0;  // when the rank launched it (host clock)
+  uint64_t end_ns = 0;    // when its last work stopped (>= start_ns)
+};
+
+struct CollectiveTrace {
+  std::string path;
+  std::string comm;  // the communicator's id, as written ("0x...")
+  int nranks = 0;
+  // ranks[r]: rank r's collectives in launch order (start_ns, then line). Every rank has the
+  // same sequence of (op, bytes).
+  std::vector<std::vector<TraceCollective>> ranks;
+};
+
+// Reads and checks a trace file. Throws TraceError naming the file and line: a line that is
+// not a JSON object of format version 1, a missing or mistyped field, a collective nbox cannot
+// replay (Reduce, AlltoAll, ...; a broadcast from a root other than 0), an unknown datatype,
+// end before start, a second communicator, a rank outside nranks, a rank without collectives,
+// ranks whose sequences of collectives differ, an empty file.
+CollectiveTrace ReadCollectiveTrace(const std::string& path);
+// The same from a stream; `path` only names it in messages.
+CollectiveTrace ParseCollectiveTrace(std::istream& in, const std::string& path);
+
+}  // namespace nbox::work

@@ -1,0 +1,28 @@
+// Replaying a recorded collective trace (collective_trace.h) as RankPrograms: each rank
+// launches the collectives it launched in the trace, with the compute between them that the
+// trace implies.
+//
+// Per rank, with its collectives c_0 .. c_{n-1} in launch order (start s_i, end e_i):
+//   c_0 is launched at once;
+//   if s_i >= e_{i-1} (the rank launched c_i only after c_{i-1} had finished), it is taken to
+//     have waited for it: WaitCollectives, then compute for s_i - e_{i-1}, then c_i;
+//   else (c_i launched while c_{i-1} still ran), compute for s_i - s_{i-1}, then c_i, no wait.
+// A compute of 0 ns is left out. One iteration replays the whole trace and ends with
+// WaitCollectives; the time before the first collective and after the last is not in the
+// trace and not replayed. The first rule is a guess: a rank that launched c_i late for another
+// reason (compute longer than c_{i-1}) is replayed as waiting for c_{i-1}, which makes it wait
+// longer than it did whenever the simulated c_{i-1} is slower than the recorded one.
+#pragma once
+
+#include <vector>
+
+#include "workloads/collective_trace.h"
+#include "workloads/program.h"
+
+namespace nbox::work {
+
+// One program per rank of the trace, each `iterations` (>= 1) replays long. Throws
+// std::invalid_argument for iterations < 1.
+std::vector<RankProgram> MakeTraceReplayPrograms(const CollectiveTrace& trace, int iterations);
+
+}  // namespace nbox::work
