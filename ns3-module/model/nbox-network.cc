@@ -129,14 +129,20 @@ NboxNetwork::AddPort(uint32_t linkId, const std::string& fromNode, const std::st
     port.device = device;
     port.queueDisc = queueDisc;
     port.counters = Create<PortCounters>();
+    port.deviceCounters = dynamic_cast<const NboxPortCounterSource*>(PeekPointer(device));
+    NS_ABORT_MSG_IF(port.deviceCounters && queueDisc,
+                    "NboxNetwork: port " << fromNode << "->" << toNode
+                                         << " has both a counting device and a queue disc");
 
     // PhyTxBegin sees every packet the device puts on the wire, link-layer header included.
     bool ok = device->TraceConnectWithoutContext("PhyTxBegin",
                                                  MakeBoundCallback(&CountTx, port.counters));
     // MacTxDrop: the device queue refused a packet (rare: the queue disc stops before it).
+    // A counting device reports its drops itself.
     ok = ok
-      && device->TraceConnectWithoutContext("MacTxDrop",
-                                            MakeBoundCallback(&CountDeviceDrop, port.counters));
+      && (port.deviceCounters
+          || device->TraceConnectWithoutContext(
+              "MacTxDrop", MakeBoundCallback(&CountDeviceDrop, port.counters)));
     NS_ABORT_MSG_UNLESS(ok, "NboxNetwork: device " << device->GetInstanceTypeId().GetName()
                                                    << " lacks the PhyTxBegin/MacTxDrop traces");
     if (queueDisc)
@@ -177,7 +183,9 @@ NboxNetwork::SamplePorts(std::vector<PortSample>& samples) const
     {
         const Port& port = m_ports[i];
         samples[i].txBytes = port.counters->txBytes;
-        samples[i].queueBytes = port.queueDisc ? port.queueDisc->GetNBytes() : 0;
+        samples[i].queueBytes = port.deviceCounters ? port.deviceCounters->GetQueuedBytes()
+                                : port.queueDisc    ? port.queueDisc->GetNBytes()
+                                                    : 0;
     }
 }
 
@@ -203,6 +211,15 @@ NboxNetwork::GetStats() const
             p.drops += q.nTotalDroppedPackets;
             p.ecnMarks = q.nTotalMarkedPackets;
         }
+        if (port.deviceCounters)
+        {
+            p.drops = port.deviceCounters->GetDropCount();
+            p.ecnMarks = port.deviceCounters->GetEcnMarkCount();
+            p.peakQueueBytes = port.deviceCounters->GetPeakQueuedBytes();
+            p.pfcPausesSent = port.deviceCounters->GetPfcPausesSent();
+            p.pfcPausesReceived = port.deviceCounters->GetPfcPausesReceived();
+            p.pausedSeconds = port.deviceCounters->GetPausedTime().GetSeconds();
+        }
 
         stats.wireBytes += p.txBytes;
         if (!p.fromSwitch)
@@ -211,6 +228,9 @@ NboxNetwork::GetStats() const
         }
         stats.drops += p.drops;
         stats.ecnMarks += p.ecnMarks;
+        stats.pfcPausesSent += p.pfcPausesSent;
+        stats.pfcPausesReceived += p.pfcPausesReceived;
+        stats.pausedSeconds += p.pausedSeconds;
         // Strictly greater: the first port to reach the peak names it, so the result does
         // not depend on anything but the port order.
         if (p.fromSwitch

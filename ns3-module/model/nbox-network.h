@@ -6,6 +6,7 @@
 #define NBOX_NETWORK_H
 
 #include "ns3/ipv4-address.h"
+#include "ns3/nbox-port-counter-source.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"
 #include "ns3/object.h"
@@ -31,6 +32,10 @@ struct NboxPortStats
     uint64_t drops = 0;          //!< queue-full, RED and device drops at this port
     uint64_t ecnMarks = 0;       //!< packets marked CE at this port
     uint64_t peakQueueBytes = 0; //!< largest queue disc backlog (IP bytes) seen
+    // PFC, on ports whose device counts it (RoCE path); zero on the TCP path.
+    uint64_t pfcPausesSent = 0;     //!< PFC pause frames this port sent to its peer
+    uint64_t pfcPausesReceived = 0; //!< PFC pause frames this port received from its peer
+    double pausedSeconds = 0;       //!< time with at least one priority paused by the peer
 };
 
 struct NboxNetworkStats
@@ -39,6 +44,9 @@ struct NboxNetworkStats
     uint64_t wireBytes = 0;   //!< wire bytes sent on all ports
     uint64_t drops = 0;
     uint64_t ecnMarks = 0;
+    uint64_t pfcPausesSent = 0;     //!< summed over ports
+    uint64_t pfcPausesReceived = 0; //!< summed over ports
+    double pausedSeconds = 0;       //!< summed over ports
     uint64_t peakQueueBytes = 0;      //!< largest backlog seen at any switch port
     std::string peakQueuePort;        //!< "leaf0->spine1"
     std::vector<NboxPortStats> ports; //!< in the order of link id, then direction
@@ -97,6 +105,10 @@ class NboxNetwork : public Object
      * Appends an egress port and connects its counters to the traces of `device` (wire bytes,
      * device drops) and of `queueDisc` (backlog peak; drops and marks are read from its
      * statistics). `queueDisc` may be null for a port without one.
+     *
+     * When `device` implements NboxPortCounterSource (the RoCE path's NboxRoceNetDevice),
+     * drops, ECN marks, backlog and its peak, and PFC counters come from it instead, and
+     * `queueDisc` must be null; wire bytes still come from PhyTxBegin.
      */
     void AddPort(uint32_t linkId, const std::string& fromNode, const std::string& toNode,
                  bool fromSwitch, Ptr<NetDevice> device, Ptr<QueueDisc> queueDisc);
@@ -127,6 +139,9 @@ class NboxNetwork : public Object
         bool fromSwitch = false;
         Ptr<NetDevice> device;
         Ptr<QueueDisc> queueDisc;
+        /** The device's own counters (a view into `device`, which the port keeps alive), or
+         * null when the port counts from traces and its queue disc. */
+        const NboxPortCounterSource* deviceCounters = nullptr;
         Ptr<PortCounters> counters;
     };
 
