@@ -126,6 +126,20 @@ std::shared_ptr<const coll::RankSchedule> PointToPointSchedule(const Communicato
   return schedule;
 }
 
+// What nboxNetExt_v2.reportOp gets for a call (`redop` -1: the call does not reduce).
+nboxOpReport Report(int op, nboxDataType_t type, int redop, size_t count, uint64_t bytes,
+                    int root) {
+  nboxOpReport report{};
+  report.kind = NBOX_OP_REPORT_COLLECTIVE;
+  report.op = op;
+  report.dtype = static_cast<int>(type);
+  report.redop = redop < 0 ? 0 : redop;
+  report.root = root;
+  report.count = count;
+  report.bytes = bytes;
+  return report;
+}
+
 // Runs the call now, or adds it to the open group.
 void Submit(nboxComm* comm, Part part, nboxRequest_t* request) {
   std::shared_ptr<Operation> operation;
@@ -200,6 +214,7 @@ using nbox::host::Describe;
 using nbox::host::Guard;
 using nbox::host::HostError;
 using nbox::host::Part;
+using nbox::host::Report;
 using nbox::host::SpecFor;
 using nbox::host::Submit;
 namespace coll = nbox::coll;
@@ -323,8 +338,10 @@ nboxResult_t nboxAllReduce(const void* sendbuff, void* recvbuff, size_t count,
     CheckBuffer(recvbuff, bytes, "recvbuff", kCall);
     auto& impl = *comm->impl;
     Part part;
-    part.schedule =
-        impl.ScheduleFor(SpecFor(impl, coll::CollectiveOp::kAllReduce, bytes, datatype));
+    part.spec = SpecFor(impl, coll::CollectiveOp::kAllReduce, bytes, datatype);
+    part.schedule = impl.ScheduleFor(part.spec);
+    part.contributions = impl.ContributionsFor(part.spec);
+    impl.ReportCollective(Report(NBOX_REPORTED_OP_ALLREDUCE, datatype, op, count, bytes, -1));
     part.work = static_cast<uint8_t*>(recvbuff);
     part.type = datatype;
     part.op = op;
@@ -347,7 +364,10 @@ nboxResult_t nboxAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
     const coll::CollectiveSpec spec =
         SpecFor(impl, coll::CollectiveOp::kAllGather, bytes, datatype);
     Part part;
+    part.spec = spec;
     part.schedule = impl.ScheduleFor(spec);
+    part.contributions = impl.ContributionsFor(spec);
+    impl.ReportCollective(Report(NBOX_REPORTED_OP_ALLGATHER, datatype, -1, sendcount, bytes, -1));
     part.work = static_cast<uint8_t*>(recvbuff);
     part.type = datatype;
     const coll::ByteRange own = coll::RankSegment(spec, impl.rank());
@@ -373,7 +393,11 @@ nboxResult_t nboxReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
     const coll::CollectiveSpec spec =
         SpecFor(impl, coll::CollectiveOp::kReduceScatter, bytes, datatype);
     Part part;
+    part.spec = spec;
     part.schedule = impl.ScheduleFor(spec);
+    part.contributions = impl.ContributionsFor(spec);
+    impl.ReportCollective(
+        Report(NBOX_REPORTED_OP_REDUCESCATTER, datatype, op, recvcount, bytes, -1));
     // The schedule leaves partial sums all over its buffer, and sendbuff is const: work on a
     // copy.
     part.scratch.reset(new uint8_t[bytes > 0 ? bytes : 1]);
@@ -407,7 +431,10 @@ nboxResult_t nboxBroadcast(const void* sendbuff, void* recvbuff, size_t count,
     coll::CollectiveSpec spec = SpecFor(impl, coll::CollectiveOp::kBroadcast, bytes, datatype);
     spec.root = root;
     Part part;
+    part.spec = spec;
     part.schedule = impl.ScheduleFor(spec);
+    part.contributions = impl.ContributionsFor(spec);
+    impl.ReportCollective(Report(NBOX_REPORTED_OP_BROADCAST, datatype, -1, count, bytes, root));
     part.work = static_cast<uint8_t*>(recvbuff);
     part.type = datatype;
     if (impl.rank() == root) {
@@ -436,6 +463,9 @@ static nboxResult_t PointToPoint(const char* call, coll::StepKind kind, void* bu
     }
     const uint64_t bytes = Bytes(count, 1, datatype, call);
     CheckBuffer(buffer, bytes, "buffer", call);
+    impl.ReportCollective(
+        Report(kind == coll::StepKind::kSend ? NBOX_REPORTED_OP_SEND : NBOX_REPORTED_OP_RECV,
+               datatype, -1, count, bytes, peer));
     Part part;
     part.schedule = nbox::host::PointToPointSchedule(impl, kind, peer, bytes);
     part.work = static_cast<uint8_t*>(buffer);
@@ -514,6 +544,21 @@ nboxResult_t nboxCommSynchronize(nboxComm_t comm) {
   if (checked != nboxSuccess) return checked;
   if (result != nboxSuccess) return nbox::host::Failed(result, comm->impl->last_error());
   return nboxSuccess;
+}
+
+nboxResult_t nboxCommVirtualTimeNs(nboxComm_t comm, uint64_t* ns) {
+  return Guard([&] {
+    CheckComm(comm, "nboxCommVirtualTimeNs");
+    if (ns == nullptr) throw HostError(nboxInvalidArgument, "nboxCommVirtualTimeNs: ns is NULL");
+    *ns = comm->impl->VirtualTimeNs();
+  });
+}
+
+nboxResult_t nboxMarkIteration(nboxComm_t comm, uint64_t iteration, int begin) {
+  return Guard([&] {
+    CheckComm(comm, "nboxMarkIteration");
+    comm->impl->ReportIteration(iteration, begin != 0);
+  });
 }
 
 const char* nboxGetErrorString(nboxResult_t result) {

@@ -7,6 +7,7 @@
 
 #include "bridge/host/operation_run.h"
 #include "bridge/host/unique_id.h"
+#include "collectives/contributions.h"
 
 namespace nbox::host {
 namespace {
@@ -66,6 +67,7 @@ std::unique_ptr<Communicator> Communicator::Create(int nranks, const nboxUniqueI
   join.blob = comm->connections_->Listen();
   const auto blobs = comm->bootstrap_.Join(contents, join, comm->config_.bootstrap_timeout);
   comm->connections_->SetPeerHandles(blobs);
+  comm->has_emulated_peers_ = comm->connections_->any_emulated();
   comm->next_peer_check_ = steady_clock::now() + kPeerCheckPeriod;
   comm->thread_ = std::thread([c = comm.get()] { c->Loop(); });
   return comm;
@@ -77,11 +79,76 @@ Communicator::~Communicator() {
   if (net_ctx_ != nullptr) plugin_->net().finalize(net_ctx_);
 }
 
+namespace {
+
+Communicator::SpecKey KeyOf(const coll::CollectiveSpec& spec) {
+  return {static_cast<int>(spec.op), spec.world_size, spec.bytes, spec.element_bytes, spec.channels,
+          spec.chunk_bytes,          spec.root};
+}
+
+}  // namespace
+
+std::shared_ptr<const std::vector<uint32_t>> Communicator::ContributionsFor(
+    const coll::CollectiveSpec& spec) {
+  if (!has_emulated_peers_) return nullptr;
+  const SpecKey key = KeyOf(spec);
+  {
+    std::lock_guard<std::mutex> lock(schedule_mutex_);
+    auto it = contributions_.find(key);
+    if (it != contributions_.end()) return it->second;
+  }
+  // Every rank's schedule, once per spec: the count of a message depends on its sender's.
+  std::shared_ptr<const std::vector<uint32_t>> mine;
+  try {
+    auto all = coll::MessageContributions(coll::BuildSchedule(spec));
+    mine = std::make_shared<const std::vector<uint32_t>>(std::move(all[rank_]));
+  } catch (const std::invalid_argument& error) {
+    throw HostError(nboxInternalError, error.what());
+  }
+  std::lock_guard<std::mutex> lock(schedule_mutex_);
+  if (contributions_.size() >= kScheduleCacheSize) contributions_.clear();
+  contributions_.emplace(key, mine);
+  return mine;
+}
+
+uint64_t Communicator::VirtualTimeNs() const {
+  const nboxNetExt_v2_t* ext = plugin_->ext2();
+  uint64_t ns = 0;
+  if (ext != nullptr && ext->virtualTimeNs(net_ctx_, &ns) == ncclSuccess) return ns;
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(steady_clock::now().time_since_epoch())
+          .count());
+}
+
+void Communicator::ReportCollective(nboxOpReport report) {
+  report.kind = NBOX_OP_REPORT_COLLECTIVE;
+  report.seq = calls_.fetch_add(1, std::memory_order_relaxed);
+  const nboxNetExt_v2_t* ext = plugin_->ext2();
+  if (ext == nullptr) return;
+  const int result = ext->reportOp(net_ctx_, &report);
+  if (result != ncclSuccess) {
+    throw PluginError("reporting the call to nbox-cosim", static_cast<ncclResult_t>(result));
+  }
+}
+
+void Communicator::ReportIteration(uint64_t iteration, bool begin) {
+  const nboxNetExt_v2_t* ext = plugin_->ext2();
+  if (ext == nullptr) return;
+  nboxOpReport report{};
+  report.kind = begin ? NBOX_OP_REPORT_ITERATION_BEGIN : NBOX_OP_REPORT_ITERATION_END;
+  report.op = NBOX_REPORTED_OP_NONE;
+  report.root = -1;
+  report.seq = iteration;
+  const int result = ext->reportOp(net_ctx_, &report);
+  if (result != ncclSuccess) {
+    throw PluginError("reporting the iteration mark to nbox-cosim",
+                      static_cast<ncclResult_t>(result));
+  }
+}
+
 std::shared_ptr<const coll::RankSchedule> Communicator::ScheduleFor(
     const coll::CollectiveSpec& spec) {
-  const SpecKey key{
-      static_cast<int>(spec.op), spec.world_size, spec.bytes, spec.element_bytes, spec.channels,
-      spec.chunk_bytes,          spec.root};
+  const SpecKey key = KeyOf(spec);
   std::lock_guard<std::mutex> lock(schedule_mutex_);
   auto it = schedules_.find(key);
   if (it != schedules_.end()) {
@@ -178,7 +245,8 @@ void Communicator::Loop() {
 }
 
 void Communicator::Run(Operation& operation) {
-  OperationRun run(operation, *connections_, *plugin_, staging_, config_.channels);
+  OperationRun run(operation, *connections_, *plugin_, staging_, config_.channels,
+                   has_emulated_peers_);
   try {
     run.Begin();
     const nboxNetExt_v1_t* ext = plugin_->ext();

@@ -38,8 +38,23 @@ class Communicator {
   int channels() const { return config_.channels; }
   uint64_t chunk_bytes() const { return config_.chunk_bytes; }
 
+  // What identifies a CollectiveSpec in the caches.
+  using SpecKey = std::tuple<int, int, uint64_t, uint32_t, int, uint64_t, int>;
+
   // The schedule of this rank for `spec` (built once per spec and cached). Throws HostError.
   std::shared_ptr<const coll::RankSchedule> ScheduleFor(const coll::CollectiveSpec& spec);
+  // The contributions of this rank's steps for `spec` when some peer is emulated (needed to
+  // fill their messages, payload = self), else nullptr. Cached like schedules.
+  std::shared_ptr<const std::vector<uint32_t>> ContributionsFor(const coll::CollectiveSpec& spec);
+  bool has_emulated_peers() const { return has_emulated_peers_; }
+
+  // The rank's clock in ns (nboxCommVirtualTimeNs): the plugin's virtual time under
+  // nboxNetExt_v2, else the steady wall clock.
+  uint64_t VirtualTimeNs() const;
+  // Reports a call of the program to nbox-cosim (nboxNetExt_v2; a no-op under other plugins).
+  // `seq` of a collective is drawn here (the communicator's call number). Throws HostError.
+  void ReportCollective(nboxOpReport report);
+  void ReportIteration(uint64_t iteration, bool begin);
 
   // Queues an operation behind the earlier ones; on a failed communicator it fails at once.
   void Enqueue(std::shared_ptr<Operation> operation);
@@ -88,10 +103,13 @@ class Communicator {
   std::string error_;
   std::thread thread_;
 
+  bool has_emulated_peers_ = false;
+  std::atomic<uint64_t> calls_{0};  // sequence numbers of reported calls
+
   std::mutex schedule_mutex_;
-  using SpecKey = std::tuple<int, int, uint64_t, uint32_t, int, uint64_t, int>;
   std::map<SpecKey, std::shared_ptr<const coll::RankSchedule>> schedules_;
   std::list<SpecKey> schedule_age_;  // most recently used first
+  std::map<SpecKey, std::shared_ptr<const std::vector<uint32_t>>> contributions_;
 };
 
 }  // namespace nbox::host

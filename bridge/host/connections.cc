@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "bridge/wire/listen_handle.h"
+
 namespace nbox::host {
 namespace {
 
@@ -20,7 +22,8 @@ Connections::Connections(const NetPlugin& plugin, void* ctx, int device, int ran
       listen_comms_(static_cast<size_t>(nranks) * lanes, nullptr),
       send_comms_(static_cast<size_t>(nranks) * lanes, nullptr),
       recv_comms_(static_cast<size_t>(nranks) * lanes, nullptr),
-      connect_handles_(static_cast<size_t>(nranks) * lanes) {}
+      connect_handles_(static_cast<size_t>(nranks) * lanes),
+      emulated_(static_cast<size_t>(nranks), false) {}
 
 Connections::~Connections() {
   CloseAll();
@@ -50,7 +53,18 @@ void Connections::SetPeerHandles(const std::vector<std::vector<uint8_t>>& blobs)
       const uint8_t* handle = blobs[receiver].data() + Index(rank_, lane) * kHandleBytes;
       connect_handles_[Index(receiver, lane)].assign(handle, handle + kHandleBytes);
     }
+    bridge::wire::ListenHandle decoded;
+    emulated_[receiver] = bridge::wire::DecodeListenHandle(
+                              blobs[receiver].data() + Index(rank_, 0) * kHandleBytes, &decoded) &&
+                          bridge::wire::IsSyntheticListenId(decoded.listen);
   }
+}
+
+bool Connections::any_emulated() const {
+  for (bool e : emulated_) {
+    if (e) return true;
+  }
+  return false;
 }
 
 void* Connections::SendComm(int peer, int lane) {

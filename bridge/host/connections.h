@@ -27,6 +27,10 @@ class Connections {
   std::vector<uint8_t> Listen();
   // Every rank's blob (index = rank), as the bootstrap returned them.
   void SetPeerHandles(const std::vector<std::vector<uint8_t>>& blobs);
+  // Whether `peer` is emulated by nbox-cosim: its handles are the synthetic ones of
+  // bridge/wire/listen_handle.h (only nbox-cosim's bootstrap root writes those).
+  bool emulated(int peer) const { return emulated_[peer]; }
+  bool any_emulated() const;
 
   // One non-blocking step of setting up the comm to (from) `peer` on `lane`: the comm, or
   // nullptr while it is not up yet. Throws HostError if the plugin fails.
@@ -51,6 +55,7 @@ class Connections {
   // The peer's handle for this rank, per (receiver, lane). connect() keeps its progress in it,
   // so it must stay where it is between calls.
   std::vector<std::vector<char>> connect_handles_;
+  std::vector<bool> emulated_;  // by rank
 };
 
 }  // namespace nbox::host

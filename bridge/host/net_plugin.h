@@ -26,6 +26,9 @@ class NetPlugin {
   ncclNet_v11_t& net() const { return *net_; }
   // nboxNetExt_v1 when the plugin exports it, else nullptr (then callers poll).
   const nboxNetExt_v1_t* ext() const { return ext_; }
+  // nboxNetExt_v2 (op reports, the rank's clock, synthetic completions: libnccl-net-nbox.so),
+  // else nullptr.
+  const nboxNetExt_v2_t* ext2() const { return ext2_; }
   const std::string& path() const { return path_; }
 
   // The logger the runtime passes to init: warnings are remembered for error messages and
@@ -40,6 +43,7 @@ class NetPlugin {
   void* handle_ = nullptr;
   ncclNet_v11_t* net_ = nullptr;
   const nboxNetExt_v1_t* ext_ = nullptr;
+  const nboxNetExt_v2_t* ext2_ = nullptr;
   std::string path_;
 };
 

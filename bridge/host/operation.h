@@ -33,6 +33,11 @@ struct Part {
   std::vector<Copy> after;
   std::shared_ptr<uint8_t[]> scratch;  // owned work buffer when the call has none to give
   std::string what;                    // "AllReduce of 1000 float32", for messages
+  // Messages from emulated ranks (payload = self, NBOX_NET_COMPLETION_SYNTHETIC): the spec of a
+  // collective part, and per step id how many ranks' inputs its message carries
+  // (coll::MessageContributions); nullptr when no peer is emulated or for point to point (1).
+  coll::CollectiveSpec spec;
+  std::shared_ptr<const std::vector<uint32_t>> contributions;
 };
 
 class Operation {

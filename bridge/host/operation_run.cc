@@ -1,5 +1,6 @@
 #include "bridge/host/operation_run.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -14,12 +15,13 @@ constexpr int kReceiveWindow = 4;
 }  // namespace
 
 OperationRun::OperationRun(Operation& operation, Connections& connections, const NetPlugin& plugin,
-                           StagingPool& staging, int p2p_lane)
+                           StagingPool& staging, int p2p_lane, bool emulated_peers)
     : operation_(operation),
       connections_(connections),
       plugin_(plugin),
       staging_(staging),
-      p2p_lane_(p2p_lane) {
+      p2p_lane_(p2p_lane),
+      emulated_peers_(emulated_peers) {
   std::map<std::pair<int, int>, size_t> send_index, recv_index;  // (peer, lane) -> lane slot
   trackers_.reserve(operation.parts.size());
   for (uint32_t p = 0; p < operation.parts.size(); ++p) {
@@ -69,6 +71,19 @@ void OperationRun::Begin() {
   for (const Part& part : operation_.parts) {
     for (const Copy& copy : part.before) {
       if (copy.bytes > 0 && copy.dst != copy.src) std::memmove(copy.dst, copy.src, copy.bytes);
+    }
+  }
+  if (!emulated_peers_) return;
+  // The input as the call gave it, before any step changes the buffer.
+  inputs_.resize(operation_.parts.size());
+  for (size_t p = 0; p < operation_.parts.size(); ++p) {
+    const Part& part = operation_.parts[p];
+    bool receives = false;
+    for (const coll::Step& step : part.schedule->steps) {
+      receives = receives || step.kind == coll::StepKind::kRecv;
+    }
+    if (receives) {
+      inputs_[p].assign(part.work, part.work + part.schedule->buffer_bytes);
     }
   }
 }
@@ -190,7 +205,12 @@ bool OperationRun::TestInFlight() {
     const InFlight flight = in_flight_[i];
     int done = 0;
     int size = 0;
-    const ncclResult_t result = plugin_.net().test(flight.request, &done, &size);
+    uint32_t flags = 0;
+    const nboxNetExt_v2_t* ext = plugin_.ext2();
+    const ncclResult_t result =
+        ext != nullptr
+            ? static_cast<ncclResult_t>(ext->testFlags(flight.request, &done, &size, &flags))
+            : plugin_.net().test(flight.request, &done, &size);
     if (result != ncclSuccess) {
       throw PluginError(
           Where(*flight.lane, flight.send) + " for " + operation_.parts[flight.ref.part].what,
@@ -217,6 +237,7 @@ bool OperationRun::TestInFlight() {
                           operation_.parts[flight.ref.part].what +
                           " (do the ranks call the same operations in the same order?)");
     }
+    if ((flags & NBOX_NET_COMPLETION_SYNTHETIC) != 0) FillSynthetic(flight.ref);
     OnArrived(flight.ref);
   }
   return any;
@@ -230,6 +251,44 @@ void OperationRun::OnArrived(StepRef ref) {
   }
   state.arrived = true;
   if (state.taken) ApplyStaged(ref);
+}
+
+void OperationRun::FillSynthetic(StepRef ref) {
+  const Part& part = operation_.parts[ref.part];
+  const coll::Step& step = StepOf(ref);
+  if (!emulated_peers_ || inputs_[ref.part].empty()) {
+    throw HostError(nboxInternalError, "a message without bytes came from rank " +
+                                           std::to_string(step.peer) + " for " + part.what +
+                                           ", which is not an emulated rank");
+  }
+  const StepState& state = StateOf(ref);
+  uint8_t* landing = state.direct ? part.work + step.offset : state.staging;
+  const uint8_t* input = inputs_[ref.part].data();
+  // Where the sender's data sits in this rank's own input: the same region, except that an
+  // all-gather segment is its owner's contribution, which under homogeneity is this rank's own
+  // segment (one element shorter at most: the missing tail is zero).
+  uint64_t source = step.offset;
+  uint64_t available = step.bytes;
+  if (!part.point_to_point && part.spec.op == coll::CollectiveOp::kAllGather) {
+    const coll::ByteRange own = coll::RankSegment(part.spec, part.schedule->rank);
+    for (int owner = 0; owner < part.spec.world_size; ++owner) {
+      const coll::ByteRange segment = coll::RankSegment(part.spec, owner);
+      if (step.offset < segment.offset || step.offset >= segment.offset + segment.bytes) continue;
+      source = own.offset + (step.offset - segment.offset);
+      const uint64_t own_end = own.offset + own.bytes;
+      available = source < own_end ? std::min(step.bytes, own_end - source) : 0;
+      break;
+    }
+  }
+  std::memcpy(landing, input + source, available);
+  std::memset(landing + available, 0, step.bytes - available);
+  const uint32_t k = part.contributions != nullptr ? (*part.contributions)[step.id] : 1;
+  if (part.op == nboxSum || part.op == nboxProd) {
+    // The sender's value is k inputs combined one hop at a time (acc = x op acc), which this
+    // repeats exactly, rounding included.
+    const size_t count = available / ElementBytes(part.type);
+    for (uint32_t i = 1; i < k; ++i) ReduceInto(landing, input + source, count, part.type, part.op);
+  }
 }
 
 void OperationRun::ApplyStaged(StepRef ref) {

@@ -29,8 +29,10 @@ namespace nbox::host {
 class OperationRun {
  public:
   // `p2p_lane` is the lane of point-to-point parts (the communicator's channel count).
+  // `emulated_peers`: some peer is emulated by nbox-cosim, so receives may complete as
+  // synthetic (payload = self): the run keeps a copy of each part's input to fill them from.
   OperationRun(Operation& operation, Connections& connections, const NetPlugin& plugin,
-               StagingPool& staging, int p2p_lane);
+               StagingPool& staging, int p2p_lane, bool emulated_peers);
   ~OperationRun();
   OperationRun(const OperationRun&) = delete;
   OperationRun& operator=(const OperationRun&) = delete;
@@ -88,6 +90,10 @@ class OperationRun {
   void OnArrived(StepRef ref);
   // Applies a staged message to its region (copy or reduction) and completes the step.
   void ApplyStaged(StepRef ref);
+  // A message from an emulated rank arrived without bytes: writes into its landing place what
+  // the sender would have sent if every rank held this rank's input (collectives/
+  // contributions.h): k contributions give sum k·x, prod x^k, max/min x.
+  void FillSynthetic(StepRef ref);
   std::string Where(const Lane& lane, bool send) const;
 
   Operation& operation_;
@@ -95,6 +101,8 @@ class OperationRun {
   const NetPlugin& plugin_;
   StagingPool& staging_;
   const int p2p_lane_;
+  const bool emulated_peers_;
+  std::vector<std::vector<uint8_t>> inputs_;  // per part, when emulated_peers_
   std::vector<coll::StepTracker> trackers_;
   std::vector<std::vector<StepState>> states_;
   std::vector<Lane> send_lanes_;

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstring>
 
+#include "bridge/include/nbox_net_ext.h"
 #include "bridge/nbox/nbox_log.h"
 #include "bridge/wire/auth.h"
 
@@ -218,6 +219,7 @@ void ResetRequest(Request* r, uint64_t id, bool is_send, int n) {
   r->completion_known = false;
   r->delivery_vtime = 0;
   r->direct = false;
+  r->synthetic = false;
   for (int i = 0; i < kMaxRecvs; ++i) {
     r->received[i] = 0;
     r->sizes[i] = 0;
@@ -275,7 +277,13 @@ ncclResult_t BridgeClient::PostRecv(DataComm* comm, int n, void** data, const ui
 }
 
 ncclResult_t BridgeClient::Test(void* request, int* done, int* sizes) {
+  uint32_t flags = 0;
+  return TestFlags(request, done, sizes, &flags);
+}
+
+ncclResult_t BridgeClient::TestFlags(void* request, int* done, int* sizes, uint32_t* flags) {
   auto* r = static_cast<Request*>(request);
+  *flags = 0;
   const int state = r->state.load(std::memory_order_acquire);
   if (state == kRequestPending) {
     *done = 0;
@@ -285,8 +293,9 @@ ncclResult_t BridgeClient::Test(void* request, int* done, int* sizes) {
   ncclResult_t result = ncclSuccess;
   if (state == kRequestFailed) {
     result = r->error;
-  } else if (sizes != nullptr) {
-    for (int i = 0; i < r->n; ++i) {
+  } else {
+    if (r->synthetic) *flags |= NBOX_NET_COMPLETION_SYNTHETIC;
+    for (int i = 0; sizes != nullptr && i < r->n; ++i) {
       sizes[i] = r->sizes[i] > INT32_MAX ? INT32_MAX : static_cast<int>(r->sizes[i]);
     }
   }
@@ -316,6 +325,29 @@ void BridgeClient::Close(Comm* comm) {
     Send(wire::Close{kind, comm->id});
     FlushLocked();
   }
+}
+
+ncclResult_t BridgeClient::ReportOp(wire::OpReport report) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failed_ || ended_) return RefuseCall("reportOp");
+  report.vtime = NowLocked(WallClock::now());
+  // The decoder's rules are the definition of a valid report: check it with them.
+  const std::vector<uint8_t> frame = wire::EncodeFrame(report);
+  const wire::Decoded decoded =
+      wire::DecodeFrame(frame.data(), frame.size(), wire::Direction::kToServer);
+  if (decoded.refusal != wire::Refusal::kNone) {
+    NBOX_NET_WARN("reportOp: %s", decoded.reason.c_str());
+    return ncclInvalidArgument;
+  }
+  Send(report);
+  FlushLocked();
+  return ncclSuccess;
+}
+
+ncclResult_t BridgeClient::VirtualTimeNs(uint64_t* ns) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  *ns = NowLocked(WallClock::now());
+  return ncclSuccess;
 }
 
 void BridgeClient::WaitEvents(uint64_t seen, int timeout_us) {

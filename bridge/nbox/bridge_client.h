@@ -54,12 +54,19 @@ class BridgeClient {
   ncclResult_t PostRecv(DataComm* comm, int n, void** data, const uint64_t* sizes, const int* tags,
                         void** request);
   static ncclResult_t Test(void* request, int* done, int* sizes);
+  // Test, plus NBOX_NET_COMPLETION_* bits in *flags once done (nboxNetExt_v2.testFlags).
+  static ncclResult_t TestFlags(void* request, int* done, int* sizes, uint32_t* flags);
   void Close(Comm* comm);
 
   // nboxNetExt_v1: completions (and failures) counted; a blocking wait for the next one. In
   // virtual clock mode the wait is where the rank's clock stands still.
   uint64_t EventCount() const { return events_.load(std::memory_order_acquire); }
   void WaitEvents(uint64_t seen, int timeout_us);
+
+  // nboxNetExt_v2: an OpReport stamped with the rank's clock now (the report must be valid:
+  // ncclInvalidArgument naming the problem otherwise), and the rank's clock.
+  ncclResult_t ReportOp(wire::OpReport report);
+  ncclResult_t VirtualTimeNs(uint64_t* ns);
 
   uint32_t nic_speed_mbps() const { return welcome_.nic_speed_mbps; }
   int rank() const { return static_cast<int>(config_.rank); }

@@ -196,6 +196,15 @@ void BridgeClient::OnComplete(const wire::Complete& complete, WallClock::time_po
     }
     r->sizes[i] = complete.sizes[i];
   }
+  if (complete.synthetic) {
+    if (r->is_send) {
+      Fail("nbox-cosim completed send " + std::to_string(r->id) + " as synthetic");
+      return;
+    }
+    // No Data follows: the rank fills the buffers itself (payload = self).
+    r->synthetic = true;
+    for (int i = 0; i < r->n; ++i) r->received[i] = r->sizes[i];
+  }
   r->completion_known = true;
   r->delivery_vtime = complete.delivery_vtime;
   const bool due = NowLocked(now) >= complete.delivery_vtime;
@@ -203,8 +212,8 @@ void BridgeClient::OnComplete(const wire::Complete& complete, WallClock::time_po
     Finish(r);
     return;
   }
-  if (due) {
-    r->direct = true;  // the bytes may land in the user's buffers as they come
+  if (due || r->synthetic) {
+    r->direct = true;  // the bytes may land in the user's buffers as they come (or none come)
   } else {
     for (int i = 0; !r->is_send && i < r->n; ++i) r->staging[i].resize(r->sizes[i]);
   }
@@ -215,8 +224,8 @@ void BridgeClient::OnData(const wire::Data& data) {
   auto it = requests_.find(data.request);
   if (it == requests_.end()) return;
   Request* r = it->second;
-  if (r->is_send || !r->completion_known || data.slot >= static_cast<uint32_t>(r->n) ||
-      data.offset != r->received[data.slot] ||
+  if (r->is_send || !r->completion_known || r->synthetic ||
+      data.slot >= static_cast<uint32_t>(r->n) || data.offset != r->received[data.slot] ||
       data.bytes.size > r->sizes[data.slot] - r->received[data.slot]) {
     Fail("nbox-cosim sent Data for request " + std::to_string(data.request) +
          " that does not fit its completion");

@@ -45,7 +45,8 @@ struct Request {
   // Receive in progress (after its Complete arrived):
   bool completion_known = false;
   uint64_t delivery_vtime = 0;
-  bool direct = false;                      // bytes go straight to the user's buffers (already due)
+  bool direct = false;     // bytes go straight to the user's buffers (already due)
+  bool synthetic = false;  // Complete said synthetic: no bytes come, the buffers stay untouched
   uint64_t received[kMaxRecvs] = {};        // bytes in so far, per buffer
   std::vector<uint8_t> staging[kMaxRecvs];  // held bytes (not due yet)
   bool BytesIn() const {                    // a send has no bytes to wait for

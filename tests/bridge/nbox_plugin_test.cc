@@ -132,9 +132,9 @@ TEST_F(NboxPlugin, EveryTableIsExportedWithItsName) {
 // What NCCL's dlsym needs and nothing else, as data: the four net tables, the wait extension
 // and the profiler.
 TEST(NboxPluginExports, NmListsExactlyTheDataTables) {
-  EXPECT_TRUE(ExportsExactlyTheseData(PluginPath(),
-                                      {"ncclNetPlugin_v11", "ncclNetPlugin_v10", "ncclNetPlugin_v9",
-                                       "ncclNetPlugin_v8", "nboxNetExt_v1", "ncclProfiler_v5"}));
+  EXPECT_TRUE(ExportsExactlyTheseData(
+      PluginPath(), {"ncclNetPlugin_v11", "ncclNetPlugin_v10", "ncclNetPlugin_v9",
+                     "ncclNetPlugin_v8", "nboxNetExt_v1", "nboxNetExt_v2", "ncclProfiler_v5"}));
 }
 
 TEST_F(NboxPlugin, InitWithoutBridgeSettingFailsNamingIt) {
