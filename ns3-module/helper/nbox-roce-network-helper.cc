@@ -194,9 +194,8 @@ NboxRoceNetworkHelper::Install(const Topology& topology, const nbox::topo::Route
     }
 
     // Port of each link at each of its ends, to turn route link ids into port indices.
-    auto portOf = [&](Vertex v, uint32_t link) {
-        return ends[link][0] == v ? portIndex[link][0] : portIndex[link][1];
-    };
+    auto portOf = [&](Vertex v, uint32_t link)
+    { return ends[link][0] == v ? portIndex[link][0] : portIndex[link][1]; };
     for (Vertex v = 0; v < nVertices; ++v)
     {
         if (!isSwitch(v))
@@ -230,21 +229,23 @@ NboxRoceNetworkHelper::Install(const Topology& topology, const nbox::topo::Route
             linkToPort.emplace_back(id, portOf(v, id));
         }
         const uint64_t seed = m_ecmpSeed;
-        nics[v]->SetPortSelector([sharedRoutes, linkToPort, v, seed](uint32_t dst,
-                                                                     uint32_t flowId) {
-            const auto& links = sharedRoutes->NextLinks(v, dst);
-            NS_ABORT_MSG_IF(links.empty(), "NboxRoceNic: no route to host " << dst);
-            const uint64_t pick = Mix(Mix(seed ^ (uint64_t{flowId} << 32)) ^ dst) % links.size();
-            for (const auto& [link, port] : linkToPort)
+        nics[v]->SetPortSelector(
+            [sharedRoutes, linkToPort, v, seed](uint32_t dst, uint32_t flowId)
             {
-                if (link == links[pick])
+                const auto& links = sharedRoutes->NextLinks(v, dst);
+                NS_ABORT_MSG_IF(links.empty(), "NboxRoceNic: no route to host " << dst);
+                const uint64_t pick
+                    = Mix(Mix(seed ^ (uint64_t{flowId} << 32)) ^ dst) % links.size();
+                for (const auto& [link, port] : linkToPort)
                 {
-                    return port;
+                    if (link == links[pick])
+                    {
+                        return port;
+                    }
                 }
-            }
-            NS_ABORT_MSG("NboxRoceNic: route link is not a port of the host");
-            return 0u;
-        });
+                NS_ABORT_MSG("NboxRoceNic: route link is not a port of the host");
+                return 0u;
+            });
     }
 
     Ptr<NboxNetwork> network = CreateObject<NboxNetwork>();

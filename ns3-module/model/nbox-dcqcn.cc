@@ -63,8 +63,8 @@ NboxDcqcnRateControl::DecayAlpha(Time now)
     {
         return;
     }
-    const int64_t periods = (now - m_alphaReference).GetTimeStep() /
-                            m_config.alphaUpdatePeriod.GetTimeStep();
+    const int64_t periods
+        = (now - m_alphaReference).GetTimeStep() / m_config.alphaUpdatePeriod.GetTimeStep();
     m_alpha *= std::pow(1.0 - m_config.g, static_cast<double>(periods));
     m_alphaReference += TimeStep(periods * m_config.alphaUpdatePeriod.GetTimeStep());
 }
@@ -119,8 +119,8 @@ NboxDcqcnRateControl::Increase()
     }
     m_current = std::min((m_target + m_current) / 2.0, m_config.lineRateBps);
     // Halving the gap never closes it in floating point; within a billionth it is closed.
-    if (m_config.lineRateBps - m_current < 1e-9 * m_config.lineRateBps &&
-        m_target >= m_config.lineRateBps)
+    if (m_config.lineRateBps - m_current < 1e-9 * m_config.lineRateBps
+        && m_target >= m_config.lineRateBps)
     {
         m_current = m_config.lineRateBps;
     }

@@ -20,15 +20,15 @@ namespace ns3
  */
 struct NboxDcqcnConfig
 {
-    double lineRateBps = 100e9;                    //!< never above this (the port's rate)
-    double minRateBps = 100e6;                     //!< never below this
-    double g = 1.0 / 16;                           //!< gain of the alpha moving average
-    Time alphaUpdatePeriod = MicroSeconds(55);     //!< alpha decays once per quiet period
-    Time rateIncreasePeriod = MicroSeconds(300);   //!< the rate-increase timer
-    uint64_t byteCounterBytes = 150000;            //!< an increase event per this many bytes
-    uint32_t fastRecoverySteps = 5;                //!< F: increase events in fast recovery
-    double raiBps = 50e6;                          //!< additive increase of the target rate
-    double rhaiBps = 100e6;                        //!< hyper increase step of the target rate
+    double lineRateBps = 100e9;                  //!< never above this (the port's rate)
+    double minRateBps = 100e6;                   //!< never below this
+    double g = 1.0 / 16;                         //!< gain of the alpha moving average
+    Time alphaUpdatePeriod = MicroSeconds(55);   //!< alpha decays once per quiet period
+    Time rateIncreasePeriod = MicroSeconds(300); //!< the rate-increase timer
+    uint64_t byteCounterBytes = 150000;          //!< an increase event per this many bytes
+    uint32_t fastRecoverySteps = 5;              //!< F: increase events in fast recovery
+    double raiBps = 50e6;                        //!< additive increase of the target rate
+    double rhaiBps = 100e6;                      //!< hyper increase step of the target rate
 };
 
 /**

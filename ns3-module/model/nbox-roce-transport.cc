@@ -28,8 +28,7 @@ NboxRoceTransport::NboxRoceTransport()
     NS_LOG_FUNCTION(this);
 }
 
-NboxRoceTransport::NboxRoceTransport(Ptr<NboxNetwork> network,
-                                     const std::vector<int>& rankToHost)
+NboxRoceTransport::NboxRoceTransport(Ptr<NboxNetwork> network, const std::vector<int>& rankToHost)
     : NboxRoceTransport()
 {
     Setup(network, rankToHost);
@@ -129,9 +128,9 @@ NboxRoceTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channe
     const uint32_t dstHost = HostOf(dstRank);
     if (srcHost == dstHost)
     {
-        throw std::invalid_argument("NboxRoceTransport: ranks " + std::to_string(srcRank)
-                                    + " and " + std::to_string(dstRank)
-                                    + " share host " + std::to_string(srcHost)
+        throw std::invalid_argument("NboxRoceTransport: ranks " + std::to_string(srcRank) + " and "
+                                    + std::to_string(dstRank) + " share host "
+                                    + std::to_string(srcHost)
                                     + "; the network has no intra-host path");
     }
     const auto flowId = static_cast<uint32_t>(m_connections.size());
