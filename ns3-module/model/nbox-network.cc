@@ -184,7 +184,7 @@ NboxNetwork::SamplePorts(std::vector<PortSample>& samples) const
         const Port& port = m_ports[i];
         samples[i].txBytes = port.counters->txBytes;
         samples[i].queueBytes = port.deviceCounters ? port.deviceCounters->GetQueuedBytes()
-                                : port.queueDisc    ? port.queueDisc->GetNBytes()
+                              : port.queueDisc      ? port.queueDisc->GetNBytes()
                                                     : 0;
     }
 }

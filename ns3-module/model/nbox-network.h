@@ -44,9 +44,9 @@ struct NboxNetworkStats
     uint64_t wireBytes = 0;   //!< wire bytes sent on all ports
     uint64_t drops = 0;
     uint64_t ecnMarks = 0;
-    uint64_t pfcPausesSent = 0;     //!< summed over ports
-    uint64_t pfcPausesReceived = 0; //!< summed over ports
-    double pausedSeconds = 0;       //!< summed over ports
+    uint64_t pfcPausesSent = 0;       //!< summed over ports
+    uint64_t pfcPausesReceived = 0;   //!< summed over ports
+    double pausedSeconds = 0;         //!< summed over ports
     uint64_t peakQueueBytes = 0;      //!< largest backlog seen at any switch port
     std::string peakQueuePort;        //!< "leaf0->spine1"
     std::vector<NboxPortStats> ports; //!< in the order of link id, then direction
