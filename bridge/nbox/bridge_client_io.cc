@@ -203,6 +203,7 @@ void BridgeClient::OnComplete(const wire::Complete& complete, WallClock::time_po
     }
     // No Data follows: the rank fills the buffers itself (payload = self).
     r->synthetic = true;
+    r->direct = true;  // nothing to stage
     for (int i = 0; i < r->n; ++i) r->received[i] = r->sizes[i];
   }
   r->completion_known = true;
@@ -212,9 +213,9 @@ void BridgeClient::OnComplete(const wire::Complete& complete, WallClock::time_po
     Finish(r);
     return;
   }
-  if (due || r->synthetic) {
-    r->direct = true;  // the bytes may land in the user's buffers as they come (or none come)
-  } else {
+  if (due) {
+    r->direct = true;  // the bytes may land in the user's buffers as they come
+  } else if (!r->synthetic) {
     for (int i = 0; !r->is_send && i < r->n; ++i) r->staging[i].resize(r->sizes[i]);
   }
   held_.push_back(r);
