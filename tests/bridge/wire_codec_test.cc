@@ -77,6 +77,9 @@ std::vector<std::pair<Message, Direction>> Samples() {
       {Error{ErrorCode::kPeerGone, 16, "rank 1 left"}, Direction::kToClient},
       {Goodbye{4000}, Direction::kToServer},
       {Heartbeat{4001}, Direction::kToClient},
+      {OpReport{4002, OpReportKind::kCollective, ReportedOp::kReduceScatter, 9, 3, -1, 10, 20, 1},
+       Direction::kToServer},
+      {Complete{17, 3001, {64}, true}, Direction::kToClient},
   };
 }
 
@@ -320,7 +323,7 @@ TEST(WireCodec, StreamingDecoderTakesBytesOneByOne) {
                        MessageType::kHello, MessageType::kAuth, MessageType::kListen,
                        MessageType::kConnect, MessageType::kAccept, MessageType::kClose,
                        MessageType::kPostSend, MessageType::kPostRecv, MessageType::kData,
-                       MessageType::kPromise, MessageType::kGoodbye}));
+                       MessageType::kPromise, MessageType::kGoodbye, MessageType::kOpReport}));
   EXPECT_EQ(decoder.buffered(), 0u);
 }
 
