@@ -36,6 +36,15 @@ NboxSwitchMmu::GetTypeId()
                             UintegerValue(4 * 1024),
                             MakeUintegerAccessor(&NboxSwitchMmu::m_reserve),
                             MakeUintegerChecker<uint64_t>())
+              .AddAttribute("ReservedPriorities",
+                            "Bit mask of the priorities whose (port, priority) queues get the "
+                            "Reserve; the others draw on the shared pool from their first "
+                            "byte. Default 0x48: priorities 3 and 6, NboxRoceNic's data and "
+                            "control priorities, so that no buffer is set aside for classes "
+                            "nothing uses.",
+                            UintegerValue(0x48),
+                            MakeUintegerAccessor(&NboxSwitchMmu::m_reservedMask),
+                            MakeUintegerChecker<uint8_t>())
               .AddAttribute("PfcEnabled",
                             "Run the priorities in LosslessPriorities lossless: carve "
                             "headroom, send PFC pauses, never drop them. When false every "
@@ -110,6 +119,7 @@ NboxSwitchMmu::GetTypeId()
 NboxSwitchMmu::NboxSwitchMmu()
     : m_bufferSize(0)
     , m_reserve(0)
+    , m_reservedMask(0)
     , m_pfcEnabled(true)
     , m_losslessMask(0)
     , m_dynamicXoff(true)
@@ -223,7 +233,11 @@ NboxSwitchMmu::SetEcnThresholds(uint32_t port, uint64_t kmin, uint64_t kmax)
 void
 NboxSwitchMmu::UpdatePool()
 {
-    uint64_t carved = static_cast<uint64_t>(m_nPorts) * NboxRoceHeader::kNPriorities * m_reserve;
+    uint64_t carved = 0;
+    for (uint8_t p = 0; p < NboxRoceHeader::kNPriorities; ++p)
+    {
+        carved += static_cast<uint64_t>(m_nPorts) * ReserveOf(p);
+    }
     if (m_pfcEnabled)
     {
         uint32_t lossless = 0;
@@ -263,9 +277,16 @@ NboxSwitchMmu::CheckPort(uint32_t port) const
 }
 
 uint64_t
-NboxSwitchMmu::SharedPart(uint64_t ingressBytes) const
+NboxSwitchMmu::ReserveOf(uint8_t prio) const
 {
-    return ingressBytes > m_reserve ? ingressBytes - m_reserve : 0;
+    return ((m_reservedMask >> prio) & 1u) ? m_reserve : 0;
+}
+
+uint64_t
+NboxSwitchMmu::SharedPart(uint8_t prio, uint64_t ingressBytes) const
+{
+    const uint64_t reserve = ReserveOf(prio);
+    return ingressBytes > reserve ? ingressBytes - reserve : 0;
 }
 
 uint64_t
@@ -295,7 +316,7 @@ NboxSwitchMmu::CheckAdmission(uint32_t inPort, uint32_t outPort, uint8_t prio, u
     CheckPort(outPort);
     const size_t in = Index(inPort, prio);
     const uint64_t ingress = m_ingressBytes[in];
-    const uint64_t sharedNeeded = SharedPart(ingress + bytes) - SharedPart(ingress);
+    const uint64_t sharedNeeded = SharedPart(prio, ingress + bytes) - SharedPart(prio, ingress);
     const bool poolHasRoom = m_sharedUsed + sharedNeeded <= m_pool;
 
     if (IsLossless(prio))
@@ -304,7 +325,7 @@ NboxSwitchMmu::CheckAdmission(uint32_t inPort, uint32_t outPort, uint8_t prio, u
         {
             return ADMIT; // fits in the reserve
         }
-        if (poolHasRoom && SharedPart(ingress + bytes) <= GetXoffThreshold())
+        if (poolHasRoom && SharedPart(prio, ingress + bytes) <= GetXoffThreshold())
         {
             return ADMIT;
         }
@@ -328,11 +349,11 @@ NboxSwitchMmu::Admit(uint32_t inPort, uint32_t outPort, uint8_t prio, uint32_t b
     NS_LOG_FUNCTION(this << inPort << outPort << unsigned(prio) << bytes);
     const size_t in = Index(inPort, prio);
     const uint64_t ingress = m_ingressBytes[in];
-    const uint64_t sharedNeeded = SharedPart(ingress + bytes) - SharedPart(ingress);
+    const uint64_t sharedNeeded = SharedPart(prio, ingress + bytes) - SharedPart(prio, ingress);
     const bool toShared
         = sharedNeeded == 0
        || (m_sharedUsed + sharedNeeded <= m_pool
-           && (!IsLossless(prio) || SharedPart(ingress + bytes) <= GetXoffThreshold()));
+           && (!IsLossless(prio) || SharedPart(prio, ingress + bytes) <= GetXoffThreshold()));
     if (toShared)
     {
         m_ingressBytes[in] += bytes;
@@ -361,7 +382,7 @@ NboxSwitchMmu::Release(uint32_t inPort, uint32_t outPort, uint8_t prio, uint32_t
     const uint64_t rest = bytes - fromHeadroom;
     const uint64_t ingress = m_ingressBytes[in];
     NS_ABORT_MSG_IF(ingress < rest, "NboxSwitchMmu::Release of bytes never admitted");
-    m_sharedUsed -= SharedPart(ingress) - SharedPart(ingress - rest);
+    m_sharedUsed -= SharedPart(prio, ingress) - SharedPart(prio, ingress - rest);
     m_ingressBytes[in] = ingress - rest;
     m_egressBytes[out] -= bytes;
     m_totalUsed -= bytes;
@@ -376,7 +397,7 @@ NboxSwitchMmu::ShouldPause(uint32_t inPort, uint8_t prio) const
     {
         return false;
     }
-    return m_headroomUsed[in] > 0 || SharedPart(m_ingressBytes[in]) >= GetXoffThreshold();
+    return m_headroomUsed[in] > 0 || SharedPart(prio, m_ingressBytes[in]) >= GetXoffThreshold();
 }
 
 bool
@@ -388,7 +409,7 @@ NboxSwitchMmu::ShouldResume(uint32_t inPort, uint8_t prio) const
     {
         return false;
     }
-    const uint64_t shared = SharedPart(m_ingressBytes[in]);
+    const uint64_t shared = SharedPart(prio, m_ingressBytes[in]);
     return shared == 0 || shared + m_xonOffset <= GetXoffThreshold();
 }
 
@@ -468,7 +489,7 @@ NboxSwitchMmu::GetIngressBytes(uint32_t inPort, uint8_t prio) const
 uint64_t
 NboxSwitchMmu::GetIngressSharedBytes(uint32_t inPort, uint8_t prio) const
 {
-    return SharedPart(GetIngressBytes(inPort, prio));
+    return SharedPart(prio, GetIngressBytes(inPort, prio));
 }
 
 uint64_t

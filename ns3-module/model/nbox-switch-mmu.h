@@ -27,7 +27,8 @@ namespace ns3
  * model, SimAI), written from their published descriptions:
  *
  * Buffer. BufferSize bytes are carved into
- *   - a reserve of Reserve bytes per (port, priority), for all 8 priorities;
+ *   - a reserve of Reserve bytes per (port, priority) for the priorities in
+ *     ReservedPriorities (the others have none);
  *   - a PFC headroom per (port, lossless priority) (SetHeadroom; only when PfcEnabled);
  *   - the shared pool: whatever is left (GetSharedPoolSize).
  *
@@ -146,8 +147,10 @@ class NboxSwitchMmu : public Object
                                        /// @}
 
   private:
-    /** Shared bytes of ingress queue (i, p) given its ingress bytes. */
-    uint64_t SharedPart(uint64_t ingressBytes) const;
+    /** Reserve of every (port, `prio`) queue: Reserve if `prio` is in ReservedPriorities. */
+    uint64_t ReserveOf(uint8_t prio) const;
+    /** Shared bytes of an ingress queue of priority `prio` holding `ingressBytes`. */
+    uint64_t SharedPart(uint8_t prio, uint64_t ingressBytes) const;
     size_t Index(uint32_t port, uint8_t prio) const;
     void CheckPort(uint32_t port) const;
     /** Recomputes the shared pool from BufferSize, reserves and headroom. */
@@ -156,6 +159,7 @@ class NboxSwitchMmu : public Object
     // Attributes
     uint64_t m_bufferSize;
     uint64_t m_reserve;
+    uint8_t m_reservedMask;
     bool m_pfcEnabled;
     uint8_t m_losslessMask;
     bool m_dynamicXoff;

@@ -25,7 +25,8 @@ constexpr uint8_t kLossless = 3;
 constexpr uint32_t kPacket = 1000;
 
 /**
- * 1,000,000 bytes of buffer, 1000 reserved per (port, priority), 4 ports, priority 3
+ * 1,000,000 bytes of buffer, 1000 reserved per (port, priority) for all 8 priorities, 4
+ * ports, priority 3
  * lossless with 10,000 bytes of headroom per port, alpha 1/8, xon offset 3000.
  * Pool = 1,000,000 - 4 x 8 x 1000 - 4 x 1 x 10,000 = 928,000.
  */
@@ -35,6 +36,7 @@ MakeMmu(bool pfc = true)
     Ptr<NboxSwitchMmu> mmu = CreateObject<NboxSwitchMmu>();
     mmu->SetAttribute("BufferSize", UintegerValue(1000000));
     mmu->SetAttribute("Reserve", UintegerValue(1000));
+    mmu->SetAttribute("ReservedPriorities", UintegerValue(0xff));
     mmu->SetAttribute("Alpha", DoubleValue(0.125));
     mmu->SetAttribute("XonOffset", UintegerValue(3000));
     mmu->SetAttribute("LosslessPriorities", UintegerValue(1u << kLossless));
@@ -81,6 +83,7 @@ TEST_F(NboxSwitchMmuTest, PoolIsBufferMinusReservesAndHeadroom)
     Ptr<NboxSwitchMmu> two = CreateObject<NboxSwitchMmu>();
     two->SetAttribute("BufferSize", UintegerValue(1000000));
     two->SetAttribute("Reserve", UintegerValue(1000));
+    two->SetAttribute("ReservedPriorities", UintegerValue(0xff));
     two->SetAttribute("LosslessPriorities", UintegerValue(0x48));
     for (int i = 0; i < 4; ++i)
     {
@@ -90,6 +93,24 @@ TEST_F(NboxSwitchMmuTest, PoolIsBufferMinusReservesAndHeadroom)
     EXPECT_TRUE(two->IsLossless(3));
     EXPECT_TRUE(two->IsLossless(6));
     EXPECT_FALSE(two->IsLossless(0));
+}
+
+TEST_F(NboxSwitchMmuTest, OnlyReservedPrioritiesGetAReserve)
+{
+    // By default priorities 3 and 6 are reserved: 1,000,000 - 4 x 2 x 1000 - 4 x 10,000.
+    Ptr<NboxSwitchMmu> mmu = CreateObject<NboxSwitchMmu>();
+    mmu->SetAttribute("BufferSize", UintegerValue(1000000));
+    mmu->SetAttribute("Reserve", UintegerValue(1000));
+    for (int i = 0; i < 4; ++i)
+    {
+        mmu->AddPort(10000, 0, 0);
+    }
+    EXPECT_EQ(mmu->GetSharedPoolSize(), 952000u);
+    Offer(mmu, 6);
+    EXPECT_EQ(mmu->GetSharedUsed(), 0u); // in priority 6's reserve
+    Offer(mmu, 0);
+    EXPECT_EQ(mmu->GetSharedUsed(), 1000u); // priority 0 has none
+    EXPECT_EQ(mmu->GetIngressSharedBytes(0, 0), 1000u);
 }
 
 TEST_F(NboxSwitchMmuTest, DynamicXoffHeadroomAndXon)
@@ -217,6 +238,7 @@ TEST_F(NboxSwitchMmuTest, LossyDropsWhenThePoolIsFull)
     Ptr<NboxSwitchMmu> mmu = CreateObject<NboxSwitchMmu>();
     mmu->SetAttribute("BufferSize", UintegerValue(100000));
     mmu->SetAttribute("Reserve", UintegerValue(1000));
+    mmu->SetAttribute("ReservedPriorities", UintegerValue(0xff));
     mmu->SetAttribute("PfcEnabled", BooleanValue(false));
     mmu->SetAttribute("EgressStaticLimit", UintegerValue(1000000000));
     for (int i = 0; i < 4; ++i)
