@@ -1,0 +1,243 @@
+// CosimBootstrapRoot driven by hand-written bootstrap clients (bridge/host/bootstrap_wire.h over
+// real sockets): the table it sends (the real ranks' own blobs, synthetic handles for emulated
+// ranks), the listens it registers with the server, and each way a job's bootstrap fails.
+#include "bridge/server/cosim_bootstrap_root.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bridge/host/bootstrap_wire.h"
+#include "bridge/host/unique_id.h"
+#include "bridge/net/socket_util.h"
+#include "bridge/wire/listen_handle.h"
+#include "tests/bridge/raw_client.h"
+
+namespace nbox::bridge::server {
+namespace {
+
+using namespace testing;  // NOLINT: the helpers of raw_client.h
+
+constexpr int kWorld = 4;
+constexpr int kChannels = 1;
+constexpr int kLanes = kChannels + 1;
+constexpr uint64_t kChunk = 1 << 20;
+
+// A server (ranks 0 and 2 real) and a root, polled on a background thread.
+class Job {
+ public:
+  explicit Job(std::chrono::milliseconds join_timeout = std::chrono::seconds(10)) {
+    ServerOptions options = Options(kWorld);
+    options.real = {true, false, true, false};
+    server_ = std::make_unique<BridgeServer>(options, &sink_);
+    CosimBootstrapOptions root;
+    root.world_size = kWorld;
+    root.real = options.real;
+    root.channels = kChannels;
+    root.chunk_bytes = kChunk;
+    root.join_timeout = join_timeout;
+    root_ = std::make_unique<CosimBootstrapRoot>(root, server_.get());
+    thread_ = std::thread([this] {
+      while (!stop_.load()) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        server_->Poll(milliseconds(0));
+        root_->Poll(milliseconds(1));
+      }
+    });
+  }
+  ~Job() { Stop(); }
+  void Stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+  // Runs `f` on the server and root with the polling thread held off.
+  template <typename F>
+  auto With(F f) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return f(*server_, *root_);
+  }
+  bridge::InetAddress root_address() const {
+    return host::DecodeUniqueId(host::UniqueIdFromHex(root_->unique_id_text())).root;
+  }
+  uint64_t nonce() const {
+    return host::DecodeUniqueId(host::UniqueIdFromHex(root_->unique_id_text())).nonce;
+  }
+
+ private:
+  RecordingSink sink_;
+  std::unique_ptr<BridgeServer> server_;
+  std::unique_ptr<CosimBootstrapRoot> root_;
+  std::mutex mutex_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Rank `rank`'s blob: its listen for (sender, lane) has id 100 + sender * kLanes + lane.
+std::vector<uint8_t> RealBlob(int rank) {
+  std::vector<uint8_t> blob(kWorld * kLanes * wire::kListenHandleBytes, 0);
+  for (int sender = 0; sender < kWorld; ++sender) {
+    if (sender == rank) continue;
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const uint64_t id = 100 + sender * kLanes + lane;
+      wire::EncodeListenHandle(wire::ListenHandle{static_cast<uint32_t>(rank), id, 7, 0},
+                               blob.data() + (sender * kLanes + lane) * wire::kListenHandleBytes);
+    }
+  }
+  return blob;
+}
+
+class Member {
+ public:
+  Member(const Job& job, int rank, int channels = kChannels, uint64_t nonce = 0) {
+    fd_ = ConnectBlocking(job.root_address(), Deadline(), "root");
+    host::JoinRequest join;
+    join.nonce = nonce != 0 ? nonce : job.nonce();
+    join.nranks = kWorld;
+    join.rank = rank;
+    join.channels = channels;
+    join.chunk_bytes = kChunk;
+    join.blob = RealBlob(rank);
+    const auto frame = host::EncodeFrame(host::FrameType::kJoin, host::EncodeJoin(join));
+    SendAll(fd_.get(), frame.data(), frame.size(), Deadline(), "root");
+  }
+  // The root's answer: (type, payload).
+  std::pair<host::FrameType, std::vector<uint8_t>> Answer() {
+    uint8_t header[host::kFrameHeaderBytes];
+    RecvAll(fd_.get(), header, sizeof(header), Deadline(), "root");
+    host::FrameType type;
+    uint64_t length = 0;
+    EXPECT_TRUE(host::DecodeFrameHeader(header, &type, &length));
+    std::vector<uint8_t> payload(length);
+    RecvAll(fd_.get(), payload.data(), payload.size(), Deadline(), "root");
+    return {type, payload};
+  }
+  void Bye() {
+    const auto frame = host::EncodeFrame(host::FrameType::kBye, {});
+    SendAll(fd_.get(), frame.data(), frame.size(), Deadline(), "root");
+  }
+  void Close() { fd_.reset(); }
+
+ private:
+  static Clock::time_point Deadline() { return Clock::now() + std::chrono::seconds(5); }
+  UniqueFd fd_;
+};
+
+std::string Text(const std::vector<uint8_t>& payload) {
+  return std::string(payload.begin(), payload.end());
+}
+
+TEST(CosimBootstrapRoot, TheTableHoldsRealBlobsAndSyntheticHandlesForEmulatedRanks) {
+  Job job;
+  Member zero(job, 0);
+  Member two(job, 2);
+  const auto [type, table] = zero.Answer();
+  ASSERT_EQ(type, host::FrameType::kTable);
+  const size_t blob_bytes = kWorld * kLanes * wire::kListenHandleBytes;
+  ASSERT_EQ(table.size(), kWorld * blob_bytes);
+  EXPECT_EQ(std::vector<uint8_t>(table.begin(), table.begin() + blob_bytes), RealBlob(0));
+  EXPECT_EQ(std::vector<uint8_t>(table.begin() + 2 * blob_bytes, table.begin() + 3 * blob_bytes),
+            RealBlob(2));
+  for (int emulated : {1, 3}) {
+    for (int sender = 0; sender < kWorld; ++sender) {
+      for (int lane = 0; lane < kLanes; ++lane) {
+        const uint8_t* handle = table.data() + emulated * blob_bytes +
+                                (sender * kLanes + lane) * wire::kListenHandleBytes;
+        wire::ListenHandle decoded;
+        if (sender == emulated) {
+          EXPECT_FALSE(wire::DecodeListenHandle(handle, &decoded)) << "its own entry is zeros";
+          continue;
+        }
+        ASSERT_TRUE(wire::DecodeListenHandle(handle, &decoded));
+        EXPECT_EQ(decoded.rank, static_cast<uint32_t>(emulated));
+        EXPECT_EQ(decoded.listen, wire::SyntheticListenId(sender, lane));
+        EXPECT_EQ(decoded.nonce, 0u);
+      }
+    }
+  }
+  EXPECT_EQ(two.Answer().first, host::FrameType::kTable);
+  // Every listen of both real ranks was registered: registering one again is refused.
+  job.With([](BridgeServer& server, CosimBootstrapRoot& root) {
+    EXPECT_TRUE(root.all_joined());
+    EXPECT_EQ(root.joined(), 2);
+    for (int rank : {0, 2}) {
+      for (int sender = 0; sender < kWorld; ++sender) {
+        if (sender == rank) continue;
+        for (int lane = 0; lane < kLanes; ++lane) {
+          EXPECT_THROW(server.RegisterListen(rank, 100 + sender * kLanes + lane, sender, lane),
+                       std::invalid_argument);
+        }
+      }
+    }
+    return 0;
+  });
+  zero.Bye();
+  two.Bye();
+  zero.Close();
+  two.Close();
+  std::this_thread::sleep_for(milliseconds(50));
+  job.Stop();
+  EXPECT_EQ(job.With([](BridgeServer&, CosimBootstrapRoot& root) { return root.failure(); }), "");
+}
+
+TEST(CosimBootstrapRoot, ARealRankThatLeavesWithoutByeIsReportedToTheOthers) {
+  Job job;
+  Member zero(job, 0);
+  Member two(job, 2);
+  ASSERT_EQ(zero.Answer().first, host::FrameType::kTable);
+  ASSERT_EQ(two.Answer().first, host::FrameType::kTable);
+  two.Close();
+  const auto [type, text] = zero.Answer();
+  EXPECT_EQ(type, host::FrameType::kAbort);
+  const std::string expected =
+      "real rank 2 left without destroying its communicator (its process ended or aborted)";
+  EXPECT_EQ(Text(text), expected);
+  job.Stop();
+  EXPECT_EQ(job.With([](BridgeServer&, CosimBootstrapRoot& root) { return root.failure(); }),
+            expected);
+}
+
+TEST(CosimBootstrapRoot, JoinsThatDoNotFitTheJobAbortItNamingWhy) {
+  {
+    Job job;
+    Member zero(job, 0, /*channels=*/2);
+    const auto [type, text] = zero.Answer();
+    EXPECT_EQ(type, host::FrameType::kAbort);
+    EXPECT_EQ(Text(text),
+              "bootstrap: rank 0 has NBOX_CHANNELS=2 NBOX_CHUNK_BYTES=1048576, the scenario has 1 "
+              "and 1048576 (emulated ranks must build the same schedules)");
+  }
+  {
+    Job job;
+    Member one(job, 1);
+    const auto [type, text] = one.Answer();
+    EXPECT_EQ(type, host::FrameType::kAbort);
+    EXPECT_EQ(Text(text),
+              "bootstrap: rank 1 joined, but it is emulated in this job (NBOX_RANK of a real "
+              "rank?)");
+  }
+}
+
+TEST(CosimBootstrapRoot, MissingRanksAreNamedAfterTheJoinTimeout) {
+  Job job(milliseconds(200));
+  Member zero(job, 0);
+  const auto [type, text] = zero.Answer();
+  EXPECT_EQ(type, host::FrameType::kAbort);
+  EXPECT_EQ(Text(text), "bootstrap: only 1 of 2 real ranks joined within 200 ms (missing: 2)");
+}
+
+TEST(CosimBootstrapRoot, AStrangerWithAnotherNonceIsDroppedAndTheJobGoesOn) {
+  Job job;
+  { Member stranger(job, 0, kChannels, /*nonce=*/12345); }
+  Member zero(job, 0);
+  Member two(job, 2);
+  EXPECT_EQ(zero.Answer().first, host::FrameType::kTable);
+  EXPECT_EQ(two.Answer().first, host::FrameType::kTable);
+}
+
+}  // namespace
+}  // namespace nbox::bridge::server
