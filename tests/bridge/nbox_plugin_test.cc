@@ -548,5 +548,86 @@ TEST_F(NboxPlugin, OlderTablesMoveMessagesToo) {
   EXPECT_EQ(server_->network().joined(), 1);  // one session for all three inits
 }
 
+// nboxNetExt_v2: v1's wait, and the rank's clock, op reports and flagged tests.
+TEST_F(NboxPlugin, ExtensionV2KeepsV1sWaitAndOffersTheClock) {
+  const auto* ext2 = library_.Symbol<nboxNetExt_v2_t>(NBOX_NET_EXT_V2_SYMBOL);
+  ASSERT_NE(ext2, nullptr);
+  EXPECT_EQ(ext2->version, 2);
+  ASSERT_NE(ext2->waitEvents, nullptr);
+  Join(0, "virtual");
+  uint64_t first = 0, second = 0;
+  ASSERT_EQ(ext2->virtualTimeNs(ctx_, &first), ncclSuccess);
+  std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_EQ(ext2->virtualTimeNs(ctx_, &second), ncclSuccess);
+  // A virtual rank's clock runs with the wall clock while it works.
+  EXPECT_GE(second - first, 20'000'000u);
+  EXPECT_EQ(ext2->virtualTimeNs(ctx_, nullptr), ncclInvalidArgument);
+
+  // A plain send/receive through testFlags: done, sizes, and no synthetic flag.
+  CommPair& pair = Pair();
+  std::vector<uint8_t> message = Pattern(9, 64), recv(64, 0);
+  void* data = recv.data();
+  size_t capacity = recv.size();
+  int tag = 0;
+  void* recv_request = nullptr;
+  void* send_request = nullptr;
+  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &recv_request),
+            ncclSuccess);
+  ASSERT_EQ(net_->isend(pair.send_comm, message.data(), message.size(), 0, nullptr, nullptr,
+                        &send_request),
+            ncclSuccess);
+  ASSERT_EQ(Wait(send_request, nullptr), ncclSuccess);
+  int done = 0, size = 0;
+  uint32_t flags = 99;
+  const auto deadline = steady_clock::now() + milliseconds(5000);
+  while (!done && steady_clock::now() < deadline) {
+    ASSERT_EQ(ext2->testFlags(recv_request, &done, &size, &flags), ncclSuccess);
+  }
+  ASSERT_TRUE(done);
+  EXPECT_EQ(size, 64);
+  EXPECT_EQ(flags, 0u);
+  EXPECT_EQ(recv, message);
+  // v1 and v2 count the same events.
+  EXPECT_EQ(ext2->eventCount(), ext_->eventCount());
+  EXPECT_GE(ext2->eventCount(), 2u);
+}
+
+TEST_F(NboxPlugin, MalformedOpReportsAreRefusedBeforeTheyLeave) {
+  const auto* ext2 = library_.Symbol<nboxNetExt_v2_t>(NBOX_NET_EXT_V2_SYMBOL);
+  ASSERT_NE(ext2, nullptr);
+  Join();
+  nboxOpReport report{};
+  report.kind = NBOX_OP_REPORT_COLLECTIVE;
+  report.op = NBOX_REPORTED_OP_ALLGATHER;
+  report.dtype = 7;
+  report.root = -1;
+  report.bytes = 64;
+  EXPECT_EQ(ext2->reportOp(ctx_, &report), ncclSuccess);
+  report.redop = 1;  // all-gather does not reduce
+  EXPECT_EQ(ext2->reportOp(ctx_, &report), ncclInvalidArgument);
+  EXPECT_NE(LastWarning().find("a reduction op on a call that does not reduce"), std::string::npos)
+      << LastWarning();
+  report.redop = 0;
+  report.kind = 300;  // not a kind (and not a byte)
+  EXPECT_EQ(ext2->reportOp(ctx_, &report), ncclInvalidArgument);
+  EXPECT_EQ(ext2->reportOp(ctx_, nullptr), ncclInvalidArgument);
+  // The session is still fine.
+  Pair();
+}
+
+// A realtime rank promises its wall clock every realtime heartbeat (1 ms by default), so the
+// simulator is never held back by more than that while the rank is idle.
+TEST_F(NboxPlugin, AnIdleRealtimeRankPromisesItsClockEveryMillisecond) {
+  Join(0, "realtime");
+  std::this_thread::sleep_for(milliseconds(200));
+  const std::vector<ObservedPromise> promises = server_->network().promises();
+  // About 200 here; a loaded machine may wake the plugin's thread late, never 20 times late.
+  EXPECT_GE(promises.size(), 10u);
+  for (size_t i = 1; i < promises.size(); ++i) {
+    EXPECT_FALSE(promises[i].blocked);
+    EXPECT_GE(promises[i].vtime, promises[i - 1].vtime);
+  }
+}
+
 }  // namespace
 }  // namespace nbox::bridge::testing
