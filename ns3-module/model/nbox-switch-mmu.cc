@@ -167,6 +167,7 @@ NboxSwitchMmu::SetNPorts(uint32_t nPorts)
     m_headroom.assign(nPorts, 0);
     m_ingressBytes.assign(queues, 0);
     m_headroomUsed.assign(queues, 0);
+    m_peakHeadroomUsed.assign(queues, 0);
     m_egressBytes.assign(queues, 0);
     m_paused.assign(queues, false);
     NS_ABORT_MSG_IF(m_ecnKmin > m_ecnKmax,
@@ -192,6 +193,7 @@ NboxSwitchMmu::AddPort(uint64_t headroom, uint64_t kmin, uint64_t kmax)
     {
         m_ingressBytes.push_back(0);
         m_headroomUsed.push_back(0);
+        m_peakHeadroomUsed.push_back(0);
         m_egressBytes.push_back(0);
         m_paused.push_back(false);
     }
@@ -363,6 +365,7 @@ NboxSwitchMmu::Admit(uint32_t inPort, uint32_t outPort, uint8_t prio, uint32_t b
     {
         NS_ABORT_MSG_UNLESS(IsLossless(prio), "NboxSwitchMmu::Admit without admission");
         m_headroomUsed[in] += bytes;
+        m_peakHeadroomUsed[in] = std::max(m_peakHeadroomUsed[in], m_headroomUsed[in]);
     }
     m_egressBytes[Index(outPort, prio)] += bytes;
     m_totalUsed += bytes;
@@ -497,6 +500,13 @@ NboxSwitchMmu::GetHeadroomUsed(uint32_t inPort, uint8_t prio) const
 {
     CheckPort(inPort);
     return m_headroomUsed[Index(inPort, prio)];
+}
+
+uint64_t
+NboxSwitchMmu::GetPeakHeadroomUsed(uint32_t inPort, uint8_t prio) const
+{
+    CheckPort(inPort);
+    return m_peakHeadroomUsed[Index(inPort, prio)];
 }
 
 uint64_t

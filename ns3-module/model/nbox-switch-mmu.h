@@ -141,6 +141,8 @@ class NboxSwitchMmu : public Object
     uint64_t GetIngressBytes(uint32_t inPort, uint8_t prio) const; //!< without headroom
     uint64_t GetIngressSharedBytes(uint32_t inPort, uint8_t prio) const;
     uint64_t GetHeadroomUsed(uint32_t inPort, uint8_t prio) const;
+    /** Largest GetHeadroomUsed(inPort, prio) seen: how close PFC came to dropping. */
+    uint64_t GetPeakHeadroomUsed(uint32_t inPort, uint8_t prio) const;
     uint64_t GetEgressBytes(uint32_t outPort, uint8_t prio) const;
     uint64_t GetTotalUsed() const;     //!< bytes of all admitted packets not yet released
     uint64_t GetPeakTotalUsed() const; //!< largest GetTotalUsed() seen
@@ -177,13 +179,14 @@ class NboxSwitchMmu : public Object
     uint64_t m_sharedUsed;
     uint64_t m_totalUsed;
     uint64_t m_peakTotalUsed;
-    std::vector<uint64_t> m_headroom;     //!< per port (each lossless priority has it)
-    std::vector<uint64_t> m_ingressBytes; //!< per (port, prio), without headroom
-    std::vector<uint64_t> m_headroomUsed; //!< per (port, prio)
-    std::vector<uint64_t> m_egressBytes;  //!< per (port, prio)
-    std::vector<bool> m_paused;           //!< per (port, prio): we paused the upstream
-    std::vector<uint64_t> m_kmin;         //!< per port
-    std::vector<uint64_t> m_kmax;         //!< per port
+    std::vector<uint64_t> m_headroom;         //!< per port (each lossless priority has it)
+    std::vector<uint64_t> m_ingressBytes;     //!< per (port, prio), without headroom
+    std::vector<uint64_t> m_headroomUsed;     //!< per (port, prio)
+    std::vector<uint64_t> m_peakHeadroomUsed; //!< per (port, prio)
+    std::vector<uint64_t> m_egressBytes;      //!< per (port, prio)
+    std::vector<bool> m_paused;               //!< per (port, prio): we paused the upstream
+    std::vector<uint64_t> m_kmin;             //!< per port
+    std::vector<uint64_t> m_kmax;             //!< per port
     Ptr<UniformRandomVariable> m_uniform;
 };
 

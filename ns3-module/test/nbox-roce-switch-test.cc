@@ -182,6 +182,48 @@ TEST_F(NboxRoceSwitchTest, EcnMarksAStandingQueueAsTheRedFormulaSays)
     EXPECT_EQ(f.Network()->GetStats().ecnMarks, marked);
 }
 
+/**
+ * What the headroom must absorb, frame by frame. h0 -> sw -> h1 with propagation delay d;
+ * h1 pauses priority 3 at t = 0, so nothing leaves the switch towards it and no release
+ * blurs the count; xoff is static (20,000 shared bytes). Frame k of h0 (full, 1518 bytes,
+ * f = 121.44 ns) starts at (k - 1) f and reaches the switch at k f + d. The first frame K
+ * that does not fit under xoff goes to the headroom and triggers a pause at K f + d; the
+ * switch's port towards h0 is idle, so the 64-byte pause reaches h0 at K f + 2 d + 5.12 ns.
+ * h0 still sends every frame that started before then (the one on the wire is not cut):
+ * frames K .. K + n with n = floor((2 d + 5.12 ns) / f) + 1, all into the headroom.
+ */
+uint64_t
+PeakHeadroomOfOneSender(Time delay)
+{
+    TinyRoceFabric f;
+    f.AddHost("h0");
+    f.AddHost("h1");
+    Ptr<NboxRoceSwitch> sw = f.AddSwitch("sw");
+    sw->GetMmu()->SetAttribute("DynamicXoff", BooleanValue(false));
+    sw->GetMmu()->SetAttribute("StaticXoff", UintegerValue(20000));
+    f.Link("h0", "sw", k100G, delay);
+    f.Link("sw", "h1", k100G, delay);
+    sw->SetRoute(f.Host("h1"), {f.PortTowards("sw", "h1")});
+    f.HostDevice("h1")->SendPfc(3, true);
+    f.Send("h0", "h1", 1, 200);
+    RunFor(MilliSeconds(1));
+    EXPECT_EQ(sw->GetTotalDrops(), 0u);
+    EXPECT_EQ(f.PortStats("sw", "h0").pfcPausesSent, 1u);
+    return sw->GetMmu()->GetPeakHeadroomUsed(f.PortTowards("sw", "h0"), 3);
+}
+
+TEST_F(NboxRoceSwitchTest, HeadroomHoldsExactlyTheFramesInFlightWhenThePauseIsSent)
+{
+    // d = 1 us: (2000 + 5.12) / 121.44 = 16.5, so 18 frames; the formula allows
+    // 2 x 12,500 + 2 x 1518 + 64 = 28,100 bytes.
+    EXPECT_EQ(PeakHeadroomOfOneSender(MicroSeconds(1)), 18u * 1518);
+    EXPECT_LE(18u * 1518, NboxSwitchMmu::GetRequiredHeadroom(k100G, MicroSeconds(1), 1500));
+    Simulator::Destroy();
+    // d = 1.5 us: (3000 + 5.12) / 121.44 = 24.7, so 26 frames (39,468 <= 40,600 bytes).
+    EXPECT_EQ(PeakHeadroomOfOneSender(NanoSeconds(1500)), 26u * 1518);
+    EXPECT_LE(26u * 1518, NboxSwitchMmu::GetRequiredHeadroom(k100G, NanoSeconds(1500), 1500));
+}
+
 /** Four senders, one receiver, one switch with a 1 MiB buffer; 300 full frames each. */
 struct Incast
 {
@@ -349,6 +391,32 @@ TEST_F(NboxRoceSwitchTest, PfcPauseSpreadsUpstreamToAVictimFlow)
     EXPECT_EQ(off.f.Network()->GetStats().pfcPausesSent, 0u);
     ASSERT_EQ(off.f.Arrivals("v").headers.size(), Spreading::kFrames);
     EXPECT_NEAR(off.VictimDone().GetNanoSeconds(), aloneNs, Spreading::kFrames * 1.0 + 2);
+}
+
+TEST_F(NboxRoceSwitchTest, SameRunTwiceGivesTheSameTimesAndCounters)
+{
+    std::vector<Time> times[2];
+    std::vector<uint64_t> counters[2];
+    for (int run = 0; run < 2; ++run)
+    {
+        Spreading s(true);
+        for (const char* h : {"r", "v"})
+        {
+            const std::vector<Time>& t = s.f.Arrivals(h).times;
+            times[run].insert(times[run].end(), t.begin(), t.end());
+        }
+        for (const NboxPortStats& p : s.f.Network()->GetStats().ports)
+        {
+            counters[run].insert(counters[run].end(),
+                                 {p.txBytes, p.txPackets, p.drops, p.pfcPausesSent,
+                                  p.pfcPausesReceived, p.peakQueueBytes,
+                                  static_cast<uint64_t>(p.pausedSeconds * 1e12)});
+        }
+        Simulator::Destroy();
+    }
+    EXPECT_EQ(times[0], times[1]);
+    EXPECT_EQ(counters[0], counters[1]);
+    EXPECT_EQ(times[0].size(), 3u * Spreading::kFrames);
 }
 
 } // namespace
