@@ -190,6 +190,12 @@ NboxRoceSwitch::GetMmu() const
     return m_mmu;
 }
 
+int64_t
+NboxRoceSwitch::AssignStreams(int64_t stream)
+{
+    return m_mmu->AssignStreams(stream);
+}
+
 void
 NboxRoceSwitch::SetSeed(uint64_t seed)
 {

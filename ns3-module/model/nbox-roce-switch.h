@@ -64,6 +64,13 @@ class NboxRoceSwitch : public Object
     /** The MMU (created with the switch; configure it through its attributes). */
     Ptr<NboxSwitchMmu> GetMmu() const;
 
+    /**
+     * Fixes the random stream of the MMU's ECN draws (see NboxSwitchMmu::AssignStreams), so
+     * that marks do not depend on how many random variables the process created before.
+     * Returns the number of streams used (1).
+     */
+    int64_t AssignStreams(int64_t stream);
+
     /** Per-switch hash seed (attribute Seed). */
     void SetSeed(uint64_t seed);
     uint64_t GetSeed() const;
