@@ -3,6 +3,7 @@
 // two communicators of two ranks in two threads of this process.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -121,6 +122,26 @@ TEST_F(HostApi, OneRankCollectivesAreCopies) {
   EXPECT_EQ(gathered, in);
   EXPECT_EQ(scattered, in);
   EXPECT_EQ(broadcast, in);
+  EXPECT_EQ(nboxCommDestroy(comm), nboxSuccess);
+}
+
+// Under a plugin without nboxNetExt_v2 (the TCP plugin) the rank's clock is the steady wall
+// clock and iteration marks go nowhere.
+TEST_F(HostApi, TheClockIsTheWallClockOutsideNboxCosim) {
+  nboxComm_t comm = SingleRank();
+  ASSERT_NE(comm, nullptr);
+  uint64_t before = 0, after = 0;
+  ASSERT_EQ(nboxCommVirtualTimeNs(comm, &before), nboxSuccess);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(nboxCommVirtualTimeNs(comm, &after), nboxSuccess);
+  EXPECT_GE(after - before, 20'000'000u);
+  EXPECT_LT(after - before, 20'000'000'000u);
+  EXPECT_EQ(nboxMarkIteration(comm, 0, 1), nboxSuccess);
+  EXPECT_EQ(nboxMarkIteration(comm, 0, 0), nboxSuccess);
+  EXPECT_EQ(nboxCommVirtualTimeNs(comm, nullptr), nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "nboxCommVirtualTimeNs: ns is NULL");
+  EXPECT_EQ(nboxMarkIteration(nullptr, 0, 1), nboxInvalidArgument);
+  EXPECT_EQ(LastError(), "nboxMarkIteration: comm is NULL");
   EXPECT_EQ(nboxCommDestroy(comm), nboxSuccess);
 }
 
