@@ -89,7 +89,7 @@ class CosimBootstrapRoot::Impl {
     for (const auto& member : members_) fds.push_back({member->fd.get(), POLLIN, 0});
     const int n = poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
     if (n < 0 && errno != EINTR) {
-      Abort("bootstrap root: poll: " + ErrnoText(errno));
+      Abort("poll: " + ErrnoText(errno));
       return;
     }
     if (n <= 0) return;
@@ -137,7 +137,7 @@ class CosimBootstrapRoot::Impl {
         missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
       }
     }
-    return "bootstrap: only " + std::to_string(joined_) + " of " + std::to_string(real_count_) +
+    return "only " + std::to_string(joined_) + " of " + std::to_string(real_count_) +
            " real ranks joined within " + std::to_string(options_.join_timeout.count()) +
            " ms (missing: " + missing + ")";
   }
@@ -151,7 +151,7 @@ class CosimBootstrapRoot::Impl {
         members_.push_back(std::move(member));
       }
     } catch (const NetError& error) {
-      Abort(std::string("bootstrap root: ") + error.what());
+      Abort(std::string("accept: ") + error.what());
     }
   }
 
@@ -269,7 +269,7 @@ class CosimBootstrapRoot::Impl {
     }
     if (!problem.empty()) {
       member.rank = join.rank >= 0 && join.rank < options_.world_size ? join.rank : -1;
-      Abort("bootstrap: " + problem);
+      Abort(problem);
       return;
     }
     member.rank = join.rank;

@@ -58,7 +58,8 @@ class CosimBootstrapRoot {
   bool all_joined() const;
   int joined() const;
   // "" while all is well; else why the job's bootstrap failed (a rank left without Bye, a bad
-  // join, the join timeout). Once set, the real ranks still connected were told (Abort).
+  // join, the join timeout), e.g. "only 1 of 2 real ranks joined within 60000 ms (missing: 3)".
+  // Once set, the real ranks still connected were told (Abort, the same text).
   std::string failure() const;
 
   class Impl;

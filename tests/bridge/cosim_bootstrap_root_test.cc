@@ -208,7 +208,7 @@ TEST(CosimBootstrapRoot, JoinsThatDoNotFitTheJobAbortItNamingWhy) {
     const auto [type, text] = zero.Answer();
     EXPECT_EQ(type, host::FrameType::kAbort);
     EXPECT_EQ(Text(text),
-              "bootstrap: rank 0 has NBOX_CHANNELS=2 NBOX_CHUNK_BYTES=1048576, the scenario has 1 "
+              "rank 0 has NBOX_CHANNELS=2 NBOX_CHUNK_BYTES=1048576, the scenario has 1 "
               "and 1048576 (emulated ranks must build the same schedules)");
   }
   {
@@ -217,7 +217,7 @@ TEST(CosimBootstrapRoot, JoinsThatDoNotFitTheJobAbortItNamingWhy) {
     const auto [type, text] = one.Answer();
     EXPECT_EQ(type, host::FrameType::kAbort);
     EXPECT_EQ(Text(text),
-              "bootstrap: rank 1 joined, but it is emulated in this job (NBOX_RANK of a real "
+              "rank 1 joined, but it is emulated in this job (NBOX_RANK of a real "
               "rank?)");
   }
 }
@@ -227,7 +227,7 @@ TEST(CosimBootstrapRoot, MissingRanksAreNamedAfterTheJoinTimeout) {
   Member zero(job, 0);
   const auto [type, text] = zero.Answer();
   EXPECT_EQ(type, host::FrameType::kAbort);
-  EXPECT_EQ(Text(text), "bootstrap: only 1 of 2 real ranks joined within 200 ms (missing: 2)");
+  EXPECT_EQ(Text(text), "only 1 of 2 real ranks joined within 200 ms (missing: 2)");
 }
 
 TEST(CosimBootstrapRoot, AStrangerWithAnotherNonceIsDroppedAndTheJobGoesOn) {
