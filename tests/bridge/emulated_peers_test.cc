@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bridge/include/nbox_host.h"
@@ -46,7 +47,7 @@ std::vector<float> Inputs(int rank, size_t n) {
 }
 
 // Sets the environment nbox-cosim would print, and joins.
-nboxComm_t Join(const EmulatedPeers& peers, int rank) {
+nboxComm_t Join(const EmulatedPeers& peers, int rank, const char* clock = "virtual") {
   setenv("NBOX_NET_PLUGIN", NBOX_PLUGIN_PATH, 1);
   setenv("NBOX_BRIDGE", peers.bridge_endpoint().c_str(), 1);
   setenv("NBOX_SECRET", kTestSecret, 1);
@@ -55,7 +56,7 @@ nboxComm_t Join(const EmulatedPeers& peers, int rank) {
   setenv("NBOX_UNIQUE_ID", peers.unique_id_text().c_str(), 1);
   setenv("NBOX_CHANNELS", std::to_string(kChannels).c_str(), 1);
   setenv("NBOX_CHUNK_BYTES", std::to_string(kChunk).c_str(), 1);
-  setenv("NBOX_CLOCK", "virtual", 1);
+  setenv("NBOX_CLOCK", clock, 1);
   unsetenv("NBOX_UNIQUE_ID_FILE");
   unsetenv("NBOX_JOB_ID");
   nboxComm_t comm = nullptr;
@@ -63,10 +64,11 @@ nboxComm_t Join(const EmulatedPeers& peers, int rank) {
   return comm;
 }
 
-class OneRealRank : public ::testing::TestWithParam<int> {};
+// (real rank, clock mode)
+class OneRealRank : public ::testing::TestWithParam<std::tuple<int, const char*>> {};
 
 TEST_P(OneRealRank, RunsEveryCollectiveWithThreeEmulatedPeers) {
-  const int me = GetParam();
+  const int me = std::get<0>(GetParam());
   std::vector<bool> real(kWorld, false);
   real[me] = true;
   const size_t n_reduce = 3000, n_gather = 700, n_scatter = 500, n_bcast = 1000;
@@ -97,7 +99,7 @@ TEST_P(OneRealRank, RunsEveryCollectiveWithThreeEmulatedPeers) {
     }
   }
   EmulatedPeers peers(kWorld, real, kChannels, kChunk, Payload::kExact, plan);
-  nboxComm_t comm = Join(peers, me);
+  nboxComm_t comm = Join(peers, me, std::get<1>(GetParam()));
   ASSERT_NE(comm, nullptr);
 
   uint64_t t0 = 0;
@@ -191,7 +193,10 @@ TEST_P(OneRealRank, RunsEveryCollectiveWithThreeEmulatedPeers) {
   EXPECT_EQ(peers.goodbyes(), 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(RealRank, OneRealRank, ::testing::Values(0, 2));
+INSTANTIATE_TEST_SUITE_P(RealRankAndClock, OneRealRank,
+                         ::testing::Values(std::make_tuple(0, "virtual"),
+                                           std::make_tuple(2, "virtual"),
+                                           std::make_tuple(3, "realtime")));
 
 // payload = self: the emulated peers send no bytes; the real rank fills their messages from
 // its own input, so every rank holding x gives exactly sum W·x, max x, prod x^W.
