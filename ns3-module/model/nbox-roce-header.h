@@ -26,6 +26,9 @@ namespace ns3
  * Hence payload per data packet at IP MTU `mtu` is mtu - 20 - 8 - 12 - 4
  * (GetDataPayloadPerMtu).
  *
+ * The type is the first serialised byte (NboxRoceNetDevice reads it alone to spot PFC
+ * frames).
+ *
  * Fields by type:
  *   - all: type, priority (0..7), srcHost, dstHost (topology host indices);
  *   - kData: ecn, flowId (the QP), psn, lastOfMessage and messageBytes (the byte count of

@@ -295,10 +295,14 @@ NboxRoceNetDevice::Receive(Ptr<Packet> packet)
 {
     NS_LOG_FUNCTION(this << packet);
     m_phyRxEndTrace(packet);
-    NboxRoceHeader header;
-    packet->PeekHeader(header);
-    if (header.GetType() == NboxRoceHeader::kPause)
+    // The type is the header's first byte: read it alone, and deserialise the whole header
+    // only for PFC frames (the owner reads data and control headers itself).
+    uint8_t type = 0;
+    packet->CopyData(&type, 1);
+    if (type == NboxRoceHeader::kPause)
     {
+        NboxRoceHeader header;
+        packet->PeekHeader(header);
         ReceivePfc(header);
         return;
     }
