@@ -161,8 +161,27 @@ TEST_F(NboxRoceSwitchTest, EcnMarksAStandingQueueAsTheRedFormulaSays)
             variance += p * (1 - p);
         }
     }
+    // Halfway through the pause every frame waits at the switch; NboxNetwork samples the
+    // device's backlog.
+    uint64_t sampledBacklog = 0;
+    Simulator::Schedule(MicroSeconds(500),
+                        [&f, &sampledBacklog]()
+                        {
+                            std::vector<NboxNetwork::PortSample> samples;
+                            f.Network()->SamplePorts(samples);
+                            const NboxNetworkStats stats = f.Network()->GetStats();
+                            for (size_t i = 0; i < samples.size(); ++i)
+                            {
+                                if (stats.ports[i].fromNode == "sw"
+                                    && stats.ports[i].toNode == "h1")
+                                {
+                                    sampledBacklog = samples[i].queueBytes;
+                                }
+                            }
+                        });
     Simulator::Schedule(MilliSeconds(1), [&f]() { f.HostDevice("h1")->SendPfc(3, false); });
     RunFor(Seconds(1));
+    EXPECT_EQ(sampledBacklog, frames * 1000u);
 
     const RoceArrivals& at1 = f.Arrivals("h1");
     ASSERT_EQ(at1.headers.size(), frames);
