@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-
 namespace nbox::bridge::testing {
 namespace {
 
@@ -103,7 +102,16 @@ void EmulatedPeers::OnPost(const server::Post& post) {
   const int sender = post.kind == server::PostKind::kSend ? post.rank : post.peer;
   const int receiver = post.kind == server::PostKind::kSend ? post.peer : post.rank;
   if (real_[sender] && real_[receiver]) {
-    Problem("a message between two real ranks (this double serves only emulated peers)");
+    std::vector<server::MatchedMessage> matched;
+    std::vector<server::MatchFailure> failed;
+    matcher_.Add(post, &matched, &failed);
+    for (const server::MatchedMessage& m : matched) {
+      const uint64_t delivery = std::max(m.send_vtime, m.recv_vtime);
+      server_->CompleteSend(m.send_rank, m.send_request, delivery);
+      server_->DeliverFromSend(m.recv_rank, m.recv_request, m.slot, m.send_rank, m.send_request,
+                               delivery);
+    }
+    for (const server::MatchFailure& f : failed) Problem("real to real: " + f.text);
     return;
   }
   auto& queue = messages_[{sender, receiver, post.lane}];

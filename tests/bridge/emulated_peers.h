@@ -23,12 +23,15 @@
 
 #include "bridge/server/bridge_server.h"
 #include "bridge/server/cosim_bootstrap_root.h"
+#include "bridge/server/message_matcher.h"
 #include "collectives/schedule.h"
+#include "tests/bridge/emulated_peers_inputs.h"
 #include "tests/bridge/server_thread.h"  // kTestSecret
 
 namespace nbox::bridge::testing {
 
 enum class Payload { kExact, kZeros, kSynthetic };
+
 enum class Reduction { kSum, kMax };
 
 // One collective of the plan: the spec the runtime builds (ring, the job's channels and chunk)
@@ -74,6 +77,7 @@ class EmulatedPeers : public server::BridgeSink {
 
   const std::vector<bool> real_;
   const Payload payload_;
+  server::MessageMatcher matcher_;  // real <-> real
   // Messages of the plan per (sender, receiver, lane), in order: their bytes.
   std::map<Wire, std::deque<std::vector<uint8_t>>> messages_;
   std::unique_ptr<server::BridgeServer> server_;

@@ -5,12 +5,19 @@
 // and, with payload = self, against the homogeneity formulas (sum W·x, max x, prod x^W).
 #include "tests/bridge/emulated_peers.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -35,9 +42,8 @@ coll::CollectiveSpec SpecOf(coll::CollectiveOp op, uint64_t bytes, int root = 0)
   return spec;
 }
 
-// Rank r's input element i: integers well below 2^24, so float sums are exact.
 float Input(int rank, size_t i) {
-  return static_cast<float>((rank + 1) * 1000 + static_cast<int>(i % 977));
+  return PlanInput(rank, i);
 }
 
 std::vector<float> Inputs(int rank, size_t n) {
@@ -258,6 +264,95 @@ TEST(PayloadSelf, ReductionsSeeHomogeneousPeers) {
     }
   }
   EXPECT_EQ(peers.problems(), std::vector<std::string>());
+}
+
+// Starts emulated_peers_worker as real rank `rank` with the environment nbox-cosim would give
+// it; its output goes to `log`.
+pid_t StartWorker(const EmulatedPeers& peers, int rank, int root, const std::string& log) {
+  std::vector<std::string> env = {std::string("NBOX_NET_PLUGIN=") + NBOX_PLUGIN_PATH,
+                                  "NBOX_BRIDGE=" + peers.bridge_endpoint(),
+                                  std::string("NBOX_SECRET=") + kTestSecret,
+                                  "NBOX_RANK=" + std::to_string(rank),
+                                  "NBOX_WORLD_SIZE=" + std::to_string(kWorld),
+                                  "NBOX_UNIQUE_ID=" + peers.unique_id_text(),
+                                  "NBOX_CHANNELS=" + std::to_string(kChannels),
+                                  "NBOX_CHUNK_BYTES=" + std::to_string(kChunk),
+                                  "TEST_ROOT=" + std::to_string(root),
+                                  "PATH=/usr/bin:/bin"};
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    char* argv[] = {const_cast<char*>(NBOX_EMULATED_PEERS_WORKER), nullptr};
+    execve(argv[0], argv, envp.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Exit code of `pid`, or -1 after killing it at the deadline.
+int Reap(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Ranks 0 and 1 real (two processes), 2 and 3 emulated: on the ring 0 -> 1 -> 2 -> 3 -> 0 one
+// connection joins two real ranks, one goes from real to emulated, one from emulated to real.
+TEST(TwoRealRanks, ShareTheRingWithTwoEmulatedRanks) {
+  const std::vector<bool> real = {true, true, false, false};
+  const size_t n = 3000;
+  const int root = 3;
+  std::vector<PlannedCollective> plan;
+  PlannedCollective all_reduce{SpecOf(coll::CollectiveOp::kAllReduce, n * 4)};
+  PlannedCollective all_gather{SpecOf(coll::CollectiveOp::kAllGather, kWorld * n * 4)};
+  PlannedCollective broadcast{SpecOf(coll::CollectiveOp::kBroadcast, n * 4, root)};
+  for (int r = 0; r < kWorld; ++r) {
+    std::vector<float> input(n);
+    for (size_t i = 0; i < n; ++i) input[i] = PlanInput(r, i);
+    all_reduce.before.push_back(input);
+    std::vector<float> gather(kWorld * n, 0.0f);
+    std::copy(input.begin(), input.end(), gather.begin() + r * n);
+    all_gather.before.push_back(gather);
+    broadcast.before.push_back(r == root ? input : std::vector<float>(n, 0.0f));
+  }
+  plan = {all_reduce, all_gather, broadcast};
+  EmulatedPeers peers(kWorld, real, kChannels, kChunk, Payload::kExact, plan);
+  const std::string dir = ::testing::TempDir();
+  const std::string logs[2] = {dir + "/nbox_emulated_rank0.log", dir + "/nbox_emulated_rank1.log"};
+  const pid_t pids[2] = {StartWorker(peers, 0, root, logs[0]),
+                         StartWorker(peers, 1, root, logs[1])};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(Reap(pids[r], deadline), 0) << "rank " << r << ":\n" << ReadFile(logs[r]);
+  }
+  EXPECT_TRUE(peers.WaitForGoodbyes(2));
+  EXPECT_EQ(peers.problems(), std::vector<std::string>());
+  EXPECT_EQ(peers.bootstrap_failure(), "");
+  // The real-to-real connection has its lanes from the bootstrap's registration.
+  std::set<std::tuple<int, int, int>> between_real;
+  for (const auto& c : peers.connections()) {
+    if (real[c.sender] && real[c.receiver]) between_real.insert({c.sender, c.receiver, c.lane});
+  }
+  std::set<std::tuple<int, int, int>> expected;
+  for (int lane = 0; lane < kChannels; ++lane) expected.insert({0, 1, lane});
+  EXPECT_EQ(between_real, expected);
 }
 
 }  // namespace
