@@ -20,8 +20,8 @@ TEST(LoadErrors, UnknownSectionListsValidSectionsWhenNothingIsClose) {
   // The section is empty and still reported, at its header.
   EXPECT_EQ(LoadError(Fixture("unknown_section_far.ini")),
             "tests/scenario/fixtures/unknown_section_far.ini:2: unknown section [telemetry]; "
-            "valid sections are [job], [topology], [network], [collectives], [workload], "
-            "[output], [realranks], [debug]");
+            "valid sections are [job], [topology], [network], [roce], [collectives], "
+            "[workload], [output], [realranks], [debug]");
 }
 
 TEST(LoadErrors, UnknownKeySuggestsTheNearest) {

@@ -4,6 +4,8 @@
 
 #include "ns3/core-module.h"
 #include "ns3/nbox-job-helper.h"
+#include "ns3/nbox-roce-transport.h"
+#include "tools/cosim/roce_assembly.h"
 
 namespace nbox::cosim {
 
@@ -68,7 +70,9 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s) {
   NetworkAssembly a;
   a.topology = BuildTopology(s);
   a.rank_to_host = topo::PlaceRanks(a.topology, s.job.world_size);
-  a.network = ns3::NboxNetworkHelper(MakeNetworkConfig(s)).Install(a.topology);
+  a.network = s.network.transport == "roce"
+                  ? MakeRoceNetworkHelper(s).Install(a.topology)
+                  : ns3::NboxNetworkHelper(MakeNetworkConfig(s)).Install(a.topology);
   return a;
 }
 
@@ -78,8 +82,11 @@ JobAssembly AssembleJob(const scenario::Scenario& s) {
   a.ddp = MakeDdpConfig(s.workload);
   a.program = std::make_shared<const work::RankProgram>(work::MakeDdpProgram(a.ddp));
 
-  a.transport = ns3::CreateObject<ns3::NboxTcpTransport>();
-  a.transport->Setup(a.net.network, a.net.rank_to_host);
+  if (s.network.transport == "roce") {
+    a.transport = ns3::CreateObject<ns3::NboxRoceTransport>(a.net.network, a.net.rank_to_host);
+  } else {
+    a.transport = ns3::CreateObject<ns3::NboxTcpTransport>(a.net.network, a.net.rank_to_host);
+  }
 
   ns3::NboxJobHelper helper;
   helper.SetCommunicatorAttribute("Channels", ns3::UintegerValue(s.collectives.channels));

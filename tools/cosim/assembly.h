@@ -8,6 +8,7 @@
 #include "ns3/nbox-job.h"
 #include "ns3/nbox-network-helper.h"
 #include "ns3/nbox-tcp-transport.h"
+#include "ns3/nbox-transport.h"
 #include "tools/cosim/run_result.h"
 #include "tools/cosim/sim_loop.h"
 #include "tools/scenario/scenario.h"
@@ -30,7 +31,7 @@ struct JobAssembly {
   NetworkAssembly net;
   work::DdpConfig ddp;
   std::shared_ptr<const work::RankProgram> program;  // every rank runs the same DDP program
-  ns3::Ptr<ns3::NboxTcpTransport> transport;
+  ns3::Ptr<ns3::NboxTransport> transport;  // NboxTcpTransport, or NboxRoceTransport for roce
   ns3::Ptr<ns3::NboxJob> job;
 };
 

@@ -46,7 +46,9 @@ ordered_json CollectivesJson(const JobSummary& summary) {
   return out;
 }
 
-ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransportStats& tr) {
+// `pfc`: the RoCE path, whose ports also report PFC pauses and paused time.
+ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransportStats& tr,
+                         bool pfc) {
   ordered_json ports = ordered_json::array();
   for (const auto& p : net.ports) {
     ports.push_back({{"from", p.fromNode},
@@ -58,8 +60,13 @@ ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransp
                      {"drops", p.drops},
                      {"ecn_marks", p.ecnMarks},
                      {"peak_queue_bytes", p.peakQueueBytes}});
+    if (pfc) {
+      ports.back()["pfc_pauses_sent"] = p.pfcPausesSent;
+      ports.back()["pfc_pauses_received"] = p.pfcPausesReceived;
+      ports.back()["paused_s"] = p.pausedSeconds;
+    }
   }
-  return {{"payload_bytes_sent", tr.bytesSent},
+  ordered_json out = {{"payload_bytes_sent", tr.bytesSent},
           {"payload_bytes_delivered", tr.bytesDelivered},
           {"messages_sent", tr.messagesSent},
           {"messages_delivered", tr.messagesDelivered},
@@ -73,12 +80,19 @@ ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransp
           {"peak_queue_bytes", net.peakQueueBytes},
           {"peak_queue_port", net.peakQueuePort},
           {"ports", std::move(ports)}};
+  if (pfc) {
+    out["pfc_pauses_sent"] = net.pfcPausesSent;
+    out["pfc_pauses_received"] = net.pfcPausesReceived;
+    out["paused_s"] = net.pausedSeconds;  // summed over ports
+  }
+  return out;
 }
 
 }  // namespace
 
 std::string ResultsJson(const RunResult& r) {
   ordered_json settings = ordered_json::object();
+  const bool roce = r.scenario.network.transport == "roce";
   // Where the results go is not an input of the simulation: leaving it out keeps two runs
   // of one scenario byte-identical wherever they write.
   // The [realranks] and [debug] keys mean nothing to a simulated job; leaving them out keeps
@@ -86,6 +100,8 @@ std::string ResultsJson(const RunResult& r) {
   const bool real_ranks = !r.scenario.realranks.ranks.empty();
   for (const auto& [key, value] : r.scenario.settings) {
     if (key == "output.dir") continue;
+    // [roce] means nothing to the TCP path: TCP results stay as they were before it.
+    if (!roce && key.rfind("roce.", 0) == 0) continue;
     if (!real_ranks && (key.rfind("realranks.", 0) == 0 || key.rfind("debug.", 0) == 0)) continue;
     settings[key] = value;
   }
@@ -108,7 +124,7 @@ std::string ResultsJson(const RunResult& r) {
       {"collectives_per_iteration", r.collectives_per_iteration},
       {"iterations", IterationsJson(r.summary)},
       {"collectives", CollectivesJson(r.summary)},
-      {"network", NetworkJson(r.network, r.transport)},
+      {"network", NetworkJson(r.network, r.transport, roce)},
       {"simulation", {{"events", r.events}, {"simulated_s", r.simulated_s}}},
   };
   return out.dump(2) + "\n";

@@ -55,6 +55,10 @@ void PrintNetwork(const RunResult& r, std::ostream& out) {
                      n.drops, t.retransmissions, n.ecnMarks,
                      FormatBytes(static_cast<double>(n.peakQueueBytes)),
                      n.peakQueuePort.empty() ? "" : " at " + n.peakQueuePort);
+  if (n.pfcPausesSent > 0 || n.pausedSeconds > 0) {
+    out << fmt::format("             PFC pauses {} sent, {} received; paused {} (summed over ports)\n",
+                       n.pfcPausesSent, n.pfcPausesReceived, FormatSeconds(n.pausedSeconds));
+  }
 }
 
 }  // namespace
@@ -70,10 +74,17 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
       Setting(r, "workload.kind"), r.model.name, static_cast<double>(r.model.parameters) / 1e6,
       Setting(r, "workload.batch_per_rank"), r.summary.iterations.size(),
       r.collectives_per_iteration, Setting(r, "job.world_size"));
-  out << fmt::format("  network    {} {}, MTU {}, switch queue {}, ECN {}\n",
-                     Setting(r, "network.transport"), Setting(r, "network.tcp_cc"),
-                     Setting(r, "network.mtu"), Setting(r, "network.switch_queue"),
-                     Setting(r, "network.ecn"));
+  if (r.scenario.network.transport == "roce") {
+    out << fmt::format("  network    roce {}, PFC {}, MTU {}, switch buffer {}, ECN {}..{} p {}\n",
+                       Setting(r, "roce.cc"), Setting(r, "roce.pfc"), Setting(r, "network.mtu"),
+                       Setting(r, "roce.buffer"), Setting(r, "roce.ecn_kmin"),
+                       Setting(r, "roce.ecn_kmax"), Setting(r, "roce.ecn_pmax"));
+  } else {
+    out << fmt::format("  network    {} {}, MTU {}, switch queue {}, ECN {}\n",
+                       Setting(r, "network.transport"), Setting(r, "network.tcp_cc"),
+                       Setting(r, "network.mtu"), Setting(r, "network.switch_queue"),
+                       Setting(r, "network.ecn"));
+  }
   out << fmt::format("  collectives {} with {} channels, chunk {}\n",
                      Setting(r, "collectives.allreduce"), Setting(r, "collectives.channels"),
                      Setting(r, "collectives.chunk"));

@@ -190,6 +190,22 @@ void CheckRealRanks(RuleContext& context) {
   }
 }
 
+// --- RoCE (issue 4) -----------------------------------------------------------------------
+
+void CheckRoce(RuleContext& context) {
+  const RoceSection& roce = context.scenario().roce;
+  if (roce.ecn_kmin_bytes > roce.ecn_kmax_bytes) {
+    context.Fail(fmt::format("{} must not exceed {}", context.Describe("roce.ecn_kmin"),
+                             context.Describe("roce.ecn_kmax")));
+  }
+  if (roce.data_priority == roce.control_priority) {
+    context.Fail(fmt::format("{} must differ from {}: ACKs and CNPs must not wait behind paused "
+                             "data",
+                             context.Describe("roce.control_priority"),
+                             context.Describe("roce.data_priority")));
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins& origins,
@@ -198,6 +214,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   CheckHostCount(context);
   CheckCongestionControl(context);
   CheckQueues(context);
+  CheckRoce(context);
   ApplyOversubscription(context);
   CheckCustomModel(context);
   ResolveTopologyFile(context, scenario_folder);

@@ -1,5 +1,7 @@
 #include "tools/scenario/key_schema.h"
 
+#include "tools/scenario/roce_keys.h"
+
 #include <limits>
 #include <stdexcept>
 
@@ -65,7 +67,7 @@ std::vector<KeySpec> NetworkKeys() {
   auto net = [](auto member) { return FieldOf(&Scenario::network, member); };
   return {
       {"network", "transport", "how messages cross the network",
-       Choice(net(&NetworkSection::transport), {"tcp"})},
+       Choice(net(&NetworkSection::transport), {"tcp", "roce"})},
       {"network", "tcp_cc", "TCP congestion control (ns-3's TcpNewReno, TcpCubic, ...)",
        Choice(net(&NetworkSection::tcp_cc), {"newreno", "cubic", "dctcp", "bbr"})},
       {"network", "mtu", "largest IP packet on every link",
@@ -198,6 +200,9 @@ const std::vector<SectionSpec>& ScenarioSections() {
       {"job", "The training job as a whole."},
       {"topology", "The physical network: hosts, switches and the links between them."},
       {"network", "How the simulated network carries packets: transport, queues, ECN."},
+      {"roce",
+       "The RoCEv2 fabric of network.transport = roce: switch buffer, PFC, ECN, DCQCN, the "
+       "NIC."},
       {"collectives", "How collectives become point-to-point messages."},
       {"workload", "What every rank computes and when it communicates."},
       {"output", "What a run writes and shows."},
@@ -211,7 +216,7 @@ const std::vector<KeySpec>& ScenarioKeys() {
   static const std::vector<KeySpec> keys = [] {
     std::vector<KeySpec> all;
     for (auto* group :
-         {JobKeys, TopologyKeys, NetworkKeys, CollectivesKeys, WorkloadKeys, OutputKeys,
+         {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, CollectivesKeys, WorkloadKeys, OutputKeys,
           RealRanksKeys, DebugKeys}) {
       for (KeySpec& key : group()) all.push_back(std::move(key));
     }

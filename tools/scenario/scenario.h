@@ -44,7 +44,7 @@ struct TopologySection {
 };
 
 struct NetworkSection {
-  std::string transport = "tcp";  // tcp
+  std::string transport = "tcp";  // tcp | roce
   std::string tcp_cc = "cubic";   // newreno | cubic | dctcp | bbr
   uint32_t mtu = 1500;
   uint64_t switch_queue_bytes = 4000000;  // per egress port
@@ -101,11 +101,40 @@ struct DebugSection {
   double slowdown_s = 0;  // wall-clock pause per simulated event (real-rank runs only)
 };
 
+// The RoCEv2 fabric (issue 4), used when network.transport = roce: switch buffer, PFC and ECN
+// (NboxSwitchMmu), the NIC's DCQCN, ACKs and priorities (NboxRoceNic). Defaults are those of
+// the ns-3 attributes; tools/scenario/roce_keys.cc names their sources.
+struct RoceSection {
+  std::string cc = "dcqcn";  // dcqcn | none
+  bool pfc = true;
+  uint64_t buffer_bytes = 12ull << 20;  // shared buffer per switch
+  double alpha = 0.125;                 // PFC dynamic threshold
+  uint64_t headroom_bytes = 0;          // per port and lossless priority; 0 = computed
+  uint64_t xon_offset_bytes = 3 << 10;
+  uint64_t ecn_kmin_bytes = 400000;  // at 100 Gb/s; scaled with port rate
+  uint64_t ecn_kmax_bytes = 1600000;
+  double ecn_pmax = 0.2;
+  double dcqcn_g = 1.0 / 16;
+  double alpha_update_s = 55e-6;
+  double rate_increase_s = 300e-6;
+  uint64_t byte_counter_bytes = 150000;
+  int fast_recovery = 5;
+  double rai_bps = 50e6;
+  double rhai_bps = 100e6;
+  double min_rate_bps = 100e6;
+  double cnp_interval_s = 50e-6;
+  int ack_interval = 16;
+  double rto_s = 1e-3;
+  int data_priority = 3;
+  int control_priority = 6;
+};
+
 struct Scenario {
   std::string path;  // the file it was read from
   JobSection job;
   TopologySection topology;
   NetworkSection network;
+  RoceSection roce;
   CollectivesSection collectives;
   WorkloadSection workload;
   OutputSection output;

@@ -1,0 +1,49 @@
+#include "tools/cosim/roce_assembly.h"
+
+#include "ns3/boolean.h"
+#include "ns3/double.h"
+#include "ns3/nstime.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+namespace nbox::cosim {
+
+ns3::NboxRoceNetworkHelper MakeRoceNetworkHelper(const scenario::Scenario& s) {
+  using ns3::DoubleValue;
+  using ns3::Seconds;
+  using ns3::TimeValue;
+  using ns3::UintegerValue;
+  const scenario::RoceSection& r = s.roce;
+  ns3::NboxRoceNetworkHelper helper;
+  helper.SetMtu(s.network.mtu);
+  helper.SetPfcEnabled(r.pfc);
+  helper.SetEcmpSeed(s.job.seed);
+
+  helper.SetMmuAttribute("BufferSize", UintegerValue(r.buffer_bytes));
+  helper.SetMmuAttribute("Alpha", DoubleValue(r.alpha));
+  helper.SetMmuAttribute("XonOffset", UintegerValue(r.xon_offset_bytes));
+  helper.SetMmuAttribute("EcnKmin", UintegerValue(r.ecn_kmin_bytes));
+  helper.SetMmuAttribute("EcnKmax", UintegerValue(r.ecn_kmax_bytes));
+  helper.SetMmuAttribute("EcnPmax", DoubleValue(r.ecn_pmax));
+  // PFC protects the data priority; control frames travel on their own, lossy, priority.
+  helper.SetMmuAttribute("LosslessPriorities", UintegerValue(1u << r.data_priority));
+  helper.SetSwitchAttribute("Headroom", UintegerValue(r.headroom_bytes));
+
+  helper.SetNicAttribute("CongestionControl", ns3::StringValue(r.cc));
+  helper.SetNicAttribute("G", DoubleValue(r.dcqcn_g));
+  helper.SetNicAttribute("AlphaUpdatePeriod", TimeValue(Seconds(r.alpha_update_s)));
+  helper.SetNicAttribute("RateIncreasePeriod", TimeValue(Seconds(r.rate_increase_s)));
+  helper.SetNicAttribute("ByteCounter", UintegerValue(r.byte_counter_bytes));
+  helper.SetNicAttribute("FastRecoverySteps", UintegerValue(r.fast_recovery));
+  helper.SetNicAttribute("Rai", DoubleValue(r.rai_bps));
+  helper.SetNicAttribute("Rhai", DoubleValue(r.rhai_bps));
+  helper.SetNicAttribute("MinRate", DoubleValue(r.min_rate_bps));
+  helper.SetNicAttribute("CnpInterval", TimeValue(Seconds(r.cnp_interval_s)));
+  helper.SetNicAttribute("AckInterval", UintegerValue(r.ack_interval));
+  helper.SetNicAttribute("RetransmissionTimeout", TimeValue(Seconds(r.rto_s)));
+  helper.SetNicAttribute("DataPriority", UintegerValue(r.data_priority));
+  helper.SetNicAttribute("ControlPriority", UintegerValue(r.control_priority));
+  return helper;
+}
+
+}  // namespace nbox::cosim
