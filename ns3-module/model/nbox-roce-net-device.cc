@@ -240,8 +240,7 @@ NboxRoceNetDevice::TransmitNext()
     int prio = -1;
     if (!m_pfcQueue.empty())
     {
-        frame = m_pfcQueue.front();
-        m_pfcQueue.pop_front();
+        frame = m_pfcQueue.pop_front();
     }
     else
     {
@@ -250,8 +249,7 @@ NboxRoceNetDevice::TransmitNext()
             if (!m_paused[p] && !m_queues[p].empty())
             {
                 prio = p;
-                frame = m_queues[p].front();
-                m_queues[p].pop_front();
+                frame = m_queues[p].pop_front();
                 m_queuedBytes[p] -= frame->GetSize();
                 m_totalQueuedBytes -= frame->GetSize();
                 break;

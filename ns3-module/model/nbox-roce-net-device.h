@@ -10,6 +10,7 @@
 #include "ns3/data-rate.h"
 #include "ns3/event-id.h"
 #include "ns3/mac48-address.h"
+#include "ns3/nbox-fifo.h"
 #include "ns3/nbox-port-counter-source.h"
 #include "ns3/nbox-roce-header.h"
 #include "ns3/net-device.h"
@@ -19,7 +20,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 
 namespace ns3
 {
@@ -183,8 +183,8 @@ class NboxRoceNetDevice : public NetDevice, public NboxPortCounterSource
     DequeueCallback m_dequeued;
     TxReadyCallback m_txReady;
 
-    std::deque<Ptr<Packet>> m_pfcQueue;
-    std::array<std::deque<Ptr<Packet>>, NboxRoceHeader::kNPriorities> m_queues;
+    NboxFifo<Ptr<Packet>> m_pfcQueue;
+    std::array<NboxFifo<Ptr<Packet>>, NboxRoceHeader::kNPriorities> m_queues;
     std::array<uint64_t, NboxRoceHeader::kNPriorities> m_queuedBytes;
     uint64_t m_totalQueuedBytes;
     bool m_transmitting;

@@ -256,10 +256,9 @@ void
 NboxRoceSwitch::DequeuedFromPort(uint32_t outPort, Ptr<NboxRoceNetDevice> /* device */,
                                  Ptr<const Packet> packet, uint8_t prio)
 {
-    std::deque<uint32_t>& fifo = m_inPortFifo[outPort * NboxRoceHeader::kNPriorities + prio];
+    NboxFifo<uint32_t>& fifo = m_inPortFifo[outPort * NboxRoceHeader::kNPriorities + prio];
     NS_ASSERT_MSG(!fifo.empty(), "NboxRoceSwitch: a packet left a queue it never entered");
-    const uint32_t inPort = fifo.front();
-    fifo.pop_front();
+    const uint32_t inPort = fifo.pop_front();
     m_mmu->Release(inPort, outPort, prio, packet->GetSize());
     if (m_nPausedQueues[prio] > 0)
     {

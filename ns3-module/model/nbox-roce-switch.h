@@ -6,13 +6,13 @@
 #define NBOX_ROCE_SWITCH_H
 
 #include "ns3/nbox-ecmp-routing.h"
+#include "ns3/nbox-fifo.h"
 #include "ns3/nbox-roce-net-device.h"
 #include "ns3/nbox-switch-mmu.h"
 #include "ns3/object.h"
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <vector>
 
@@ -100,7 +100,7 @@ class NboxRoceSwitch : public Object
     Ptr<NboxEcmpRouting> m_hasher; //!< only its seeded flow hash is used
     std::vector<Ptr<NboxRoceNetDevice>> m_ports;
     /** Ingress port of each packet waiting in egress queue (port, prio), in queue order. */
-    std::vector<std::deque<uint32_t>> m_inPortFifo;
+    std::vector<NboxFifo<uint32_t>> m_inPortFifo;
     std::vector<uint32_t> m_routeOfHost;           //!< index into m_portSets, or kNoRoute
     std::vector<std::vector<uint32_t>> m_portSets; //!< distinct equal-cost sets
     std::map<std::vector<uint32_t>, uint32_t> m_setIndex;

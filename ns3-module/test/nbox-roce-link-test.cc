@@ -7,6 +7,7 @@
 #include "nbox-test-util.h"
 
 #include "ns3/boolean.h"
+#include "ns3/nbox-fifo.h"
 #include "ns3/node.h"
 
 #include <vector>
@@ -19,6 +20,31 @@ namespace
 {
 
 using NboxRoceLinkTest = NboxNs3Test;
+
+TEST_F(NboxRoceLinkTest, FifoKeepsOrderAcrossCompactions)
+{
+    // Pushes two for every pop, so the consumed prefix is reclaimed many times while
+    // elements remain; then drains. Values must come out as 0, 1, 2, ...
+    NboxFifo<uint32_t> fifo;
+    uint32_t pushed = 0;
+    uint32_t popped = 0;
+    for (int round = 0; round < 1000; ++round)
+    {
+        fifo.push_back(pushed++);
+        fifo.push_back(pushed++);
+        ASSERT_EQ(fifo.front(), popped);
+        ASSERT_EQ(fifo.pop_front(), popped++);
+        ASSERT_EQ(fifo.size(), pushed - popped);
+    }
+    while (!fifo.empty())
+    {
+        ASSERT_EQ(fifo.pop_front(), popped++);
+    }
+    EXPECT_EQ(popped, 2000u);
+    fifo.push_back(7);
+    EXPECT_EQ(fifo.pop_front(), 7u);
+    EXPECT_TRUE(fifo.empty());
+}
 
 TEST_F(NboxRoceLinkTest, WireSizesMatchTheProtocolStack)
 {
