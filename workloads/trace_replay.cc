@@ -14,12 +14,12 @@ Op Marker(OpKind kind, int iteration) {
   return op;
 }
 
-void AppendCompute(uint64_t ns, int line, int iteration, RankProgram* program) {
+void AppendCompute(uint64_t ns, size_t index, int iteration, RankProgram* program) {
   if (ns == 0) return;
   Op op;
   op.kind = OpKind::kCompute;
   op.iteration = iteration;
-  op.label = fmt::format("gap before trace line {}", line);
+  op.label = fmt::format("compute before trace #{}", index);
   op.duration_s = static_cast<double>(ns) * 1e-9;
   program->ops.push_back(op);
 }
@@ -33,15 +33,17 @@ void AppendIteration(const std::vector<TraceCollective>& collectives, int iterat
       const TraceCollective& previous = collectives[i - 1];
       if (c.start_ns >= previous.end_ns) {
         program->ops.push_back(Marker(OpKind::kWaitCollectives, iteration));
-        AppendCompute(c.start_ns - previous.end_ns, c.line, iteration, program);
+        AppendCompute(c.start_ns - previous.end_ns, i, iteration, program);
       } else {
-        AppendCompute(c.start_ns - previous.start_ns, c.line, iteration, program);
+        AppendCompute(c.start_ns - previous.start_ns, i, iteration, program);
       }
     }
     Op op;
     op.kind = OpKind::kCollective;
     op.iteration = iteration;
-    op.label = fmt::format("trace line {}", c.line);
+    // The same label on every rank (their sequences are the same), so reports group the
+    // ranks' parts of one collective.
+    op.label = fmt::format("trace #{} {}", i, coll::ToString(c.op));
     op.collective = c.op;
     op.bytes = c.bytes;
     program->ops.push_back(op);
@@ -65,6 +67,16 @@ std::vector<RankProgram> MakeTraceReplayPrograms(const CollectiveTrace& trace, i
     }
   }
   return programs;
+}
+
+std::vector<RankProgram> LoadTraceReplayPrograms(const std::string& path, int world_size,
+                                                 int iterations) {
+  const CollectiveTrace trace = ReadCollectiveTrace(path);
+  if (trace.nranks != world_size) {
+    throw TraceError(fmt::format("{}: the trace has {} ranks but the job has {} (job.world_size)",
+                                 path, trace.nranks, world_size));
+  }
+  return MakeTraceReplayPrograms(trace, iterations);
 }
 
 }  // namespace nbox::work

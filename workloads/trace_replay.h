@@ -7,13 +7,15 @@
 //   if s_i >= e_{i-1} (the rank launched c_i only after c_{i-1} had finished), it is taken to
 //     have waited for it: WaitCollectives, then compute for s_i - e_{i-1}, then c_i;
 //   else (c_i launched while c_{i-1} still ran), compute for s_i - s_{i-1}, then c_i, no wait.
-// A compute of 0 ns is left out. One iteration replays the whole trace and ends with
-// WaitCollectives; the time before the first collective and after the last is not in the
-// trace and not replayed. The first rule is a guess: a rank that launched c_i late for another
+// A compute of 0 ns is left out. Collective i is labelled "trace #i AllReduce" (the same on
+// every rank), the compute before it "compute before trace #i". One iteration replays the
+// whole trace and ends with WaitCollectives; the time before the first collective and after
+// the last is not in the trace and not replayed. The first rule is a guess: a rank that launched c_i late for another
 // reason (compute longer than c_{i-1}) is replayed as waiting for c_{i-1}, which makes it wait
 // longer than it did whenever the simulated c_{i-1} is slower than the recorded one.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "workloads/collective_trace.h"
@@ -24,5 +26,10 @@ namespace nbox::work {
 // One program per rank of the trace, each `iterations` (>= 1) replays long. Throws
 // std::invalid_argument for iterations < 1.
 std::vector<RankProgram> MakeTraceReplayPrograms(const CollectiveTrace& trace, int iterations);
+
+// ReadCollectiveTrace(path), then MakeTraceReplayPrograms, for a job of `world_size` ranks.
+// Throws TraceError when the file is bad or its number of ranks is not world_size.
+std::vector<RankProgram> LoadTraceReplayPrograms(const std::string& path, int world_size,
+                                                 int iterations);
 
 }  // namespace nbox::work

@@ -1,29 +1,14 @@
-// Ring all-reduce on a non-blocking star against the alpha-beta closed form
-//   T = 2(W-1)/W * S / B + 2(W-1) * L
-// where B is the TCP goodput of a host link (rate less IP, TCP, timestamp and PPP headers)
-// and L the per-step latency: two link propagation delays plus the switch's
-// store-and-forward of one full packet. One channel, no chunking: each of the 2(W-1) ring
-// steps moves S/W bytes and must fully arrive before the next step's send starts.
+// Ring all-reduce on a non-blocking star against the alpha-beta closed form of
+// tests/cosim/alpha_beta.h.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
+#include "tests/cosim/alpha_beta.h"
 #include "tests/cosim/job_fixture.h"
 
 namespace nbox::testing {
 namespace {
-
-constexpr double kIpTcpTimestampBytes = 20 + 20 + 12;
-constexpr double kPppBytes = 2;
-
-double AlphaBetaSeconds(int world, double bytes, double rate_bps, double latency_s, uint32_t mtu) {
-  const double payload = mtu - kIpTcpTimestampBytes;
-  const double wire_packet = mtu + kPppBytes;
-  const double goodput_bytes_per_s = rate_bps / 8 * payload / wire_packet;
-  const double step_latency = 2 * latency_s + wire_packet * 8 / rate_bps;
-  const double steps = 2.0 * (world - 1);
-  return steps / world * bytes / goodput_bytes_per_s + steps * step_latency;
-}
 
 struct Case {
   int world;

@@ -14,8 +14,8 @@
 namespace nbox::work {
 namespace {
 
-// A compact picture of an op: "begin 0", "coll AllReduce 1048576 trace line 1", "wait",
-// "compute 1000ns gap before trace line 6", "end 0".
+// A compact picture of an op: "begin 0", "coll AllReduce 1048576 trace #0 AllReduce", "wait",
+// "compute 1000ns compute before trace #1", "end 0".
 std::vector<std::string> Describe(const RankProgram& program, int iteration) {
   std::vector<std::string> lines;
   for (const Op& op : program.ops) {
@@ -54,11 +54,11 @@ TEST(TraceReplay, RankZeroWaitsWhenItLaunchedAfterTheEndAndOverlapsOtherwise) {
   // AllReduce 1000-5000; AllGather 6000-11900 starts after it ended: wait, 1000 ns;
   // ReduceScatter starts at 7000 while the all-gather runs: 7000 - 6000 ns, no wait.
   EXPECT_EQ(Describe(programs[0], 0),
-            (std::vector<std::string>{"begin 0", "coll AllReduce 1048576 trace line 1", "wait",
-                                      "compute 1000ns gap before trace line 6",
-                                      "coll AllGather 8192 trace line 6",
-                                      "compute 1000ns gap before trace line 5",
-                                      "coll ReduceScatter 4096 trace line 5", "wait", "end 0"}));
+            (std::vector<std::string>{
+                "begin 0", "coll AllReduce 1048576 trace #0 AllReduce", "wait",
+                "compute 1000ns compute before trace #1", "coll AllGather 8192 trace #1 AllGather",
+                "compute 1000ns compute before trace #2",
+                "coll ReduceScatter 4096 trace #2 ReduceScatter", "wait", "end 0"}));
 }
 
 TEST(TraceReplay, RankOneHasItsOwnGaps) {
@@ -66,11 +66,11 @@ TEST(TraceReplay, RankOneHasItsOwnGaps) {
   // AllReduce 1200-5100; AllGather 9100-12000: wait, 4000 ns; ReduceScatter 12500: wait,
   // 500 ns.
   EXPECT_EQ(Describe(programs[1], 0),
-            (std::vector<std::string>{"begin 0", "coll AllReduce 1048576 trace line 2", "wait",
-                                      "compute 4000ns gap before trace line 4",
-                                      "coll AllGather 8192 trace line 4", "wait",
-                                      "compute 500ns gap before trace line 7",
-                                      "coll ReduceScatter 4096 trace line 7", "wait", "end 0"}));
+            (std::vector<std::string>{
+                "begin 0", "coll AllReduce 1048576 trace #0 AllReduce", "wait",
+                "compute 4000ns compute before trace #1", "coll AllGather 8192 trace #1 AllGather",
+                "wait", "compute 500ns compute before trace #2",
+                "coll ReduceScatter 4096 trace #2 ReduceScatter", "wait", "end 0"}));
 }
 
 TEST(TraceReplay, EachIterationReplaysTheWholeTrace) {
@@ -78,11 +78,11 @@ TEST(TraceReplay, EachIterationReplaysTheWholeTrace) {
   EXPECT_EQ(programs[1].iterations, 3);
   EXPECT_EQ(programs[1].ops.size(), 3u * 10);
   EXPECT_EQ(Describe(programs[1], 2),
-            (std::vector<std::string>{"begin 2", "coll AllReduce 1048576 trace line 2", "wait",
-                                      "compute 4000ns gap before trace line 4",
-                                      "coll AllGather 8192 trace line 4", "wait",
-                                      "compute 500ns gap before trace line 7",
-                                      "coll ReduceScatter 4096 trace line 7", "wait", "end 2"}));
+            (std::vector<std::string>{
+                "begin 2", "coll AllReduce 1048576 trace #0 AllReduce", "wait",
+                "compute 4000ns compute before trace #1", "coll AllGather 8192 trace #1 AllGather",
+                "wait", "compute 500ns compute before trace #2",
+                "coll ReduceScatter 4096 trace #2 ReduceScatter", "wait", "end 2"}));
 }
 
 TEST(TraceReplay, BackToBackCollectivesGetNoComputeOp) {
@@ -92,10 +92,23 @@ TEST(TraceReplay, BackToBackCollectivesGetNoComputeOp) {
                   {2, coll::CollectiveOp::kAllReduce, 64, 100, 200},
                   {3, coll::CollectiveOp::kAllReduce, 64, 150, 300}}};
   EXPECT_EQ(Describe(MakeTraceReplayPrograms(trace, 1)[0], 0),
-            (std::vector<std::string>{"begin 0", "coll AllReduce 64 trace line 1", "wait",
-                                      "coll AllReduce 64 trace line 2",
-                                      "compute 50ns gap before trace line 3",
-                                      "coll AllReduce 64 trace line 3", "wait", "end 0"}));
+            (std::vector<std::string>{"begin 0", "coll AllReduce 64 trace #0 AllReduce", "wait",
+                                      "coll AllReduce 64 trace #1 AllReduce",
+                                      "compute 50ns compute before trace #2",
+                                      "coll AllReduce 64 trace #2 AllReduce", "wait", "end 0"}));
+}
+
+TEST(TraceReplay, LoadingChecksTheJobSize) {
+  EXPECT_EQ(LoadTraceReplayPrograms("tests/workloads/fixtures/two_rank_trace.jsonl", 2, 1).size(),
+            2u);
+  try {
+    LoadTraceReplayPrograms("tests/workloads/fixtures/two_rank_trace.jsonl", 4, 1);
+    FAIL() << "no error";
+  } catch (const TraceError& error) {
+    EXPECT_STREQ(error.what(),
+                 "tests/workloads/fixtures/two_rank_trace.jsonl: the trace has 2 ranks but the "
+                 "job has 4 (job.world_size)");
+  }
 }
 
 TEST(TraceReplay, RefusesZeroIterations) {

@@ -6,6 +6,7 @@
 #include "ns3/nbox-job-helper.h"
 #include "ns3/nbox-roce-transport.h"
 #include "tools/cosim/roce_assembly.h"
+#include "workloads/trace_replay.h"
 
 namespace nbox::cosim {
 
@@ -79,8 +80,21 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s) {
 JobAssembly AssembleJob(const scenario::Scenario& s) {
   JobAssembly a;
   a.net = AssembleNetwork(s);
-  a.ddp = MakeDdpConfig(s.workload);
-  a.program = std::make_shared<const work::RankProgram>(work::MakeDdpProgram(a.ddp));
+  // workload.model = trace: the recorded job, one program per rank (workloads/trace_replay.h);
+  // a.program is rank 0's, whose collectives every rank shares.
+  std::vector<std::shared_ptr<const work::RankProgram>> trace_programs;
+  if (s.workload.model == "trace") {
+    a.ddp.model.name = "trace";
+    a.ddp.model.source = s.workload.trace;
+    for (work::RankProgram& program : work::LoadTraceReplayPrograms(
+             s.workload.trace, s.job.world_size, s.workload.iterations)) {
+      trace_programs.push_back(std::make_shared<const work::RankProgram>(std::move(program)));
+    }
+    a.program = trace_programs.front();
+  } else {
+    a.ddp = MakeDdpConfig(s.workload);
+    a.program = std::make_shared<const work::RankProgram>(work::MakeDdpProgram(a.ddp));
+  }
 
   if (s.network.transport == "roce") {
     a.transport = ns3::CreateObject<ns3::NboxRoceTransport>(a.net.network, a.net.rank_to_host);
@@ -92,6 +106,11 @@ JobAssembly AssembleJob(const scenario::Scenario& s) {
   helper.SetCommunicatorAttribute("Channels", ns3::UintegerValue(s.collectives.channels));
   helper.SetCommunicatorAttribute("ChunkSize", ns3::UintegerValue(s.collectives.chunk_bytes));
   std::vector<std::shared_ptr<const work::RankProgram>> programs(s.job.world_size, a.program);
+  if (!trace_programs.empty()) {
+    programs = trace_programs;
+    // NCCL's sizes are whole elements of any type, so the replay splits on bytes.
+    helper.SetCommunicatorAttribute("ElementSize", ns3::UintegerValue(1));
+  }
   a.job = helper.Install(a.net.network, a.transport, programs, a.net.rank_to_host);
   return a;
 }

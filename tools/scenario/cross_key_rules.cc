@@ -140,29 +140,43 @@ void CheckCustomModel(RuleContext& context) {
                   context.Describe("workload.model"), fmt::join(missing, ", ")));
 }
 
-void ResolveTopologyFile(RuleContext& context, const std::filesystem::path& scenario_folder) {
-  TopologySection& topology = context.scenario().topology;
-  if (topology.kind != "file") {
-    if (!topology.file.empty()) {
-      context.Fail(fmt::format("{} is used only with topology.kind = file, got {}",
-                               context.Describe("topology.file"),
-                               context.Describe("topology.kind")));
+// A key naming a file, used when `selector` (e.g. "topology.kind") is set to `value`: required
+// then, refused otherwise; a relative path is resolved against the scenario file's folder, and
+// the file must exist.
+void ResolveFileKey(RuleContext& context, const std::filesystem::path& scenario_folder,
+                    const std::string& selector, const std::string& value,
+                    const std::string& file_key, std::string& file) {
+  const std::string chosen = KeyByFullName(selector).value.format(context.scenario());
+  if (chosen != value) {
+    if (!file.empty()) {
+      context.Fail(fmt::format("{} is used only with {} = {}, got {}",
+                               context.Describe(file_key), selector, value,
+                               context.Describe(selector)));
     }
     return;
   }
-  if (topology.file.empty()) {
-    context.Fail(fmt::format("{} requires topology.file", context.Describe("topology.kind")));
+  if (file.empty()) {
+    context.Fail(fmt::format("{} requires {}", context.Describe(selector), file_key));
     return;
   }
-  std::filesystem::path path(topology.file);
+  std::filesystem::path path(file);
   if (path.is_relative()) path = (scenario_folder / path).lexically_normal();
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
-    context.Fail(
-        fmt::format("{}: no such file '{}'", context.Describe("topology.file"), path.string()));
+    context.Fail(fmt::format("{}: no such file '{}'", context.Describe(file_key), path.string()));
     return;
   }
-  topology.file = path.string();
+  file = path.string();
+}
+
+void ResolveTopologyFile(RuleContext& context, const std::filesystem::path& scenario_folder) {
+  ResolveFileKey(context, scenario_folder, "topology.kind", "file", "topology.file",
+                 context.scenario().topology.file);
+}
+
+void ResolveTraceFile(RuleContext& context, const std::filesystem::path& scenario_folder) {
+  ResolveFileKey(context, scenario_folder, "workload.model", "trace", "workload.trace",
+                 context.scenario().workload.trace);
 }
 
 // --- real ranks (issue 3) ---------------------------------------------------------------
@@ -218,6 +232,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   ApplyOversubscription(context);
   CheckCustomModel(context);
   ResolveTopologyFile(context, scenario_folder);
+  ResolveTraceFile(context, scenario_folder);
   CheckRealRanks(context);
   return context.TakeMessages();
 }

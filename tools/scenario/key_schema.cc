@@ -17,6 +17,7 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 std::vector<std::string> ModelChoices() {
   std::vector<std::string> choices = work::ModelPresetNames();
   choices.push_back("custom");
+  choices.push_back("trace");
   return choices;
 }
 
@@ -103,8 +104,8 @@ std::vector<KeySpec> WorkloadKeys() {
       {"workload", "kind", "how the job trains: data-parallel (PyTorch DDP)",
        Choice(work(&WorkloadSection::kind), {"ddp"})},
       {"workload", "model",
-       "a published model preset, or custom (then parameters, layers and flops_per_sample are "
-       "required)",
+       "a published model preset, custom (then parameters, layers and flops_per_sample are "
+       "required), or trace (replay the recorded collectives of workload.trace)",
        Choice(work(&WorkloadSection::model), ModelChoices())},
       {"workload", "parameters", "parameter count; 0 = the preset's",
        Count(work(&WorkloadSection::parameters), 0, 100000000000000)},
@@ -127,6 +128,17 @@ std::vector<KeySpec> WorkloadKeys() {
        Duration(work(&WorkloadSection::optimizer_s), 0, 3600)},
       {"workload", "iterations", "training iterations to simulate",
        WholeNumber(work(&WorkloadSection::iterations), 1, 10000)},
+  };
+}
+
+// workload.model = trace: replaying a collective trace (workloads/trace_replay.h).
+std::vector<KeySpec> WorkloadTraceKeys() {
+  return {
+      {"workload", "trace",
+       "model = trace: a collective trace recorded by libnccl-net-nbox.so's profiler "
+       "(NBOX_PROFILE_TRACE), replayed once per iteration; a relative path starts at the "
+       "scenario file's folder",
+       Text(FieldOf(&Scenario::workload, &WorkloadSection::trace), "a file path")},
   };
 }
 
@@ -216,7 +228,8 @@ const std::vector<KeySpec>& ScenarioKeys() {
   static const std::vector<KeySpec> keys = [] {
     std::vector<KeySpec> all;
     for (auto* group :
-         {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, CollectivesKeys, WorkloadKeys, OutputKeys,
+         {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, CollectivesKeys, WorkloadKeys,
+          WorkloadTraceKeys, OutputKeys,
           RealRanksKeys, DebugKeys}) {
       for (KeySpec& key : group()) all.push_back(std::move(key));
     }

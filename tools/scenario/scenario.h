@@ -73,6 +73,8 @@ struct WorkloadSection {
   uint64_t bucket_bytes = 25ull << 20;
   double optimizer_s = 0;
   int iterations = 3;
+  std::string trace;  // model = trace: the collective trace file; after loading, the path
+                      // resolved against the scenario file's folder (as given when absolute)
 };
 
 struct OutputSection {

@@ -1,0 +1,59 @@
+// workload.model = trace and workload.trace: the file is required with the model and refused
+// without it, resolved from the scenario file's folder, and must exist.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "scenario_test_support.h"
+
+namespace nbox::scenario {
+namespace {
+
+using testing::LoadError;
+
+const std::string kEmpty = "tests/scenario/fixtures/empty.ini";
+
+// A fresh folder holding a scenario file `text` and an (empty) trace.jsonl.
+std::string WriteScenarioWithTrace(const std::string& text) {
+  const auto folder = std::filesystem::temp_directory_path() / "nbox-trace-keys-test";
+  std::filesystem::create_directories(folder / "traces");
+  std::ofstream(folder / "traces" / "job.jsonl") << "";
+  const std::string path = (folder / "replay.ini").string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(TraceKeys, DefaultIsNoTrace) {
+  const Scenario s = LoadScenario(kEmpty);
+  EXPECT_EQ(s.workload.trace, "");
+  EXPECT_EQ(s.settings.at("workload.trace"), "");
+}
+
+TEST(TraceKeys, TheTraceIsResolvedFromTheScenarioFolder) {
+  const std::string path =
+      WriteScenarioWithTrace("[workload]\nmodel = trace\ntrace = traces/job.jsonl\n");
+  const Scenario s = LoadScenario(path);
+  const std::string expected =
+      (std::filesystem::path(path).parent_path() / "traces" / "job.jsonl").string();
+  EXPECT_EQ(s.workload.model, "trace");
+  EXPECT_EQ(s.workload.trace, expected);
+  EXPECT_EQ(s.settings.at("workload.trace"), expected);
+}
+
+TEST(TraceKeys, ModelTraceNeedsAnExistingFileAndTheFileNeedsTheModel) {
+  EXPECT_EQ(LoadError(kEmpty, {"workload.model=trace"}),
+            kEmpty + ": workload.model = trace (--set) requires workload.trace");
+  EXPECT_EQ(LoadError(kEmpty, {"workload.model=trace", "workload.trace=nope.jsonl"}),
+            kEmpty +
+                ": workload.trace = nope.jsonl (--set): no such file "
+                "'tests/scenario/fixtures/nope.jsonl'");
+  const std::string path = WriteScenarioWithTrace("[workload]\ntrace = traces/job.jsonl\n");
+  EXPECT_EQ(LoadError(path), path +
+                                 ": workload.trace = traces/job.jsonl (line 2) is used only with "
+                                 "workload.model = trace, got workload.model = resnet152 "
+                                 "(default)");
+}
+
+}  // namespace
+}  // namespace nbox::scenario
