@@ -48,7 +48,11 @@ class NboxRoceSwitch : public Object
     NboxRoceSwitch();
     ~NboxRoceSwitch() override;
 
-    /** Adds `device` (attached to its channel) as the next port; returns its index. */
+    /**
+     * Adds `device` (attached to its channel) as the next port; returns its index. Throws
+     * std::invalid_argument when the MMU's BufferSize cannot hold the reserves and headroom
+     * of its ports with this one (NboxSwitchMmu::AddPort).
+     */
     uint32_t AddPort(Ptr<NboxRoceNetDevice> device);
     uint32_t GetNPorts() const;
     Ptr<NboxRoceNetDevice> GetPort(uint32_t port) const;

@@ -7,6 +7,8 @@
 #include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <sstream>
+#include <stdexcept>
 
 namespace ns3
 {
@@ -252,9 +254,15 @@ NboxSwitchMmu::UpdatePool()
             carved += h * lossless;
         }
     }
-    NS_ABORT_MSG_IF(carved > m_bufferSize, "NboxSwitchMmu: reserves and PFC headroom ("
-                                               << carved << " bytes) exceed BufferSize ("
-                                               << m_bufferSize << " bytes)");
+    if (carved > m_bufferSize)
+    {
+        // An exception, not an abort: a builder can name the scenario key that caused it.
+        std::ostringstream what;
+        what << "switch buffer too small: " << m_nPorts << " ports need " << carved
+             << " bytes of reserve and PFC headroom, more than BufferSize (" << m_bufferSize
+             << " bytes)";
+        throw std::invalid_argument(what.str());
+    }
     m_pool = m_bufferSize - carved;
 }
 

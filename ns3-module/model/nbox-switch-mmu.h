@@ -90,7 +90,9 @@ class NboxSwitchMmu : public Object
     void SetNPorts(uint32_t nPorts);
     /**
      * Appends a port with `headroom` bytes per lossless priority and ECN thresholds
-     * `kmin` <= `kmax`; returns its index. Only before any packet was admitted.
+     * `kmin` <= `kmax`; returns its index. Only before any packet was admitted. Throws
+     * std::invalid_argument when the reserves and headroom of all ports no longer fit in
+     * BufferSize (as do SetNPorts and SetHeadroom).
      */
     uint32_t AddPort(uint64_t headroom, uint64_t kmin, uint64_t kmax);
     uint32_t GetNPorts() const;

@@ -11,6 +11,7 @@
 #include "ns3/uinteger.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace ns3
 {
@@ -93,6 +94,20 @@ TEST_F(NboxSwitchMmuTest, PoolIsBufferMinusReservesAndHeadroom)
     EXPECT_TRUE(two->IsLossless(3));
     EXPECT_TRUE(two->IsLossless(6));
     EXPECT_FALSE(two->IsLossless(0));
+}
+
+TEST_F(NboxSwitchMmuTest, RefusesABufferSmallerThanItsReservesAndHeadroom)
+{
+    // 100,000 bytes hold 3 ports of 2 x 1000 reserve + 30,000 headroom (96,000), not 4.
+    Ptr<NboxSwitchMmu> mmu = CreateObject<NboxSwitchMmu>();
+    mmu->SetAttribute("BufferSize", UintegerValue(100000));
+    mmu->SetAttribute("Reserve", UintegerValue(1000));
+    for (int i = 0; i < 3; ++i)
+    {
+        mmu->AddPort(30000, 0, 0);
+    }
+    EXPECT_EQ(mmu->GetSharedPoolSize(), 4000u);
+    EXPECT_THROW(mmu->AddPort(30000, 0, 0), std::invalid_argument);
 }
 
 TEST_F(NboxSwitchMmuTest, OnlyReservedPrioritiesGetAReserve)
