@@ -111,6 +111,17 @@ JobAssembly AssembleJob(const scenario::Scenario& s) {
     // NCCL's sizes are whole elements of any type, so the replay splits on bytes.
     helper.SetCommunicatorAttribute("ElementSize", ns3::UintegerValue(1));
   }
+  if (!s.realranks.ranks.empty()) {
+    // Real ranks get no app; in mirror mode the emulated ranks run no program of their own
+    // (the gateway issues the real rank's collectives on their streams).
+    std::vector<bool> is_real(s.job.world_size, false);
+    for (int rank : s.realranks.ranks) is_real[rank] = true;
+    helper.SetRealRanks(is_real);
+    if (s.realranks.peers == "mirror") {
+      auto empty = std::make_shared<const work::RankProgram>();
+      for (auto& program : programs) program = empty;
+    }
+  }
   a.job = helper.Install(a.net.network, a.transport, programs, a.net.rank_to_host);
   return a;
 }

@@ -15,6 +15,7 @@
 #include "tools/cosim/atomic_file.h"
 #include "tools/cosim/chrome_trace.h"
 #include "tools/cosim/link_samples.h"
+#include "tools/cosim/real_rank_run.h"
 #include "tools/cosim/sim_loop.h"
 #include "tools/cosim/terminal_report.h"
 #include "tools/cosim/traffic_matrix.h"
@@ -89,10 +90,24 @@ int main(int argc, char** argv) {
       sampler.Sample(ns3::Simulator::Now().GetSeconds());
       after_slice = [&sampler] { sampler.Sample(ns3::Simulator::Now().GetSeconds()); };
     }
-    const auto loop = nbox::cosim::RunSimulation(
-        [job] { return job->IsFinished(); }, [job] { return job->IsStalled(); }, progress,
-        std::cerr, link_sample_s > 0 ? link_sample_s : 100e-6, after_slice);
-    if (!loop.finished) {
+    const bool real_ranks = !scenario.realranks.ranks.empty();
+    nbox::cosim::SimLoopResult loop;
+    nbox::cosim::RealRanksReport real_report;
+    if (real_ranks) {
+      // Real ranks in the loop: the bridge, the conservative clock, the launched ranks. A run
+      // that fails still writes what it has, marked failed, and exits 1.
+      auto run = nbox::cosim::RunWithRealRanks(scenario, assembly, after_slice,
+                                               link_sample_s > 0 ? link_sample_s : 100e-6,
+                                               std::cout, std::cerr);
+      loop = run.loop;
+      real_report = std::move(run.report);
+      if (real_report.failed) std::cerr << "nbox-cosim: " << real_report.failure << "\n";
+    } else {
+      loop = nbox::cosim::RunSimulation([job] { return job->IsFinished(); },
+                                        [job] { return job->IsStalled(); }, progress, std::cerr,
+                                        link_sample_s > 0 ? link_sample_s : 100e-6, after_slice);
+    }
+    if (!real_ranks && !loop.finished) {
       std::cerr << fmt::format(
           "nbox-cosim: the job stalled at {:.6f} s simulated with {} of {} ranks finished: "
           "no rank computes and no message is in flight (a deadlock); no results written\n",
@@ -100,7 +115,8 @@ int main(int argc, char** argv) {
       ns3::Simulator::Destroy();
       return kExitRunFailed;
     }
-    const auto result = nbox::cosim::CollectResult(scenario, assembly, loop);
+    auto result = nbox::cosim::CollectResult(scenario, assembly, loop);
+    result.real_ranks = real_report;
     nbox::cosim::PerfFigures perf;
     perf.wall_s = loop.wall_s;
     perf.events_per_s = loop.wall_s > 0 ? static_cast<double>(loop.events) / loop.wall_s : 0;
@@ -117,8 +133,11 @@ int main(int argc, char** argv) {
     };
     write("results.json", nbox::cosim::ResultsJson(result));
     write("perf.json", nbox::cosim::PerfJson(result, perf));
-    write("traffic.csv", nbox::cosim::TrafficCsv(nbox::cosim::ProgramTraffic(
-                             *assembly.program, *job->GetCommunicator())));
+    // The traffic a program implies: real ranks run a program nbox-cosim does not know.
+    if (!real_ranks) {
+      write("traffic.csv", nbox::cosim::TrafficCsv(nbox::cosim::ProgramTraffic(
+                               *assembly.program, *job->GetCommunicator())));
+    }
     if (link_sample_s > 0) {
       write("links.csv", sampler.Csv(result.network, result.summary.job_start_s));
     }
@@ -126,6 +145,10 @@ int main(int argc, char** argv) {
       write("trace.json", nbox::cosim::ChromeTraceJson(*job->GetRecords()));
     }
     nbox::cosim::PrintSummary(result, perf, written, std::cout);
+    if (real_report.failed) {
+      ns3::Simulator::Destroy();
+      return kExitRunFailed;
+    }
   } catch (const std::exception& e) {
     std::cerr << "nbox-cosim: " << e.what() << "\n";
     ns3::Simulator::Destroy();

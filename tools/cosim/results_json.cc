@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/cosim/real_rank_json.h"
 #include "tools/cosim/run_result.h"
 
 namespace nbox::cosim {
@@ -127,6 +128,10 @@ std::string ResultsJson(const RunResult& r) {
       {"network", NetworkJson(r.network, r.transport, roce)},
       {"simulation", {{"events", r.events}, {"simulated_s", r.simulated_s}}},
   };
+  if (r.real_ranks.present) {
+    out["status"] = r.real_ranks.failed ? "failed (partial results)" : "ok";
+    out["real_ranks"] = RealRanksJson(r.real_ranks);
+  }
   return out.dump(2) + "\n";
 }
 

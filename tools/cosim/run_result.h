@@ -9,6 +9,7 @@
 
 #include "ns3/nbox-network.h"
 #include "ns3/nbox-transport.h"
+#include "tools/cosim/real_rank_report.h"
 #include "tools/cosim/summary.h"
 #include "tools/scenario/scenario.h"
 #include "workloads/ddp.h"
@@ -26,8 +27,9 @@ struct RunResult {
   JobSummary summary;
   ns3::NboxNetworkStats network;
   ns3::NboxTransportStats transport;
-  uint64_t events = 0;     // ns-3 events executed
-  double simulated_s = 0;  // simulator clock at the end
+  uint64_t events = 0;         // ns-3 events executed
+  double simulated_s = 0;      // simulator clock at the end
+  RealRanksReport real_ranks;  // present only in runs with real ranks
 };
 
 struct PerfFigures {

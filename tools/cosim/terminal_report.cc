@@ -93,6 +93,7 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
   PrintIterations(r, out);
   PrintCollectives(r, out);
   PrintNetwork(r, out);
+  PrintRealRanks(r.real_ranks, out);
   out << fmt::format(
       "  simulation {} simulated, {} events; wall {:.2f} s ({:.0f}k events/s), peak memory {}\n",
       FormatSeconds(r.simulated_s), r.events, perf.wall_s, perf.events_per_s / 1e3,

@@ -1,0 +1,103 @@
+// The conservative clock's bookkeeping (rank_bounds.h), by hand-worked sequences of frames: the
+// bound must never exceed a time at which the rank may still post, and must not hold the
+// simulator back once the rank waits on it.
+#include "tools/cosim/rank_bounds.h"
+
+#include <gtest/gtest.h>
+
+namespace nbox::cosim {
+namespace {
+
+constexpr uint64_t kInf = RankBounds::kUnbounded;
+
+TEST(RankBounds, AnUnjoinedRankHoldsTheSimulatorAtItsStart) {
+  RankBounds bounds({0, 3}, 0);
+  EXPECT_EQ(bounds.Bound(0), 0u);
+  EXPECT_EQ(bounds.MinBound(), 0u);
+  bounds.SetStart(3, 500);
+  EXPECT_EQ(bounds.Bound(3), 500u);
+  EXPECT_EQ(bounds.MinBound(), 0u);  // rank 0 still at 0
+  EXPECT_THROW(bounds.Bound(1), std::logic_error);
+}
+
+TEST(RankBounds, PostsPromisesAndHeartbeatsRaiseTheBoundAndNeverLowerIt) {
+  RankBounds bounds({0}, 0);
+  bounds.OnActivity(0, 100);
+  EXPECT_EQ(bounds.Bound(0), 100u);
+  bounds.OnPromise(0, 250, false);
+  EXPECT_EQ(bounds.Bound(0), 250u);
+  bounds.OnHeartbeat(0, 200);  // older news: the clock never goes back
+  EXPECT_EQ(bounds.Bound(0), 250u);
+  bounds.OnActivity(0, 240);
+  EXPECT_EQ(bounds.Bound(0), 250u);
+  EXPECT_FALSE(bounds.Waiting(0));
+}
+
+TEST(RankBounds, ABlockedRankIsUnboundedUntilACompletionWakesIt) {
+  RankBounds bounds({0}, 0);
+  bounds.OnActivity(0, 100);
+  bounds.OnPromise(0, 120, true);
+  EXPECT_EQ(bounds.Bound(0), kInf);
+  EXPECT_TRUE(bounds.Waiting(0));
+  // A heartbeat at the same time: still blocked.
+  bounds.OnHeartbeat(0, 120);
+  EXPECT_EQ(bounds.Bound(0), kInf);
+  // The simulator completes a request at 900: the rank wakes at max(120, 900).
+  bounds.OnCompletion(0, 900);
+  EXPECT_EQ(bounds.Bound(0), 900u);
+  EXPECT_FALSE(bounds.Waiting(0));
+  // A completion before its blocked time wakes it at the promise's time.
+  bounds.OnPromise(0, 1000, true);
+  bounds.OnCompletion(0, 950);
+  EXPECT_EQ(bounds.Bound(0), 1000u);
+}
+
+TEST(RankBounds, ACompletionLaterThanABlockedPromiseCannotHaveBeenSeen) {
+  RankBounds bounds({0}, 0);
+  bounds.OnActivity(0, 100);
+  bounds.OnCompletion(0, 400);  // sent while the rank was running, delivery ahead of its clock
+  bounds.OnCompletion(0, 300);
+  bounds.OnPromise(0, 150, true);    // the rank blocks before its clock reached them
+  EXPECT_EQ(bounds.Bound(0), 300u);  // it wakes at the earliest
+  EXPECT_FALSE(bounds.Waiting(0));
+  // Once the rank's clock passed them they no longer hold it back.
+  bounds.OnPromise(0, 500, true);
+  EXPECT_EQ(bounds.Bound(0), kInf);
+  EXPECT_TRUE(bounds.Waiting(0));
+}
+
+TEST(RankBounds, AnUnconfirmedBlockedPromiseHoldsAtItsTimeUntilConfirmed) {
+  RankBounds bounds({0}, 0);
+  bounds.OnActivity(0, 100);
+  bounds.OnPromise(0, 150, true, /*unconfirmed=*/true);
+  EXPECT_EQ(bounds.Bound(0), 150u);
+  EXPECT_TRUE(bounds.Unconfirmed(0));
+  EXPECT_FALSE(bounds.Waiting(0));
+  bounds.ConfirmWaiting(0);
+  EXPECT_EQ(bounds.Bound(0), kInf);
+  EXPECT_TRUE(bounds.Waiting(0));
+}
+
+TEST(RankBounds, AHeartbeatLaterThanTheBlockedTimeMeansTheRankRunsAgain) {
+  RankBounds bounds({0}, 0);
+  bounds.OnPromise(0, 150, true);
+  bounds.OnHeartbeat(0, 180);
+  EXPECT_EQ(bounds.Bound(0), 180u);
+  EXPECT_FALSE(bounds.Waiting(0));
+}
+
+TEST(RankBounds, TheLowestRankBoundsTheSimulatorAndEndedRanksDoNot) {
+  RankBounds bounds({0, 2, 5}, 0);
+  bounds.OnActivity(0, 700);
+  bounds.OnActivity(2, 300);
+  bounds.OnPromise(5, 900, true);
+  EXPECT_EQ(bounds.MinBound(), 300u);
+  bounds.OnEnded(2);
+  EXPECT_EQ(bounds.MinBound(), 700u);
+  EXPECT_TRUE(bounds.Ended(2));
+  bounds.OnEnded(0);
+  EXPECT_EQ(bounds.MinBound(), kInf);  // only a waiting rank left
+}
+
+}  // namespace
+}  // namespace nbox::cosim

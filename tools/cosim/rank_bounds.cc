@@ -1,0 +1,110 @@
+#include "tools/cosim/rank_bounds.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace nbox::cosim {
+
+RankBounds::RankBounds(const std::vector<int>& ranks, uint64_t start_ns) {
+  for (int rank : ranks) ranks_[rank].floor = start_ns;
+}
+
+RankBounds::State& RankBounds::At(int rank) {
+  auto it = ranks_.find(rank);
+  if (it == ranks_.end())
+    throw std::logic_error("RankBounds: rank " + std::to_string(rank) + " is not real");
+  return it->second;
+}
+
+const RankBounds::State& RankBounds::At(int rank) const {
+  return const_cast<RankBounds*>(this)->At(rank);
+}
+
+void RankBounds::ForgetSeen(State& state) {
+  // A delivery at or before the rank's clock can no longer hold the rank back.
+  state.unseen.erase(state.unseen.begin(), state.unseen.upper_bound(state.floor));
+}
+
+void RankBounds::OnActivity(int rank, uint64_t vtime) {
+  State& s = At(rank);
+  s.floor = std::max(s.floor, vtime);
+  s.blocked = false;
+  s.unconfirmed = false;
+  ForgetSeen(s);
+}
+
+void RankBounds::OnPromise(int rank, uint64_t vtime, bool blocked, bool unconfirmed) {
+  State& s = At(rank);
+  s.floor = std::max(s.floor, vtime);
+  s.blocked = blocked;
+  s.unconfirmed = blocked && unconfirmed;
+  s.blocked_at = s.floor;
+  ForgetSeen(s);
+}
+
+void RankBounds::ConfirmWaiting(int rank) {
+  At(rank).unconfirmed = false;
+}
+
+bool RankBounds::Unconfirmed(int rank) const {
+  const State& s = At(rank);
+  return s.blocked && s.unconfirmed && !s.ended;
+}
+
+void RankBounds::OnHeartbeat(int rank, uint64_t vtime) {
+  State& s = At(rank);
+  if (s.blocked && vtime > s.blocked_at) {
+    s.blocked = false;  // its clock moved: it runs again
+    s.unconfirmed = false;
+  }
+  s.floor = std::max(s.floor, vtime);
+  ForgetSeen(s);
+}
+
+void RankBounds::OnCompletion(int rank, uint64_t delivery) {
+  State& s = At(rank);
+  if (s.blocked) {
+    // Sent after the blocked promise: it wakes the rank at max(t, delivery), and the rank
+    // then acts (posts, or promises again since something happened).
+    s.blocked = false;
+    s.unconfirmed = false;
+    s.floor = std::max(s.floor, delivery);
+    ForgetSeen(s);
+    return;
+  }
+  if (delivery > s.floor) s.unseen.insert(delivery);
+}
+
+void RankBounds::OnEnded(int rank) {
+  At(rank).ended = true;
+}
+
+void RankBounds::SetStart(int rank, uint64_t start_ns) {
+  State& s = At(rank);
+  s.floor = std::max(s.floor, start_ns);
+}
+
+uint64_t RankBounds::Bound(int rank) const {
+  const State& s = At(rank);
+  if (s.ended) return kUnbounded;
+  if (!s.blocked || s.unconfirmed) return s.floor;
+  return s.unseen.empty() ? kUnbounded : std::max(s.floor, *s.unseen.begin());
+}
+
+uint64_t RankBounds::MinBound() const {
+  uint64_t lowest = kUnbounded;
+  for (const auto& [rank, state] : ranks_) lowest = std::min(lowest, Bound(rank));
+  return lowest;
+}
+
+bool RankBounds::Waiting(int rank) const {
+  const State& s = At(rank);
+  return !s.ended && s.blocked && !s.unconfirmed && s.unseen.empty();
+}
+
+bool RankBounds::Ended(int rank) const {
+  return At(rank).ended;
+}
+
+}  // namespace nbox::cosim

@@ -1,0 +1,80 @@
+// The conservative clock's bookkeeping: for every real rank, the earliest virtual time at which
+// it may still post something (its bound). nbox-cosim advances ns-3 to the lowest bound and no
+// further, so a post never lands in the simulator's past (issue 3 design, "Clock").
+//
+// What moves a rank's bound (all times in ns of virtual time):
+// - a post, an op report, a Promise(t) or (virtual mode) a Heartbeat(t): the rank's clock is at
+//   least t and never goes back, so bound = max(bound, t);
+// - Promise(t, blocked): the rank waits for a completion. Its next post comes at
+//   max(t, d) where d is the delivery time of the completion that wakes it. A completion
+//   already sent with d > t cannot have been seen yet (seeing it would have moved the rank's
+//   clock to d), so bound = the smallest such d; with none, bound = +infinity until the
+//   simulator next completes a request of the rank: that wakes it, bound = max(t, d) until
+//   the rank says more. The simulator stops at every completion of a real rank, so it never
+//   passes d before the rank answers;
+//   One race needs care: a completion with d <= t that was on its way to the rank when it
+//   promised. The rank wakes at t when it arrives, so bound = t until the owner confirms
+//   (ConfirmWaiting) that no such completion can still be on its way: the owner passes
+//   `unconfirmed` when it sent the rank a completion since the rank's previous frame, and
+//   confirms after a short grace without news from the rank (the wire has no acknowledgement
+//   of completions; see real_rank_bridge.h);
+// - a Heartbeat later than the blocked promise: the rank woke up and runs again;
+// - Goodbye (or a rank that left): +infinity.
+// A rank that has not joined yet may post from its start time on: bound = its start time.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace nbox::cosim {
+
+class RankBounds {
+ public:
+  static constexpr uint64_t kUnbounded = std::numeric_limits<uint64_t>::max();
+
+  // `ranks`: the real ranks; each starts bounded by `start_ns`.
+  RankBounds(const std::vector<int>& ranks, uint64_t start_ns);
+
+  // The rank's clock reached `vtime` by acting (a post or an op report).
+  void OnActivity(int rank, uint64_t vtime);
+  void OnPromise(int rank, uint64_t vtime, bool blocked, bool unconfirmed = false);
+  // No completion with a delivery at or before the blocked promise is on its way any more.
+  void ConfirmWaiting(int rank);
+  bool Unconfirmed(int rank) const;
+  // Virtual-clock heartbeat; realtime ranks promise instead, so do not call it for them.
+  void OnHeartbeat(int rank, uint64_t vtime);
+  // The simulator completed a request of `rank` (a send, or a receive's delivery) at
+  // `delivery`.
+  void OnCompletion(int rank, uint64_t delivery);
+  // The rank ended (Goodbye): it posts nothing more.
+  void OnEnded(int rank);
+  // Realtime ranks that have not joined: their start is the wall clock, so it moves.
+  void SetStart(int rank, uint64_t start_ns);
+
+  uint64_t Bound(int rank) const;
+  // The lowest bound over all ranks; kUnbounded when none bounds the simulator.
+  uint64_t MinBound() const;
+  // The rank waits on the simulator: blocked with no completion on its way.
+  bool Waiting(int rank) const;
+  bool Ended(int rank) const;
+
+ private:
+  struct State {
+    uint64_t floor = 0;  // the latest time the rank's clock is known to have reached
+    bool blocked = false;
+    bool unconfirmed = false;  // blocked, but may still wake at blocked_at
+    uint64_t blocked_at = 0;
+    bool ended = false;
+    std::multiset<uint64_t> unseen;  // deliveries sent that may not have woken it yet
+  };
+  State& At(int rank);
+  const State& At(int rank) const;
+  void ForgetSeen(State& state);
+
+  std::map<int, State> ranks_;
+};
+
+}  // namespace nbox::cosim

@@ -1,0 +1,109 @@
+#include "tools/cosim/real_rank_loop.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ostream>
+#include <thread>
+
+#include "ns3/simulator.h"
+
+namespace nbox::cosim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::chrono::milliseconds kIdlePoll{10};
+constexpr double kProgressAfterWallS = 2.0;
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(ns3::Simulator::Now().GetNanoSeconds());
+}
+
+// Runs ns-3 up to `target_ns` (or less, when an event calls Simulator::Stop); returns the
+// events executed.
+uint64_t StepTo(uint64_t target_ns) {
+  const uint64_t before = ns3::Simulator::GetEventCount();
+  const ns3::EventId stop = ns3::Simulator::Schedule(
+      ns3::NanoSeconds(static_cast<int64_t>(target_ns - NowNs())), [] { ns3::Simulator::Stop(); });
+  ns3::Simulator::Run();
+  ns3::Simulator::Cancel(stop);  // when something else stopped the run first
+  return ns3::Simulator::GetEventCount() - before;
+}
+
+}  // namespace
+
+RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::BridgeServer& server,
+                                   RealRankBridge& bridge, RankBounds& bounds,
+                                   const RealRankLoopConfig& config, std::ostream& err) {
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const bool show =
+      config.progress == ProgressMode::kOn || (config.progress == ProgressMode::kAuto && tty);
+  const double refresh_s = tty ? 0.5 : 10.0;
+  const uint64_t slice_ns = std::max<uint64_t>(1, static_cast<uint64_t>(config.slice_s * 1e9));
+
+  RealRankLoopResult result;
+  const auto start = Clock::now();
+  const uint64_t events_before = ns3::Simulator::GetEventCount();
+  double last_print = 0;
+  bool printed = false;
+  while (bridge.failure().empty() && !job->IsFinished()) {
+    ++result.rounds;
+    if (config.check) config.check();
+    if (!bridge.failure().empty()) break;
+    const auto next_confirmation = bridge.ConfirmQuietRanks(Clock::now());
+
+    const uint64_t now = NowNs();
+    uint64_t target = std::min(bounds.MinBound(), now + slice_ns);
+    if (config.realtime && config.wall_ns) target = std::min(target, config.wall_ns());
+    if (target > now) {
+      const uint64_t events = StepTo(target);
+      ++result.sim.slices;
+      if (config.after_step) config.after_step();
+      if (config.slowdown_s > 0 && events > 0) {
+        const double pause = config.slowdown_s * static_cast<double>(events);
+        std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+        result.slept_s += pause;
+      }
+      if (job->IsStalled()) {
+        bridge.Fail(fmt::format(
+            "the job stalled at {:.6f} s simulated: every real rank waits on the simulation, no "
+            "emulated rank computes and no message is in flight (the real program and the "
+            "emulated ranks' workload disagree, or a deadlock)",
+            ns3::Simulator::Now().GetSeconds()));
+        break;
+      }
+      server.Poll(std::chrono::milliseconds(0));
+    } else {
+      // Held back by a real rank (or, in realtime mode, by the wall clock): wait for news.
+      auto timeout = kIdlePoll;
+      if (config.realtime) timeout = std::chrono::milliseconds(1);
+      if (next_confirmation) {
+        const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(
+            *next_confirmation - Clock::now() + std::chrono::milliseconds(1));
+        timeout = std::clamp(until, std::chrono::milliseconds(0), timeout);
+      }
+      server.Poll(timeout);
+    }
+
+    const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+    if (show && wall >= kProgressAfterWallS && wall - last_print >= refresh_s) {
+      const uint64_t events = ns3::Simulator::GetEventCount() - events_before;
+      err << fmt::format("{}simulated {:.3f} ms | wall {:.1f} s | {:.0f}k events/s{}",
+                         tty ? "\r" : "", ns3::Simulator::Now().GetSeconds() * 1e3, wall,
+                         static_cast<double>(events) / wall / 1e3, tty ? "   " : "\n")
+          << std::flush;
+      last_print = wall;
+      printed = true;
+    }
+  }
+  if (printed && tty) err << "\n";
+  result.sim.finished = job->IsFinished() && bridge.failure().empty();
+  result.sim.stalled = false;
+  result.sim.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  result.sim.events = ns3::Simulator::GetEventCount() - events_before;
+  result.sim.simulated_s = ns3::Simulator::Now().GetSeconds();
+  return result;
+}
+
+}  // namespace nbox::cosim

@@ -1,0 +1,52 @@
+// The conservative clock loop of a run with real ranks (issue 3 design, "Clock").
+//
+// One sequential ns-3 holds the real ranks' own hosts too, so a real rank's post can only be
+// executed at or after ns-3's clock: the loop advances ns-3 to the lowest bound of the real
+// ranks exactly (lookahead 0), never further, and in realtime mode also never past the wall
+// clock. Between steps it polls the bridge: with no wait while ns-3 can advance, else up to
+// 10 ms. Steps are at most `slice_s` of simulated time (progress line, link samples, checks).
+//
+// debug.slowdown: after each step the loop sleeps slowdown x the events the step executed, a
+// simulator made slower on purpose; virtual-clock results must not move with it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+
+#include "bridge/server/bridge_server.h"
+#include "ns3/nbox-job.h"
+#include "tools/cosim/rank_bounds.h"
+#include "tools/cosim/real_rank_bridge.h"
+#include "tools/cosim/sim_loop.h"
+
+namespace nbox::cosim {
+
+struct RealRankLoopConfig {
+  bool realtime = false;
+  double slowdown_s = 0;  // debug.slowdown
+  double slice_s = 100e-6;
+  ProgressMode progress = ProgressMode::kAuto;
+  // Realtime: wall-clock ns since the run's origin (the virtual time ns-3 may reach).
+  std::function<uint64_t()> wall_ns;
+  // Called every round, outside ns-3: polls the bootstrap root, reaps children, checks
+  // signals and timeouts; reports problems through RealRankBridge::Fail.
+  std::function<void()> check;
+  // Called after every step (e.g. to sample the network).
+  std::function<void()> after_step;
+};
+
+struct RealRankLoopResult {
+  SimLoopResult sim;
+  uint64_t rounds = 0;
+  double slept_s = 0;  // debug.slowdown's pauses
+};
+
+// Runs until the job finished or the bridge recorded a failure (bridge.failure()). A job that
+// stalls (nothing can ever progress) is recorded as a failure too.
+RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::BridgeServer& server,
+                                   RealRankBridge& bridge, RankBounds& bounds,
+                                   const RealRankLoopConfig& config, std::ostream& err);
+
+}  // namespace nbox::cosim

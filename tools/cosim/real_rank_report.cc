@@ -1,0 +1,56 @@
+#include "tools/cosim/real_rank_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+
+namespace nbox::cosim {
+
+double SteadyIterationTime(const RealRankReport& rank) {
+  const auto& its = rank.iterations;
+  if (its.empty()) return 0;
+  if (its.size() == 1) return its.front().time_s;
+  double sum = 0;
+  for (size_t i = 1; i < its.size(); ++i) sum += its[i].time_s;
+  return sum / static_cast<double>(its.size() - 1);
+}
+
+double NearestRankQuantile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double rank = std::ceil(p * static_cast<double>(values.size()));
+  const size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
+  return values[std::min(index, values.size() - 1)];
+}
+
+void PrintRealRanks(const RealRanksReport& report, std::ostream& out) {
+  if (!report.present) return;
+  out << fmt::format(
+      "  real ranks {} clock, emulated peers follow {}, payload {}{}\n", report.clock,
+      report.peers == "mirror" ? "the real rank (mirror)" : "the workload", report.payload,
+      report.slowdown_s > 0
+          ? fmt::format(", debug slowdown {:.3g} us/event", report.slowdown_s * 1e6)
+          : "");
+  for (const RealRankReport& r : report.ranks) {
+    out << fmt::format(
+        "    rank {:>3}  pid {:<7} {:<8} {} sends, {} receives, {} collectives, {} iterations "
+        "marked{}\n",
+        r.rank, r.pid, r.clock, r.sends, r.receives, r.collectives_reported, r.iterations.size(),
+        r.iterations.empty() ? std::string()
+                             : fmt::format(", steady iteration {:.3f} ms (own clock)",
+                                           SteadyIterationTime(r) * 1e3));
+  }
+  if (report.realtime) {
+    out << fmt::format("    realtime lag: max {:.1f} us, p99 {:.1f} us over {} deliveries; {}\n",
+                       report.lag.max_s * 1e6, report.lag.p99_s * 1e6, report.lag.samples,
+                       report.lag.valid ? "valid"
+                                        : fmt::format("NOT VALID (realranks.max_lag = {:.1f} us)",
+                                                      report.lag.allowed_s * 1e6));
+  }
+  if (report.failed) out << "    FAILED: " << report.failure << " (partial results)\n";
+  out << "\n";
+}
+
+}  // namespace nbox::cosim
