@@ -68,6 +68,9 @@ std::unique_ptr<Communicator> Communicator::Create(int nranks, const nboxUniqueI
   const auto blobs = comm->bootstrap_.Join(contents, join, comm->config_.bootstrap_timeout);
   comm->connections_->SetPeerHandles(blobs);
   comm->has_emulated_peers_ = comm->connections_->any_emulated();
+  // This runtime tells the plugin when the program waits (ProgramWait): from now on only those
+  // waits stop a virtual rank's clock, not the runtime thread's waits for the network.
+  if (const nboxNetExt_v2_t* ext = comm->plugin_->ext2()) ext->programWaiting(0);
   comm->next_peer_check_ = steady_clock::now() + kPeerCheckPeriod;
   comm->thread_ = std::thread([c = comm.get()] { c->Loop(); });
   return comm;
@@ -172,6 +175,7 @@ std::shared_ptr<const coll::RankSchedule> Communicator::ScheduleFor(
 }
 
 void Communicator::Enqueue(std::shared_ptr<Operation> operation) {
+  operation->clock_ext = plugin_->ext2();
   operation->MarkLaunched();
   std::unique_lock<std::mutex> lock(mutex_);
   if (status_ != nboxSuccess || stop_) {
@@ -186,6 +190,7 @@ void Communicator::Enqueue(std::shared_ptr<Operation> operation) {
 }
 
 nboxResult_t Communicator::Synchronize() {
+  ProgramWait waiting(plugin_->ext2());  // not under mutex_: the plugin takes its own lock
   std::unique_lock<std::mutex> lock(mutex_);
   const uint64_t ticket = enqueued_;
   cv_.wait(lock, [&] { return completed_ >= ticket; });

@@ -108,7 +108,8 @@ std::shared_ptr<NetPlugin> NetPlugin::Load(const std::string& name) {
   const auto* ext2 =
       static_cast<const nboxNetExt_v2_t*>(dlsym(plugin->handle_, NBOX_NET_EXT_V2_SYMBOL));
   if (ext2 != nullptr && ext2->version >= 2 && ext2->reportOp != nullptr &&
-      ext2->virtualTimeNs != nullptr && ext2->testFlags != nullptr) {
+      ext2->virtualTimeNs != nullptr && ext2->testFlags != nullptr &&
+      ext2->programWaiting != nullptr) {
     plugin->ext2_ = ext2;
   }
   plugins[name] = plugin;

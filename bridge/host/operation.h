@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bridge/include/nbox_host.h"
+#include "bridge/include/nbox_net_ext.h"
 #include "collectives/schedule.h"
 
 namespace nbox::host {
@@ -40,9 +41,28 @@ struct Part {
   std::shared_ptr<const std::vector<uint32_t>> contributions;
 };
 
+// Tells the plugin (nboxNetExt_v2.programWaiting) that a program thread waits on the runtime
+// for as long as it lives, so that a virtual rank's clock stands still only then.
+class ProgramWait {
+ public:
+  explicit ProgramWait(const nboxNetExt_v2_t* ext) : ext_(ext) {
+    if (ext_ != nullptr) ext_->programWaiting(1);
+  }
+  ~ProgramWait() {
+    if (ext_ != nullptr) ext_->programWaiting(0);
+  }
+  ProgramWait(const ProgramWait&) = delete;
+  ProgramWait& operator=(const ProgramWait&) = delete;
+
+ private:
+  const nboxNetExt_v2_t* ext_;
+};
+
 class Operation {
  public:
   std::vector<Part> parts;
+  // The plugin's extension, when it has a clock to tell about waits (set by the communicator).
+  const nboxNetExt_v2_t* clock_ext = nullptr;
 
   void Finish(nboxResult_t result) {
     {
@@ -53,6 +73,9 @@ class Operation {
     cv_.notify_all();
   }
   nboxResult_t Wait() {
+    nboxResult_t result;
+    if (Poll(&result)) return result;
+    ProgramWait waiting(clock_ext);  // not under mutex_: the plugin takes its own lock
     std::unique_lock<std::mutex> lock(mutex_);
     cv_.wait(lock, [&] { return finished_; });
     return result_;

@@ -70,6 +70,13 @@ typedef struct {
   int (*virtualTimeNs)(void* ctx, uint64_t* ns);
   /* test() of the ncclNet tables plus, once *done, NBOX_NET_COMPLETION_* bits in *flags. */
   int (*testFlags)(void* request, int* done, int* sizes, uint32_t* flags);
+  /* A thread of the program starts (waiting = 1) or stops (0) waiting for the communication
+   * library (nboxWait, nboxCommSynchronize). Under the virtual clock the rank's clock stands
+   * still only while the program waits and a thread waits in waitEvents: a runtime thread
+   * waiting for the network while the program computes does not stop it. Until the first call
+   * every waitEvents stops the clock (v1's rule); a runtime declares that it reports waits by
+   * calling programWaiting(0) once at init. */
+  void (*programWaiting)(int waiting);
 } nboxNetExt_v2_t;
 
 #endif /* NBOX_BRIDGE_NBOX_NET_EXT_H_ */

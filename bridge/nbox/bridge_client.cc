@@ -353,21 +353,42 @@ ncclResult_t BridgeClient::VirtualTimeNs(uint64_t* ns) {
 void BridgeClient::WaitEvents(uint64_t seen, int timeout_us) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (failed_ || events_.load(std::memory_order_acquire) != seen) return;
-  if (++blocked_waiters_ == 1 && clock_.mode() == wire::ClockMode::kVirtual) {
-    const auto now = WallClock::now();
-    clock_.Block(now);
-    if (activity_ != promised_activity_ && !ended_) {
-      // Only when something changed since the last one: the host runtime waits in short
-      // slices, and an unchanged blocked promise still holds.
-      Send(wire::Promise{NowLocked(now), true});
-      promised_activity_ = activity_;
-      FlushLocked();
-    }
-    Wake();  // held completions may be released now that the clock may jump
-  }
+  ++blocked_waiters_;
+  UpdateBlockedLocked(WallClock::now());
   events_cv_.wait_for(lock, std::chrono::microseconds(std::max(timeout_us, 0)),
                       [&] { return failed_ || events_.load(std::memory_order_acquire) != seen; });
-  if (--blocked_waiters_ == 0) clock_.Unblock(WallClock::now());
+  --blocked_waiters_;
+  UpdateBlockedLocked(WallClock::now());
+}
+
+void BridgeClient::ProgramWaiting(bool waiting) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  program_tracking_ = true;
+  if (waiting) {
+    ++program_waiters_;
+  } else if (program_waiters_ > 0) {
+    --program_waiters_;
+  }
+  UpdateBlockedLocked(WallClock::now());
+}
+
+void BridgeClient::UpdateBlockedLocked(WallClock::time_point now) {
+  if (clock_.mode() != wire::ClockMode::kVirtual) return;
+  const bool blocked = blocked_waiters_ > 0 && (!program_tracking_ || program_waiters_ > 0);
+  if (blocked == clock_.blocked()) return;
+  if (!blocked) {
+    clock_.Unblock(now);
+    return;
+  }
+  clock_.Block(now);
+  if (activity_ != promised_activity_ && !ended_ && !failed_) {
+    // Only when something changed since the last one: the host runtime waits in short
+    // slices, and an unchanged blocked promise still holds.
+    Send(wire::Promise{NowLocked(now), true});
+    promised_activity_ = activity_;
+    FlushLocked();
+  }
+  Wake();  // held completions may be released now that the clock may jump
 }
 
 }  // namespace nbox::bridge::nboxnet

@@ -59,9 +59,13 @@ class BridgeClient {
   void Close(Comm* comm);
 
   // nboxNetExt_v1: completions (and failures) counted; a blocking wait for the next one. In
-  // virtual clock mode the wait is where the rank's clock stands still.
+  // virtual clock mode the wait is where the rank's clock stands still — while the program
+  // waits too, once it says when it does (ProgramWaiting; until then every wait counts).
   uint64_t EventCount() const { return events_.load(std::memory_order_acquire); }
   void WaitEvents(uint64_t seen, int timeout_us);
+  // nboxNetExt_v2.programWaiting: a thread of the program starts (true) or stops (false)
+  // waiting for the communication library.
+  void ProgramWaiting(bool waiting);
 
   // nboxNetExt_v2: an OpReport stamped with the rank's clock now (the report must be valid:
   // ncclInvalidArgument naming the problem otherwise), and the rank's clock.
@@ -81,6 +85,15 @@ class BridgeClient {
   void OnData(const wire::Data& data);
   void OnError(const wire::Error& error);
   void ReleaseDue(RankClock::WallClock::time_point now);
+  // Virtual mode: the clock stands still exactly while a thread waits in WaitEvents and (once
+  // the program reports its waits) the program waits too; sends the blocked Promise.
+  void UpdateBlockedLocked(RankClock::WallClock::time_point now);
+  // The keep-alive: realtime ranks, and virtual ranks whose clock runs while requests are in
+  // flight, promise their clock every kRunningPromiseInterval (so the simulator can keep up
+  // with a rank that computes while its messages travel); others send a Heartbeat every
+  // Welcome's interval.
+  bool PromisesClockLocked() const;
+  std::chrono::milliseconds KeepAliveIntervalLocked() const;
   RankClock::WallClock::time_point NextWake(RankClock::WallClock::time_point now) const;
   void Finish(Request* request);
   void FailRequest(Request* request, ncclResult_t code, const std::string& why);
@@ -118,7 +131,9 @@ class BridgeClient {
   std::map<uint64_t, ListenComm*> listens_;
   std::map<uint64_t, DataComm*> connecting_;  // send comms waiting for Connected
   std::map<uint64_t, std::string> refusals_;  // why a connect was refused, by comm id
-  int blocked_waiters_ = 0;
+  int blocked_waiters_ = 0;                   // threads in WaitEvents
+  bool program_tracking_ = false;             // the program reports its waits (ProgramWaiting)
+  int program_waiters_ = 0;
   uint64_t activity_ = 0;               // posts and releases so far
   uint64_t promised_activity_ = ~0ull;  // activity_ at the last blocked Promise
 };

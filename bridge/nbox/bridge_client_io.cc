@@ -19,6 +19,9 @@ namespace {
 
 using WallClock = RankClock::WallClock;
 
+// How often a virtual rank whose clock runs with requests in flight promises its clock.
+constexpr std::chrono::milliseconds kRunningPromiseInterval(1);
+
 ncclResult_t ResultOf(wire::ErrorCode code) {
   switch (code) {
     case wire::ErrorCode::kInvalidUsage:
@@ -64,11 +67,8 @@ void BridgeClient::Run() {
     FlushLocked();
     ReleaseDue(after);
     if (failed_) break;
-    if (after - last_sent_ >= std::chrono::milliseconds(welcome_.heartbeat_ms) && out_.empty() &&
-        !ended_) {
-      // Realtime ranks promise their wall-clock time as they go; a virtual rank's clock only
-      // binds it when it blocks (WaitEvents), so it just says it is alive.
-      if (clock_.mode() == wire::ClockMode::kRealtime) {
+    if (after - last_sent_ >= KeepAliveIntervalLocked() && out_.empty() && !ended_) {
+      if (PromisesClockLocked()) {
         Send(wire::Promise{NowLocked(after), false});
       } else {
         Send(wire::Heartbeat{NowLocked(after)});
@@ -84,9 +84,21 @@ void BridgeClient::Run() {
   }
 }
 
+bool BridgeClient::PromisesClockLocked() const {
+  if (clock_.mode() == wire::ClockMode::kRealtime) return true;
+  return !clock_.blocked() && !requests_.empty();
+}
+
+std::chrono::milliseconds BridgeClient::KeepAliveIntervalLocked() const {
+  const std::chrono::milliseconds welcome(welcome_.heartbeat_ms);
+  if (clock_.mode() == wire::ClockMode::kVirtual && PromisesClockLocked()) {
+    return std::min(welcome, kRunningPromiseInterval);
+  }
+  return welcome;
+}
+
 WallClock::time_point BridgeClient::NextWake(WallClock::time_point now) const {
-  auto wake = std::min(last_sent_ + std::chrono::milliseconds(welcome_.heartbeat_ms),
-                       last_received_ + config_.timeout);
+  auto wake = std::min(last_sent_ + KeepAliveIntervalLocked(), last_received_ + config_.timeout);
   for (const Request* r : held_) {
     if (r->BytesIn()) wake = std::min(wake, clock_.WallWhen(r->delivery_vtime, now));
   }

@@ -60,6 +60,11 @@ int TestFlags(void* request, int* done, int* sizes, uint32_t* flags) {
   return BridgeClient::TestFlags(request, done, sizes, flags);
 }
 
+void ProgramWaiting(int waiting) {
+  const std::shared_ptr<BridgeClient> client = BridgeClient::Latest();
+  if (client != nullptr) client->ProgramWaiting(waiting != 0);
+}
+
 }  // namespace
 }  // namespace nbox::bridge::nboxnet
 
@@ -70,5 +75,6 @@ nboxNetExt_v2_t nboxNetExt_v2 = {2,
                                  nbox::bridge::nboxnet::WaitEvents,
                                  nbox::bridge::nboxnet::ReportOp,
                                  nbox::bridge::nboxnet::VirtualTimeNs,
-                                 nbox::bridge::nboxnet::TestFlags};
+                                 nbox::bridge::nboxnet::TestFlags,
+                                 nbox::bridge::nboxnet::ProgramWaiting};
 }

@@ -56,8 +56,9 @@ void Run(const PlannedCollective& plan,
 }  // namespace
 
 EmulatedPeers::EmulatedPeers(int world, std::vector<bool> real, int channels, uint64_t chunk_bytes,
-                             Payload payload, std::vector<PlannedCollective> plan)
-    : real_(real), payload_(payload) {
+                             Payload payload, std::vector<PlannedCollective> plan,
+                             uint64_t delay_ns)
+    : real_(real), payload_(payload), delay_ns_(delay_ns) {
   for (const PlannedCollective& collective : plan) Run(collective, &messages_);
   server::ServerOptions options;
   options.world_size = world;
@@ -128,19 +129,19 @@ void EmulatedPeers::OnPost(const server::Post& post) {
       Problem("a send of " + std::to_string(post.size) + " bytes where the plan has " +
               std::to_string(bytes.size()));
     }
-    server_->CompleteSend(post.rank, post.request, post.vtime);
+    server_->CompleteSend(post.rank, post.request, post.vtime + delay_ns_);
     return;
   }
+  const uint64_t at = post.vtime + delay_ns_;
   switch (payload_) {
     case Payload::kExact:
-      server_->DeliverBytes(post.rank, post.request, 0, std::move(bytes), post.vtime);
+      server_->DeliverBytes(post.rank, post.request, 0, std::move(bytes), at);
       break;
     case Payload::kZeros:
-      server_->DeliverBytes(post.rank, post.request, 0, std::vector<uint8_t>(bytes.size(), 0),
-                            post.vtime);
+      server_->DeliverBytes(post.rank, post.request, 0, std::vector<uint8_t>(bytes.size(), 0), at);
       break;
     case Payload::kSynthetic:
-      server_->DeliverSynthetic(post.rank, post.request, 0, bytes.size(), post.vtime);
+      server_->DeliverSynthetic(post.rank, post.request, 0, bytes.size(), at);
       break;
   }
 }

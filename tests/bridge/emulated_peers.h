@@ -44,8 +44,10 @@ struct PlannedCollective {
 
 class EmulatedPeers : public server::BridgeSink {
  public:
+  // Messages to and from emulated ranks are delivered (and sends complete) `delay_ns` after
+  // they were posted.
   EmulatedPeers(int world, std::vector<bool> real, int channels, uint64_t chunk_bytes,
-                Payload payload, std::vector<PlannedCollective> plan);
+                Payload payload, std::vector<PlannedCollective> plan, uint64_t delay_ns = 0);
   ~EmulatedPeers() override;
 
   std::string bridge_endpoint() const { return server_->unix_endpoint(); }
@@ -77,6 +79,7 @@ class EmulatedPeers : public server::BridgeSink {
 
   const std::vector<bool> real_;
   const Payload payload_;
+  const uint64_t delay_ns_;
   server::MessageMatcher matcher_;  // real <-> real
   // Messages of the plan per (sender, receiver, lane), in order: their bytes.
   std::map<Wire, std::deque<std::vector<uint8_t>>> messages_;

@@ -266,6 +266,48 @@ TEST(PayloadSelf, ReductionsSeeHomogeneousPeers) {
   EXPECT_EQ(peers.problems(), std::vector<std::string>());
 }
 
+// Virtual clock: compute that overlaps an all-reduce counts once. The runtime thread waits
+// for the network while the program computes, and the clock keeps running; it stops only while
+// the program waits. Each message takes 50 ms, the all-reduce about three of them in a row, the
+// compute 300 ms: the iteration is the compute, not compute + communication (about 450 ms).
+TEST(VirtualClock, ComputeOverlappingCommunicationIsNotLost) {
+  const int me = 0;
+  std::vector<bool> real(kWorld, false);
+  real[me] = true;
+  const size_t n = 400;
+  PlannedCollective all_reduce{SpecOf(coll::CollectiveOp::kAllReduce, n * 4)};
+  for (int r = 0; r < kWorld; ++r) all_reduce.before.push_back(Inputs(r, n));
+  constexpr uint64_t kDelayNs = 50'000'000;
+  EmulatedPeers peers(kWorld, real, kChannels, kChunk, Payload::kExact, {all_reduce}, kDelayNs);
+  nboxComm_t comm = Join(peers, me);
+  ASSERT_NE(comm, nullptr);
+  const std::vector<float> input = Inputs(me, n);
+  std::vector<float> output(n);
+  uint64_t t0 = 0, t1 = 0;
+  ASSERT_EQ(nboxCommVirtualTimeNs(comm, &t0), nboxSuccess);
+  nboxRequest_t request = nullptr;
+  ASSERT_EQ(nboxAllReduce(input.data(), output.data(), n, nboxFloat32, nboxSum, comm, &request),
+            nboxSuccess);
+  const auto compute_start = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the "backward pass"
+  const uint64_t compute_ns =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - compute_start)
+                                .count());
+  ASSERT_EQ(nboxWait(request), nboxSuccess) << nboxGetLastError(comm);
+  ASSERT_EQ(nboxCommVirtualTimeNs(comm, &t1), nboxSuccess);
+  ASSERT_EQ(nboxCommDestroy(comm), nboxSuccess);
+  for (size_t i = 0; i < n; ++i) {
+    float sum = 0;
+    for (int r = 0; r < kWorld; ++r) sum += Input(r, i);
+    ASSERT_EQ(output[i], sum) << i;
+  }
+  EXPECT_GE(t1 - t0, compute_ns);
+  EXPECT_LT(t1 - t0, compute_ns + 75'000'000)
+      << "the clock stood still while the runtime waited and the program computed";
+  EXPECT_EQ(peers.problems(), std::vector<std::string>());
+}
+
 // Starts emulated_peers_worker as real rank `rank` with the environment nbox-cosim would give
 // it; its output goes to `log`.
 pid_t StartWorker(const EmulatedPeers& peers, int rank, int root, const std::string& log) {

@@ -5,6 +5,7 @@
 // what the test posted, times from the delay the test double was given.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
@@ -627,6 +628,68 @@ TEST_F(NboxPlugin, AnIdleRealtimeRankPromisesItsClockEveryMillisecond) {
     EXPECT_FALSE(promises[i].blocked);
     EXPECT_GE(promises[i].vtime, promises[i - 1].vtime);
   }
+}
+
+// Once the program reports its waits (programWaiting), a thread waiting for the network while
+// the program works does not stop a virtual clock: it runs with the wall clock, and the rank
+// promises it as it goes (requests are in flight); when the program waits too, it stops and
+// jumps to the delivery.
+TEST_F(NboxPlugin, AVirtualClockRunsWhileOnlyTheRuntimeThreadWaits) {
+  constexpr uint64_t kDelayNs = 5'000'000'000;
+  const auto* ext2 = library_.Symbol<nboxNetExt_v2_t>(NBOX_NET_EXT_V2_SYMBOL);
+  ASSERT_NE(ext2, nullptr);
+  Join(kDelayNs, "virtual");
+  ext2->programWaiting(1);
+  ext2->programWaiting(0);
+  CommPair& pair = Pair();
+  std::vector<uint8_t> message = Pattern(4, 32), recv(32, 0);
+  void* data = recv.data();
+  size_t capacity = recv.size();
+  int tag = 0;
+  void* recv_request = nullptr;
+  void* send_request = nullptr;
+  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &recv_request),
+            ncclSuccess);
+  ASSERT_EQ(net_->isend(pair.send_comm, message.data(), message.size(), 0, nullptr, nullptr,
+                        &send_request),
+            ncclSuccess);
+  uint64_t t0 = 0;
+  ASSERT_EQ(ext2->virtualTimeNs(ctx_, &t0), ncclSuccess);
+  // The "runtime thread": waits in waitEvents for 200 ms of wall time.
+  std::atomic<bool> completed_early{false};
+  std::thread runtime([&] {
+    const auto until = steady_clock::now() + milliseconds(200);
+    while (steady_clock::now() < until) {
+      const uint64_t seen = ext_->eventCount();
+      int done = 0;
+      ASSERT_EQ(net_->test(recv_request, &done, nullptr), ncclSuccess);
+      if (done) completed_early = true;
+      ext_->waitEvents(seen, 20000);
+    }
+  });
+  runtime.join();
+  ASSERT_FALSE(completed_early.load()) << "a delivery 5 s ahead came after 200 ms";
+  uint64_t t1 = 0;
+  ASSERT_EQ(ext2->virtualTimeNs(ctx_, &t1), ncclSuccess);
+  EXPECT_GE(t1 - t0, 200'000'000u) << "the clock stood still while only the runtime waited";
+  EXPECT_LT(t1 - t0, kDelayNs);
+  bool running_promise = false;
+  for (const ObservedPromise& promise : server_->network().promises()) {
+    running_promise = running_promise || (!promise.blocked && promise.vtime >= t0 + 100'000'000);
+  }
+  EXPECT_TRUE(running_promise) << "no promise of the running clock while requests were in flight";
+
+  // The program waits now: the clock stops and jumps to the delivery.
+  ext2->programWaiting(1);
+  const auto start = steady_clock::now();
+  ASSERT_EQ(Wait(recv_request, nullptr), ncclSuccess);
+  ASSERT_EQ(Wait(send_request, nullptr), ncclSuccess);
+  ext2->programWaiting(0);
+  EXPECT_LT(steady_clock::now() - start, milliseconds(2000));
+  uint64_t t2 = 0;
+  ASSERT_EQ(ext2->virtualTimeNs(ctx_, &t2), ncclSuccess);
+  EXPECT_GE(t2, t0 + kDelayNs - 200'000'000) << "the clock did not jump to the delivery";
+  EXPECT_EQ(recv, message);
 }
 
 }  // namespace
