@@ -1,0 +1,133 @@
+// Ring all-reduce on the RoCE path against closed forms:
+//  - on a non-blocking star, the alpha-beta time T = 2(W-1)/W * S / B + 2(W-1) * L, as the
+//    TCP path's test (tests/cosim/ring_alpha_beta_test.cc), with B the RoCE goodput of a host
+//    link (rate x payload / wire bytes of a packet) and L two propagation delays plus the
+//    switch's store-and-forward of one packet;
+//  - on a leaf-spine whose every ring hop crosses the spine, 2:1 oversubscription slows the
+//    all-reduce by the ratio of the two closed forms (bandwidth term: each leaf uplink carries
+//    four of the ring's flows).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <numeric>
+
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+#include "tests/cosim/job_fixture.h"
+#include "tests/roce/roce_job_fixture.h"
+
+namespace nbox::testing {
+namespace {
+
+// Bytes a data packet carries besides its payload on the wire, and those counted in the IP
+// MTU (IPv4 20, UDP 8, BTH 12, ICRC 4): written out here, not read from the code under test.
+constexpr double kWireOverhead = 14 + 20 + 8 + 12 + 4 + 4;
+constexpr double kMtuOverhead = 20 + 8 + 12 + 4;
+
+double PayloadPerPacket(uint32_t mtu) {
+  return mtu - kMtuOverhead;
+}
+double WirePacket(uint32_t mtu) {
+  return PayloadPerPacket(mtu) + kWireOverhead;
+}
+
+// Payload bytes/s a flow gets from `rate_bps` of wire capacity.
+double Goodput(double rate_bps, uint32_t mtu) {
+  return rate_bps / 8 * PayloadPerPacket(mtu) / WirePacket(mtu);
+}
+
+struct StarCase {
+  int world;
+  uint64_t bytes;
+  uint32_t mtu;
+  double latency_s;
+};
+
+class RoceRingAlphaBeta : public ::testing::TestWithParam<StarCase> {};
+
+TEST_P(RoceRingAlphaBeta, AllReduceWithinFivePercent) {
+  const StarCase c = GetParam();
+  constexpr double kRate = 100e9;
+  RoceJob job;
+  job.topology = topo::MakeStar(c.world, kRate, c.latency_s);
+  job.rank_to_host = topo::PlaceRanks(job.topology, c.world);
+  job.configure = [&c](ns3::NboxRoceNetworkHelper& helper) { helper.SetMtu(c.mtu); };
+  const auto outcome = RunRoceJob(job, AllReduceProgram(c.bytes, 1));
+  ASSERT_TRUE(outcome.finished);
+  const double measured = outcome.summary.iterations.at(0).time_s;
+  const double steps = 2.0 * (c.world - 1);
+  const double step_latency = 2 * c.latency_s + WirePacket(c.mtu) * 8 / kRate;
+  const double expected = steps / c.world * c.bytes / Goodput(kRate, c.mtu) + steps * step_latency;
+  std::printf("RoCE W=%d S=%llu MTU=%u: simulated %.6f s, alpha-beta %.6f s, ratio %.4f\n", c.world,
+              static_cast<unsigned long long>(c.bytes), c.mtu, measured, expected,
+              measured / expected);
+  EXPECT_NEAR(measured / expected, 1.0, 0.05);
+  EXPECT_EQ(outcome.network.drops, 0u);
+  EXPECT_EQ(outcome.transport.retransmissions, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Star, RoceRingAlphaBeta,
+                         ::testing::Values(StarCase{4, 16 << 20, 9000, 1e-6},
+                                           StarCase{8, 32 << 20, 9000, 1e-6},
+                                           StarCase{4, 4 << 20, 1500, 1e-6},
+                                           StarCase{8, 256 << 10, 9000, 20e-6}));
+
+// Leaf-spine: 2 leaves of 4 hosts, one spine; ranks alternate between the leaves
+// (rank 2i on host i, rank 2i+1 on host 4+i), so every ring hop crosses the spine and each
+// leaf uplink carries 4 flows in each direction.
+double CrossingRingSeconds(double bytes, int world, double host_bps, double fabric_bps,
+                           double latency_s, uint32_t mtu) {
+  const double flows_per_uplink = 4;
+  const double per_flow_bps = std::min(host_bps, fabric_bps / flows_per_uplink);
+  const double steps = 2.0 * (world - 1);
+  // host -> leaf -> spine -> leaf -> host: four propagation delays; the last packet is
+  // stored and forwarded by the first leaf, the spine and the second leaf.
+  const double wire_bits = WirePacket(mtu) * 8;
+  const double step_latency =
+      4 * latency_s + wire_bits / fabric_bps + wire_bits / fabric_bps + wire_bits / host_bps;
+  return steps / world * bytes / Goodput(per_flow_bps, mtu) + steps * step_latency;
+}
+
+double RunCrossingRing(double fabric_bps, uint64_t bytes, uint32_t mtu, const char* cc) {
+  RoceJob job;
+  job.topology = topo::MakeLeafSpine(2, 1, 4, 100e9, fabric_bps, 1e-6);
+  job.rank_to_host = {0, 4, 1, 5, 2, 6, 3, 7};
+  job.configure = [mtu, cc](ns3::NboxRoceNetworkHelper& helper) {
+    helper.SetMtu(mtu);
+    helper.SetNicAttribute("CongestionControl", ns3::StringValue(cc));
+    // With the headroom the switch computes (43.1 KB per host port: 2 r d + 2 MTU frames +
+    // a PFC frame) the 2:1 PFC-only run dropped 8 data packets to DROP_HEADROOM_FULL at
+    // the leaves (go-back-N recovered them); 100 KB per port keeps it lossless. Reported to
+    // the MMU's owner: the formula or the pause timing misses something here.
+    helper.SetSwitchAttribute("Headroom", ns3::UintegerValue(100000));
+  };
+  const auto outcome = RunRoceJob(job, AllReduceProgram(bytes, 1));
+  EXPECT_TRUE(outcome.finished);
+  EXPECT_EQ(outcome.network.drops, 0u);
+  return outcome.summary.iterations.at(0).time_s;
+}
+
+// The closed form assumes a work-conserving fabric: with PFC alone (roce.cc = none) the leaf
+// uplink is busy whenever data waits, so the measured ratio must match it. DCQCN is not
+// work-conserving: each ring step starts four QPs at line rate into the 2:1 uplink, and the
+// cuts that follow leave the uplink partly idle while the rates recover (measured 3.3x
+// instead of 2x with the default ECN thresholds; scenarios/README.md discusses it). So with
+// DCQCN the test only checks that it is never faster than the work-conserving bound.
+TEST(RoceOversubscription, TwoToOneSlowsTheAllReduceByTheTheoreticalRatio) {
+  const uint64_t bytes = 32 << 20;
+  const uint32_t mtu = 9000;
+  const double expected = CrossingRingSeconds(bytes, 8, 100e9, 200e9, 1e-6, mtu) /
+                          CrossingRingSeconds(bytes, 8, 100e9, 400e9, 1e-6, mtu);
+  const double non_blocking = RunCrossingRing(400e9, bytes, mtu, "none");
+  const double oversubscribed = RunCrossingRing(200e9, bytes, mtu, "none");
+  std::printf("PFC only: non-blocking %.6f s, 2:1 %.6f s, ratio %.4f, theory %.4f\n", non_blocking,
+              oversubscribed, oversubscribed / non_blocking, expected);
+  EXPECT_NEAR(oversubscribed / non_blocking / expected, 1.0, 0.10);
+
+  const double dcqcn = RunCrossingRing(200e9, bytes, mtu, "dcqcn");
+  std::printf("DCQCN: 2:1 %.6f s, %.2fx the work-conserving time\n", dcqcn, dcqcn / oversubscribed);
+  EXPECT_GE(dcqcn, oversubscribed * 0.99);
+}
+
+}  // namespace
+}  // namespace nbox::testing
