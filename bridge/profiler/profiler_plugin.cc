@@ -6,8 +6,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdarg>
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -17,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bridge/nccl/plugin_log.h"
 #include "bridge/profiler/comm_recorder.h"
 #include "bridge/profiler/profiler_v5.h"
 #include "bridge/profiler/trace_file.h"
@@ -27,21 +26,10 @@ namespace {
 constexpr const char* kProfilerName = "nbox";
 constexpr const char* kTraceVariable = "NBOX_PROFILE_TRACE";
 
-std::atomic<ncclDebugLogger_t> g_logger{nullptr};
+// Constant-initialised (constexpr constructor), so usable from any static initialiser.
+nccl::PluginLog g_log("PROFILER/nbox", NCCL_INIT);
 
-__attribute__((format(printf, 2, 3))) void Log(ncclDebugLogLevel level, const char* format, ...) {
-  char text[1024];
-  va_list args;
-  va_start(args, format);
-  vsnprintf(text, sizeof(text), format, args);
-  va_end(args);
-  const ncclDebugLogger_t logger = g_logger.load();
-  if (logger != nullptr) {
-    logger(level, NCCL_INIT, __FILE__, __LINE__, "PROFILER/nbox: %s", text);
-  } else if (level == NCCL_LOG_WARN) {
-    std::fprintf(stderr, "PROFILER/nbox WARN %s\n", text);
-  }
-}
+#define PROFILER_LOG(level, ...) g_log.Log(level, __FILE__, __LINE__, __VA_ARGS__)
 
 uint64_t NowNs() {
   timespec now{};
@@ -91,7 +79,7 @@ CommRecorder::Sink WriteTo(TraceFile* file) {
   return [file, warned](const CollectiveRecord& record) {
     std::string error;
     if (!file->Append(TraceLine(record), &error) && !warned->exchange(true)) {
-      Log(NCCL_LOG_WARN, "%s (further failures are not reported)", error.c_str());
+      PROFILER_LOG(NCCL_LOG_WARN, "%s (further failures are not reported)", error.c_str());
     }
   };
 }
@@ -100,14 +88,14 @@ ncclResult_t Init(void** context, uint64_t comm_id, int* activation_mask, const 
                   int, int nranks, int rank, ncclDebugLogger_t logger) {
   *context = nullptr;
   *activation_mask = 0;
-  if (logger != nullptr) g_logger.store(logger);
+  g_log.SetLogger(logger);
   const char* path = std::getenv(kTraceVariable);
   if (path == nullptr || path[0] == '\0') return ncclSuccess;  // not recording
   TraceFile* file = nullptr;
   try {
     file = TheRegistry().File(path);
   } catch (const std::runtime_error& error) {
-    Log(NCCL_LOG_WARN, "%s=%s: %s; not recording", kTraceVariable, path, error.what());
+    PROFILER_LOG(NCCL_LOG_WARN, "%s=%s: %s; not recording", kTraceVariable, path, error.what());
     return ncclSystemError;
   }
   CommInfo info;
@@ -121,8 +109,8 @@ ncclResult_t Init(void** context, uint64_t comm_id, int* activation_mask, const 
   TheRegistry().Add(recorder);
   *context = recorder;
   *activation_mask = kActivationMask;
-  Log(NCCL_LOG_INFO, "recording the collectives of rank %d/%d (comm 0x%llx) to %s", rank, nranks,
-      static_cast<unsigned long long>(comm_id), path);
+  PROFILER_LOG(NCCL_LOG_INFO, "recording the collectives of rank %d/%d (comm 0x%llx) to %s", rank,
+               nranks, static_cast<unsigned long long>(comm_id), path);
   return ncclSuccess;
 }
 
@@ -154,10 +142,10 @@ ncclResult_t Finalize(void* context) {
   TheRegistry().Remove(recorder);
   const int unfinished = recorder->Finish();
   if (unfinished > 0) {
-    Log(NCCL_LOG_WARN,
-        "%d collectives had not finished when their communicator ended "
-        "(written with \"complete\": false)",
-        unfinished);
+    PROFILER_LOG(NCCL_LOG_WARN,
+                 "%d collectives had not finished when their communicator ended "
+                 "(written with \"complete\": false)",
+                 unfinished);
   }
   delete recorder;
   return ncclSuccess;

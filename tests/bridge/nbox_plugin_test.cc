@@ -7,12 +7,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +20,7 @@
 #include "tests/bridge/exported_symbols.h"
 #include "tests/bridge/plugin_loader.h"
 #include "tests/bridge/server_thread.h"
+#include "tests/bridge/warning_capture.h"
 
 namespace nbox::bridge::testing {
 namespace {
@@ -39,25 +38,6 @@ std::vector<uint8_t> Pattern(uint64_t seed, size_t size) {
   std::vector<uint8_t> bytes(size);
   for (size_t i = 0; i < size; ++i) bytes[i] = PatternByte(seed, i);
   return bytes;
-}
-
-std::mutex g_warning_mutex;
-std::string g_last_warning;
-
-void CaptureLog(ncclDebugLogLevel level, unsigned long, const char*, int, const char* format, ...) {
-  if (level != NCCL_LOG_WARN) return;
-  char text[2048];
-  va_list args;
-  va_start(args, format);
-  vsnprintf(text, sizeof(text), format, args);
-  va_end(args);
-  std::lock_guard<std::mutex> lock(g_warning_mutex);
-  g_last_warning = text;
-}
-
-std::string LastWarning() {
-  std::lock_guard<std::mutex> lock(g_warning_mutex);
-  return g_last_warning;
 }
 
 std::string PluginPath() {

@@ -8,7 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -18,21 +17,10 @@
 
 #include "bridge/profiler/profiler_v5.h"
 #include "tests/bridge/plugin_loader.h"
+#include "tests/bridge/warning_capture.h"
 
 namespace nbox::bridge::testing {
 namespace {
-
-std::string g_last_warning;
-
-void CaptureLog(ncclDebugLogLevel level, unsigned long, const char*, int, const char* format, ...) {
-  if (level != NCCL_LOG_WARN) return;
-  char text[2048];
-  va_list args;
-  va_start(args, format);
-  vsnprintf(text, sizeof(text), format, args);
-  va_end(args);
-  g_last_warning = text;
-}
 
 uint64_t MonotonicNs() {
   timespec now{};
@@ -262,7 +250,7 @@ TEST_F(NboxProfiler, FinalizeWritesUnfinishedCollectivesInLaunchOrder) {
   StopKernel(kernel, 20);
   ASSERT_NE(first, nullptr);
   EXPECT_TRUE(Lines().empty());
-  g_last_warning.clear();
+  ClearWarning();
   EXPECT_EQ(profiler_->finalize(context), ncclSuccess);
   const auto lines = Lines();
   ASSERT_EQ(lines.size(), 2u);
@@ -271,8 +259,8 @@ TEST_F(NboxProfiler, FinalizeWritesUnfinishedCollectivesInLaunchOrder) {
   EXPECT_EQ(lines[0]["complete"], false);
   EXPECT_EQ(lines[1]["complete"], false);
   EXPECT_LE(lines[0]["start_ns"].get<uint64_t>(), lines[1]["start_ns"].get<uint64_t>());
-  EXPECT_NE(g_last_warning.find("2 collectives had not finished"), std::string::npos)
-      << g_last_warning;
+  EXPECT_NE(LastWarning().find("2 collectives had not finished"), std::string::npos)
+      << LastWarning();
 }
 
 TEST_F(NboxProfiler, TwoCommunicatorsShareTheFileLineByLine) {
@@ -304,12 +292,12 @@ TEST_F(NboxProfiler, AFileItCannotOpenFailsInitNamingIt) {
   setenv("NBOX_PROFILE_TRACE", bad.c_str(), 1);
   void* context = reinterpret_cast<void*>(0x1);
   int mask = -1;
-  g_last_warning.clear();
+  ClearWarning();
   EXPECT_EQ(profiler_->init(&context, 1, &mask, "world", 1, 4, 0, CaptureLog), ncclSystemError);
   EXPECT_EQ(context, nullptr);
   EXPECT_EQ(mask, 0);
-  EXPECT_NE(g_last_warning.find(bad), std::string::npos) << g_last_warning;
-  EXPECT_NE(g_last_warning.find("No such file or directory"), std::string::npos) << g_last_warning;
+  EXPECT_NE(LastWarning().find(bad), std::string::npos) << LastWarning();
+  EXPECT_NE(LastWarning().find("No such file or directory"), std::string::npos) << LastWarning();
 }
 
 }  // namespace
