@@ -8,7 +8,6 @@
 
 #include "ns3/callback.h"
 #include "ns3/data-rate.h"
-#include "ns3/event-id.h"
 #include "ns3/mac48-address.h"
 #include "ns3/nbox-fifo.h"
 #include "ns3/nbox-port-counter-source.h"
@@ -36,8 +35,9 @@ class Node;
  * device serialises them at DataRate, one at a time:
  *   1. PFC frames first (SendPfc), never paused;
  *   2. then strict priority, priority 7 first, among priorities the peer has not paused.
- * A packet takes size × 8 / DataRate to serialise and arrives at the peer the channel's Delay
- * after its last bit left (store and forward). Queues are unbounded: admission and drops are
+ * A packet takes size × 8 / DataRate to serialise (in whole simulator ticks, the remainder
+ * carried to the next frame so that back-to-back frames keep the exact rate) and arrives at
+ * the peer the channel's Delay after its last bit left (store and forward). Queues are unbounded: admission and drops are
  * the owner's business (the switch's MMU; the NIC keeps only a packet or two queued).
  *
  * Received PFC frames are consumed here (when PfcEnabled; else counted and ignored); every
