@@ -157,7 +157,7 @@ NboxSwitchMmu::GetRequiredHeadroom(DataRate rate, Time delay, uint32_t ipMtu)
     const uint64_t delayPs = static_cast<uint64_t>(delay.GetPicoSeconds());
     const uint64_t bitsInFlight = (bitsPerSecond / 1000 * delayPs + 999999999) / 1000000000;
     const uint64_t bytesInFlight = (bitsInFlight + 7) / 8;
-    return 2 * bytesInFlight + 2 * maxFrame + NboxRoceHeader::kControlFrameBytes;
+    return 2 * bytesInFlight + 3 * maxFrame + NboxRoceHeader::kControlFrameBytes;
 }
 
 void

@@ -73,13 +73,15 @@ class NboxSwitchMmu : public Object
 
     /**
      * Headroom one lossless (port, priority) needs so that PFC never drops, on a link of
-     * `rate` and propagation `delay` carrying IP MTU `ipMtu`. Bytes that may still arrive
-     * after the ingress queue crosses xoff:
-     *   - the pause frame may wait behind a maximum frame our port is sending: F bytes;
-     *   - the pause frame itself (64 bytes) and its propagation: r x d;
-     *   - the upstream port may have just started a maximum frame: F;
+     * `rate` and propagation `delay` carrying IP MTU `ipMtu`. What the headroom holds once
+     * the ingress queue asks for a pause:
+     *   - the frame that did not fit under xoff and triggered the pause: F bytes;
+     *   - what the upstream sends while the pause is on its way, every byte of which arrives
+     *     later: the pause may wait behind a maximum frame our port is sending (F), takes
+     *     64 bytes to send and propagates (r x d);
+     *   - the frame the upstream has just started when the pause arrives: F;
      *   - bits already on the wire towards us: r x d.
-     * Total 2 r d + 2 F + 64, with F = ipMtu + 18 (Ethernet header 14 + FCS 4).
+     * Total 2 r d + 3 F + 64, with F = ipMtu + 18 (Ethernet header 14 + FCS 4).
      */
     static uint64_t GetRequiredHeadroom(DataRate rate, Time delay, uint32_t ipMtu);
 

@@ -234,11 +234,11 @@ PeakHeadroomOfOneSender(Time delay)
 TEST_F(NboxRoceSwitchTest, HeadroomHoldsExactlyTheFramesInFlightWhenThePauseIsSent)
 {
     // d = 1 us: (2000 + 5.12) / 121.44 = 16.5, so 18 frames; the formula allows
-    // 2 x 12,500 + 2 x 1518 + 64 = 28,100 bytes.
+    // 2 x 12,500 + 3 x 1518 + 64 = 29,618 bytes.
     EXPECT_EQ(PeakHeadroomOfOneSender(MicroSeconds(1)), 18u * 1518);
     EXPECT_LE(18u * 1518, NboxSwitchMmu::GetRequiredHeadroom(k100G, MicroSeconds(1), 1500));
     Simulator::Destroy();
-    // d = 1.5 us: (3000 + 5.12) / 121.44 = 24.7, so 26 frames (39,468 <= 40,600 bytes).
+    // d = 1.5 us: (3000 + 5.12) / 121.44 = 24.7, so 26 frames (39,468 <= 42,118 bytes).
     EXPECT_EQ(PeakHeadroomOfOneSender(NanoSeconds(1500)), 26u * 1518);
     EXPECT_LE(26u * 1518, NboxSwitchMmu::GetRequiredHeadroom(k100G, NanoSeconds(1500), 1500));
 }
@@ -325,7 +325,7 @@ TEST_F(NboxRoceSwitchTest, IncastWithoutPfcDrops)
 
 TEST_F(NboxRoceSwitchTest, IncastWithTooLittleHeadroomDropsDespitePfc)
 {
-    // One frame of headroom, where 2 r d + 2 F + 64 = 28,100 bytes are needed: the frames
+    // One frame of headroom, where 2 r d + 3 F + 64 = 29,618 bytes are needed: the frames
     // in flight when the pause is sent overflow it.
     Incast incast(true, 1600);
     EXPECT_GT(incast.sw->GetDrops(NboxSwitchMmu::DROP_HEADROOM_FULL), 0u);

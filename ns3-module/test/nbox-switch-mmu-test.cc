@@ -63,16 +63,16 @@ Offer(Ptr<NboxSwitchMmu> mmu, uint8_t prio = kLossless, uint32_t in = 0, uint32_
 
 TEST_F(NboxSwitchMmuTest, HeadroomFormulaOnHandWorkedLinks)
 {
-    // 2 r d + 2 (MTU + 18) + 64.
-    // 100 Gb/s x 1 us = 12,500 bytes: 25,000 + 3,036 + 64.
+    // 2 r d + 3 (MTU + 18) + 64.
+    // 100 Gb/s x 1 us = 12,500 bytes: 25,000 + 4,554 + 64.
     EXPECT_EQ(NboxSwitchMmu::GetRequiredHeadroom(DataRate("100Gbps"), MicroSeconds(1), 1500),
-              28100u);
-    // 25 Gb/s x 2 us = 6,250 bytes: 12,500 + 18,036 + 64.
+              29618u);
+    // 25 Gb/s x 2 us = 6,250 bytes: 12,500 + 27,054 + 64.
     EXPECT_EQ(NboxSwitchMmu::GetRequiredHeadroom(DataRate("25Gbps"), MicroSeconds(2), 9000),
-              30600u);
-    // 40 Gb/s x 500 ns = 2,500 bytes: 5,000 + 3,036 + 64.
+              39618u);
+    // 40 Gb/s x 500 ns = 2,500 bytes: 5,000 + 4,554 + 64.
     EXPECT_EQ(NboxSwitchMmu::GetRequiredHeadroom(DataRate("40Gbps"), NanoSeconds(500), 1500),
-              8100u);
+              9618u);
 }
 
 TEST_F(NboxSwitchMmuTest, PoolIsBufferMinusReservesAndHeadroom)
