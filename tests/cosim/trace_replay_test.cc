@@ -13,6 +13,7 @@
 #include "tools/cosim/assembly.h"
 #include "tools/cosim/sim_loop.h"
 #include "tools/cosim/summary.h"
+#include "tools/cosim/terminal_report.h"
 #include "tools/scenario/scenario.h"
 
 namespace nbox::testing {
@@ -35,6 +36,15 @@ TEST(TraceReplayJob, IterationIsTwoAllReducesPlusTheSlowestRanksGap) {
 
   EXPECT_EQ(result.model.name, "trace");
   EXPECT_EQ(result.collectives_per_iteration, 2);
+  // The report names the trace instead of a model, parameters and batch it does not have.
+  std::ostringstream report;
+  cosim::PrintSummary(result, cosim::PerfFigures{}, {}, report);
+  EXPECT_NE(report.str().find("  workload   replay of the trace "
+                              "tests/cosim/fixtures/trace_replay.jsonl, 2 iterations, 2 "
+                              "collectives per iteration, 4 ranks\n"),
+            std::string::npos)
+      << report.str();
+  EXPECT_EQ(report.str().find("parameters"), std::string::npos) << report.str();
   ASSERT_EQ(summary.iterations.size(), 2u);
   // Iteration 0 opens the TCP windows; iteration 1 is the steady state.
   const cosim::IterationSummary& steady = summary.iterations[1];

@@ -68,12 +68,20 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
   out << fmt::format("nbox-cosim  {}  (seed {})\n", r.scenario.path, Setting(r, "job.seed"));
   out << fmt::format("  topology   {} [{} hosts, {} switches, {} links]\n", r.topology_description,
                      r.hosts, r.switches, r.links);
-  out << fmt::format(
-      "  workload   {} {} ({:.1f}M parameters), batch {}/rank, {} iterations, {} collectives "
-      "per iteration, {} ranks\n",
-      Setting(r, "workload.kind"), r.model.name, static_cast<double>(r.model.parameters) / 1e6,
-      Setting(r, "workload.batch_per_rank"), r.summary.iterations.size(),
-      r.collectives_per_iteration, Setting(r, "job.world_size"));
+  if (r.scenario.workload.model == "trace") {  // a recorded job: no model, no batch
+    out << fmt::format(
+        "  workload   replay of the trace {}, {} iterations, {} collectives per iteration, {} "
+        "ranks\n",
+        r.model.source, r.summary.iterations.size(), r.collectives_per_iteration,
+        Setting(r, "job.world_size"));
+  } else {
+    out << fmt::format(
+        "  workload   {} {} ({:.1f}M parameters), batch {}/rank, {} iterations, {} collectives "
+        "per iteration, {} ranks\n",
+        Setting(r, "workload.kind"), r.model.name, static_cast<double>(r.model.parameters) / 1e6,
+        Setting(r, "workload.batch_per_rank"), r.summary.iterations.size(),
+        r.collectives_per_iteration, Setting(r, "job.world_size"));
+  }
   if (r.scenario.network.transport == "roce") {
     out << fmt::format("  network    roce {}, PFC {}, MTU {}, switch buffer {}, ECN {}..{} p {}\n",
                        Setting(r, "roce.cc"), Setting(r, "roce.pfc"), Setting(r, "network.mtu"),
