@@ -5,6 +5,7 @@
 // The trace lines are read back with a JSON parser and compared field by field with what the
 // descriptors said.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -285,6 +286,31 @@ TEST_F(NboxProfiler, TwoCommunicatorsShareTheFileLineByLine) {
     EXPECT_EQ(lines[i]["seq"], i / 2);
     EXPECT_EQ(lines[i]["complete"], true);
   }
+}
+
+TEST_F(NboxProfiler, AProcessThatExitsWithoutFinalizeStillWritesItsCollectives) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // As a program that never destroys its communicator: init, a launched collective, exit.
+    void* context = nullptr;
+    int mask = 0;
+    profiler_->init(&context, 0x42, &mask, "world", 1, 4, 2, nullptr);
+    void* handle = nullptr;
+    auto descr = CollDescr(3, "AllReduce", 16, "ncclFloat32", 1);
+    profiler_->startEvent(context, &handle, &descr);
+    profiler_->stopEvent(handle);
+    std::exit(0);  // runs the library's static destructors, unlike _exit
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const auto lines = Lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["comm"], "0x0000000000000042");
+  EXPECT_EQ(lines[0]["seq"], 3);
+  EXPECT_EQ(lines[0]["pid"], child);
+  EXPECT_EQ(lines[0]["complete"], false);
 }
 
 TEST_F(NboxProfiler, AFileItCannotOpenFailsInitNamingIt) {
