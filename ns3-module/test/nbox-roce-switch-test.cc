@@ -206,25 +206,39 @@ TEST_F(NboxRoceSwitchTest, EcnMarksAStandingQueueAsTheRedFormulaSays)
  * h1 pauses priority 3 at t = 0, so nothing leaves the switch towards it and no release
  * blurs the count; xoff is static (20,000 shared bytes). Frame k of h0 (full, 1518 bytes,
  * f = 121.44 ns) starts at (k - 1) f and reaches the switch at k f + d. The first frame K
- * that does not fit under xoff goes to the headroom and triggers a pause at K f + d; the
- * switch's port towards h0 is idle, so the 64-byte pause reaches h0 at K f + 2 d + 5.12 ns.
- * h0 still sends every frame that started before then (the one on the wire is not cut):
- * frames K .. K + n with n = floor((2 d + 5.12 ns) / f) + 1, all into the headroom.
+ * that does not fit under xoff goes to the headroom and triggers a pause at K f + d. The
+ * pause leaves once the switch's port towards h0 is free, w later, and reaches h0 at
+ * K f + 2 d + w + 5.12 ns. h0 still sends every frame that started before then (the one on
+ * the wire is not cut): frames K .. K + n with n = floor((2 d + w + 5.12 ns) / f) + 1, all
+ * into the headroom.
+ *
+ * With `crossOffset` >= 0, h2 sends priority-1 frames to h0 back to back from t =
+ * crossOffset, keeping the switch's port towards h0 busy: a frame of them ends at
+ * j f + d + crossOffset, so the pause waits w = crossOffset.
  */
 uint64_t
-PeakHeadroomOfOneSender(Time delay)
+PeakHeadroomOfOneSender(Time delay, Time crossOffset = Time(-1))
 {
     TinyRoceFabric f;
     f.AddHost("h0");
     f.AddHost("h1");
+    f.AddHost("h2");
     Ptr<NboxRoceSwitch> sw = f.AddSwitch("sw");
     sw->GetMmu()->SetAttribute("DynamicXoff", BooleanValue(false));
     sw->GetMmu()->SetAttribute("StaticXoff", UintegerValue(20000));
     f.Link("h0", "sw", k100G, delay);
     f.Link("sw", "h1", k100G, delay);
-    sw->SetRoute(f.Host("h1"), {f.PortTowards("sw", "h1")});
+    f.Link("h2", "sw", k100G, delay);
+    for (const char* h : {"h0", "h1", "h2"})
+    {
+        sw->SetRoute(f.Host(h), {f.PortTowards("sw", h)});
+    }
     f.HostDevice("h1")->SendPfc(3, true);
     f.Send("h0", "h1", 1, 200);
+    if (crossOffset >= Time(0))
+    {
+        Simulator::Schedule(crossOffset, [&f]() { f.Send("h2", "h0", 2, 400, 1456, 1); });
+    }
     RunFor(MilliSeconds(1));
     EXPECT_EQ(sw->GetTotalDrops(), 0u);
     EXPECT_EQ(f.PortStats("sw", "h0").pfcPausesSent, 1u);
@@ -233,14 +247,24 @@ PeakHeadroomOfOneSender(Time delay)
 
 TEST_F(NboxRoceSwitchTest, HeadroomHoldsExactlyTheFramesInFlightWhenThePauseIsSent)
 {
-    // d = 1 us: (2000 + 5.12) / 121.44 = 16.5, so 18 frames; the formula allows
+    // d = 1 us, w = 0: (2000 + 5.12) / 121.44 = 16.5, so 18 frames; the formula allows
     // 2 x 12,500 + 3 x 1518 + 64 = 29,618 bytes.
     EXPECT_EQ(PeakHeadroomOfOneSender(MicroSeconds(1)), 18u * 1518);
     EXPECT_LE(18u * 1518, NboxSwitchMmu::GetRequiredHeadroom(k100G, MicroSeconds(1), 1500));
     Simulator::Destroy();
-    // d = 1.5 us: (3000 + 5.12) / 121.44 = 24.7, so 26 frames (39,468 <= 42,118 bytes).
+    // d = 1.5 us, w = 0: (3000 + 5.12) / 121.44 = 24.7, so 26 frames (39,468 <= 42,118).
     EXPECT_EQ(PeakHeadroomOfOneSender(NanoSeconds(1500)), 26u * 1518);
     EXPECT_LE(26u * 1518, NboxSwitchMmu::GetRequiredHeadroom(k100G, NanoSeconds(1500), 1500));
+}
+
+TEST_F(NboxRoceSwitchTest, HeadroomCoversAPauseWaitingBehindAFullFrame)
+{
+    // d = 1 us, the pause waits w = 119 ns behind a frame for h0: (2000 + 119 + 5.12) /
+    // 121.44 = 17.5, so 19 frames = 28,842 bytes: more than 2 r d + 2 F + 64 = 28,100 (a
+    // formula without the frame that triggered the pause), within 2 r d + 3 F + 64 = 29,618.
+    const uint64_t peak = PeakHeadroomOfOneSender(MicroSeconds(1), NanoSeconds(119));
+    EXPECT_EQ(peak, 19u * 1518);
+    EXPECT_LE(peak, NboxSwitchMmu::GetRequiredHeadroom(k100G, MicroSeconds(1), 1500));
 }
 
 /** Four senders, one receiver, one switch with a 1 MiB buffer; 300 full frames each. */
