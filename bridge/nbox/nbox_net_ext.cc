@@ -1,7 +1,7 @@
-// nboxNetExt_v2 of libnccl-net-nbox.so (bridge/include/nbox_net_ext.h): op reports, the rank's
-// virtual clock and synthetic completions for the host runtime. A process is one rank with one
-// session (BridgeClient), so every call goes to the process's latest session; `ctx` is not
-// needed to find it.
+// nboxNetExt_v1 and _v2 of libnccl-net-nbox.so (bridge/include/nbox_net_ext.h): the wait, and
+// in v2 op reports, the rank's virtual clock and synthetic completions for the host runtime. A
+// process is one rank with one session (BridgeClient), so every call goes to the process's latest
+// session; `ctx` is not needed to find it.
 #include "bridge/include/nbox_net_ext.h"
 
 #include <cstdint>
@@ -68,8 +68,10 @@ void ProgramWaiting(int waiting) {
 }  // namespace
 }  // namespace nbox::bridge::nboxnet
 
-// Exported (see nbox_plugin.map) next to nboxNetExt_v1, which stays for older runtimes.
+// Exported (see nbox_plugin.map): v1, the wait alone, stays for older runtimes.
 extern "C" {
+nboxNetExt_v1_t nboxNetExt_v1 = {1, nbox::bridge::nboxnet::EventCount,
+                                 nbox::bridge::nboxnet::WaitEvents};
 nboxNetExt_v2_t nboxNetExt_v2 = {2,
                                  nbox::bridge::nboxnet::EventCount,
                                  nbox::bridge::nboxnet::WaitEvents,

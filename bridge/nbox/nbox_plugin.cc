@@ -1,11 +1,10 @@
 // libnccl-net-nbox.so: the nbox-cosim backend behind the ncclNet v8..v11 tables
-// (bridge/nccl/net_adapters.h adapts the versions) and nbox's wait extension. Every call is a
-// thin adapter onto BridgeClient; the exported tables are extern "C" and non-const so dlsym
-// finds them.
+// (bridge/nccl/net_adapters.h adapts the versions; nbox's extensions are in nbox_net_ext.cc).
+// Every call is a thin adapter onto BridgeClient; the exported tables are extern "C" and
+// non-const so dlsym finds them.
 #include <memory>
 #include <new>
 
-#include "bridge/include/nbox_net_ext.h"
 #include "bridge/nbox/bridge_client.h"
 #include "bridge/nbox/nbox_log.h"
 #include "bridge/nccl/net.h"
@@ -180,16 +179,6 @@ struct NboxBackend {
 
 using Tables = nccl::NetTables<NboxBackend>;
 
-uint64_t ExtEventCount() {
-  const std::shared_ptr<BridgeClient> client = BridgeClient::Latest();
-  return client != nullptr ? client->EventCount() : 0;
-}
-
-void ExtWaitEvents(uint64_t seen, int timeout_us) {
-  const std::shared_ptr<BridgeClient> client = BridgeClient::Latest();
-  if (client != nullptr) client->WaitEvents(seen, timeout_us);
-}
-
 }  // namespace
 }  // namespace nbox::bridge::nboxnet
 
@@ -199,6 +188,4 @@ ncclNet_v11_t ncclNetPlugin_v11 = nbox::bridge::nboxnet::Tables::Make<ncclNet_v1
 ncclNet_v10_t ncclNetPlugin_v10 = nbox::bridge::nboxnet::Tables::Make<ncclNet_v10_t>();
 ncclNet_v9_t ncclNetPlugin_v9 = nbox::bridge::nboxnet::Tables::Make<ncclNet_v9_t>();
 ncclNet_v8_t ncclNetPlugin_v8 = nbox::bridge::nboxnet::Tables::Make<ncclNet_v8_t>();
-nboxNetExt_v1_t nboxNetExt_v1 = {1, nbox::bridge::nboxnet::ExtEventCount,
-                                 nbox::bridge::nboxnet::ExtWaitEvents};
 }
