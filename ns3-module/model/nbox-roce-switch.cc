@@ -100,7 +100,7 @@ NboxRoceSwitch::AddPort(Ptr<NboxRoceNetDevice> device)
         = m_headroomAttribute > 0
             ? m_headroomAttribute
             : NboxSwitchMmu::GetRequiredHeadroom(rate, channel->GetDelay(), device->GetMtu());
-    // Scale the ECN thresholds by rate / reference rate in integers (exact for Gb/s rates).
+    // ECN thresholds scale with rate / reference rate, rounded down to whole bytes.
     UintegerValue kmin;
     UintegerValue kmax;
     m_mmu->GetAttribute("EcnKmin", kmin);
