@@ -1,6 +1,7 @@
 #include "nbox-communicator.h"
 
 #include "ns3/abort.h"
+#include "ns3/enum.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -33,7 +34,20 @@ NboxCommunicator::GetTypeId()
               .AddAttribute(
                   "ElementSize", "Bytes per element; regions are split on element boundaries.",
                   UintegerValue(4), MakeUintegerAccessor(&NboxCommunicator::m_elementBytes),
-                  MakeUintegerChecker<uint32_t>(1, 16));
+                  MakeUintegerChecker<uint32_t>(1, 16))
+              .AddAttribute("AllReduceAlgorithm",
+                            "How all-reduces run: NCCL's ring, or hierarchical over servers "
+                            "(needs RanksPerServer; other collectives always use the ring).",
+                            EnumValue(RING),
+                            MakeEnumAccessor(&NboxCommunicator::m_allReduceAlgorithm),
+                            MakeEnumChecker(RING, "Ring", HIERARCHICAL, "Hierarchical"))
+              .AddAttribute("RanksPerServer",
+                            "Ranks per scale-up server (GPUs on one NVSwitch), placed "
+                            "server-major; 0: no servers. Rings then stay inside a server on "
+                            "NVLink and cross between servers on one rail.",
+                            UintegerValue(0),
+                            MakeUintegerAccessor(&NboxCommunicator::m_ranksPerServer),
+                            MakeUintegerChecker<uint32_t>());
     return tid;
 }
 
@@ -41,6 +55,8 @@ NboxCommunicator::NboxCommunicator()
     : m_channels(2)
     , m_chunkBytes(1 << 20)
     , m_elementBytes(4)
+    , m_allReduceAlgorithm(RING)
+    , m_ranksPerServer(0)
 {
 }
 
@@ -72,6 +88,11 @@ NboxCommunicator::GetSchedule(CollectiveOp op, uint64_t bytes)
         spec.element_bytes = m_elementBytes;
         spec.channels = static_cast<int>(m_channels);
         spec.chunk_bytes = m_chunkBytes;
+        spec.ranks_per_server = static_cast<int>(m_ranksPerServer);
+        if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == HIERARCHICAL)
+        {
+            spec.algorithm = nbox::coll::Algorithm::kHierarchical;
+        }
         it = m_schedules.emplace(key, nbox::coll::BuildSchedule(spec)).first;
     }
     return it->second;

@@ -36,6 +36,13 @@ namespace ns3
 class NboxCommunicator : public Object
 {
   public:
+    /** Attribute AllReduceAlgorithm: nbox::coll::Algorithm kRing or kHierarchical. */
+    enum AllReduceAlgorithm
+    {
+        RING,
+        HIERARCHICAL
+    };
+
     static TypeId GetTypeId();
     NboxCommunicator();
 
@@ -114,6 +121,8 @@ class NboxCommunicator : public Object
     uint32_t m_channels;
     uint64_t m_chunkBytes;
     uint32_t m_elementBytes;
+    AllReduceAlgorithm m_allReduceAlgorithm;
+    uint32_t m_ranksPerServer;
     std::vector<RankState> m_ranks;
     Ptr<NboxTransport> m_transport;
     Ptr<NboxJobRecords> m_records;

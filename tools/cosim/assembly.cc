@@ -3,9 +3,12 @@
 #include <stdexcept>
 
 #include "ns3/core-module.h"
+#include "ns3/enum.h"
+#include "ns3/nbox-communicator.h"
 #include "ns3/nbox-job-helper.h"
 #include "ns3/nbox-roce-transport.h"
 #include "tools/cosim/roce_assembly.h"
+#include "topologies/servers.h"
 #include "workloads/trace_replay.h"
 
 namespace nbox::cosim {
@@ -22,6 +25,14 @@ topo::Topology BuildTopology(const scenario::Scenario& s) {
   }
   if (t.kind == "fat-tree") {
     return topo::MakeFatTree(t.k, t.host_link_bps, t.link_latency_s);
+  }
+  if (t.kind == "rail") {
+    topo::ServerSpec server;
+    server.gpus = s.servers.gpus;
+    server.nvlink_rate_bps = s.servers.nvlink_bps;
+    server.nvlink_latency_s = s.servers.nvlink_latency_s;
+    server.nic_rate_bps = s.servers.nic_bps;
+    return topo::MakeRail(s.servers.count, server, t.spines, t.fabric_link_bps, t.link_latency_s);
   }
   if (t.kind == "file") {
     return topo::LoadTopologyFile(t.file);
@@ -105,6 +116,14 @@ JobAssembly AssembleJob(const scenario::Scenario& s) {
   ns3::NboxJobHelper helper;
   helper.SetCommunicatorAttribute("Channels", ns3::UintegerValue(s.collectives.channels));
   helper.SetCommunicatorAttribute("ChunkSize", ns3::UintegerValue(s.collectives.chunk_bytes));
+  // Ranks fill servers in order (PlaceRanks on a rail topology's server-major GPUs).
+  const bool servers = s.topology.kind == "rail";
+  helper.SetCommunicatorAttribute("RanksPerServer",
+                                  ns3::UintegerValue(servers ? s.servers.gpus : 0));
+  helper.SetCommunicatorAttribute(
+      "AllReduceAlgorithm",
+      ns3::EnumValue(s.collectives.allreduce == "hierarchical" ? ns3::NboxCommunicator::HIERARCHICAL
+                                                               : ns3::NboxCommunicator::RING));
   std::vector<std::shared_ptr<const work::RankProgram>> programs(s.job.world_size, a.program);
   if (!trace_programs.empty()) {
     programs = trace_programs;

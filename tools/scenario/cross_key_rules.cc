@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "tools/scenario/key_schema.h"
+#include "topologies/servers.h"
 
 namespace nbox::scenario {
 namespace {
@@ -204,6 +205,52 @@ void CheckRealRanks(RuleContext& context) {
   }
 }
 
+// The hierarchical all-reduce needs servers (topology.kind = rail). With rail, a named preset
+// fills the [servers] keys not given, and the ranks must fill whole servers. Other kinds
+// ignore [servers], as star ignores the leaf-spine keys.
+void ApplyServers(RuleContext& context) {
+  Scenario& s = context.scenario();
+  ServersSection& servers = s.servers;
+  const std::string kind = context.Describe("topology.kind");
+  if (s.topology.kind != "rail") {
+    if (s.collectives.allreduce == "hierarchical") {
+      context.Fail(fmt::format("{} needs servers: topology.kind = rail, got {}",
+                               context.Describe("collectives.allreduce"), kind));
+    }
+    return;
+  }
+  if (const topo::ServerPreset* preset = topo::FindServerPreset(servers.preset)) {
+    if (!context.Given("servers.gpus")) servers.gpus = preset->gpus;
+    if (!context.Given("servers.nvlink")) servers.nvlink_bps = preset->nvlink_rate_bps;
+    if (!context.Given("servers.nic")) servers.nic_bps = preset->nic_rate_bps;
+  } else {
+    std::vector<std::string> missing;
+    for (const char* key : {"servers.gpus", "servers.nvlink", "servers.nic"}) {
+      if (!context.Given(key)) missing.push_back(key);
+    }
+    if (!missing.empty()) {
+      context.Fail(fmt::format(
+          "{} requires servers.gpus, servers.nvlink and servers.nic; missing: {}",
+          context.Describe("servers.preset"), fmt::join(missing, ", ")));
+      return;
+    }
+  }
+  const uint64_t gpus = static_cast<uint64_t>(servers.gpus);
+  const uint64_t capacity = static_cast<uint64_t>(servers.count) * gpus;
+  const uint64_t world = static_cast<uint64_t>(s.job.world_size);
+  const std::string world_text = context.Describe("job.world_size");
+  if (world > capacity) {
+    context.Fail(fmt::format("{} needs {} GPUs but {} has {}: {} x {}", world_text, world, kind,
+                             capacity, context.Describe("servers.count"),
+                             context.Describe("servers.gpus")));
+  } else if (world % gpus != 0) {
+    context.Fail(fmt::format(
+        "{} must be a multiple of {}: ranks fill whole servers, as the server-aware ring "
+        "and the hierarchical all-reduce need",
+        world_text, context.Describe("servers.gpus")));
+  }
+}
+
 // --- RoCE (issue 4) -----------------------------------------------------------------------
 
 void CheckRoce(RuleContext& context) {
@@ -234,6 +281,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   ResolveTopologyFile(context, scenario_folder);
   ResolveTraceFile(context, scenario_folder);
   CheckRealRanks(context);
+  ApplyServers(context);
   return context.TakeMessages();
 }
 

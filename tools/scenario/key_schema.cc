@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "tools/scenario/realranks_values.h"
+#include "topologies/servers.h"
 #include "workloads/ddp.h"
 
 namespace nbox::scenario {
@@ -35,13 +36,15 @@ std::vector<KeySpec> TopologyKeys() {
   auto topo = [](auto member) { return FieldOf(&Scenario::topology, member); };
   return {
       {"topology", "kind",
-       "shape of the network: one switch, two-tier leaf-spine, k-ary fat-tree, or a file",
-       Choice(topo(&TopologySection::kind), {"star", "leaf-spine", "fat-tree", "file"})},
+       "shape of the network: one switch, two-tier leaf-spine, k-ary fat-tree, a file, or "
+       "rail-optimised [servers] (rail k joins GPU k of every server; spines join the rails)",
+       Choice(topo(&TopologySection::kind), {"star", "leaf-spine", "fat-tree", "file", "rail"})},
       {"topology", "hosts", "star: hosts on the switch; 0 = job.world_size",
        WholeNumber(topo(&TopologySection::hosts), 0, 65536)},
       {"topology", "leaves", "leaf-spine: number of leaf switches",
        WholeNumber(topo(&TopologySection::leaves), 1, 1024)},
-      {"topology", "spines", "leaf-spine: number of spine switches, each linked to every leaf",
+      {"topology", "spines",
+       "leaf-spine and rail: number of spine switches, each linked to every leaf (rail switch)",
        WholeNumber(topo(&TopologySection::spines), 1, 1024)},
       {"topology", "hosts_per_leaf", "leaf-spine: hosts under each leaf",
        WholeNumber(topo(&TopologySection::hosts_per_leaf), 1, 1024)},
@@ -59,7 +62,8 @@ std::vector<KeySpec> TopologyKeys() {
        "leaf-spine: host to uplink capacity of a leaf; > 0 sets fabric_link = "
        "hosts_per_leaf x host_link / (spines x oversubscription); 0 = off",
        Real(topo(&TopologySection::oversubscription), 0, 1000)},
-      {"topology", "link_latency", "propagation delay of every link",
+      {"topology", "link_latency",
+       "propagation delay of every link (rail: but NVLink links, see servers.nvlink_latency)",
        Duration(topo(&TopologySection::link_latency_s), 1e-9, 1)},
   };
 }
@@ -89,8 +93,10 @@ std::vector<KeySpec> NetworkKeys() {
 std::vector<KeySpec> CollectivesKeys() {
   auto coll = [](auto member) { return FieldOf(&Scenario::collectives, member); };
   return {
-      {"collectives", "allreduce", "all-reduce algorithm",
-       Choice(coll(&CollectivesSection::allreduce), {"ring"})},
+      {"collectives", "allreduce",
+       "all-reduce algorithm: ring, or hierarchical (reduce-scatter inside each server, "
+       "all-reduce across servers over one rail, all-gather inside; topology.kind = rail)",
+       Choice(coll(&CollectivesSection::allreduce), {"ring", "hierarchical"})},
       {"collectives", "channels", "parallel channels a collective is split over, like NCCL's",
        WholeNumber(coll(&CollectivesSection::channels), 1, 32)},
       {"collectives", "chunk", "largest message of one step of a channel; 0 = no chunking",
@@ -205,6 +211,34 @@ std::vector<KeySpec> DebugKeys() {
   };
 }
 
+std::vector<std::string> ServerPresetChoices() {
+  std::vector<std::string> choices = topo::ServerPresetNames();
+  choices.push_back("custom");
+  return choices;
+}
+
+std::vector<KeySpec> ServersKeys() {
+  auto servers = [](auto member) { return FieldOf(&Scenario::servers, member); };
+  return {
+      {"servers", "preset",
+       "a published server design (topologies/servers.h names its source), or custom (then "
+       "gpus, nvlink and nic are required); given keys override the preset's",
+       Choice(servers(&ServersSection::preset), ServerPresetChoices())},
+      {"servers", "count", "servers in the cluster",
+       WholeNumber(servers(&ServersSection::count), 1, 8192)},
+      {"servers", "gpus", "GPUs per server, each on the NVSwitch and with a NIC of its own",
+       WholeNumber(servers(&ServersSection::gpus), 1, 576)},
+      {"servers", "nvlink", "NVLink bandwidth of one GPU to the NVSwitch, each direction",
+       Rate(servers(&ServersSection::nvlink_bps), 1e6, 10e12)},
+      {"servers", "nvlink_latency",
+       "propagation delay of a GPU's NVLink link (no vendor publishes one; the default is "
+       "topology.link_latency's)",
+       Duration(servers(&ServersSection::nvlink_latency_s), 0, 1)},
+      {"servers", "nic", "rate of each GPU's NIC link to its rail switch",
+       Rate(servers(&ServersSection::nic_bps), 1e6, 10e12)},
+  };
+}
+
 }  // namespace
 
 const std::vector<SectionSpec>& ScenarioSections() {
@@ -220,6 +254,9 @@ const std::vector<SectionSpec>& ScenarioSections() {
       {"output", "What a run writes and shows."},
       {"realranks", "Real ranks in the loop: processes whose messages cross the simulated network."},
       {"debug", "Settings for debugging nbox itself; none changes a result."},
+      {"servers",
+       "Scale-up servers that topology.kind = rail is built of: GPUs on one NVSwitch, a NIC per "
+       "GPU."},
   };
   return sections;
 }
@@ -230,7 +267,7 @@ const std::vector<KeySpec>& ScenarioKeys() {
     for (auto* group :
          {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, CollectivesKeys, WorkloadKeys,
           WorkloadTraceKeys, OutputKeys,
-          RealRanksKeys, DebugKeys}) {
+          RealRanksKeys, DebugKeys, ServersKeys}) {
       for (KeySpec& key : group()) all.push_back(std::move(key));
     }
     return all;

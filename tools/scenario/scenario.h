@@ -29,7 +29,7 @@ struct JobSection {
 };
 
 struct TopologySection {
-  std::string kind = "star";  // star | leaf-spine | fat-tree | file
+  std::string kind = "star";  // star | leaf-spine | fat-tree | file | rail
   int hosts = 0;              // star: 0 = as many as the ranks need
   int leaves = 4;
   int spines = 2;
@@ -55,7 +55,7 @@ struct NetworkSection {
 };
 
 struct CollectivesSection {
-  std::string allreduce = "ring";
+  std::string allreduce = "ring";  // ring | hierarchical (needs topology.kind = rail)
   int channels = 2;
   uint64_t chunk_bytes = 1 << 20;  // 0 = no chunking
 };
@@ -103,6 +103,19 @@ struct DebugSection {
   double slowdown_s = 0;  // wall-clock pause per simulated event (real-rank runs only)
 };
 
+// Scale-up servers (issue 4): what topology.kind = rail is built of. Each server has `gpus`
+// GPUs (one rank each) on one NVSwitch and one NIC per GPU; ranks fill servers in order. A
+// named preset sets gpus, nvlink and nic unless the file or --set gives them; the defaults
+// below are the h100 preset's.
+struct ServersSection {
+  std::string preset = "h100";  // a topologies/servers.h preset name | custom
+  int count = 2;
+  int gpus = 8;
+  double nvlink_bps = 3.6e12;  // GPU <-> NVSwitch, each direction
+  double nvlink_latency_s = 1e-6;
+  double nic_bps = 400e9;  // GPU's NIC <-> its rail switch, each direction
+};
+
 // The RoCEv2 fabric (issue 4), used when network.transport = roce: switch buffer, PFC and ECN
 // (NboxSwitchMmu), the NIC's DCQCN, ACKs and priorities (NboxRoceNic). Defaults are those of
 // the ns-3 attributes; tools/scenario/roce_keys.cc names their sources.
@@ -142,6 +155,7 @@ struct Scenario {
   OutputSection output;
   RealRanksSection realranks;
   DebugSection debug;
+  ServersSection servers;
   // Every key as "section.key" -> the effective value text (defaults included), for reports.
   // Values derived by a rule (fabric_link from oversubscription, the resolved topology.file)
   // appear as derived. Each text reads back to the same value ("--set" accepts it).
