@@ -201,6 +201,46 @@ TEST_F(NboxRoceSwitchTest, EcnMarksAStandingQueueAsTheRedFormulaSays)
     EXPECT_EQ(f.Network()->GetStats().ecnMarks, marked);
 }
 
+TEST_F(NboxRoceSwitchTest, EcnThresholdsScaleWithThePortRate)
+{
+    // EcnKmin/EcnKmax of 400,000/1,600,000 bytes at the 100 Gb/s reference become
+    // 100,000/400,000 on a 25 Gb/s port. As above, h1 pauses and the queue grows by 1000
+    // bytes per frame: with Pmax = 1, frames finding at most 100,000 bytes are never marked
+    // and those finding more than 400,000 always are.
+    TinyRoceFabric f;
+    f.AddHost("h0");
+    f.AddHost("h1");
+    Ptr<NboxRoceSwitch> sw = f.AddSwitch("sw");
+    sw->GetMmu()->SetAttribute("EcnKmin", UintegerValue(400000));
+    sw->GetMmu()->SetAttribute("EcnKmax", UintegerValue(1600000));
+    sw->GetMmu()->SetAttribute("EcnPmax", DoubleValue(1.0));
+    f.Link("h0", "sw", DataRate("25Gbps"));
+    f.Link("sw", "h1", DataRate("25Gbps"));
+    sw->SetRoute(f.Host("h1"), {f.PortTowards("sw", "h1")});
+    f.HostDevice("h1")->SendPfc(3, true);
+    const uint32_t frames = 600;
+    for (uint32_t i = 0; i < frames; ++i)
+    {
+        f.HostDevice("h0")->Enqueue(MakeRoceData(938, 3, 0, 1, 5, i, NboxRoceHeader::kEct0), 3);
+    }
+    Simulator::Schedule(MilliSeconds(1), [&f]() { f.HostDevice("h1")->SendPfc(3, false); });
+    RunFor(Seconds(1));
+    const RoceArrivals& at1 = f.Arrivals("h1");
+    ASSERT_EQ(at1.headers.size(), frames);
+    for (const NboxRoceHeader& h : at1.headers)
+    {
+        const uint64_t queued = 1000u * h.GetPsn();
+        if (queued <= 100000)
+        {
+            EXPECT_NE(h.GetEcn(), NboxRoceHeader::kCe) << h.GetPsn();
+        }
+        else if (queued > 400000)
+        {
+            EXPECT_EQ(h.GetEcn(), NboxRoceHeader::kCe) << h.GetPsn();
+        }
+    }
+}
+
 /**
  * What the headroom must absorb, frame by frame. h0 -> sw -> h1 with propagation delay d;
  * h1 pauses priority 3 at t = 0, so nothing leaves the switch towards it and no release
