@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <vector>
 
+#include "collectives/contributions.h"
 #include "collectives/schedule.h"
 #include "collectives_test_util.h"
 #include "numeric_check.h"
@@ -95,6 +97,27 @@ TEST(CollectivesHierarchical, BytesInsideAndAcrossServersMatchTheClosedForm) {
       EXPECT_EQ(inside_messages, static_cast<uint64_t>(2 * (gpus - 1) * servers * channels));
       EXPECT_EQ(across_messages, static_cast<uint64_t>(2 * (servers - 1) * channels));
     }
+  }
+}
+
+// Inputs per message, from the algorithm: phase 1 step t carries t+1 GPUs' inputs (a ring
+// reduce-scatter), phase 2 reduce-scatter step t carries (t+1) whole servers' sums, i.e.
+// G (t+1) inputs, and every later message carries all W.
+TEST(CollectivesHierarchical, MessagesCarryTheInputsOfThePhase) {
+  const int servers = 3, gpus = 4, world = servers * gpus;
+  const Schedule schedule = BuildSchedule(Hierarchical(servers, gpus, 1, world * 4 * 5));
+  const auto contributions = MessageContributions(schedule);
+  for (const RankSchedule& rank : schedule.ranks) {
+    std::vector<uint32_t> expected;
+    for (int t = 0; t < gpus - 1; ++t) expected.insert(expected.end(), servers, t + 1);
+    for (int t = 0; t < servers - 1; ++t) expected.push_back(gpus * (t + 1));
+    for (int t = 0; t < servers - 1; ++t) expected.push_back(world);
+    for (int t = 0; t < gpus - 1; ++t) expected.insert(expected.end(), servers, world);
+    std::vector<uint32_t> sent;
+    for (const Step& step : rank.steps) {
+      if (step.kind == StepKind::kSend) sent.push_back(contributions[rank.rank][step.id]);
+    }
+    EXPECT_EQ(sent, expected) << "rank " << rank.rank;
   }
 }
 
