@@ -5,7 +5,8 @@
  * --bytes of float32. Iterations are timed on the rank's clock (iteration_clock.h: virtual time
  * under nbox-cosim) and marked for nbox-cosim's report.
  * Rank 0 prints the mean time per iteration and the algorithm and bus bandwidth of the
- * all-reduce, plus one machine-readable RESULT line.
+ * all-reduce, plus one machine-readable RESULT line (also with the wall-clock mean and the
+ * median iteration, which a stall on a busy machine does not move).
  *
  * Ranks find each other through the environment (nboxCommInitFromEnv): NBOX_RANK,
  * NBOX_WORLD_SIZE and NBOX_UNIQUE_ID or NBOX_UNIQUE_ID_FILE. For a quick run on one machine,
@@ -39,6 +40,17 @@ static void SleepUntil(double deadline) {
     struct timespec t = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
     nanosleep(&t, NULL);
   }
+}
+
+static int CompareDoubles(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of values[0..n) (n >= 1; sorts them), the mean of the middle two for even n. */
+static double Median(double* values, int n) {
+  qsort(values, (size_t)n, sizeof(double), CompareDoubles);
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 /* "32MiB", "4KiB", "1GB", "1000" -> bytes; 0 on a malformed value. */
@@ -161,6 +173,11 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < count; ++i) send[i] = (float)(rank + 1);
 
   double total = 0, total_wall = 0;
+  double* timed = malloc((size_t)iterations * sizeof(double)); /* each timed iteration, s */
+  if (timed == NULL) {
+    fprintf(stderr, "out of memory\n");
+    return 1;
+  }
   for (int it = 0; it < warmup + iterations; ++it) {
     const uint64_t start = IterationClockNs(comm);
     const double wall_start = Now();
@@ -171,7 +188,8 @@ int main(int argc, char** argv) {
     CHECK(nboxWait(request));
     CHECK(MarkIteration(comm, (uint64_t)it, 0));
     if (it >= warmup) {
-      total += 1e-9 * (double)(IterationClockNs(comm) - start);
+      timed[it - warmup] = 1e-9 * (double)(IterationClockNs(comm) - start);
+      total += timed[it - warmup];
       total_wall += Now() - wall_start;
     }
   }
@@ -195,13 +213,14 @@ int main(int argc, char** argv) {
            per_iteration * 1e3, comm_seconds * 1e3, algbw, busbw);
     printf(
         "RESULT ranks=%d bytes=%zu iters=%d iter_us=%.1f allreduce_us=%.1f algbw_GBps=%.4f "
-        "busbw_GBps=%.4f wall_iter_us=%.1f\n",
+        "busbw_GBps=%.4f wall_iter_us=%.1f median_iter_us=%.1f\n",
         world, count * sizeof(float), iterations, per_iteration * 1e6, comm_seconds * 1e6, algbw,
-        busbw, total_wall / iterations * 1e6);
+        busbw, total_wall / iterations * 1e6, Median(timed, iterations) * 1e6);
   }
   if (wrong > 0) fprintf(stderr, "rank %d: %zu elements differ from %g\n", rank, wrong, want);
   CHECK(nboxCommDestroy(comm));
   free(send);
   free(recv);
+  free(timed);
   return wrong > 0 ? 1 : 0;
 }

@@ -22,7 +22,8 @@ CommandResult RunNetnsJob(int world, const std::string& rate, int mtu,
                           const std::string& program_and_arguments) {
   std::ostringstream command;
   command << NBOX_NETNS_JOB_SCRIPT << " --world " << world << " --rate " << rate << " --mtu " << mtu
-          << " --plugin " << NBOX_TCP_PLUGIN_PATH << " -- " << program_and_arguments;
+          << " --plugin " << NBOX_TCP_PLUGIN_PATH << " --root " << NBOX_FIDELITY_ROOT_PATH << " -- "
+          << program_and_arguments;
   return RunCommand(command.str());
 }
 

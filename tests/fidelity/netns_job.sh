@@ -5,16 +5,17 @@
 # interface. The ranks talk over the plain TCP ncclNet plugin; rank 0's output goes to stdout.
 #
 #   netns_job.sh --world W --rate 500mbit [--mtu 9000] [--queue PACKETS] [--timeout S] \
-#       --plugin /path/libnccl-net-nboxtcp.so -- PROGRAM [ARGS...]
+#       --plugin /path/libnccl-net-nboxtcp.so --root /path/nbox_fidelity_root -- PROGRAM [ARGS...]
 #
-# PROGRAM runs once per rank with NBOX_RANK, NBOX_WORLD_SIZE, NBOX_UNIQUE_ID_FILE (rank 0
-# writes it, the others wait for it), NBOX_NET_PLUGIN and NBOX_TCP_IFADDR (its namespace's
-# address) set. Needs root; exits 77 with a line starting "SKIP:" when namespaces cannot be
+# PROGRAM runs once per rank with NBOX_RANK, NBOX_WORLD_SIZE, NBOX_UNIQUE_ID, NBOX_NET_PLUGIN
+# and NBOX_TCP_IFADDR (its namespace's address) set. The communicator's bootstrap root is a
+# process of its own (nbox_fidelity_root, in rank 0's namespace) that outlives every rank, as
+# the host runtime requires. Needs root; exits 77 with a line starting "SKIP:" when namespaces cannot be
 # made. Everything it creates (namespaces, their links, the temporary directory) is removed on
 # exit, also on failure or a signal. Addresses are 10.201.0.x inside the namespaces only.
 set -u
 
-world=0 rate="" mtu=9000 queue=100 timeout_s=300 plugin=""
+world=0 rate="" mtu=9000 queue=100 timeout_s=300 plugin="" root=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --world) world=$2; shift 2 ;;
@@ -23,12 +24,15 @@ while [ $# -gt 0 ]; do
     --queue) queue=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --plugin) plugin=$2; shift 2 ;;
+    --root) root=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "netns_job.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-if [ "$world" -lt 1 ] || [ "$world" -gt 200 ] || [ -z "$rate" ] || [ -z "$plugin" ] || [ $# -eq 0 ]; then
-  echo "usage: netns_job.sh --world W --rate RATE --plugin PATH [--mtu B] [--queue P] -- PROGRAM [ARGS]" >&2
+if [ "$world" -lt 1 ] || [ "$world" -gt 200 ] || [ -z "$rate" ] || [ -z "$plugin" ] || [ -z "$root" ] ||
+  [ $# -eq 0 ]; then
+  echo "usage: netns_job.sh --world W --rate RATE --plugin PATH --root PATH [--mtu B] [--queue P]" \
+    "[--timeout S] -- PROGRAM [ARGS]" >&2
   exit 2
 fi
 
@@ -91,21 +95,38 @@ for ((r = 0; r < world; ++r)); do
 done
 set +e
 
+ip netns exec "${prefix}r0" env NBOX_BOOTSTRAP_ADDR=10.201.0.1 "$root" "$workdir/id" \
+  > "$workdir/root.log" 2>&1 &
+root_pid=$!
+pids+=($root_pid)
+for ((tries = 0; tries < 100; ++tries)); do
+  [ -s "$workdir/id" ] && break
+  sleep 0.1
+done
+if [ ! -s "$workdir/id" ]; then
+  echo "netns_job.sh: the bootstrap root wrote no id:" >&2
+  cat "$workdir/root.log" >&2
+  exit 1
+fi
+unique_id=$(cat "$workdir/id")
+
+rank_pids=()
 for ((r = 0; r < world; ++r)); do
   ip netns exec "${prefix}r$r" env NBOX_RANK=$r NBOX_WORLD_SIZE="$world" \
-    NBOX_UNIQUE_ID_FILE="$workdir/id" NBOX_NET_PLUGIN="$plugin" \
+    NBOX_UNIQUE_ID="$unique_id" NBOX_NET_PLUGIN="$plugin" \
     NBOX_TCP_IFADDR="10.201.0.$((r + 1))" NBOX_BOOTSTRAP_TIMEOUT_S=60 \
     timeout "$timeout_s" "$@" > "$workdir/rank$r.log" 2>&1 &
+  rank_pids+=($!)
   pids+=($!)
 done
 failed=0
 for ((r = 0; r < world; ++r)); do
-  if ! wait "${pids[$r]}"; then
+  if ! wait "${rank_pids[$r]}"; then
     failed=1
     echo "netns_job.sh: rank $r failed:" >&2
     cat "$workdir/rank$r.log" >&2
   fi
 done
-pids=()
+pids=($root_pid)  # the cleanup ends the root
 cat "$workdir/rank0.log"
 exit $failed

@@ -8,13 +8,15 @@
 // Ranks find each other as nbox_allreduce_bench's do (NBOX_RANK, NBOX_WORLD_SIZE,
 // NBOX_UNIQUE_ID[_FILE]); --launch W starts W local ranks. Rank 0 prints the loss and the
 // iteration time of every step (on the rank's clock: virtual under nbox-cosim) and a RESULT
-// line with the mean iteration time on that clock (iter_us) and on the wall clock
-// (wall_iter_us); --print-weights makes every rank print a
+// line with the mean iteration time on that clock (iter_us), on the wall clock (wall_iter_us),
+// and the median on the rank's clock (median_iter_us, which a stall on a busy machine does not
+// move); --print-weights makes every rank print a
 // checksum of its weights after each step (they must agree across ranks).
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -61,6 +63,13 @@ uint64_t Checksum(const std::vector<float>& parameters) {
     hash = (hash ^ bytes[k]) * 0x100000001b3ull;
   }
   return hash;
+}
+
+// The median of `values` (not empty), the mean of the middle two for an even count.
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 // Starts `world` copies of this program as ranks 0..world-1 and waits for them; this process
@@ -111,6 +120,7 @@ int Train(const Options& options) {
 
   std::vector<float> inputs, targets;
   double timed_ns = 0, timed_wall_ns = 0, first_loss = 0, last_loss = 0;
+  std::vector<double> timed;  // each timed step on the rank's clock, ns
   for (int step = 0; step < options.warmup + options.steps; ++step) {
     const uint64_t start = IterationClockNs(comm);
     const auto wall_start = std::chrono::steady_clock::now();
@@ -133,6 +143,7 @@ int Train(const Options& options) {
     if (step == 0) first_loss = loss;
     last_loss = loss;
     if (step >= options.warmup) {
+      timed.push_back(static_cast<double>(elapsed));
       timed_ns += static_cast<double>(elapsed);
       timed_wall_ns += wall_elapsed_ns;
     }
@@ -146,10 +157,10 @@ int Train(const Options& options) {
   if (rank == 0) {
     std::printf(
         "RESULT ranks=%d params=%zu global_batch=%d buckets=%zu steps=%d iter_us=%.1f "
-        "wall_iter_us=%.1f first_loss=%.6f last_loss=%.6f\n",
+        "wall_iter_us=%.1f median_iter_us=%.1f first_loss=%.6f last_loss=%.6f\n",
         world, parameter_count, options.global_batch, allreduce.buckets().size(), options.steps,
-        timed_ns / options.steps * 1e-3, timed_wall_ns / options.steps * 1e-3, first_loss,
-        last_loss);
+        timed_ns / options.steps * 1e-3, timed_wall_ns / options.steps * 1e-3, Median(timed) * 1e-3,
+        first_loss, last_loss);
   }
   Check(nboxCommDestroy(comm), "nboxCommDestroy", comm);
   return 0;
