@@ -64,8 +64,9 @@ NboxRoceNic::GetTypeId()
                             TimeValue(MicroSeconds(50)),
                             MakeTimeAccessor(&NboxRoceNic::m_cnpInterval), MakeTimeChecker())
               .AddAttribute("RetransmissionTimeout",
-                            "Time without acknowledgement progress after which a QP with "
-                            "packets outstanding goes back to the first unacknowledged one.",
+                            "Time without acknowledgement progress and without sending after "
+                            "which a QP with packets outstanding goes back to the first "
+                            "unacknowledged one (tail losses, lost NACKs).",
                             TimeValue(MilliSeconds(1)), MakeTimeAccessor(&NboxRoceNic::m_rto),
                             MakeTimeChecker(NanoSeconds(1)))
               .AddAttribute("CongestionControl", "Rate control of every QP: dcqcn or none.",
@@ -390,9 +391,11 @@ NboxRoceNic::SendDataPacket(Port& port, SendQp& qp)
             qp.nextSendTime = now + Seconds(wireBytes * 8.0 / rate);
         }
     }
+    // Sending counts as activity: the timer is for tail losses and lost NACKs, not for a
+    // QP whose own (DCQCN-limited) rate spaces its ACKs further apart than the timeout.
+    qp.lastActivity = now;
     if (!qp.rtoEvent.IsRunning())
     {
-        qp.lastProgress = now;
         ArmRetransmissionTimer(qp);
     }
     port.device->Enqueue(packet, m_dataPriority);
@@ -416,7 +419,7 @@ NboxRoceNic::SendControl(uint32_t portIndex, NboxRoceHeader::Type type, uint32_t
 void
 NboxRoceNic::ArmRetransmissionTimer(SendQp& qp)
 {
-    qp.rtoEvent = Simulator::Schedule(qp.lastProgress + m_rto - Simulator::Now(),
+    qp.rtoEvent = Simulator::Schedule(qp.lastActivity + m_rto - Simulator::Now(),
                                       &NboxRoceNic::RetransmissionTimeout, this, qp.flowId);
 }
 
@@ -429,7 +432,7 @@ NboxRoceNic::RetransmissionTimeout(uint32_t flowId)
         return; // everything sent was acknowledged; the next send re-arms the timer
     }
     const Time now = Simulator::Now();
-    if (now < qp.lastProgress + m_rto)
+    if (now < qp.lastActivity + m_rto)
     {
         ArmRetransmissionTimer(qp); // progress since the timer was set: wait the rest
         return;
@@ -437,7 +440,7 @@ NboxRoceNic::RetransmissionTimeout(uint32_t flowId)
     NS_LOG_LOGIC("QP " << flowId << " timed out at PSN " << qp.gbn->GetUnacknowledged());
     ++m_stats.timeouts;
     qp.gbn->GoBackToUnacknowledged();
-    qp.lastProgress = now;
+    qp.lastActivity = now;
     ArmRetransmissionTimer(qp);
     Pump(qp.port);
 }
@@ -529,7 +532,7 @@ NboxRoceNic::ReceiveAck(const NboxRoceHeader& h, bool nack)
     const uint32_t after = qp.gbn->GetUnacknowledged();
     if (after != before)
     {
-        qp.lastProgress = Simulator::Now();
+        qp.lastActivity = Simulator::Now();
         if (qp.gbn->IsIdle())
         {
             Simulator::Cancel(qp.rtoEvent);

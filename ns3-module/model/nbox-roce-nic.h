@@ -57,7 +57,8 @@ struct NboxRoceNicStats
  * ends, one NACK per gap; ACK, NACK and CNP travel on ControlPriority as 64-byte frames. A CE
  * mark on a data packet makes the receiver (DCQCN's notification point) send a CNP, at most
  * one per QP per CnpInterval. Sender: go-back-N on NACK, and after RetransmissionTimeout
- * without progress while packets are outstanding. DCQCN's reaction point
+ * without acknowledgement progress and without sending while packets are outstanding (a
+ * tail loss, or a lost NACK once the QP has nothing new to send). DCQCN's reaction point
  * (NboxDcqcnRateControl) sets each QP's rate when CongestionControl is "dcqcn"; with "none"
  * every QP sends at line rate and the fabric relies on PFC.
  *
@@ -114,7 +115,7 @@ class NboxRoceNic : public Object
         std::unique_ptr<NboxGoBackNSender> gbn;
         std::unique_ptr<NboxDcqcnRateControl> rate; //!< null without DCQCN
         Time nextSendTime;                          //!< rate limiter
-        Time lastProgress;                          //!< last new ACK (or first send)
+        Time lastActivity;                          //!< last new ACK or packet sent
         EventId rtoEvent;
     };
 
