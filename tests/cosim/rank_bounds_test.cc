@@ -26,7 +26,7 @@ TEST(RankBounds, PostsPromisesAndHeartbeatsRaiseTheBoundAndNeverLowerIt) {
   EXPECT_EQ(bounds.Bound(0), 100u);
   bounds.OnPromise(0, 250, false);
   EXPECT_EQ(bounds.Bound(0), 250u);
-  bounds.OnHeartbeat(0, 200);  // older news: the clock never goes back
+  bounds.OnHeartbeat(0, 200, true);  // older news: the clock never goes back
   EXPECT_EQ(bounds.Bound(0), 250u);
   bounds.OnActivity(0, 240);
   EXPECT_EQ(bounds.Bound(0), 250u);
@@ -40,7 +40,7 @@ TEST(RankBounds, ABlockedRankIsUnboundedUntilACompletionWakesIt) {
   EXPECT_EQ(bounds.Bound(0), kInf);
   EXPECT_TRUE(bounds.Waiting(0));
   // A heartbeat at the same time: still blocked.
-  bounds.OnHeartbeat(0, 120);
+  bounds.OnHeartbeat(0, 120, false);
   EXPECT_EQ(bounds.Bound(0), kInf);
   // The simulator completes a request at 900: the rank wakes at max(120, 900).
   bounds.OnCompletion(0, 900);
@@ -78,11 +78,22 @@ TEST(RankBounds, AnUnconfirmedBlockedPromiseHoldsAtItsTimeUntilConfirmed) {
   EXPECT_TRUE(bounds.Waiting(0));
 }
 
-TEST(RankBounds, AHeartbeatLaterThanTheBlockedTimeMeansTheRankRunsAgain) {
+TEST(RankBounds, AHeartbeatWithARunningClockMeansTheRankWorksAgain) {
   RankBounds bounds({0}, 0);
   bounds.OnPromise(0, 150, true);
-  bounds.OnHeartbeat(0, 180);
+  bounds.OnHeartbeat(0, 151, /*clock_running=*/false);  // a blocked clock creeping
+  EXPECT_EQ(bounds.Bound(0), kInf);
+  bounds.OnHeartbeat(0, 180, /*clock_running=*/true);
   EXPECT_EQ(bounds.Bound(0), 180u);
+  EXPECT_FALSE(bounds.Waiting(0));
+}
+
+TEST(RankBounds, AWakeWithoutVirtualTimeResumesAtTheBlockedTime) {
+  RankBounds bounds({0}, 0);
+  bounds.OnPromise(0, 150, true);
+  EXPECT_EQ(bounds.Bound(0), kInf);
+  bounds.OnWake(0);  // e.g. the connection it waited for is up
+  EXPECT_EQ(bounds.Bound(0), 150u);
   EXPECT_FALSE(bounds.Waiting(0));
 }
 

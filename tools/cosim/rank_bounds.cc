@@ -52,10 +52,10 @@ bool RankBounds::Unconfirmed(int rank) const {
   return s.blocked && s.unconfirmed && !s.ended;
 }
 
-void RankBounds::OnHeartbeat(int rank, uint64_t vtime) {
+void RankBounds::OnHeartbeat(int rank, uint64_t vtime, bool clock_running) {
   State& s = At(rank);
-  if (s.blocked && vtime > s.blocked_at) {
-    s.blocked = false;  // its clock moved: it runs again
+  if (s.blocked && clock_running && vtime > s.blocked_at) {
+    s.blocked = false;  // its clock runs: the program works again
     s.unconfirmed = false;
   }
   s.floor = std::max(s.floor, vtime);
@@ -74,6 +74,12 @@ void RankBounds::OnCompletion(int rank, uint64_t delivery) {
     return;
   }
   if (delivery > s.floor) s.unseen.insert(delivery);
+}
+
+void RankBounds::OnWake(int rank) {
+  State& s = At(rank);
+  s.blocked = false;
+  s.unconfirmed = false;
 }
 
 void RankBounds::OnEnded(int rank) {

@@ -18,7 +18,10 @@
 //   `unconfirmed` when it sent the rank a completion since the rank's previous frame, and
 //   confirms after a short grace without news from the rank (the wire has no acknowledgement
 //   of completions; see real_rank_bridge.h);
-// - a Heartbeat later than the blocked promise: the rank woke up and runs again;
+// - a Heartbeat whose clock runs (it advanced about as fast as the wall clock since the
+//   previous one): the program works again (e.g. its application thread computes while the
+//   communication thread was blocked). A blocked rank's clock also creeps a little (its wait
+//   runs in slices), which is not running;
 // - Goodbye (or a rank that left): +infinity.
 // A rank that has not joined yet may post from its start time on: bound = its start time.
 #pragma once
@@ -45,10 +48,15 @@ class RankBounds {
   void ConfirmWaiting(int rank);
   bool Unconfirmed(int rank) const;
   // Virtual-clock heartbeat; realtime ranks promise instead, so do not call it for them.
-  void OnHeartbeat(int rank, uint64_t vtime);
+  // `clock_running`: the rank's clock advanced at least half as fast as the wall clock since
+  // its previous heartbeat (the owner measures it).
+  void OnHeartbeat(int rank, uint64_t vtime, bool clock_running);
   // The simulator completed a request of `rank` (a send, or a receive's delivery) at
   // `delivery`.
   void OnCompletion(int rank, uint64_t delivery);
+  // Something that takes no virtual time woke the rank (a connection it waited for): it runs
+  // again from its blocked time.
+  void OnWake(int rank);
   // The rank ended (Goodbye): it posts nothing more.
   void OnEnded(int rank);
   // Realtime ranks that have not joined: their start is the wall clock, so it moves.

@@ -117,7 +117,9 @@ void RealRankBridge::NoteFrame(int rank) {
 
 void RealRankBridge::NoteCompletion(int rank, uint64_t delivery_ns) {
   if (Tracing()) std::cerr << fmt::format("trace: complete r{} d={}\n", rank, delivery_ns);
-  Activity(rank).last_completion = WallClock::now();
+  RankActivity& a = Activity(rank);
+  a.last_completion = WallClock::now();
+  if (a.outstanding > 0) a.outstanding--;
   bounds_->OnCompletion(rank, delivery_ns);
   UpdateWaiting(rank);
   if (config_.realtime && config_.wall_ns) {
@@ -180,7 +182,18 @@ void RealRankBridge::OnJoin(const bridge::server::RankJoin& join) {
   }
 }
 
-void RealRankBridge::OnConnection(const bridge::server::ConnectionInfo&) {}
+void RealRankBridge::OnConnection(const bridge::server::ConnectionInfo& connection) {
+  // Connected / Incoming went to the real ends: a rank blocked on setting up a connection
+  // wakes up at its own clock (connections take no virtual time), like after a completion.
+  for (int rank : {connection.sender, connection.receiver}) {
+    if (activity_.count(rank) == 0) continue;  // emulated end
+    RankActivity& a = Activity(rank);
+    a.last_completion = WallClock::now();
+    a.unconfirmed_since.reset();
+    bounds_->OnWake(rank);
+    UpdateWaiting(rank);
+  }
+}
 
 void RealRankBridge::OnPost(const bridge::server::Post& post) {
   if (Tracing()) {
@@ -191,6 +204,7 @@ void RealRankBridge::OnPost(const bridge::server::Post& post) {
   NoteFrame(post.rank);
   bounds_->OnActivity(post.rank, post.vtime);
   UpdateWaiting(post.rank);
+  Activity(post.rank).outstanding++;
   RealRankReport& r = Activity(post.rank).report;
   const auto rank = static_cast<uint32_t>(post.rank);
   const auto peer = static_cast<uint32_t>(post.peer);
@@ -228,7 +242,11 @@ void RealRankBridge::OnPromise(int rank, uint64_t vtime, bool blocked) {
   // A completion sent less than kConfirmGrace ago may still be on its way to the rank.
   RankActivity& a = Activity(rank);
   const bool crossed = a.last_completion && WallClock::now() - *a.last_completion < kConfirmGrace;
-  bounds_->OnPromise(rank, vtime, blocked, blocked && crossed);
+  // Blocked with no request in the simulator, the rank waits on something else (a connection
+  // being set up, its bootstrap), which does not take virtual time: its clock bounds it.
+  const bool waits_on_simulator = blocked && a.outstanding > 0;
+  bounds_->OnPromise(rank, vtime, waits_on_simulator, waits_on_simulator && crossed);
+  if (waits_on_simulator) a.blocked_since = std::make_pair(vtime, WallClock::now());
   if (bounds_->Unconfirmed(rank)) a.unconfirmed_since = *a.last_completion;
   UpdateWaiting(rank);
 }
@@ -236,9 +254,20 @@ void RealRankBridge::OnPromise(int rank, uint64_t vtime, bool blocked) {
 void RealRankBridge::OnHeartbeat(int rank, uint64_t vtime) {
   if (Tracing())
     std::cerr << fmt::format("trace: heartbeat r{} t={} now={}\n", rank, vtime, NowNs());
-  // A heartbeat crossed no completion of ours in a way that matters: it only says the clock.
   if (config_.realtime) return;  // realtime ranks promise their wall clock instead
-  bounds_->OnHeartbeat(rank, vtime);
+  // Running: since its blocked promise the rank's clock advanced at least half as fast as
+  // the wall clock (a computing program). A blocked clock only creeps (the wait runs in
+  // slices); the rate is taken over the whole wait, so heartbeats read in a burst (after a
+  // slow simulation step) do not look fast.
+  RankActivity& a = Activity(rank);
+  bool running = false;
+  if (a.blocked_since && vtime > a.blocked_since->first) {
+    const auto wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             WallClock::now() - a.blocked_since->second)
+                             .count();
+    running = static_cast<double>(vtime - a.blocked_since->first) > 0.5 * wall_ns;
+  }
+  bounds_->OnHeartbeat(rank, vtime, running);
   if (!bounds_->Unconfirmed(rank)) Activity(rank).unconfirmed_since.reset();
   UpdateWaiting(rank);
 }

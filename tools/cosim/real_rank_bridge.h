@@ -87,7 +87,10 @@ class RealRankBridge : public bridge::server::BridgeSink {
     RealRankReport report;
     std::map<int, uint64_t> iteration_begin_ns;  // iteration -> its begin mark
     int current_iteration = 0;
-    uint64_t scheduled = 0;  // its posts and reports scheduled in ns-3, not executed yet
+    // The last blocked promise: its vtime and when it came (wall).
+    std::optional<std::pair<uint64_t, WallClock::time_point>> blocked_since;
+    uint64_t outstanding = 0;  // requests posted and not completed yet
+    uint64_t scheduled = 0;    // its posts and reports scheduled in ns-3, not executed yet
     std::optional<WallClock::time_point> last_completion;    // wall time it was sent
     std::optional<WallClock::time_point> unconfirmed_since;  // grace counts from here
   };

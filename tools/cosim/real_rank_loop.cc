@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <ostream>
 #include <thread>
 
@@ -76,6 +77,9 @@ RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::B
       server.Poll(std::chrono::milliseconds(0));
     } else {
       // Held back by a real rank (or, in realtime mode, by the wall clock): wait for news.
+      if (std::getenv("NBOX_COSIM_TRACE") != nullptr && result.rounds % 1000 == 0) {
+        err << fmt::format("trace: held at {} by bound {}\n", now, bounds.MinBound());
+      }
       auto timeout = kIdlePoll;
       if (config.realtime) timeout = std::chrono::milliseconds(1);
       if (next_confirmation) {

@@ -133,8 +133,9 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   root_options.channels = s.collectives.channels;
   root_options.chunk_bytes = s.collectives.chunk_bytes;
   root_options.address = RootAddress(s);
+  // The root gives up a little after the loop's own join timeout, which names the ranks missing.
   root_options.join_timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(s.realranks.join_timeout_s * 1e3));
+      std::chrono::milliseconds(static_cast<int64_t>(s.realranks.join_timeout_s * 1e3) + 2000);
   server::CosimBootstrapRoot root(root_options, &bridge_server);
 
   BridgeAccess access;
@@ -162,7 +163,8 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
       bridge.SetLaunchedPid(rank, static_cast<uint32_t>(pid));
       logs[rank] = log;
       out << fmt::format("nbox-cosim: real rank {} started (pid {}), output in {}\n", rank, pid,
-                         log);
+                         log)
+          << std::flush;
     }
   } else {
     out << ManualStartText(access, ranks) << std::flush;
