@@ -35,14 +35,11 @@ const std::string kBenchArguments = std::string(NBOX_ALLREDUCE_BENCH_PATH) +
 // 10 ms of forward and backward when a core is free. The compute is real on both sides, but the
 // two set-ups load the 2 cores differently (two ranks computing at once, or one rank next to
 // nbox-cosim): with 32 samples per rank that alone moved the comparison by 5% on a busy machine,
-// so the compute is kept small against the network. One bucket: the gradient is all-reduced
-// after backward. (With several buckets the all-reduces overlap backward, which the host
-// runtime cannot yet express to nbox-cosim's clock: its thread promises "blocked" while the
-// application still computes and may start the next bucket, and nbox-cosim stops with "posted
-// before a time it had promised".)
+// so the compute is kept small against the network. Three buckets (one per layer, 1 MiB or
+// more each), all-reduced while backward computes the earlier layers, as DDP does.
 const std::string kTrainArguments = std::string(NBOX_MLP_TRAIN_PATH) +
                                     " --layers 256,1024,1024,256 --global-batch 16 --steps 7"
-                                    " --warmup 2 --bucket-size 64MiB --lr 0.01";
+                                    " --warmup 2 --bucket-size 1MiB --lr 0.01";
 constexpr const char* kCosimLink = "200Mbps";
 constexpr double kFidelityTolerance = 0.05;
 
