@@ -7,6 +7,8 @@ Columns: point, status, exit_code, error, one column per varied key, then
   steady_exposed_comm_s     mean exposed communication over those same iterations
   busbw_GBps_<Op>           mean bus bandwidth of the <Op> collectives of the last iteration
   drops, retransmissions, ecn_marks, peak_queue_bytes   network totals from results.json
+  pauses, paused_s          PFC pause frames sent and paused port-time, summed over ports
+                            (RoCE path; 0 on the TCP path, whose results.json has neither)
 
 A point that did not finish keeps its parameters, status and error; its figures are empty.
 Wall-clock figures stay out (they are in each point's perf.json): the summary of the same
@@ -27,6 +29,8 @@ from nbox_sweep.errors import SweepError
 FIXED_COLUMNS = ["point", "status", "exit_code", "error"]
 METRIC_COLUMNS = ["steady_iteration_time_s", "steady_exposed_comm_s"]
 NETWORK_COLUMNS = ["drops", "retransmissions", "ecn_marks", "peak_queue_bytes"]
+# results.json key of each PFC column; absent (the TCP path) counts as 0.
+PFC_COLUMNS = {"pauses": "pfc_pauses_sent", "paused_s": "paused_s"}
 BUSBW_PREFIX = "busbw_GBps_"
 
 
@@ -65,6 +69,8 @@ def metrics_from_results(results: Dict) -> Dict:
         row[BUSBW_PREFIX + op] = busbw
     for key in NETWORK_COLUMNS:
         row[key] = network[key]
+    for column, key in PFC_COLUMNS.items():
+        row[column] = network.get(key, 0)
     return row
 
 
@@ -90,7 +96,8 @@ def point_row(plan: Plan, sweep: SweepDir, index: int) -> Dict:
 
 def columns_of(plan: Plan, rows: List[Dict]) -> List[str]:
     busbw = sorted({key for row in rows for key in row if key.startswith(BUSBW_PREFIX)})
-    return FIXED_COLUMNS + plan.varied_keys() + METRIC_COLUMNS + busbw + NETWORK_COLUMNS
+    return (FIXED_COLUMNS + plan.varied_keys() + METRIC_COLUMNS + busbw + NETWORK_COLUMNS +
+            list(PFC_COLUMNS))
 
 
 def build_summary(plan: Plan, sweep: SweepDir) -> Tuple[List[str], List[Dict]]:
