@@ -172,5 +172,54 @@ TEST_F(NboxRoceTransportTest, IncastWithoutPfcDropsAndRecoversByGoBackN)
                 out.lastDelivery.GetSeconds() * 1e6);
 }
 
+TEST_F(NboxRoceTransportTest, MultiHomedHostSpreadsQpsOverItsEqualCostPorts)
+{
+    // Two GPUs, each with an NVLink-class link to one switch and a NIC link to another: both
+    // first links lie on a 2-hop path to the other GPU, so each QP is pinned to one of them.
+    nbox::topo::Topology topology;
+    const auto g0 = topology.AddHost("g0");
+    const auto g1 = topology.AddHost("g1");
+    const auto nvswitch = topology.AddSwitch("nvsw");
+    const auto tor = topology.AddSwitch("tor");
+    topology.AddLink(g0, nvswitch, 3.6e12, 1e-6); // link 0
+    topology.AddLink(g1, nvswitch, 3.6e12, 1e-6); // link 1
+    topology.AddLink(g0, tor, kRate, kLatency);   // link 2
+    topology.AddLink(g1, tor, kRate, kLatency);   // link 3
+    topology.Validate();
+    NboxRoceNetworkHelper helper;
+    Ptr<NboxNetwork> network = helper.Install(topology);
+    auto transport = CreateObject<NboxRoceTransport>(network, std::vector<int>{0, 1});
+    const int qps = 16;
+    int delivered = 0;
+    for (int channel = 0; channel < qps; ++channel)
+    {
+        transport->Send(0, 1, channel, 10 * kPayload, [&delivered]() { ++delivered; });
+    }
+    test::RunFor(Seconds(1));
+    EXPECT_EQ(delivered, qps);
+    // Every data packet left g0 on link 0 or link 2: each carries whole QPs (10 full
+    // packets each) and both carry some.
+    const NboxNetworkStats stats = network->GetStats();
+    uint64_t viaNvlink = 0;
+    uint64_t viaNic = 0;
+    for (const auto& port : stats.ports)
+    {
+        if (port.fromNode == "g0" && port.linkId == 0)
+        {
+            viaNvlink = port.txBytes;
+        }
+        if (port.fromNode == "g0" && port.linkId == 2)
+        {
+            viaNic = port.txBytes;
+        }
+    }
+    const uint64_t qpBytes = 10 * kWirePacket;
+    EXPECT_GT(viaNvlink, 0u);
+    EXPECT_GT(viaNic, 0u);
+    EXPECT_EQ(viaNvlink % qpBytes, 0u);
+    EXPECT_EQ(viaNic % qpBytes, 0u);
+    EXPECT_EQ(viaNvlink + viaNic, qps * qpBytes);
+}
+
 } // namespace
 } // namespace ns3
