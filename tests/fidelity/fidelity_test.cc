@@ -134,8 +134,10 @@ TEST_P(BenchFidelity, NamespacesMatchAlphaBetaAndNboxCosimMatchesNamespaces) {
       world, m.truth_us, ideal_us, m.truth_us / ideal_us, world - 1, m.cosim_us,
       100.0 * (m.cosim_us / m.truth_us - 1));
   // Faster than the links allow would mean the shaping is not in the path; much slower, that
-  // something other than the links (CPU, a stall) sets the time.
-  EXPECT_GE(m.truth_us, 0.99 * ideal_us) << m.truth_run.output;
+  // something other than the links (CPU, a stall) sets the time. The lower bound leaves 3%:
+  // each ring step starts on an idle link whose HTB bucket holds two packets of burst (18 KB
+  // against 1-4 MiB per step), and W = 4 once came out 1.0% under the closed form.
+  EXPECT_GE(m.truth_us, 0.97 * ideal_us) << m.truth_run.output;
   EXPECT_LE(m.truth_us, 1.10 * ideal_us) << m.truth_run.output;
   EXPECT_NEAR(m.cosim_us, m.truth_us, kFidelityTolerance * m.truth_us);
 }
