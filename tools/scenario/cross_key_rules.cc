@@ -229,9 +229,9 @@ void ApplyServers(RuleContext& context) {
       if (!context.Given(key)) missing.push_back(key);
     }
     if (!missing.empty()) {
-      context.Fail(fmt::format(
-          "{} requires servers.gpus, servers.nvlink and servers.nic; missing: {}",
-          context.Describe("servers.preset"), fmt::join(missing, ", ")));
+      context.Fail(
+          fmt::format("{} requires servers.gpus, servers.nvlink and servers.nic; missing: {}",
+                      context.Describe("servers.preset"), fmt::join(missing, ", ")));
       return;
     }
   }
