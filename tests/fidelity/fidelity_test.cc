@@ -163,7 +163,7 @@ TEST(TrainFidelity, TwoRanksInNamespacesAndUnderNboxCosim) {
       "(%+.1f%% from the namespaces)\n",
       fields.at("params").c_str(), m.truth_us, communication_us, m.cosim_us,
       100.0 * (m.cosim_us / m.truth_us - 1));
-  EXPECT_GE(m.truth_us, 0.99 * communication_us) << m.truth_run.output;
+  EXPECT_GE(m.truth_us, 0.97 * communication_us) << m.truth_run.output;  // as above: HTB bursts
   EXPECT_LT(std::stod(fields.at("last_loss")), std::stod(fields.at("first_loss")))
       << m.truth_run.output;
   EXPECT_NEAR(m.cosim_us, m.truth_us, kFidelityTolerance * m.truth_us);
