@@ -187,6 +187,37 @@ TEST_F(RealRanksEndToEnd, VirtualTimeDoesNotDependOnTheSimulatorsSpeed) {
   EXPECT_NEAR(RealRankSteady(slow), expected, 0.01 * expected);
 }
 
+TEST_F(RealRanksEndToEnd, RealtimeReportsTheLagAndJudgesValidity) {
+  // 1 Gb/s keeps the run short; the wall clock is the rank's clock here.
+  const std::vector<std::string> common = {"realranks.launch=" + kBench + "2",
+                                           "realranks.peers=mirror", "realranks.clock=realtime",
+                                           "topology.host_link=1Gbps"};
+  std::vector<std::string> lenient = common;
+  lenient.push_back("realranks.max_lag=100s");
+  const CosimRun ok = RunCosim(dir_ / "lenient", lenient);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const auto& realtime = ok.results["real_ranks"]["realtime"];
+  const auto& rank = ok.results["real_ranks"]["ranks"][0];
+  EXPECT_EQ(rank["clock"], "realtime");
+  // One lag sample per completion handed to the rank: every send and every receive.
+  EXPECT_EQ(realtime["deliveries"].get<uint64_t>(),
+            rank["sends"].get<uint64_t>() + rank["receives"].get<uint64_t>());
+  EXPECT_GE(realtime["max_lag_s"].get<double>(), realtime["p99_lag_s"].get<double>());
+  EXPECT_TRUE(realtime["valid"].get<bool>());
+  // The network is simulated the same way: the real rank cannot beat the all-emulated job.
+  const CosimRun reference =
+      RunCosim(dir_ / "reference", {"realranks.ranks=", "topology.host_link=1Gbps"});
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  EXPECT_GT(RealRankSteady(ok), 0.98 * reference.results["steady_iteration_time_s"].get<double>());
+
+  std::vector<std::string> strict = common;
+  strict.push_back("realranks.max_lag=1ns");
+  const CosimRun late = RunCosim(dir_ / "strict", strict);
+  ASSERT_EQ(late.exit_code, 0) << late.err;  // not valid is a verdict, not a failure
+  EXPECT_FALSE(late.results["real_ranks"]["realtime"]["valid"].get<bool>());
+  EXPECT_NE(late.out.find("NOT VALID (realranks.max_lag = 0.0 us)"), std::string::npos) << late.out;
+}
+
 TEST_F(RealRanksEndToEnd, ARealProgramShorterThanTheWorkloadIsAStallNotAHang) {
   // The workload has 4 iterations, the bench only 2 + 1: the emulated ranks wait forever.
   const CosimRun run = RunCosim(dir_, {"realranks.launch=" + kBench + "2"});
