@@ -56,7 +56,8 @@ NboxRoceNic::GetTypeId()
                             MakeUintegerChecker<uint8_t>(0, 7))
               .AddAttribute("AckInterval",
                             "Data packets the receiver accepts before it acknowledges (and at "
-                            "every message end).",
+                            "every message end). 16: coalesced ACKs cost under 0.3% of the "
+                            "reverse link at MTU 1500 (HPCC's ns-3 model ACKs every packet).",
                             UintegerValue(16), MakeUintegerAccessor(&NboxRoceNic::m_ackInterval),
                             MakeUintegerChecker<uint32_t>(1))
               .AddAttribute("CnpInterval",
