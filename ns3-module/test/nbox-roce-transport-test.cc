@@ -94,6 +94,27 @@ TEST_F(NboxRoceTransportTest, MessagesOfAQpArriveInOrderWithShortLastPackets)
     EXPECT_EQ(port.txBytes, payload + 11 * 62);
 }
 
+TEST_F(NboxRoceTransportTest, QpsOfOnePortShareItRoundRobin)
+{
+    // Host 0 sends 100 full packets to host 1, then 100 to host 2, in one event. Posting the
+    // first message queues two of its packets (one on the wire, one waiting in the device)
+    // before the second QP has data; from then on the port alternates, so the first message
+    // ends with the 198th frame and the second with the 200th, two packets apart. The later
+    // one arrives after 200 serialisations at the host, one at the switch, two propagations.
+    NboxRoceNetworkHelper helper;
+    StarFabric f = BuildStar(3, helper);
+    f.transport->Connect(0, 1, 0);
+    f.transport->Connect(0, 2, 0);
+    Time done1 = Time::Max();
+    Time done2 = Time::Max();
+    f.transport->Send(0, 1, 0, 100 * kPayload, [&done1]() { done1 = Simulator::Now(); });
+    f.transport->Send(0, 2, 0, 100 * kPayload, [&done2]() { done2 = Simulator::Now(); });
+    test::RunFor(Seconds(1));
+    const double packet = kWirePacket * 8 / kRate;
+    EXPECT_NEAR((done2 - done1).GetSeconds(), 2 * packet, 2e-9);
+    EXPECT_NEAR(done2.GetSeconds(), 201 * packet + 2 * kLatency, 2e-9);
+}
+
 /** N senders, one message of `bytes` each, all to host 0. */
 struct IncastOutcome
 {
