@@ -55,12 +55,15 @@ RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::B
     const auto next_confirmation = bridge.ConfirmQuietRanks(Clock::now());
 
     const uint64_t now = NowNs();
-    uint64_t target = std::min(bounds.MinBound(), now + slice_ns);
+    // Steps end on multiples of the slice unless a bound comes first, so link samples (taken
+    // at those multiples) have the same fixed interval as in a simulated-only run.
+    const uint64_t boundary = (now / slice_ns + 1) * slice_ns;
+    uint64_t target = std::min(bounds.MinBound(), boundary);
     if (config.realtime && config.wall_ns) target = std::min(target, config.wall_ns());
     if (target > now) {
       const uint64_t events = StepTo(target);
       ++result.sim.slices;
-      if (config.after_step) config.after_step();
+      if (config.after_step && NowNs() % slice_ns == 0) config.after_step();
       if (config.slowdown_s > 0 && events > 0) {
         const double pause = config.slowdown_s * static_cast<double>(events);
         std::this_thread::sleep_for(std::chrono::duration<double>(pause));

@@ -4,7 +4,8 @@
 // executed at or after ns-3's clock: the loop advances ns-3 to the lowest bound of the real
 // ranks exactly (lookahead 0), never further, and in realtime mode also never past the wall
 // clock. Between steps it polls the bridge: with no wait while ns-3 can advance, else up to
-// 10 ms. Steps are at most `slice_s` of simulated time (progress line, link samples, checks).
+// 10 ms. Steps end at the next multiple of `slice_s` at the latest (progress line, link
+// samples, checks).
 //
 // debug.slowdown: after each step the loop sleeps slowdown x the events the step executed, a
 // simulator made slower on purpose; virtual-clock results must not move with it.
@@ -33,7 +34,7 @@ struct RealRankLoopConfig {
   // Called every round, outside ns-3: polls the bootstrap root, reaps children, checks
   // signals and timeouts; reports problems through RealRankBridge::Fail.
   std::function<void()> check;
-  // Called after every step (e.g. to sample the network).
+  // Called whenever a step ends on a multiple of slice_s (e.g. to sample the network).
   std::function<void()> after_step;
 };
 
