@@ -187,6 +187,46 @@ TEST_F(RealRanksEndToEnd, VirtualTimeDoesNotDependOnTheSimulatorsSpeed) {
   EXPECT_NEAR(RealRankSteady(slow), expected, 0.01 * expected);
 }
 
+TEST_F(RealRanksEndToEnd, AllRanksRealTalkThroughTheSimulatedNetwork) {
+  // Every message is real to real: payloads travel through nbox-cosim, the bench checks the
+  // exact sum 1 + 2 + 3 + 4, and the simulated network alone decides the time.
+  const CosimRun reference = RunCosim(dir_ / "reference", {"realranks.ranks="});
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  const double expected = reference.results["steady_iteration_time_s"].get<double>();
+  std::string bench_sum = kBench + "3";
+  bench_sum.replace(bench_sum.find("--check self"), std::string("--check self").size(),
+                    "--check sum");
+  const CosimRun real =
+      RunCosim(dir_ / "real", {"realranks.ranks=0,1,2,3", "realranks.launch=" + bench_sum});
+  ASSERT_EQ(real.exit_code, 0) << real.err << ReadFile(dir_ / "real" / "rank1.log");
+  ASSERT_EQ(real.results["real_ranks"]["ranks"].size(), 4u);
+  for (const auto& rank : real.results["real_ranks"]["ranks"]) {
+    EXPECT_NEAR(rank["steady_iteration_time_s"].get<double>(), expected, 0.02 * expected);
+  }
+}
+
+TEST_F(RealRanksEndToEnd, TheShippedExampleTrains) {
+  // scenarios/realranks.ini as the README runs it, with the trainer of this build and fewer
+  // steps: the real rank's loss must fall (its emulated peers send it its own gradient).
+  std::vector<std::string> argv = {NBOX_COSIM_PATH,
+                                   "scenarios/realranks.ini",
+                                   "--out",
+                                   dir_.string(),
+                                   "--set",
+                                   std::string("realranks.launch=") + NBOX_TRAIN_PATH +
+                                       " --steps 3 --warmup 1 --global-batch 256"};
+  const Child cosim = Start(argv, dir_, "cosim");
+  ASSERT_EQ(Wait(cosim.pid, std::chrono::seconds(60)), 0) << ReadFile(cosim.err);
+  const std::string log = ReadFile(dir_ / "rank0.log");
+  std::smatch result;
+  ASSERT_TRUE(std::regex_search(log, result,
+                                std::regex("first_loss=([0-9.eE+-]+) last_loss=([0-9.eE+-]+)")))
+      << log;
+  EXPECT_LT(std::stod(result[2]), std::stod(result[1])) << log;
+  const auto results = nlohmann::json::parse(ReadFile(dir_ / "results.json"));
+  EXPECT_EQ(results["real_ranks"]["ranks"][0]["iterations_marked"], 4);
+}
+
 TEST_F(RealRanksEndToEnd, RealtimeReportsTheLagAndJudgesValidity) {
   // 1 Gb/s keeps the run short; the wall clock is the rank's clock here.
   const std::vector<std::string> common = {"realranks.launch=" + kBench + "2",
