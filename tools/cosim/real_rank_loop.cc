@@ -65,8 +65,15 @@ RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::B
       ++result.sim.slices;
       if (config.after_step && NowNs() % slice_ns == 0) config.after_step();
       if (config.slowdown_s > 0 && events > 0) {
+        // In pieces, with the bridge served in between: a long pause must not look like a
+        // dead simulator to the ranks (they give up after some seconds of silence).
         const double pause = config.slowdown_s * static_cast<double>(events);
-        std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+        const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                              std::chrono::duration<double>(pause));
+        while (Clock::now() < until) {
+          std::this_thread::sleep_until(std::min(until, Clock::now() + kIdlePoll));
+          server.Poll(std::chrono::milliseconds(0));
+        }
         result.slept_s += pause;
       }
       if (job->IsStalled()) {
