@@ -14,23 +14,6 @@ int Mod(int value, int modulus) {
   return ((value % modulus) + modulus) % modulus;
 }
 
-// Per rank and cell, phases 1 and 3 send and receive a cell at most once each, and phase 2
-// sends and receives each cell of the rank's own segment at most twice: at most 8 steps per
-// chunk of the grid.
-void CheckSize(const CollectiveSpec& spec) {
-  const uint64_t bound = 8 * ChunkCountBound(spec);
-  if (bound <= kMaxStepsPerRank) return;
-  const std::string what =
-      spec.chunk_bytes != 0
-          ? "CollectiveSpec.chunk_bytes: " + std::to_string(spec.chunk_bytes) +
-                " is too small for " + std::to_string(spec.bytes) + " bytes"
-          : "CollectiveSpec.world_size and channels: " + std::to_string(spec.world_size) + " x " +
-                std::to_string(spec.channels) + " are too many";
-  throw std::invalid_argument(what + ": the hierarchical schedule would have up to " +
-                              std::to_string(bound) + " steps per rank (limit " +
-                              std::to_string(kMaxStepsPerRank) + ")");
-}
-
 class HierarchicalBuilder {
  public:
   HierarchicalBuilder(const CollectiveSpec& spec, int rank)
@@ -100,7 +83,10 @@ class HierarchicalBuilder {
 
 RankSchedule BuildHierarchicalRankSchedule(const CollectiveSpec& spec, int rank) {
   if (spec.world_size == 1) return RankSchedule{rank, spec.bytes, {}};  // nothing to move
-  CheckSize(spec);
+  // Per rank and cell, phases 1 and 3 send and receive a cell at most once each, and phase 2
+  // sends and receives each cell of the rank's own segment at most twice: at most 8 steps per
+  // chunk of the grid.
+  CheckStepBound(spec, 8, "hierarchical");
   HierarchicalBuilder builder(spec, rank);
   for (int t = 0; t < builder.gpus() - 1; ++t) builder.AddServerStep(t, /*reduce_scatter=*/true);
   for (int t = 0; t < builder.servers() - 1; ++t) builder.AddRailStep(t, /*reduce_scatter=*/true);

@@ -1,6 +1,7 @@
 #include "collectives/layout.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace nbox::coll {
 namespace {
@@ -72,6 +73,21 @@ uint64_t ChunkCountBound(const CollectiveSpec& spec) {
   const uint64_t chunk_elements = spec.chunk_bytes / spec.element_bytes;
   const uint64_t non_empty = std::min(blocks, elements);
   return chunk_elements == 0 ? non_empty : elements / chunk_elements + non_empty;
+}
+
+void CheckStepBound(const CollectiveSpec& spec, uint64_t steps_per_chunk,
+                    const std::string& schedule) {
+  const uint64_t bound = steps_per_chunk * ChunkCountBound(spec);
+  if (bound <= kMaxStepsPerRank) return;
+  const std::string what =
+      spec.chunk_bytes != 0
+          ? "CollectiveSpec.chunk_bytes: " + std::to_string(spec.chunk_bytes) +
+                " is too small for " + std::to_string(spec.bytes) + " bytes"
+          : "CollectiveSpec.world_size and channels: " + std::to_string(spec.world_size) + " x " +
+                std::to_string(spec.channels) + " are too many";
+  throw std::invalid_argument(what + ": the " + schedule + " schedule would have up to " +
+                              std::to_string(bound) + " steps per rank (limit " +
+                              std::to_string(kMaxStepsPerRank) + ")");
 }
 
 }  // namespace nbox::coll

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "collectives/region.h"
@@ -53,5 +54,11 @@ class BlockGrid {
 
 // An upper bound on the chunks a BlockGrid of `spec` has, computed without building it.
 uint64_t ChunkCountBound(const CollectiveSpec& spec);
+
+// Throws std::invalid_argument, naming the field of `spec` to blame, when `steps_per_chunk`
+// steps for every chunk of ChunkCountBound(spec) could exceed kMaxStepsPerRank. `schedule`
+// names the schedule in the message ("ring", "hierarchical").
+void CheckStepBound(const CollectiveSpec& spec, uint64_t steps_per_chunk,
+                    const std::string& schedule);
 
 }  // namespace nbox::coll

@@ -28,20 +28,6 @@
 namespace nbox::coll {
 namespace {
 
-void CheckSize(const CollectiveSpec& spec, int phases) {
-  const uint64_t bound = 2 * static_cast<uint64_t>(phases) * ChunkCountBound(spec);
-  if (bound <= kMaxStepsPerRank) return;
-  const std::string what =
-      spec.chunk_bytes != 0
-          ? "CollectiveSpec.chunk_bytes: " + std::to_string(spec.chunk_bytes) +
-                " is too small for " + std::to_string(spec.bytes) + " bytes"
-          : "CollectiveSpec.world_size and channels: " + std::to_string(spec.world_size) + " x " +
-                std::to_string(spec.channels) + " are too many";
-  throw std::invalid_argument(what + ": the ring schedule would have up to " +
-                              std::to_string(bound) + " steps per rank (limit " +
-                              std::to_string(kMaxStepsPerRank) + ")");
-}
-
 class RingBuilder {
  public:
   RingBuilder(const CollectiveSpec& spec, int rank, BlockOrder order)
@@ -90,7 +76,9 @@ RankSchedule BuildRingRankSchedule(const CollectiveSpec& spec, int rank) {
   if (spec.world_size == 1) return RankSchedule{rank, spec.bytes, {}};  // nothing to move
   const bool reduce_scatter = spec.op != CollectiveOp::kAllGather;
   const bool all_gather = spec.op != CollectiveOp::kReduceScatter;
-  CheckSize(spec, (reduce_scatter ? 1 : 0) + (all_gather ? 1 : 0));
+  // Each phase sends and receives every chunk at most once per rank.
+  CheckStepBound(spec, 2 * static_cast<uint64_t>((reduce_scatter ? 1 : 0) + (all_gather ? 1 : 0)),
+                 "ring");
 
   // All-reduce has no per-rank data placement to honour, so each channel gets a contiguous
   // slice; all-gather and reduce-scatter keep rank r's data contiguous at RankSegment(r).
