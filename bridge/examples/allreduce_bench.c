@@ -21,11 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bridge/examples/iteration_clock.h"
+#include "bridge/examples/launch_ranks.h"
 #include "bridge/include/nbox_host.h"
 
 static double Now(void) {
@@ -99,34 +99,6 @@ static void Usage(const char* program) {
     }                                                                            \
   } while (0)
 
-/* Starts `world` copies of this program as ranks 0..world-1 and waits for them. */
-static int Launch(int world, char** argv) {
-  nboxComm_t comm = NULL;
-  nboxUniqueId id;
-  char text[NBOX_UNIQUE_ID_STRING_BYTES];
-  CHECK(nboxGetUniqueId(&id));
-  CHECK(nboxUniqueIdToString(&id, text));
-  setenv("NBOX_UNIQUE_ID", text, 1);
-  char world_text[16];
-  snprintf(world_text, sizeof(world_text), "%d", world);
-  setenv("NBOX_WORLD_SIZE", world_text, 1);
-  for (int r = 0; r < world; ++r) {
-    if (fork() == 0) {
-      char rank_text[16];
-      snprintf(rank_text, sizeof(rank_text), "%d", r);
-      setenv("NBOX_RANK", rank_text, 1);
-      execv("/proc/self/exe", argv);
-      _exit(127);
-    }
-  }
-  int failed = 0;
-  for (int r = 0; r < world; ++r) {
-    int status = 0;
-    if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
-  }
-  return failed;
-}
-
 int main(int argc, char** argv) {
   size_t bytes = 32u << 20;
   int iterations = 20, warmup = 3, launch = 0, check_self = 0;
@@ -156,7 +128,7 @@ int main(int argc, char** argv) {
     Usage(argv[0]);
     return 2;
   }
-  if (launch > 0 && getenv("NBOX_RANK") == NULL) return Launch(launch, argv);
+  if (launch > 0 && getenv("NBOX_RANK") == NULL) return LaunchLocalRanks(launch, argv);
 
   nboxComm_t comm = NULL;
   CHECK(nboxCommInitFromEnv(&comm));

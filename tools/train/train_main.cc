@@ -12,8 +12,6 @@
 // and the median on the rank's clock (median_iter_us, which a stall on a busy machine does not
 // move); --print-weights makes every rank print a
 // checksum of its weights after each step (they must agree across ranks).
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -26,6 +24,7 @@
 #include <vector>
 
 #include "bridge/examples/iteration_clock.h"
+#include "bridge/examples/launch_ranks.h"
 #include "bridge/include/nbox_host.h"
 #include "common/units.h"
 #include "tools/train/bucket_plan.h"
@@ -70,30 +69,6 @@ double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-// Starts `world` copies of this program as ranks 0..world-1 and waits for them; this process
-// hosts the bootstrap root and outlives the ranks.
-int Launch(int world, char** argv) {
-  nboxUniqueId id;
-  char text[NBOX_UNIQUE_ID_STRING_BYTES];
-  Check(nboxGetUniqueId(&id), "nboxGetUniqueId", nullptr);
-  Check(nboxUniqueIdToString(&id, text), "nboxUniqueIdToString", nullptr);
-  setenv("NBOX_UNIQUE_ID", text, 1);
-  setenv("NBOX_WORLD_SIZE", std::to_string(world).c_str(), 1);
-  for (int r = 0; r < world; ++r) {
-    if (fork() == 0) {
-      setenv("NBOX_RANK", std::to_string(r).c_str(), 1);
-      execv("/proc/self/exe", argv);
-      _exit(127);
-    }
-  }
-  int failed = 0;
-  for (int r = 0; r < world; ++r) {
-    int status = 0;
-    if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
-  }
-  return failed;
 }
 
 int Train(const Options& options) {
@@ -194,7 +169,7 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("--bucket-size must be at least 1 byte");
     }
     if (options.launch > 0 && std::getenv("NBOX_RANK") == nullptr) {
-      return nbox::train::Launch(options.launch, argv);
+      return LaunchLocalRanks(options.launch, argv);
     }
     return nbox::train::Train(options);
   } catch (const std::exception& error) {
