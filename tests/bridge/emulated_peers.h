@@ -39,7 +39,7 @@ enum class Reduction { kSum, kMax };
 struct PlannedCollective {
   coll::CollectiveSpec spec;
   Reduction reduction = Reduction::kSum;
-  std::vector<std::vector<float>> before;  // per rank
+  std::vector<std::vector<float>> before = {};  // per rank
 };
 
 class EmulatedPeers : public server::BridgeSink {
@@ -64,7 +64,7 @@ class EmulatedPeers : public server::BridgeSink {
   uint64_t heartbeats() const;
   std::string bootstrap_failure() const;
 
-  void OnJoin(const server::RankJoin& join) override {}
+  void OnJoin(const server::RankJoin& /*join*/) override {}
   void OnConnection(const server::ConnectionInfo& connection) override;
   void OnPost(const server::Post& post) override;
   void OnPromise(int, uint64_t, bool) override {}
