@@ -2,36 +2,28 @@
 // as separately started ranks that meet through NBOX_UNIQUE_ID_FILE. It checks its own result
 // (every element must equal 1 + 2 + ... + W) and exits non-zero otherwise.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <cstdlib>
 #include <string>
+
+#include "tests/support/run_command.h"
 
 namespace {
 
-// Runs `command` with sh, returns its stdout; *status gets the exit status.
-std::string RunShell(const std::string& command, int* status) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return "";
-  std::string output;
-  char buffer[512];
-  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) output += buffer;
-  const int raw = pclose(pipe);
-  *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return output;
-}
+using nbox::test_support::CommandResult;
+using nbox::test_support::RunCommand;
 
 const std::string kEnv =
     std::string("NBOX_NET_PLUGIN=") + NBOX_TCP_PLUGIN_PATH + " NBOX_TCP_IFADDR=127.0.0.1 ";
 
 TEST(AllreduceBench, LaunchesRanksAndReportsBusBandwidth) {
-  int status = -1;
-  const std::string output = RunShell(
-      kEnv + "timeout 60 " NBOX_ALLREDUCE_BENCH_PATH " --launch 3 --bytes 1MiB --iters 4", &status);
-  EXPECT_EQ(status, 0) << output;
-  EXPECT_NE(output.find("RESULT ranks=3 bytes=1048576 iters=4 "), std::string::npos) << output;
-  EXPECT_NE(output.find("busbw_GBps="), std::string::npos) << output;
+  const CommandResult run = RunCommand(kEnv + "timeout 60 " NBOX_ALLREDUCE_BENCH_PATH
+                                              " --launch 3 --bytes 1MiB --iters 4");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("RESULT ranks=3 bytes=1048576 iters=4 "), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("busbw_GBps="), std::string::npos) << run.output;
 }
 
 TEST(AllreduceBench, RanksMeetThroughAnIdFile) {
@@ -40,12 +32,11 @@ TEST(AllreduceBench, RanksMeetThroughAnIdFile) {
   const std::string id_file = std::string(directory) + "/id";
   const std::string common = kEnv + "NBOX_WORLD_SIZE=2 NBOX_UNIQUE_ID_FILE=" + id_file +
                              " timeout 60 " NBOX_ALLREDUCE_BENCH_PATH " --bytes 64KiB --iters 3";
-  int status = -1;
-  const std::string output = RunShell("NBOX_RANK=1 " + common + " & other=$!; NBOX_RANK=0 " +
-                                          common + "; first=$?; wait $other; exit $((first | $?))",
-                                      &status);
-  EXPECT_EQ(status, 0) << output;
-  EXPECT_NE(output.find("RESULT ranks=2 bytes=65536 iters=3 "), std::string::npos) << output;
+  const CommandResult run = RunCommand("NBOX_RANK=1 " + common + " & other=$!; NBOX_RANK=0 " +
+                                       common + "; first=$?; wait $other; exit $((first | $?))");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("RESULT ranks=2 bytes=65536 iters=3 "), std::string::npos)
+      << run.output;
   unlink(id_file.c_str());
   rmdir(directory);
 }

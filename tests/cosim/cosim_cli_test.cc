@@ -1,7 +1,6 @@
 // nbox-cosim as a user runs it: a scenario in, results.json / perf.json / trace.json out,
 // the same bytes for the same seed, and nothing written for bad input.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,26 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/run_command.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
+using Outcome = nbox::test_support::CommandResult;
 
+// nbox-cosim with `args`; the output has stdout and stderr.
 Outcome RunCosim(const std::string& args) {
-  const std::string command = std::string(NBOX_COSIM_PATH) + " " + args + " 2>&1";
-  Outcome outcome{-1, ""};
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return outcome;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) outcome.output.append(buffer, n);
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
+  return nbox::test_support::RunCommand(std::string(NBOX_COSIM_PATH) + " " + args + " 2>&1");
 }
 
 std::string ReadFile(const fs::path& path) {
@@ -56,7 +46,7 @@ class CosimCli : public ::testing::Test {
 
 TEST_F(CosimCli, WritesResultsAndTraceForEveryRank) {
   const auto run = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (dir_ / "a").string());
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.status, 0) << run.output;
   EXPECT_NE(run.output.find("steady iteration time"), std::string::npos) << run.output;
 
   const auto results = nlohmann::json::parse(ReadFile(dir_ / "a" / "results.json"));
@@ -100,7 +90,7 @@ TEST_F(CosimCli, WritesResultsAndTraceForEveryRank) {
 TEST_F(CosimCli, LinkSamplesAccountForEveryPortsBytesWithinLineRate) {
   const auto run = RunCosim("tests/cosim/fixtures/tiny.ini --set output.link_sample=100us --out " +
                             (dir_ / "a").string());
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.status, 0) << run.output;
   const auto results = nlohmann::json::parse(ReadFile(dir_ / "a" / "results.json"));
   const auto& ports = results["network"]["ports"];
   std::istringstream csv(ReadFile(dir_ / "a" / "links.csv"));
@@ -144,12 +134,12 @@ TEST_F(CosimCli, LinkSamplesAccountForEveryPortsBytesWithinLineRate) {
 
 TEST_F(CosimCli, CheckValidatesWithoutRunningOrWriting) {
   const auto ok = RunCosim("tests/cosim/fixtures/tiny.ini --check --out " + dir_.string());
-  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_EQ(ok.status, 0) << ok.output;
   EXPECT_NE(ok.output.find("is valid"), std::string::npos) << ok.output;
   EXPECT_FALSE(fs::exists(dir_));
   const auto bad = RunCosim("tests/cosim/fixtures/tiny.ini --check --set topology.hosts=2 --out " +
                             dir_.string());
-  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_NE(bad.output.find("topology.hosts"), std::string::npos) << bad.output;
   EXPECT_FALSE(fs::exists(dir_));
 }
@@ -157,8 +147,8 @@ TEST_F(CosimCli, CheckValidatesWithoutRunningOrWriting) {
 TEST_F(CosimCli, SameSeedGivesIdenticalResults) {
   const auto a = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (dir_ / "a").string());
   const auto b = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (dir_ / "b").string());
-  ASSERT_EQ(a.exit_code, 0) << a.output;
-  ASSERT_EQ(b.exit_code, 0) << b.output;
+  ASSERT_EQ(a.status, 0) << a.output;
+  ASSERT_EQ(b.status, 0) << b.output;
   const std::string ra = ReadFile(dir_ / "a" / "results.json");
   EXPECT_FALSE(ra.empty());
   EXPECT_EQ(ra, ReadFile(dir_ / "b" / "results.json"));
@@ -167,7 +157,7 @@ TEST_F(CosimCli, SameSeedGivesIdenticalResults) {
 
 TEST_F(CosimCli, UnknownKeyIsRejectedWithLineAndSuggestionAndWritesNothing) {
   const auto run = RunCosim("tests/cosim/fixtures/bad_key.ini --out " + dir_.string());
-  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(run.status, 2) << run.output;
   EXPECT_NE(run.output.find("bad_key.ini:5"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("channels"), std::string::npos) << run.output;
   EXPECT_FALSE(fs::exists(dir_));
@@ -176,14 +166,14 @@ TEST_F(CosimCli, UnknownKeyIsRejectedWithLineAndSuggestionAndWritesNothing) {
 TEST_F(CosimCli, BadOverrideIsRejectedAndWritesNothing) {
   const auto run =
       RunCosim("tests/cosim/fixtures/tiny.ini --set network.mtu=huge --out " + dir_.string());
-  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(run.status, 2) << run.output;
   EXPECT_NE(run.output.find("network.mtu"), std::string::npos) << run.output;
   EXPECT_FALSE(fs::exists(dir_));
 }
 
 TEST_F(CosimCli, MissingScenarioFileIsNamed) {
   const auto run = RunCosim("tests/cosim/fixtures/no-such-file.ini --out " + dir_.string());
-  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(run.status, 2) << run.output;
   EXPECT_NE(run.output.find("no-such-file.ini"), std::string::npos) << run.output;
   EXPECT_FALSE(fs::exists(dir_));
 }

@@ -6,7 +6,6 @@
 // rails 2(S-1)/S B, so hierarchical / ring = (2 * 1/2) / (4 * 15/16) = 8/15 (W = 16, S = 2);
 // headers and ACKs scale both alike. A bad [servers] value stops the run with file and line.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -14,26 +13,17 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/support/run_command.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using Outcome = nbox::test_support::CommandResult;
 
+// nbox-cosim with `args`; the output has stdout and stderr.
 Outcome RunCosim(const std::string& args) {
-  const std::string command = std::string(NBOX_COSIM_PATH) + " " + args + " 2>&1";
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return outcome;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) outcome.output.append(buffer, n);
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
+  return nbox::test_support::RunCommand(std::string(NBOX_COSIM_PATH) + " " + args + " 2>&1");
 }
 
 struct LinkBytes {
@@ -89,11 +79,11 @@ TEST_P(RailCliTransport, RingAndHierarchicalStayOffTheSpinesAndCrossServersAsThe
   const std::string scenario =
       std::string("tests/cosim/fixtures/rail_tiny.ini --set network.transport=") + GetParam();
   const auto ring = RunCosim(scenario + " --out " + (dir_ / "ring").string());
-  ASSERT_EQ(ring.exit_code, 0) << ring.output;
+  ASSERT_EQ(ring.status, 0) << ring.output;
   EXPECT_NE(ring.output.find("rail, 2 servers x 8 GPUs"), std::string::npos) << ring.output;
   const auto hier = RunCosim(scenario + " --set collectives.allreduce=hierarchical --out " +
                              (dir_ / "hier").string());
-  ASSERT_EQ(hier.exit_code, 0) << hier.output;
+  ASSERT_EQ(hier.status, 0) << hier.output;
 
   const LinkBytes ring_bytes = ReadLinkBytes(dir_ / "ring" / "results.json");
   const LinkBytes hier_bytes = ReadLinkBytes(dir_ / "hier" / "results.json");
@@ -113,7 +103,7 @@ INSTANTIATE_TEST_SUITE_P(Transports, RailCliTransport, ::testing::Values("tcp", 
 TEST_F(RailCli, BadServerValuesStopTheRunWithFileAndLine) {
   const std::string scenario = "tests/scenario/fixtures/servers_bad_values.ini";
   const auto run = RunCosim(scenario + " --out " + (dir_ / "bad").string());
-  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(run.status, 2) << run.output;
   EXPECT_NE(run.output.find(scenario + ":7: [servers] gpus = '0'"), std::string::npos)
       << run.output;
   EXPECT_FALSE(fs::exists(dir_ / "bad"));

@@ -8,14 +8,7 @@
 namespace nbox::fidelity {
 
 CommandResult RunCommand(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[1024];
-  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) result.output += buffer;
-  const int raw = pclose(pipe);
-  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return result;
+  return test_support::RunCommand(command + " 2>&1");
 }
 
 CommandResult RunNetnsJob(int world, const std::string& rate, int mtu,

@@ -6,12 +6,12 @@
 #include <map>
 #include <string>
 
+#include "tests/support/run_command.h"
+
 namespace nbox::fidelity {
 
-struct CommandResult {
-  int status = -1;  // exit status; 77 = skipped (not root, no namespaces)
-  std::string output;
-};
+// status 77 = skipped (not root, no namespaces).
+using test_support::CommandResult;
 
 // Runs `command` with sh -c, stdout and stderr together.
 CommandResult RunCommand(const std::string& command);

@@ -3,7 +3,6 @@
 // same model as one rank with the whole batch (same samples, the gradient averaged by
 // all-reduce instead of summed in one loop: equal up to float rounding).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cmath>
 #include <cstdio>
@@ -13,24 +12,16 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/run_command.h"
+
 namespace {
 
-std::string RunShell(const std::string& command, int* status) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return "";
-  std::string output;
-  char buffer[512];
-  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) output += buffer;
-  const int raw = pclose(pipe);
-  *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return output;
-}
-
 std::string RunTrain(const std::string& arguments, int* status) {
-  return RunShell(std::string("NBOX_NET_PLUGIN=") + NBOX_TCP_PLUGIN_PATH +
-                      " NBOX_TCP_IFADDR=127.0.0.1 timeout 120 " NBOX_MLP_TRAIN_PATH " " +
-                      arguments + " 2>&1",
-                  status);
+  const nbox::test_support::CommandResult result = nbox::test_support::RunCommand(
+      std::string("NBOX_NET_PLUGIN=") + NBOX_TCP_PLUGIN_PATH +
+      " NBOX_TCP_IFADDR=127.0.0.1 timeout 120 " NBOX_MLP_TRAIN_PATH " " + arguments + " 2>&1");
+  *status = result.status;
+  return result.output;
 }
 
 // Rank 0's "step <s> loss <l> ..." lines, in order.
