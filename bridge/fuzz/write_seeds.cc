@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
       {"post_send", PostSend{8, 2, 999, 16, 5}},
       {"post_recv", recv},
       {"data", Data{8, 0, 0, ByteView{kPayload, sizeof(kPayload)}}},
-      {"promise", Promise{5000, true}},
+      {"promise", Promise{5000, true, 3}},
       {"complete", complete},
       {"error", Error{ErrorCode::kRefused, 2, "connect refused: no such listen"}},
       {"goodbye", Goodbye{77}},

@@ -384,7 +384,7 @@ void BridgeClient::UpdateBlockedLocked(WallClock::time_point now) {
   if (activity_ != promised_activity_ && !ended_ && !failed_) {
     // Only when something changed since the last one: the host runtime waits in short
     // slices, and an unchanged blocked promise still holds.
-    Send(wire::Promise{NowLocked(now), true});
+    Send(wire::Promise{NowLocked(now), true, completions_seen_});
     promised_activity_ = activity_;
     FlushLocked();
   }

@@ -134,8 +134,11 @@ class BridgeClient {
   int blocked_waiters_ = 0;                   // threads in WaitEvents
   bool program_tracking_ = false;             // the program reports its waits (ProgramWaiting)
   int program_waiters_ = 0;
-  uint64_t activity_ = 0;               // posts and releases so far
+  uint64_t activity_ = 0;               // posts, releases and Completes received so far
   uint64_t promised_activity_ = ~0ull;  // activity_ at the last blocked Promise
+  // Complete frames received in this session (wrapping): every Promise carries it, so the
+  // server knows whether the rank had seen its latest completion when it promised.
+  uint32_t completions_seen_ = 0;
 };
 
 }  // namespace nbox::bridge::nboxnet

@@ -69,7 +69,7 @@ void BridgeClient::Run() {
     if (failed_) break;
     if (after - last_sent_ >= KeepAliveIntervalLocked() && out_.empty() && !ended_) {
       if (PromisesClockLocked()) {
-        Send(wire::Promise{NowLocked(after), false});
+        Send(wire::Promise{NowLocked(after), false, completions_seen_});
       } else {
         Send(wire::Heartbeat{NowLocked(after)});
       }
@@ -166,6 +166,10 @@ void BridgeClient::Dispatch(wire::Message& message, WallClock::time_point now) {
       return;
     }
     case wire::MessageType::kComplete:
+      // Every Complete counts, also one for a comm closed meanwhile: the server counts what
+      // it sent. A new count is news, so the next wait sends a new blocked Promise.
+      ++completions_seen_;
+      ++activity_;
       OnComplete(std::get<wire::Complete>(message), now);
       return;
     case wire::MessageType::kData:

@@ -158,7 +158,14 @@ ServerSession* BridgeServer::Impl::RankSession(int rank) const {
 }
 
 void BridgeServer::Impl::SendTo(int rank, std::vector<uint8_t> frame) {
-  if (ServerSession* session = RankSession(rank)) session->Queue(std::move(frame));
+  ServerSession* session = RankSession(rank);
+  if (session == nullptr) return;
+  // Counted as queued: the session's frames reach the rank in this order, so a Promise that
+  // counts as many Completes was made after the rank had seen every one of them.
+  if (frame.size() > 5 && frame[5] == static_cast<uint8_t>(wire::MessageType::kComplete)) {
+    ++session->completes_sent;
+  }
+  session->Queue(std::move(frame));
 }
 
 void BridgeServer::Impl::Poll(std::chrono::milliseconds timeout) {
@@ -388,7 +395,11 @@ void BridgeServer::Impl::HandleOpen(ServerSession& session, wire::Message& messa
     }
     case wire::MessageType::kPromise: {
       const auto& promise = std::get<wire::Promise>(message);
-      sink_->OnPromise(rank, promise.vtime, promise.blocked);
+      // Every completion the simulator gave the rank reached it before it promised: it saw
+      // all Completes sent, and none waits for a payload (it would be sent later).
+      const bool saw_every_completion =
+          promise.completions_seen == session.completes_sent && !store_.CompletionWaiting(rank);
+      sink_->OnRankPromise(RankPromise{rank, promise.vtime, promise.blocked, saw_every_completion});
       return;
     }
     case wire::MessageType::kGoodbye:

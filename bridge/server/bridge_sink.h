@@ -55,6 +55,18 @@ struct Post {
   std::vector<wire::RecvSlot> slots;
 };
 
+// A Promise of a rank (wire::Promise explains `blocked`).
+struct RankPromise {
+  int rank = 0;
+  uint64_t vtime = 0;
+  bool blocked = false;
+  // The rank had received every completion the simulator gave it when it made the promise:
+  // its completions_seen equals the Completes sent, and no completion waits for a payload
+  // (its Complete would go out later). When false, a completion was on its way: a blocked
+  // promise then says nothing about the wait that completion ends.
+  bool saw_every_completion = true;
+};
+
 class BridgeSink {
  public:
   virtual ~BridgeSink() = default;
@@ -63,7 +75,16 @@ class BridgeSink {
   virtual void OnConnection(const ConnectionInfo& connection) { (void)connection; }
   virtual void OnPost(const Post& post) = 0;
   // The rank will post nothing before `vtime` (wire::Promise explains `blocked`).
-  virtual void OnPromise(int rank, uint64_t vtime, bool blocked) = 0;
+  virtual void OnPromise(int rank, uint64_t vtime, bool blocked) {
+    (void)rank;
+    (void)vtime;
+    (void)blocked;
+  }
+  // What the server calls for every Promise; a sink that needs to know whether the rank had
+  // seen its completions overrides this one, the others OnPromise.
+  virtual void OnRankPromise(const RankPromise& promise) {
+    OnPromise(promise.rank, promise.vtime, promise.blocked);
+  }
   // The rank closed its end of a connection (requests on it are forgotten).
   virtual void OnConnectionClosed(int rank, uint64_t connection) {
     (void)rank;

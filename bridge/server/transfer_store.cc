@@ -47,6 +47,19 @@ std::string TransferStore::AddPayload(int rank, uint64_t request, uint64_t offse
   return "";
 }
 
+bool TransferStore::CompletionWaiting(int rank) const {
+  const Key first{rank, 0};
+  for (auto it = sends_.lower_bound(first); it != sends_.end() && it->first.first == rank; ++it) {
+    if (it->second.complete_vtime) return true;
+  }
+  for (auto it = recvs_.lower_bound(first); it != recvs_.end() && it->first.first == rank; ++it) {
+    for (const Fill& fill : it->second.fills) {
+      if (fill.reserved) return true;
+    }
+  }
+  return false;
+}
+
 bool TransferStore::CompleteSend(int rank, uint64_t request, uint64_t delivery_vtime) {
   auto it = sends_.find({rank, request});
   if (it == sends_.end() || it->second.completed || it->second.complete_vtime) return false;

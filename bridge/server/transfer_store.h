@@ -45,6 +45,10 @@ class TransferStore {
   void ForgetRank(int rank);
 
   uint64_t held_payload_bytes() const { return held_bytes_; }
+  // A completion of `rank` the simulator asked for waits for a payload still on its way (a
+  // send's own, or the sender's of a message for one of its receives): its Complete is not
+  // sent yet.
+  bool CompletionWaiting(int rank) const;
 
  private:
   using Key = std::pair<int, uint64_t>;  // (rank, request)

@@ -199,9 +199,14 @@ struct Data {
 // client -> server: "I will post nothing with a virtual time before `vtime`". With `blocked`:
 // "I am waiting on you: I will post nothing until you complete a request of mine, and then
 // nothing before max(vtime, that completion's delivery time)".
+//
+// `completions_seen`: how many Complete frames the client had received in this session when
+// it made the promise (modulo 2^32). The server compares it with the Completes it sent, so it
+// knows whether a blocked promise was made before or after the rank saw its latest completion.
 struct Promise {
   uint64_t vtime = 0;
   bool blocked = false;
+  uint32_t completions_seen = 0;
 };
 
 // server -> client: a request is done at virtual time `delivery_vtime`. For a send `sizes`

@@ -440,5 +440,62 @@ TEST(BridgeServer, PromisesReachTheSink) {
   EXPECT_FALSE(sink.promises[1].blocked);
 }
 
+TEST(BridgeServer, APromiseSaysWhetherTheRankHadSeenEveryCompletion) {
+  RecordingSink sink;
+  BridgeServer server(Options(2), &sink);
+  RawClient a(server, server.unix_endpoint());
+  RawClient b(server, server.unix_endpoint());
+  Expect<wire::Welcome>(a.Handshake(0, 2));
+  Expect<wire::Welcome>(b.Handshake(1, 2));
+  b.Send(wire::Listen{10, 77});
+  a.Send(wire::Connect{20, 1, -1, 10, 77});
+  const wire::Connected connected = Expect<wire::Connected>(a.Receive());
+  Expect<wire::Incoming>(b.Receive());
+  b.Send(wire::Accept{connected.connection, 30});
+  a.Send(wire::PostSend{21, 20, 500, 5, 3});
+  b.Send(wire::PostRecv{31, 30, 600, {{8, 3}}});
+  a.Send(wire::Promise{510, true, 0});  // nothing completed yet: 0 of 0 seen
+  PumpFor(server, milliseconds(20));
+  ASSERT_EQ(sink.promises.size(), 1u);
+  EXPECT_TRUE(sink.promises[0].saw_every_completion);
+
+  // Completed and delivered before a's payload arrived: both Completes wait for it, so a
+  // promise counting 0 Completes (all that were sent) still missed one.
+  ASSERT_TRUE(server.CompleteSend(0, 21, 900));
+  ASSERT_TRUE(server.DeliverFromSend(1, 31, 0, 0, 21, 950));
+  a.Send(wire::Promise{520, true, 0});
+  b.Send(wire::Promise{610, true, 0});
+  PumpFor(server, milliseconds(20));
+  ASSERT_EQ(sink.promises.size(), 3u);
+  EXPECT_FALSE(sink.promises[1].saw_every_completion);  // 520 of a or 610 of b
+  EXPECT_FALSE(sink.promises[2].saw_every_completion);
+
+  // The payload arrives, both Completes go out (1 sent to each rank); a promise made before
+  // receiving it counts 0, one made after counts 1.
+  const uint8_t hello[] = {'h', 'e', 'l', 'l', 'o'};
+  a.Send(wire::Data{21, 0, 0, wire::ByteView{hello, 5}});
+  a.Send(wire::Promise{530, true, 0});
+  PumpFor(server, milliseconds(20));
+  Expect<wire::Complete>(a.Receive());
+  Expect<wire::Complete>(b.Receive());
+  a.Send(wire::Promise{900, true, 1});
+  b.Send(wire::Promise{950, false, 1});
+  b.Send(wire::Promise{960, true, 2});  // more than were sent: not all of them
+  PumpFor(server, milliseconds(20));
+  ASSERT_EQ(sink.promises.size(), 7u);
+  // The two sessions are read in either order: find each promise by its time.
+  const auto saw_all = [&sink](uint64_t vtime) {
+    for (const auto& p : sink.promises) {
+      if (p.vtime == vtime) return p.saw_every_completion;
+    }
+    ADD_FAILURE() << "no promise at " << vtime;
+    return false;
+  };
+  EXPECT_FALSE(saw_all(530));
+  EXPECT_TRUE(saw_all(900));
+  EXPECT_TRUE(saw_all(950));
+  EXPECT_FALSE(saw_all(960));
+}
+
 }  // namespace
 }  // namespace nbox::bridge::server

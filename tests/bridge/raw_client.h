@@ -32,8 +32,8 @@ class RecordingSink : public BridgeSink {
   void OnJoin(const RankJoin& join) override { joins.push_back(join); }
   void OnConnection(const ConnectionInfo& c) override { connections.push_back(c); }
   void OnPost(const Post& post) override { posts.push_back(post); }
-  void OnPromise(int rank, uint64_t vtime, bool blocked) override {
-    promises.push_back({rank, vtime, blocked});
+  void OnRankPromise(const RankPromise& p) override {
+    promises.push_back({p.rank, p.vtime, p.blocked, p.saw_every_completion});
   }
   void OnHeartbeat(int rank, uint64_t vtime) override { heartbeats.push_back({rank, vtime}); }
   void OnOp(int rank, const wire::OpReport& op) override { ops.push_back({rank, op}); }
@@ -47,6 +47,7 @@ class RecordingSink : public BridgeSink {
     int rank;
     uint64_t vtime;
     bool blocked;
+    bool saw_every_completion;
   };
   std::vector<RankJoin> joins;
   std::vector<ConnectionInfo> connections;

@@ -72,7 +72,7 @@ std::vector<std::pair<Message, Direction>> Samples() {
       {PostSend{15, 13, 1000, 5, 2}, Direction::kToServer},
       {PostRecv{16, 14, 1001, {{5, 2}, {64, -3}}}, Direction::kToServer},
       {Data{15, 0, 0, ByteView{kPayload, sizeof(kPayload)}}, Direction::kToServer},
-      {Promise{2000, true}, Direction::kToServer},
+      {Promise{2000, true, 7}, Direction::kToServer},
       {Complete{16, 3000, {5, 0}}, Direction::kToClient},
       {Error{ErrorCode::kPeerGone, 16, "rank 1 left"}, Direction::kToClient},
       {Goodbye{4000}, Direction::kToServer},
@@ -104,6 +104,33 @@ TEST(WireCodec, PostSendLayoutByHand) {
   Append(&expected, {0xFF, 0xFF, 0xFF, 0xFF});  // tag -1
   Append(&expected, {0, 0, 0, 0});              // reserved
   EXPECT_EQ(EncodeFrame(PostSend{1, 2, 256, 65536, -1}), expected);
+}
+
+TEST(WireCodec, PromiseLayoutByHand) {
+  Bytes expected = Header(14, 16);
+  Append(&expected, {0x88, 0x13, 0, 0, 0, 0, 0, 0});  // vtime 5000
+  Append(&expected, {1, 0, 0, 0});                    // flags: blocked
+  Append(&expected, {0x03, 0x02, 0x01, 0x00});        // completions seen 0x010203
+  EXPECT_EQ(EncodeFrame(Promise{5000, true, 0x010203}), expected);
+}
+
+TEST(WireCodec, PromiseCountsCompletionsSeenInItsLastFourBytes) {
+  // Bytes written by hand: any count is valid (it wraps modulo 2^32), zero included.
+  Bytes frame = Header(14, 16);
+  Append(&frame, {0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF});
+  const Decoded wrapped = ToServer(frame);
+  ASSERT_EQ(wrapped.refusal, Refusal::kNone) << wrapped.reason;
+  const Promise last = std::get<Promise>(wrapped.message);
+  EXPECT_EQ(last.vtime, 16u);
+  EXPECT_FALSE(last.blocked);
+  EXPECT_EQ(last.completions_seen, 0xFFFFFFFFu);
+
+  frame = Header(14, 16);
+  Append(&frame, {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0});
+  const Decoded zero = ToServer(frame);
+  ASSERT_EQ(zero.refusal, Refusal::kNone) << zero.reason;
+  EXPECT_TRUE(std::get<Promise>(zero.message).blocked);
+  EXPECT_EQ(std::get<Promise>(zero.message).completions_seen, 0u);
 }
 
 TEST(WireCodec, HelloLayoutByHand) {
