@@ -34,9 +34,12 @@ void RankBounds::OnActivity(int rank, uint64_t vtime) {
   ForgetSeen(s);
 }
 
-void RankBounds::OnPromise(int rank, uint64_t vtime, bool blocked, bool unconfirmed) {
+void RankBounds::OnPromise(int rank, uint64_t vtime, bool blocked, bool saw_every_completion,
+                           bool unconfirmed) {
   State& s = At(rank);
   s.floor = std::max(s.floor, vtime);
+  // Made before a completion reached the rank: the rank may wake at vtime when it arrives.
+  blocked = blocked && saw_every_completion;
   s.blocked = blocked;
   s.unconfirmed = blocked && unconfirmed;
   s.blocked_at = s.floor;

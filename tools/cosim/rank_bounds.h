@@ -12,12 +12,15 @@
 //   simulator next completes a request of the rank: that wakes it, bound = max(t, d) until
 //   the rank says more. The simulator stops at every completion of a real rank, so it never
 //   passes d before the rank answers;
-//   One race needs care: a completion with d <= t that was on its way to the rank when it
-//   promised. The rank wakes at t when it arrives, so bound = t until the owner confirms
-//   (ConfirmWaiting) that no such completion can still be on its way: the owner passes
-//   `unconfirmed` when it sent the rank a completion since the rank's previous frame, and
-//   confirms after a short grace without news from the rank (the wire has no acknowledgement
-//   of completions; see real_rank_bridge.h);
+//   A blocked promise counts only when the rank had seen every completion the simulator
+//   sent it (the Promise frame carries how many it received). One made before the rank
+//   received the latest completion says nothing about the wait that completion ends (the
+//   rank may wake at t when it arrives), so it is a plain Promise(t): bound = t, and the rank
+//   promises again once it has seen the completion;
+//   Connections are not counted on the wire: when the owner made a connection for the rank
+//   since its previous frame, it passes `unconfirmed`, the bound stays t, and the owner
+//   confirms (ConfirmWaiting) after a short grace without news from the rank (see
+//   real_rank_bridge.h);
 // - a Heartbeat whose clock runs (it advanced about as fast as the wall clock since the
 //   previous one): the program works again (e.g. its application thread computes while the
 //   communication thread was blocked). A blocked rank's clock also creeps a little (its wait
@@ -43,8 +46,12 @@ class RankBounds {
 
   // The rank's clock reached `vtime` by acting (a post or an op report).
   void OnActivity(int rank, uint64_t vtime);
-  void OnPromise(int rank, uint64_t vtime, bool blocked, bool unconfirmed = false);
-  // No completion with a delivery at or before the blocked promise is on its way any more.
+  // `saw_every_completion`: the rank had received every completion sent to it (else a
+  // blocked promise counts as a plain one). `unconfirmed`: a connection made for the rank may
+  // still be on its way to it.
+  void OnPromise(int rank, uint64_t vtime, bool blocked, bool saw_every_completion = true,
+                 bool unconfirmed = false);
+  // No connection made for the rank before its blocked promise is on its way any more.
   void ConfirmWaiting(int rank);
   bool Unconfirmed(int rank) const;
   // Virtual-clock heartbeat; realtime ranks promise instead, so do not call it for them.
@@ -73,7 +80,7 @@ class RankBounds {
   struct State {
     uint64_t floor = 0;  // the latest time the rank's clock is known to have reached
     bool blocked = false;
-    bool unconfirmed = false;  // blocked, but may still wake at blocked_at
+    bool unconfirmed = false;  // blocked, but a connection may still wake it at blocked_at
     uint64_t blocked_at = 0;
     bool ended = false;
     std::multiset<uint64_t> unseen;  // deliveries sent that may not have woken it yet

@@ -118,7 +118,6 @@ void RealRankBridge::NoteFrame(int rank) {
 void RealRankBridge::NoteCompletion(int rank, uint64_t delivery_ns) {
   if (Tracing()) std::cerr << fmt::format("trace: complete r{} d={}\n", rank, delivery_ns);
   RankActivity& a = Activity(rank);
-  a.last_completion = WallClock::now();
   if (a.outstanding > 0) a.outstanding--;
   bounds_->OnCompletion(rank, delivery_ns);
   UpdateWaiting(rank);
@@ -188,7 +187,7 @@ void RealRankBridge::OnConnection(const bridge::server::ConnectionInfo& connecti
   for (int rank : {connection.sender, connection.receiver}) {
     if (activity_.count(rank) == 0) continue;  // emulated end
     RankActivity& a = Activity(rank);
-    a.last_completion = WallClock::now();
+    a.last_connection = WallClock::now();
     a.unconfirmed_since.reset();
     bounds_->OnWake(rank);
     UpdateWaiting(rank);
@@ -233,21 +232,26 @@ void RealRankBridge::OnPost(const bridge::server::Post& post) {
   });
 }
 
-void RealRankBridge::OnPromise(int rank, uint64_t vtime, bool blocked) {
+void RealRankBridge::OnRankPromise(const bridge::server::RankPromise& promise) {
+  const int rank = promise.rank;
   if (Tracing()) {
-    std::cerr << fmt::format("trace: promise r{} t={} blocked={} now={}\n", rank, vtime, blocked,
-                             NowNs());
+    std::cerr << fmt::format("trace: promise r{} t={} blocked={} saw_all={} now={}\n", rank,
+                             promise.vtime, promise.blocked, promise.saw_every_completion, NowNs());
   }
   NoteFrame(rank);
-  // A completion sent less than kConfirmGrace ago may still be on its way to the rank.
   RankActivity& a = Activity(rank);
-  const bool crossed = a.last_completion && WallClock::now() - *a.last_completion < kConfirmGrace;
   // Blocked with no request in the simulator, the rank waits on something else (a connection
   // being set up, its bootstrap), which does not take virtual time: its clock bounds it.
-  const bool waits_on_simulator = blocked && a.outstanding > 0;
-  bounds_->OnPromise(rank, vtime, waits_on_simulator, waits_on_simulator && crossed);
-  if (waits_on_simulator) a.blocked_since = std::make_pair(vtime, WallClock::now());
-  if (bounds_->Unconfirmed(rank)) a.unconfirmed_since = *a.last_completion;
+  const bool waits_on_simulator = promise.blocked && a.outstanding > 0;
+  // A connection made less than kConnectionGrace ago may still be on its way to the rank.
+  const bool crossed =
+      a.last_connection && WallClock::now() - *a.last_connection < kConnectionGrace;
+  bounds_->OnPromise(rank, promise.vtime, waits_on_simulator, promise.saw_every_completion,
+                     waits_on_simulator && crossed);
+  if (waits_on_simulator && promise.saw_every_completion) {
+    a.blocked_since = std::make_pair(promise.vtime, WallClock::now());
+  }
+  if (bounds_->Unconfirmed(rank)) a.unconfirmed_since = *a.last_connection;
   UpdateWaiting(rank);
 }
 
@@ -277,7 +281,7 @@ std::optional<RealRankBridge::WallClock::time_point> RealRankBridge::ConfirmQuie
   std::optional<WallClock::time_point> next;
   for (auto& [rank, a] : activity_) {
     if (!a.unconfirmed_since) continue;
-    const auto due = *a.unconfirmed_since + kConfirmGrace;
+    const auto due = *a.unconfirmed_since + kConnectionGrace;
     if (now >= due) {
       bounds_->ConfirmWaiting(rank);
       a.unconfirmed_since.reset();

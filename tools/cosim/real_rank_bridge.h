@@ -6,14 +6,18 @@
 // Completions stop the simulator (Simulator::Stop after the current event), so the loop can
 // hand them to the rank before ns-3 passes their time (issue 3 design, "Clock").
 //
-// The wire carries no acknowledgement of completions, so a blocked Promise cannot say whether
-// the rank had already seen a completion sent just before it (see rank_bounds.h). When the
-// server sent the rank a completion less than kConfirmGrace (wall time) before the promise
-// arrived, the promise holds the simulator at its time until kConfirmGrace after that
-// completion: a local socket and the plugin's I/O thread deliver a frame much faster. Should
-// a completion ever take longer, the rank's next post lands in the simulator's past and the
-// run fails loudly, naming the rank; it never goes silently wrong. (An acknowledgement count
-// in Promise's reserved bytes would make this exact; see the README.)
+// Every Promise says how many Completes the rank had received, so the server tells this sink
+// whether a blocked promise came after the rank saw every completion given to it (then the
+// rank waits on the simulator at once) or before (then it is a plain promise of its time; the
+// rank promises again once it has seen the completion). See rank_bounds.h.
+//
+// Connected and Incoming are not counted on the wire. When the server made a connection for
+// the rank less than kConnectionGrace (wall time) before a blocked promise arrived, the
+// promise holds the simulator at its time until kConnectionGrace after the connection: a
+// local socket and the plugin's I/O thread deliver a frame much faster. Should one ever take
+// longer, the rank's next post lands in the simulator's past and the run fails loudly, naming
+// the rank; it never goes silently wrong. Connections are made once per lane, so this costs
+// a run at most one pause per connection.
 #pragma once
 
 #include <chrono>
@@ -46,7 +50,7 @@ struct RealRankBridgeConfig {
 class RealRankBridge : public bridge::server::BridgeSink {
  public:
   using WallClock = std::chrono::steady_clock;
-  static constexpr std::chrono::milliseconds kConfirmGrace{20};
+  static constexpr std::chrono::milliseconds kConnectionGrace{20};
 
   RealRankBridge(RealRankBridgeConfig config, ns3::Ptr<ns3::NboxRealRankGateway> gateway,
                  ns3::Ptr<ns3::NboxJob> job, RankBounds* bounds);
@@ -57,7 +61,7 @@ class RealRankBridge : public bridge::server::BridgeSink {
   void OnJoin(const bridge::server::RankJoin& join) override;
   void OnConnection(const bridge::server::ConnectionInfo& connection) override;
   void OnPost(const bridge::server::Post& post) override;
-  void OnPromise(int rank, uint64_t vtime, bool blocked) override;
+  void OnRankPromise(const bridge::server::RankPromise& promise) override;
   void OnHeartbeat(int rank, uint64_t vtime) override;
   void OnOp(int rank, const bridge::wire::OpReport& op) override;
   void OnGoodbye(int rank, uint64_t vtime) override;
@@ -91,7 +95,7 @@ class RealRankBridge : public bridge::server::BridgeSink {
     std::optional<std::pair<uint64_t, WallClock::time_point>> blocked_since;
     uint64_t outstanding = 0;  // requests posted and not completed yet
     uint64_t scheduled = 0;    // its posts and reports scheduled in ns-3, not executed yet
-    std::optional<WallClock::time_point> last_completion;    // wall time it was sent
+    std::optional<WallClock::time_point> last_connection;    // wall time it was made
     std::optional<WallClock::time_point> unconfirmed_since;  // grace counts from here
   };
 
