@@ -1,13 +1,9 @@
 #include "bridge/server/cosim_bootstrap_root.h"
 
-#include <poll.h>
-#include <sys/socket.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <random>
 #include <stdexcept>
 
+#include "bridge/host/bootstrap_root_core.h"
 #include "bridge/host/bootstrap_wire.h"
 #include "bridge/host/host_error.h"
 #include "bridge/host/unique_id.h"
@@ -15,44 +11,20 @@
 #include "bridge/wire/listen_handle.h"
 
 namespace nbox::bridge::server {
-namespace {
+using host::BootstrapRootCore;
 
-using host::FrameType;
-
-// How long the root gives a slow rank to take the table before it gives up on it.
-constexpr auto kSendTimeout = std::chrono::seconds(10);
-
-struct Member {
-  UniqueFd fd;
-  int rank = -1;  // -1 until its join arrived
-  bool left = false;
-  std::vector<uint8_t> input;  // bytes received and not yet parsed
-};
-
-uint64_t RandomNonce() {
-  std::random_device device;
-  return (uint64_t{device()} << 32) ^ device();
-}
-
-}  // namespace
-
-class CosimBootstrapRoot::Impl {
+// nbox-cosim's root: only the real ranks join, and what they must agree with comes from the
+// scenario (options_).
+class CosimBootstrapRoot::Impl : public BootstrapRootCore {
  public:
-  Impl(CosimBootstrapOptions options, BridgeServer* server)
-      : options_(std::move(options)),
+  Impl(CosimBootstrapOptions options, BridgeServer* server, UniqueFd listen_fd, uint64_t nonce,
+       std::string unique_id_text)
+      : BootstrapRootCore(std::move(listen_fd), nonce, ""),
+        options_(std::move(options)),
         server_(server),
         lanes_(options_.channels + 1),
-        join_deadline_(Clock::now() + options_.join_timeout) {
-    if (server_ == nullptr) throw BridgeServerError("bootstrap root: no server");
-    if (options_.world_size < 1 ||
-        options_.real.size() != static_cast<size_t>(options_.world_size)) {
-      throw BridgeServerError("bootstrap root: real names " + std::to_string(options_.real.size()) +
-                              " ranks, the world has " + std::to_string(options_.world_size));
-    }
-    if (options_.channels < 1) {
-      throw BridgeServerError("bootstrap root: channels " + std::to_string(options_.channels) +
-                              " (at least 1)");
-    }
+        join_deadline_(Clock::now() + options_.join_timeout),
+        unique_id_text_(std::move(unique_id_text)) {
     real_count_ = static_cast<int>(std::count(options_.real.begin(), options_.real.end(), true));
     blob_bytes_ = static_cast<size_t>(options_.world_size) * lanes_ * wire::kListenHandleBytes;
     blobs_.assign(options_.world_size, {});
@@ -60,21 +32,11 @@ class CosimBootstrapRoot::Impl {
     for (int rank = 0; rank < options_.world_size; ++rank) {
       if (!options_.real[rank]) blobs_[rank] = SyntheticBlob(rank);
     }
-    host::UniqueIdContents contents;
-    contents.nonce = RandomNonce();
-    nonce_ = contents.nonce;
-    try {
-      const LocalAddress local = ParseLocalAddress(options_.address, "bootstrap root address");
-      listen_fd_ = Listen(local.address, &contents.root);
-    } catch (const std::exception& error) {
-      throw BridgeServerError(std::string("bootstrap root: ") + error.what());
-    }
-    unique_id_text_ = host::UniqueIdToHex(host::EncodeUniqueId(contents));
   }
 
   void Poll(std::chrono::milliseconds timeout) {
-    if (finished_) return;
-    if (!table_sent_) {
+    if (finished()) return;
+    if (!table_sent()) {
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(join_deadline_ - Clock::now());
       if (left.count() <= 0) {
@@ -83,30 +45,12 @@ class CosimBootstrapRoot::Impl {
       }
       timeout = std::min(timeout, left);
     }
-    std::vector<pollfd> fds;
-    if (!table_sent_) fds.push_back({listen_fd_.get(), POLLIN, 0});
-    const size_t first_member = fds.size();
-    for (const auto& member : members_) fds.push_back({member->fd.get(), POLLIN, 0});
-    const int n = poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
-    if (n < 0 && errno != EINTR) {
-      Abort("poll: " + ErrnoText(errno));
-      return;
-    }
-    if (n <= 0) return;
-    const size_t polled = fds.size() - first_member;
-    if (!table_sent_ && (fds[0].revents & POLLIN) != 0) AcceptAll();
-    for (size_t i = 0; i < polled && !finished_; ++i) {
-      if (fds[first_member + i].revents != 0) ReadFrom(*members_[i]);
-    }
-    members_.erase(
-        std::remove_if(members_.begin(), members_.end(), [](const auto& m) { return m->left; }),
-        members_.end());
+    PollOnce(static_cast<int>(timeout.count()));
   }
 
   const std::string& unique_id_text() const { return unique_id_text_; }
-  bool all_joined() const { return table_sent_; }
+  bool all_joined() const { return table_sent(); }
   int joined() const { return joined_; }
-  const std::string& failure() const { return failure_; }
 
  private:
   // An emulated rank's blob: its synthetic listen for every (sender, lane), sender-major.
@@ -142,73 +86,7 @@ class CosimBootstrapRoot::Impl {
            " ms (missing: " + missing + ")";
   }
 
-  void AcceptAll() {
-    try {
-      for (UniqueFd fd = AcceptNonBlocking(listen_fd_.get()); fd.get() >= 0;
-           fd = AcceptNonBlocking(listen_fd_.get())) {
-        auto member = std::make_unique<Member>();
-        member->fd = std::move(fd);
-        members_.push_back(std::move(member));
-      }
-    } catch (const NetError& error) {
-      Abort(std::string("accept: ") + error.what());
-    }
-  }
-
-  void ReadFrom(Member& member) {
-    uint8_t buffer[65536];
-    bool closed = false;
-    while (true) {
-      const ssize_t n = recv(member.fd.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
-      if (n > 0) {
-        member.input.insert(member.input.end(), buffer, buffer + n);
-        continue;
-      }
-      closed = !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR));
-      break;
-    }
-    ParseFrames(member);  // a Bye often arrives together with the close that follows it
-    if (!closed || finished_ || member.left) return;
-    if (member.rank < 0) {
-      member.left = true;  // a stranger, or a process that gave up before joining
-      return;
-    }
-    Abort("real rank " + std::to_string(member.rank) +
-          " left without destroying its communicator (its process ended or aborted)");
-  }
-
-  void ParseFrames(Member& member) {
-    while (!finished_ && !member.left) {
-      if (member.input.size() < host::kFrameHeaderBytes) return;
-      FrameType type;
-      uint64_t length;
-      if (!host::DecodeFrameHeader(member.input.data(), &type, &length)) {
-        Reject(member, "sent a frame that is not nbox bootstrap");
-        return;
-      }
-      if (member.input.size() < host::kFrameHeaderBytes + length) return;
-      std::vector<uint8_t> payload(member.input.begin() + host::kFrameHeaderBytes,
-                                   member.input.begin() + host::kFrameHeaderBytes + length);
-      member.input.erase(member.input.begin(),
-                         member.input.begin() + host::kFrameHeaderBytes + length);
-      if (type == FrameType::kJoin && member.rank < 0) {
-        OnJoin(member, payload);
-      } else if (type == FrameType::kBye && member.rank >= 0) {
-        member.left = true;
-      } else {
-        Reject(member, "sent an unexpected frame");
-      }
-    }
-  }
-
-  // A connection that does not speak the protocol: dropped, unless it claimed a rank.
-  void Reject(Member& member, const std::string& what) {
-    if (member.rank >= 0) {
-      Abort("real rank " + std::to_string(member.rank) + " " + what);
-    } else {
-      member.left = true;
-    }
-  }
+  std::string RankName(int rank) const override { return "real rank " + std::to_string(rank); }
 
   // What is wrong with a join, or "".
   std::string CheckJoin(const host::JoinRequest& join) const {
@@ -238,9 +116,9 @@ class CosimBootstrapRoot::Impl {
     return "";
   }
 
-  void OnJoin(Member& member, const std::vector<uint8_t>& payload) {
+  void OnJoin(Member& member, const std::vector<uint8_t>& payload) override {
     host::JoinRequest join;
-    if (!host::DecodeJoin(payload, &join) || join.nonce != nonce_) {
+    if (!host::DecodeJoin(payload, &join) || join.nonce != nonce()) {
       Reject(member, "did not present this job's unique id");
       return;
     }
@@ -275,47 +153,7 @@ class CosimBootstrapRoot::Impl {
     member.rank = join.rank;
     blobs_[join.rank] = std::move(join.blob);
     has_joined_[join.rank] = true;
-    if (++joined_ == real_count_) SendTable();
-  }
-
-  void SendTable() {
-    std::vector<uint8_t> payload;
-    payload.reserve(blob_bytes_ * options_.world_size);
-    for (const auto& blob : blobs_) payload.insert(payload.end(), blob.begin(), blob.end());
-    const std::vector<uint8_t> frame = host::EncodeFrame(FrameType::kTable, payload);
-    blobs_.clear();
-    for (const auto& member : members_) {
-      if (member->rank < 0) continue;
-      try {
-        SendAll(member->fd.get(), frame.data(), frame.size(), Clock::now() + kSendTimeout,
-                "bootstrap root to rank " + std::to_string(member->rank));
-      } catch (const NetError& error) {
-        Abort(error.what());
-        return;
-      }
-    }
-    for (auto& member : members_) {
-      if (member->rank < 0) member->left = true;  // strangers
-    }
-    listen_fd_.reset();  // no one else may join
-    table_sent_ = true;
-  }
-
-  // Tells every real rank still connected why the job cannot go on, then stops.
-  void Abort(const std::string& why) {
-    failure_ = why;
-    const std::vector<uint8_t> text(why.begin(), why.end());
-    const std::vector<uint8_t> frame = host::EncodeFrame(FrameType::kAbort, text);
-    for (const auto& member : members_) {
-      if (member->left || member->rank < 0) continue;
-      // Best effort and never blocking: the frame is small and the socket buffer empty.
-      const ssize_t ignored =
-          send(member->fd.get(), frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      (void)ignored;
-    }
-    members_.clear();
-    listen_fd_.reset();
-    finished_ = true;
+    if (++joined_ == real_count_) SendTable(&blobs_);
   }
 
   const CosimBootstrapOptions options_;
@@ -324,20 +162,44 @@ class CosimBootstrapRoot::Impl {
   const Clock::time_point join_deadline_;
   int real_count_ = 0;
   size_t blob_bytes_ = 0;
-  uint64_t nonce_ = 0;
-  std::string unique_id_text_;
-  UniqueFd listen_fd_;
-  std::vector<std::unique_ptr<Member>> members_;
+  const std::string unique_id_text_;
   std::vector<std::vector<uint8_t>> blobs_;
   std::vector<bool> has_joined_;
   int joined_ = 0;
-  bool table_sent_ = false;
-  bool finished_ = false;
-  std::string failure_;
 };
 
+namespace {
+
+// Checks the options and opens the listening socket; the unique id carries its address.
+std::unique_ptr<CosimBootstrapRoot::Impl> MakeImpl(CosimBootstrapOptions options,
+                                                   BridgeServer* server) {
+  if (server == nullptr) throw BridgeServerError("bootstrap root: no server");
+  if (options.world_size < 1 || options.real.size() != static_cast<size_t>(options.world_size)) {
+    throw BridgeServerError("bootstrap root: real names " + std::to_string(options.real.size()) +
+                            " ranks, the world has " + std::to_string(options.world_size));
+  }
+  if (options.channels < 1) {
+    throw BridgeServerError("bootstrap root: channels " + std::to_string(options.channels) +
+                            " (at least 1)");
+  }
+  host::UniqueIdContents contents;
+  contents.nonce = host::RandomBootstrapNonce();
+  UniqueFd listen_fd;
+  try {
+    const LocalAddress local = ParseLocalAddress(options.address, "bootstrap root address");
+    listen_fd = Listen(local.address, &contents.root);
+  } catch (const std::exception& error) {
+    throw BridgeServerError(std::string("bootstrap root: ") + error.what());
+  }
+  return std::make_unique<CosimBootstrapRoot::Impl>(
+      std::move(options), server, std::move(listen_fd), contents.nonce,
+      host::UniqueIdToHex(host::EncodeUniqueId(contents)));
+}
+
+}  // namespace
+
 CosimBootstrapRoot::CosimBootstrapRoot(CosimBootstrapOptions options, BridgeServer* server)
-    : impl_(std::make_unique<Impl>(std::move(options), server)) {}
+    : impl_(MakeImpl(std::move(options), server)) {}
 CosimBootstrapRoot::~CosimBootstrapRoot() = default;
 
 std::string CosimBootstrapRoot::unique_id_text() const {
