@@ -79,6 +79,21 @@ class NboxPlugin : public ::testing::Test {
     return pairs_.back();
   }
 
+  // Posts a receive into `recv`, then a send of `message`, on `pair`, both with tag 0; the
+  // requests go to *recv_request and *send_request. Call with ASSERT_NO_FATAL_FAILURE.
+  void PostReceiveThenSend(const CommPair& pair, std::vector<uint8_t>& message,
+                           std::vector<uint8_t>& recv, void** recv_request, void** send_request) {
+    void* data = recv.data();
+    size_t capacity = recv.size();
+    int tag = 0;
+    ASSERT_EQ(
+        net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, recv_request),
+        ncclSuccess);
+    ASSERT_EQ(net_->isend(pair.send_comm, message.data(), message.size(), 0, nullptr, nullptr,
+                          send_request),
+              ncclSuccess);
+  }
+
   // Test until done, sleeping in the extension's wait between tries (as the host runtime).
   ncclResult_t Wait(void* request, int* sizes, milliseconds timeout = milliseconds(10000)) {
     const auto deadline = steady_clock::now() + timeout;
@@ -235,15 +250,9 @@ TEST_F(NboxPlugin, AMessageLargerThanTheReceiveFailsBothRequests) {
   Join();
   CommPair& pair = Pair();
   std::vector<uint8_t> small(10), big = Pattern(1, 20);
-  void* data = small.data();
-  size_t capacity = small.size();
-  int tag = 0;
   void* recv_request = nullptr;
   void* send_request = nullptr;
-  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &recv_request),
-            ncclSuccess);
-  ASSERT_EQ(net_->isend(pair.send_comm, big.data(), big.size(), 0, nullptr, nullptr, &send_request),
-            ncclSuccess);
+  ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, big, small, &recv_request, &send_request));
   EXPECT_EQ(Wait(recv_request, nullptr), ncclInvalidUsage);
   EXPECT_EQ(Wait(send_request, nullptr), ncclInvalidUsage);
   EXPECT_NE(LastWarning().find("larger than the 10-byte receive buffer"), std::string::npos)
@@ -328,16 +337,9 @@ TEST_F(NboxPlugin, VirtualClockJumpsToTheDeliveryWhileTheRankWaits) {
   Join(kDelayNs, "virtual");
   CommPair& pair = Pair();
   std::vector<uint8_t> message = Pattern(3, 100), recv(100, 0);
-  void* data = recv.data();
-  size_t capacity = recv.size();
-  int tag = 0;
   void* recv_request = nullptr;
   void* send_request = nullptr;
-  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &recv_request),
-            ncclSuccess);
-  ASSERT_EQ(net_->isend(pair.send_comm, message.data(), message.size(), 0, nullptr, nullptr,
-                        &send_request),
-            ncclSuccess);
+  ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, message, recv, &recv_request, &send_request));
   const auto start = steady_clock::now();
   ASSERT_EQ(Wait(recv_request, nullptr), ncclSuccess);
   ASSERT_EQ(Wait(send_request, nullptr), ncclSuccess);
@@ -444,14 +446,9 @@ TEST_F(NboxPlugin, FinalizeSaysGoodbyeAndANewInitRejoins) {
   ASSERT_EQ(net_->init(&ctx_, 2, nullptr, CaptureLog, nullptr), ncclSuccess) << LastWarning();
   CommPair& pair = Pair();
   std::vector<uint8_t> message = Pattern(4, 10), recv(10, 0);
-  void* data = recv.data();
-  size_t capacity = 10;
-  int tag = 0;
   void* r = nullptr;
   void* s = nullptr;
-  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &r),
-            ncclSuccess);
-  ASSERT_EQ(net_->isend(pair.send_comm, message.data(), 10, 0, nullptr, nullptr, &s), ncclSuccess);
+  ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, message, recv, &r, &s));
   ASSERT_EQ(Wait(r, nullptr), ncclSuccess);
   EXPECT_EQ(recv, message);
   const std::vector<std::string> events = server_->network().events();
@@ -547,16 +544,9 @@ TEST_F(NboxPlugin, ExtensionV2KeepsV1sWaitAndOffersTheClock) {
   // A plain send/receive through testFlags: done, sizes, and no synthetic flag.
   CommPair& pair = Pair();
   std::vector<uint8_t> message = Pattern(9, 64), recv(64, 0);
-  void* data = recv.data();
-  size_t capacity = recv.size();
-  int tag = 0;
   void* recv_request = nullptr;
   void* send_request = nullptr;
-  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &recv_request),
-            ncclSuccess);
-  ASSERT_EQ(net_->isend(pair.send_comm, message.data(), message.size(), 0, nullptr, nullptr,
-                        &send_request),
-            ncclSuccess);
+  ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, message, recv, &recv_request, &send_request));
   ASSERT_EQ(Wait(send_request, nullptr), ncclSuccess);
   int done = 0, size = 0;
   uint32_t flags = 99;
@@ -623,16 +613,9 @@ TEST_F(NboxPlugin, AVirtualClockRunsWhileOnlyTheRuntimeThreadWaits) {
   ext2->programWaiting(0);
   CommPair& pair = Pair();
   std::vector<uint8_t> message = Pattern(4, 32), recv(32, 0);
-  void* data = recv.data();
-  size_t capacity = recv.size();
-  int tag = 0;
   void* recv_request = nullptr;
   void* send_request = nullptr;
-  ASSERT_EQ(net_->irecv(pair.recv_comm, 1, &data, &capacity, &tag, nullptr, nullptr, &recv_request),
-            ncclSuccess);
-  ASSERT_EQ(net_->isend(pair.send_comm, message.data(), message.size(), 0, nullptr, nullptr,
-                        &send_request),
-            ncclSuccess);
+  ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, message, recv, &recv_request, &send_request));
   uint64_t t0 = 0;
   ASSERT_EQ(ext2->virtualTimeNs(ctx_, &t0), ncclSuccess);
   // The "runtime thread": waits in waitEvents for 200 ms of wall time.
