@@ -42,17 +42,6 @@ static void SleepUntil(double deadline) {
   }
 }
 
-static int CompareDoubles(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
-/* The median of values[0..n) (n >= 1; sorts them), the mean of the middle two for even n. */
-static double Median(double* values, int n) {
-  qsort(values, (size_t)n, sizeof(double), CompareDoubles);
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 /* "32MiB", "4KiB", "1GB", "1000" -> bytes; 0 on a malformed value. */
 static size_t ParseBytes(const char* text) {
   char* end = NULL;
@@ -187,7 +176,7 @@ int main(int argc, char** argv) {
         "RESULT ranks=%d bytes=%zu iters=%d iter_us=%.1f allreduce_us=%.1f algbw_GBps=%.4f "
         "busbw_GBps=%.4f wall_iter_us=%.1f median_iter_us=%.1f\n",
         world, count * sizeof(float), iterations, per_iteration * 1e6, comm_seconds * 1e6, algbw,
-        busbw, total_wall / iterations * 1e6, Median(timed, iterations) * 1e6);
+        busbw, total_wall / iterations * 1e6, IterationMedian(timed, iterations) * 1e6);
   }
   if (wrong > 0) fprintf(stderr, "rank %d: %zu elements differ from %g\n", rank, wrong, want);
   CHECK(nboxCommDestroy(comm));

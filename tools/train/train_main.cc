@@ -14,7 +14,6 @@
 // checksum of its weights after each step (they must agree across ranks).
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -62,13 +61,6 @@ uint64_t Checksum(const std::vector<float>& parameters) {
     hash = (hash ^ bytes[k]) * 0x100000001b3ull;
   }
   return hash;
-}
-
-// The median of `values` (not empty), the mean of the middle two for an even count.
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 int Train(const Options& options) {
@@ -134,8 +126,9 @@ int Train(const Options& options) {
         "RESULT ranks=%d params=%zu global_batch=%d buckets=%zu steps=%d iter_us=%.1f "
         "wall_iter_us=%.1f median_iter_us=%.1f first_loss=%.6f last_loss=%.6f\n",
         world, parameter_count, options.global_batch, allreduce.buckets().size(), options.steps,
-        timed_ns / options.steps * 1e-3, timed_wall_ns / options.steps * 1e-3, Median(timed) * 1e-3,
-        first_loss, last_loss);
+        timed_ns / options.steps * 1e-3, timed_wall_ns / options.steps * 1e-3,
+        IterationMedian(timed.data(), static_cast<int>(timed.size())) * 1e-3, first_loss,
+        last_loss);
   }
   Check(nboxCommDestroy(comm), "nboxCommDestroy", comm);
   return 0;
