@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <filesystem>
@@ -32,6 +33,11 @@ namespace server = bridge::server;
 constexpr std::chrono::seconds kExitGrace{10};
 // How long after a clean exit of a rank its Goodbye may still be on its way.
 constexpr std::chrono::milliseconds kGoodbyeGrace{500};
+// A rank that dies closes its bootstrap connection and its bridge session at the same moment,
+// and its exit status can be reaped a moment later: this long the bootstrap's view ("left
+// without destroying its communicator") waits, so the failure names the process and how it
+// ended whichever of the three nbox-cosim notices first.
+constexpr std::chrono::milliseconds kDeathNamingGrace{300};
 
 std::atomic<int> g_signal{0};
 extern "C" void OnTerminationSignal(int sig) {
@@ -182,8 +188,20 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   loop_config.after_step = after_step;
   loop_config.check = [&] {
     root.Poll(std::chrono::milliseconds(0));
-    if (!root.failure().empty()) bridge.Fail("bootstrap: " + root.failure());
     for (ChildExit& exit : launcher.Reap()) exits.emplace_back(Clock::now(), std::move(exit));
+    const bool root_failed = !root.failure().empty();
+    if (root_failed) {
+      const auto until = Clock::now() + kDeathNamingGrace;
+      // (A launched process that exited 0 may be a wrapper whose rank was killed: wait on.)
+      const auto any_failed = [&] {
+        return std::any_of(exits.begin(), exits.end(),
+                           [](const auto& entry) { return !entry.second.success; });
+      };
+      while (bridge.failure().empty() && !any_failed() && Clock::now() < until) {
+        bridge_server.Poll(std::chrono::milliseconds(5));
+        for (ChildExit& exit : launcher.Reap()) exits.emplace_back(Clock::now(), std::move(exit));
+      }
+    }
     for (auto it = exits.begin(); it != exits.end();) {
       const auto& [when, exit] = *it;
       const bool ended = bounds.Ended(exit.rank);
@@ -199,6 +217,7 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
       }
       it = exits.erase(it);
     }
+    if (root_failed) bridge.Fail("bootstrap: " + root.failure());
     if (const int sig = g_signal.load(); sig != 0) {
       bridge.Fail(fmt::format("stopped by signal {} ({})", sig, strsignal(sig)));
     }
