@@ -35,9 +35,9 @@ void LoopbackNetwork::OnPost(const server::Post& post) {
   }
 }
 
-void LoopbackNetwork::OnPromise(int rank, uint64_t vtime, bool blocked) {
+void LoopbackNetwork::OnRankPromise(const server::RankPromise& promise) {
   std::lock_guard<std::mutex> lock(mutex_);
-  promises_.push_back({rank, vtime, blocked});
+  promises_.push_back({promise.rank, promise.vtime, promise.blocked, promise.saw_every_completion});
 }
 
 void LoopbackNetwork::OnConnectionClosed(int, uint64_t connection) {

@@ -22,6 +22,7 @@ struct ObservedPromise {
   int rank;
   uint64_t vtime;
   bool blocked;
+  bool saw_every_completion;  // server::RankPromise's
 };
 
 class LoopbackNetwork : public server::BridgeSink {
@@ -31,7 +32,7 @@ class LoopbackNetwork : public server::BridgeSink {
 
   void OnJoin(const server::RankJoin& join) override;
   void OnPost(const server::Post& post) override;
-  void OnPromise(int rank, uint64_t vtime, bool blocked) override;
+  void OnRankPromise(const server::RankPromise& promise) override;
   void OnConnectionClosed(int rank, uint64_t connection) override;
   void OnGoodbye(int rank, uint64_t vtime) override;
   void OnDisconnect(int rank, const std::string& reason) override;

@@ -366,6 +366,31 @@ TEST_F(NboxPlugin, VirtualClockJumpsToTheDeliveryWhileTheRankWaits) {
   EXPECT_TRUE(blocked_promise);
 }
 
+// Every Promise counts the Completes the plugin received: a blocked promise made after a send
+// and a receive completed counts both, so the server finds it saw every completion (with no
+// count, or a wrong one, it would not).
+TEST_F(NboxPlugin, ABlockedPromiseCountsTheCompletionsReceived) {
+  Join(0, "virtual");
+  CommPair& pair = Pair();
+  std::vector<uint8_t> message = Pattern(5, 64), recv(64, 0);
+  void* recv_request = nullptr;
+  void* send_request = nullptr;
+  ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, message, recv, &recv_request, &send_request));
+  ASSERT_EQ(Wait(recv_request, nullptr), ncclSuccess);
+  ASSERT_EQ(Wait(send_request, nullptr), ncclSuccess);
+  // Block once more: both Completes are in, and receiving them was news, so the plugin sends
+  // a blocked promise now (unless its last one already came after them).
+  ext_->waitEvents(ext_->eventCount(), 20000);
+  std::this_thread::sleep_for(milliseconds(50));
+  const std::vector<ObservedPromise> promises = server_->network().promises();
+  const ObservedPromise* last_blocked = nullptr;
+  for (const ObservedPromise& promise : promises) {
+    if (promise.blocked) last_blocked = &promise;
+  }
+  ASSERT_NE(last_blocked, nullptr);
+  EXPECT_TRUE(last_blocked->saw_every_completion);
+}
+
 // A simulator that hangs (sends nothing, not even heartbeats) is given up on after
 // max(NBOX_BRIDGE_TIMEOUT_MS, 4 heartbeats of 250 ms) = 1 s: pending requests fail, and so do
 // later calls.
