@@ -168,6 +168,20 @@ TEST_F(RealRanksEndToEnd, OneRealRankMatchesTheAllEmulatedJob) {
     // The bench itself checked the all-reduce against W * its own input (payload = self).
     const std::string log = ReadFile(dir_ / peers / "rank0.log");
     EXPECT_NE(log.find("RESULT ranks=4"), std::string::npos) << log;
+    // The report says who ran what: the emulated ranks the workload (their compute simulated)
+    // or the real rank's collectives (no model ran, no compute measured).
+    if (peers == "workload") {
+      EXPECT_EQ(real.results["model"], reference.results["model"]);
+      EXPECT_EQ(real.results["real_ranks"]["iteration_compute_from"], "emulated ranks");
+      EXPECT_NE(real.out.find("workload   emulated ranks 1-3: ddp"), std::string::npos) << real.out;
+    } else {
+      EXPECT_TRUE(real.results["model"].is_null());
+      EXPECT_TRUE(real.results["iterations"][1]["compute_s"].is_null());
+      EXPECT_NE(real.out.find("workload   emulated ranks 1-3: mirror of real rank 0, 4 "
+                              "collectives in 4 marked iterations"),
+                std::string::npos)
+          << real.out;
+    }
   }
 }
 
@@ -225,6 +239,13 @@ TEST_F(RealRanksEndToEnd, TheShippedExampleTrains) {
   EXPECT_LT(std::stod(result[2]), std::stod(result[1])) << log;
   const auto results = nlohmann::json::parse(ReadFile(dir_ / "results.json"));
   EXPECT_EQ(results["real_ranks"]["ranks"][0]["iterations_marked"], 4);
+  // Mirror mode: the scenario's DDP model never ran and nobody's compute was measured.
+  EXPECT_TRUE(results["model"].is_null());
+  EXPECT_TRUE(results["collectives_per_iteration"].is_null());
+  for (const auto& it : results["iterations"]) EXPECT_TRUE(it["compute_s"].is_null()) << it;
+  const std::string out = ReadFile(cosim.out);
+  EXPECT_EQ(out.find("resnet"), std::string::npos) << out;
+  EXPECT_NE(out.find("mirror of real rank 0"), std::string::npos) << out;
 }
 
 TEST_F(RealRanksEndToEnd, RealtimeReportsTheLagAndJudgesValidity) {

@@ -2,7 +2,7 @@
 
 namespace nbox::cosim {
 
-nlohmann::ordered_json RealRanksJson(const RealRanksReport& report) {
+nlohmann::ordered_json RealRanksJson(const RealRanksReport& report, const RankRoles& roles) {
   using nlohmann::ordered_json;
   ordered_json ranks = ordered_json::array();
   for (const RealRankReport& r : report.ranks) {
@@ -26,14 +26,18 @@ nlohmann::ordered_json RealRanksJson(const RealRanksReport& report) {
                      {"steady_iteration_time_s", SteadyIterationTime(r)},
                      {"iterations", std::move(iterations)}});
   }
-  ordered_json out = {{"status", report.failed ? "failed" : "ok"},
-                      {"failure", report.failure},
-                      {"clock", report.clock},
-                      {"peers", report.peers},
-                      {"payload", report.payload},
-                      {"debug_slowdown_s", report.slowdown_s},
-                      {"late_op_reports", report.late_op_reports},
-                      {"ranks", std::move(ranks)}};
+  ordered_json out = {
+      {"status", report.failed ? "failed" : "ok"},
+      {"failure", report.failure},
+      {"clock", report.clock},
+      {"peers", report.peers},
+      {"payload", report.payload},
+      {"emulated_ranks", roles.emulated},
+      {"iteration_compute_from",
+       roles.compute_simulated() ? ordered_json("emulated ranks") : ordered_json(nullptr)},
+      {"debug_slowdown_s", report.slowdown_s},
+      {"late_op_reports", report.late_op_reports},
+      {"ranks", std::move(ranks)}};
   if (report.realtime) {
     out["realtime"] = {{"deliveries", report.lag.samples},
                        {"max_lag_s", report.lag.max_s},

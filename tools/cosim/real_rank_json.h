@@ -3,10 +3,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/cosim/rank_roles.h"
 #include "tools/cosim/real_rank_report.h"
 
 namespace nbox::cosim {
 
-nlohmann::ordered_json RealRanksJson(const RealRanksReport& report);
+// `roles` adds which ranks were emulated and what the iterations' compute figures come from:
+// "emulated ranks" when they ran the workload, null when no rank's compute was measured.
+nlohmann::ordered_json RealRanksJson(const RealRanksReport& report, const RankRoles& roles);
 
 }  // namespace nbox::cosim

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/cosim/rank_roles.h"
 #include "tools/cosim/real_rank_json.h"
 #include "tools/cosim/run_result.h"
 
@@ -17,17 +18,34 @@ namespace {
 
 using nlohmann::ordered_json;
 
-ordered_json IterationsJson(const JobSummary& summary) {
+// `value`, or null when the run did not measure it.
+ordered_json MeasuredOrNull(bool measured, double value) {
+  return measured ? ordered_json(value) : ordered_json(nullptr);
+}
+
+// `compute_measured`: false when no rank's compute is recorded (real ranks with mirroring or
+// no emulated peers): compute and exposed communication are null, never a false 0.
+ordered_json IterationsJson(const JobSummary& summary, bool compute_measured) {
   ordered_json out = ordered_json::array();
   for (const auto& it : summary.iterations) {
     out.push_back({{"iteration", it.index},
                    {"start_s", it.start_s},
                    {"end_s", it.end_s},
                    {"time_s", it.time_s},
-                   {"compute_s", it.compute_s},
-                   {"exposed_comm_s", it.exposed_comm_s}});
+                   {"compute_s", MeasuredOrNull(compute_measured, it.compute_s)},
+                   {"exposed_comm_s", MeasuredOrNull(compute_measured, it.exposed_comm_s)}});
   }
   return out;
+}
+
+// The scenario's model: null when no rank ran the workload (mirroring or every rank real).
+ordered_json ModelJson(const work::ModelSpec& model, bool workload_ran) {
+  if (!workload_ran) return nullptr;
+  return {{"name", model.name},
+          {"parameters", model.parameters},
+          {"layers", model.layers},
+          {"forward_flops_per_sample", model.forward_flops_per_sample},
+          {"source", model.source}};
 }
 
 ordered_json CollectivesJson(const JobSummary& summary) {
@@ -68,19 +86,19 @@ ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransp
     }
   }
   ordered_json out = {{"payload_bytes_sent", tr.bytesSent},
-          {"payload_bytes_delivered", tr.bytesDelivered},
-          {"messages_sent", tr.messagesSent},
-          {"messages_delivered", tr.messagesDelivered},
-          {"connections", tr.connections},
-          {"host_wire_bytes", net.hostTxBytes},
-          {"wire_bytes", net.wireBytes},
-          {"drops", net.drops},
-          {"retransmissions", tr.retransmissions},
-          {"retransmitted_bytes", tr.retransmittedBytes},
-          {"ecn_marks", net.ecnMarks},
-          {"peak_queue_bytes", net.peakQueueBytes},
-          {"peak_queue_port", net.peakQueuePort},
-          {"ports", std::move(ports)}};
+                      {"payload_bytes_delivered", tr.bytesDelivered},
+                      {"messages_sent", tr.messagesSent},
+                      {"messages_delivered", tr.messagesDelivered},
+                      {"connections", tr.connections},
+                      {"host_wire_bytes", net.hostTxBytes},
+                      {"wire_bytes", net.wireBytes},
+                      {"drops", net.drops},
+                      {"retransmissions", tr.retransmissions},
+                      {"retransmitted_bytes", tr.retransmittedBytes},
+                      {"ecn_marks", net.ecnMarks},
+                      {"peak_queue_bytes", net.peakQueueBytes},
+                      {"peak_queue_port", net.peakQueuePort},
+                      {"ports", std::move(ports)}};
   if (pfc) {
     out["pfc_pauses_sent"] = net.pfcPausesSent;
     out["pfc_pauses_received"] = net.pfcPausesReceived;
@@ -98,7 +116,11 @@ std::string ResultsJson(const RunResult& r) {
   // of one scenario byte-identical wherever they write.
   // The [realranks] and [debug] keys mean nothing to a simulated job; leaving them out keeps
   // its results byte-identical to those written before real ranks existed.
-  const bool real_ranks = !r.scenario.realranks.ranks.empty();
+  const RankRoles roles = RolesOf(r.scenario);
+  const bool real_ranks = !roles.simulated_job();
+  // What the workload figures describe (rank_roles.h): a simulated job's are all there.
+  const bool workload_ran = roles.emulated_program == EmulatedProgram::kWorkload;
+  const bool compute_measured = roles.compute_simulated();
   for (const auto& [key, value] : r.scenario.settings) {
     if (key == "output.dir") continue;
     // [roce] means nothing to the TCP path: TCP results stay as they were before it.
@@ -113,24 +135,20 @@ std::string ResultsJson(const RunResult& r) {
         {"hosts", r.hosts},
         {"switches", r.switches},
         {"links", r.links}}},
-      {"model",
-       {{"name", r.model.name},
-        {"parameters", r.model.parameters},
-        {"layers", r.model.layers},
-        {"forward_flops_per_sample", r.model.forward_flops_per_sample},
-        {"source", r.model.source}}},
+      {"model", ModelJson(r.model, workload_ran)},
       {"job_start_s", r.summary.job_start_s},
       {"steady_iteration_time_s", SteadyIterationTime(r.summary)},
-      {"steady_exposed_comm_s", SteadyExposedComm(r.summary)},
-      {"collectives_per_iteration", r.collectives_per_iteration},
-      {"iterations", IterationsJson(r.summary)},
+      {"steady_exposed_comm_s", MeasuredOrNull(compute_measured, SteadyExposedComm(r.summary))},
+      {"collectives_per_iteration",
+       workload_ran ? ordered_json(r.collectives_per_iteration) : ordered_json(nullptr)},
+      {"iterations", IterationsJson(r.summary, compute_measured)},
       {"collectives", CollectivesJson(r.summary)},
       {"network", NetworkJson(r.network, r.transport, roce)},
       {"simulation", {{"events", r.events}, {"simulated_s", r.simulated_s}}},
   };
   if (r.real_ranks.present) {
     out["status"] = r.real_ranks.failed ? "failed (partial results)" : "ok";
-    out["real_ranks"] = RealRanksJson(r.real_ranks);
+    out["real_ranks"] = RealRanksJson(r.real_ranks, roles);
   }
   return out.dump(2) + "\n";
 }

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "common/units.h"
+#include "tools/cosim/rank_roles.h"
 
 namespace nbox::cosim {
 namespace {
@@ -14,24 +17,95 @@ std::string Setting(const RunResult& r, const std::string& key) {
   return it == r.scenario.settings.end() ? std::string("?") : it->second;
 }
 
-void PrintIterations(const RunResult& r, std::ostream& out) {
+// The scenario's workload, without the rank count.
+std::string WorkloadText(const RunResult& r) {
+  if (r.scenario.workload.model == "trace") {  // a recorded job: no model, no batch
+    return fmt::format("replay of the trace {}, {} iterations, {} collectives per iteration",
+                       r.model.source, r.summary.iterations.size(), r.collectives_per_iteration);
+  }
+  return fmt::format(
+      "{} {} ({:.1f}M parameters), batch {}/rank, {} iterations, {} collectives per iteration",
+      Setting(r, "workload.kind"), r.model.name, static_cast<double>(r.model.parameters) / 1e6,
+      Setting(r, "workload.batch_per_rank"), r.summary.iterations.size(),
+      r.collectives_per_iteration);
+}
+
+// "real rank 0", "emulated ranks 1-7".
+std::string RanksPhrase(const char* kind, const std::vector<int>& ranks) {
+  return fmt::format("{} rank{} {}", kind, ranks.size() == 1 ? "" : "s", RankRanges(ranks));
+}
+
+// What ran: the workload on every rank, or with real ranks who ran what. In mirror mode no
+// workload runs; the emulated ranks repeat the real rank's collectives (the collectives
+// table's instances) and the iterations are the ones the real ranks marked.
+void PrintWorkload(const RunResult& r, const RankRoles& roles, std::ostream& out) {
+  if (roles.simulated_job()) {
+    out << fmt::format("  workload   {}, {} ranks\n", WorkloadText(r),
+                       Setting(r, "job.world_size"));
+    return;
+  }
+  const std::string real = fmt::format("{}: {} own program", RanksPhrase("real", roles.real),
+                                       roles.real.size() == 1 ? "its" : "their");
+  const std::string emulated = RanksPhrase("emulated", roles.emulated);
+  switch (roles.emulated_program) {
+    case EmulatedProgram::kWorkload:
+      out << fmt::format("  workload   {}: {}; {}\n", emulated, WorkloadText(r), real);
+      return;
+    case EmulatedProgram::kMirror:
+      out << fmt::format(
+          "  workload   {}: mirror of real rank {}, {} collectives in {} marked iterations; {}\n",
+          emulated, roles.mirrored_rank, r.summary.collectives.size(), r.summary.iterations.size(),
+          real);
+      return;
+    case EmulatedProgram::kNone:
+      out << fmt::format("  workload   {}, {} marked iterations; no rank emulated\n", real,
+                         r.summary.iterations.size());
+      return;
+  }
+}
+
+// Real-rank runs say what compute covers: no rank's compute is recorded but an emulated one's.
+void PrintComputeNote(const RankRoles& roles, std::ostream& out) {
+  if (roles.simulated_job()) return;
+  switch (roles.emulated_program) {
+    case EmulatedProgram::kWorkload:
+      out << "  compute: the emulated ranks' (simulated); the real ranks' is not measured, so "
+             "exposed comm includes any extra time they took\n";
+      return;
+    case EmulatedProgram::kMirror:
+      out << "  - = not measured: the real ranks' compute is not recorded, and emulated ranks "
+             "that mirror compute nothing\n";
+      return;
+    case EmulatedProgram::kNone:
+      out << "  - = not measured: the real ranks' compute is not recorded, and no rank is "
+             "emulated\n";
+      return;
+  }
+}
+
+void PrintIterations(const RunResult& r, const RankRoles& roles, std::ostream& out) {
   out << fmt::format("  {:>4}  {:>11}  {:>11}  {:>13}\n", "iter", "time", "compute",
                      "exposed comm");
+  const bool measured = roles.compute_simulated();
   for (const auto& it : r.summary.iterations) {
     out << fmt::format("  {:>4}  {:>11}  {:>11}  {:>13}\n", it.index, FormatSeconds(it.time_s),
-                       FormatSeconds(it.compute_s), FormatSeconds(it.exposed_comm_s));
+                       measured ? FormatSeconds(it.compute_s) : "-",
+                       measured ? FormatSeconds(it.exposed_comm_s) : "-");
   }
   const size_t n = r.summary.iterations.size();
   if (n > 1) {
     out << fmt::format("  steady iteration time (mean of iterations 1..{}): {}\n", n - 1,
                        FormatSeconds(SteadyIterationTime(r.summary)));
   }
+  PrintComputeNote(roles, out);
 }
 
-void PrintCollectives(const RunResult& r, std::ostream& out) {
+void PrintCollectives(const RunResult& r, const RankRoles& roles, std::ostream& out) {
   if (r.summary.collectives.empty()) return;
   const int last = r.summary.collectives.back().iteration;
-  out << fmt::format("\n  collectives of iteration {} (nccl-tests algbw/busbw)\n", last);
+  // Only emulated ranks record collectives: with real ranks, say so.
+  out << fmt::format("\n  collectives of iteration {}{} (nccl-tests algbw/busbw)\n", last,
+                     roles.simulated_job() ? "" : " on the emulated ranks");
   out << fmt::format("  {:<22} {:<14} {:>11} {:>11} {:>11} {:>11}\n", "label", "op", "size", "time",
                      "algbw GB/s", "busbw GB/s");
   for (const auto& c : r.summary.collectives) {
@@ -56,8 +130,9 @@ void PrintNetwork(const RunResult& r, std::ostream& out) {
                      FormatBytes(static_cast<double>(n.peakQueueBytes)),
                      n.peakQueuePort.empty() ? "" : " at " + n.peakQueuePort);
   if (n.pfcPausesSent > 0 || n.pausedSeconds > 0) {
-    out << fmt::format("             PFC pauses {} sent, {} received; paused {} (summed over ports)\n",
-                       n.pfcPausesSent, n.pfcPausesReceived, FormatSeconds(n.pausedSeconds));
+    out << fmt::format(
+        "             PFC pauses {} sent, {} received; paused {} (summed over ports)\n",
+        n.pfcPausesSent, n.pfcPausesReceived, FormatSeconds(n.pausedSeconds));
   }
 }
 
@@ -65,23 +140,11 @@ void PrintNetwork(const RunResult& r, std::ostream& out) {
 
 void PrintSummary(const RunResult& r, const PerfFigures& perf,
                   const std::vector<std::string>& written_files, std::ostream& out) {
+  const RankRoles roles = RolesOf(r.scenario);
   out << fmt::format("nbox-cosim  {}  (seed {})\n", r.scenario.path, Setting(r, "job.seed"));
   out << fmt::format("  topology   {} [{} hosts, {} switches, {} links]\n", r.topology_description,
                      r.hosts, r.switches, r.links);
-  if (r.scenario.workload.model == "trace") {  // a recorded job: no model, no batch
-    out << fmt::format(
-        "  workload   replay of the trace {}, {} iterations, {} collectives per iteration, {} "
-        "ranks\n",
-        r.model.source, r.summary.iterations.size(), r.collectives_per_iteration,
-        Setting(r, "job.world_size"));
-  } else {
-    out << fmt::format(
-        "  workload   {} {} ({:.1f}M parameters), batch {}/rank, {} iterations, {} collectives "
-        "per iteration, {} ranks\n",
-        Setting(r, "workload.kind"), r.model.name, static_cast<double>(r.model.parameters) / 1e6,
-        Setting(r, "workload.batch_per_rank"), r.summary.iterations.size(),
-        r.collectives_per_iteration, Setting(r, "job.world_size"));
-  }
+  PrintWorkload(r, roles, out);
   if (r.scenario.network.transport == "roce") {
     out << fmt::format("  network    roce {}, PFC {}, MTU {}, switch buffer {}, ECN {}..{} p {}\n",
                        Setting(r, "roce.cc"), Setting(r, "roce.pfc"), Setting(r, "network.mtu"),
@@ -98,8 +161,8 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
                      Setting(r, "collectives.chunk"));
   out << fmt::format("\n  connections established at {} (before iteration 0, not counted)\n\n",
                      FormatSeconds(r.summary.job_start_s));
-  PrintIterations(r, out);
-  PrintCollectives(r, out);
+  PrintIterations(r, roles, out);
+  PrintCollectives(r, roles, out);
   PrintNetwork(r, out);
   PrintRealRanks(r.real_ranks, out);
   out << fmt::format(
