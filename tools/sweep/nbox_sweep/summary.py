@@ -61,9 +61,12 @@ def metrics_from_results(results: Dict) -> Dict:
     network = results["network"]
     steady = steady_iterations(results["iterations"])
     exposed = [it["exposed_comm_s"] for it in steady]
+    # Real-rank runs in mirror mode do not measure compute, so their exposed communication is
+    # null ("not measured"): the column stays empty rather than the point being unreadable.
+    measured = exposed and all(value is not None for value in exposed)
     row = {
         "steady_iteration_time_s": results["steady_iteration_time_s"],
-        "steady_exposed_comm_s": _mean(exposed) if exposed else None,
+        "steady_exposed_comm_s": _mean(exposed) if measured else None,
     }
     for op, busbw in last_iteration_busbw(results["collectives"]).items():
         row[BUSBW_PREFIX + op] = busbw
