@@ -15,6 +15,7 @@ packages=(
   libgtest-dev libgmock-dev              # tests
   libssl-dev                             # bridge: HMAC-SHA256 authentication of real ranks
   python3 python3-matplotlib python3-pytest  # nbox-sweep, its plots and its tests
+  iproute2                               # fidelity test: network namespaces, veth, HTB (ip, tc)
 )
 
 missing=()
