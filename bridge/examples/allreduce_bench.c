@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bridge/examples/check_call.h"
 #include "bridge/examples/iteration_clock.h"
 #include "bridge/examples/launch_ranks.h"
 #include "bridge/include/nbox_host.h"
@@ -77,16 +78,6 @@ static void Usage(const char* program) {
           "  [realranks] payload = self (each holds the receiving rank's own data)\n",
           program);
 }
-
-#define CHECK(call)                                                              \
-  do {                                                                           \
-    nboxResult_t result_ = (call);                                               \
-    if (result_ != nboxSuccess) {                                                \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, nboxGetErrorString(result_), \
-              nboxGetLastError(comm));                                           \
-      exit(1);                                                                   \
-    }                                                                            \
-  } while (0)
 
 int main(int argc, char** argv) {
   size_t bytes = 32u << 20;

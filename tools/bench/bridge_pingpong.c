@@ -13,53 +13,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bridge/examples/check_call.h"
 #include "bridge/examples/iteration_clock.h"
+#include "bridge/examples/launch_ranks.h"
 #include "bridge/include/nbox_host.h"
 
 static uint64_t WallNs(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-#define CHECK(call)                                                              \
-  do {                                                                           \
-    nboxResult_t result_ = (call);                                               \
-    if (result_ != nboxSuccess) {                                                \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, nboxGetErrorString(result_), \
-              nboxGetLastError(comm));                                           \
-      exit(1);                                                                   \
-    }                                                                            \
-  } while (0)
-
-static int Launch(int world, char** argv) {
-  nboxComm_t comm = NULL;
-  nboxUniqueId id;
-  char text[NBOX_UNIQUE_ID_STRING_BYTES];
-  CHECK(nboxGetUniqueId(&id));
-  CHECK(nboxUniqueIdToString(&id, text));
-  setenv("NBOX_UNIQUE_ID", text, 1);
-  char number[16];
-  snprintf(number, sizeof(number), "%d", world);
-  setenv("NBOX_WORLD_SIZE", number, 1);
-  for (int r = 0; r < world; ++r) {
-    if (fork() == 0) {
-      snprintf(number, sizeof(number), "%d", r);
-      setenv("NBOX_RANK", number, 1);
-      execv("/proc/self/exe", argv);
-      _exit(127);
-    }
-  }
-  int failed = 0;
-  for (int r = 0; r < world; ++r) {
-    int status = 0;
-    if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
-  }
-  return failed;
 }
 
 int main(int argc, char** argv) {
@@ -84,7 +49,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "%s: --bytes and --iters must be at least 1\n", argv[0]);
     return 2;
   }
-  if (launch > 0 && getenv("NBOX_RANK") == NULL) return Launch((int)launch, argv);
+  if (launch > 0 && getenv("NBOX_RANK") == NULL) return LaunchLocalRanks((int)launch, argv);
 
   nboxComm_t comm = NULL;
   CHECK(nboxCommInitFromEnv(&comm));
