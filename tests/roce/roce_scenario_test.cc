@@ -121,5 +121,36 @@ TEST(RoceScenario, TransportRoceBuildsTheRocePathWithTheKeys) {
   ns3::Simulator::Destroy();
 }
 
+TEST(RoceScenario, TheReserveFollowsTheConfiguredPriorities) {
+  const auto s = scenario::LoadScenario(
+      kEmpty, {"network.transport=roce", "job.world_size=2", "roce.data_priority=4",
+               "roce.control_priority=5", "workload.iterations=1"});
+  auto a = cosim::AssembleJob(s);
+  auto sw = a.net.network->GetSwitches().Get(0)->GetObject<ns3::NboxRoceSwitch>();
+  ASSERT_TRUE(sw);
+  ns3::UintegerValue reserved;
+  sw->GetMmu()->GetAttribute("ReservedPriorities", reserved);
+  EXPECT_EQ(reserved.Get(), (1u << 4) | (1u << 5));
+  ns3::UintegerValue lossless;
+  sw->GetMmu()->GetAttribute("LosslessPriorities", lossless);
+  EXPECT_EQ(lossless.Get(), 1u << 4);
+  ns3::Simulator::Destroy();
+}
+
+TEST(RoceScenario, ABufferTooSmallForTheHeadroomNamesTheKey) {
+  // 8 ports at 100 Gb/s, 1 us, MTU 9000 need about 8 x (2 r d + 3 frames) = 420 KB of PFC
+  // headroom alone: 64 KiB cannot hold it.
+  const auto s = scenario::LoadScenario(
+      kEmpty, {"network.transport=roce", "network.mtu=9000", "roce.buffer=64KiB"});
+  try {
+    cosim::AssembleJob(s);
+    ADD_FAILURE() << "a 64 KiB buffer was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("roce.buffer = 65536 bytes does not fit this fabric"));
+    EXPECT_THAT(e.what(), HasSubstr("switch buffer too small"));
+  }
+  ns3::Simulator::Destroy();
+}
+
 }  // namespace
 }  // namespace nbox::testing

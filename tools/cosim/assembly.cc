@@ -83,7 +83,7 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s) {
   a.topology = BuildTopology(s);
   a.rank_to_host = topo::PlaceRanks(a.topology, s.job.world_size);
   a.network = s.network.transport == "roce"
-                  ? MakeRoceNetworkHelper(s).Install(a.topology)
+                  ? InstallRoceNetwork(s, a.topology)
                   : ns3::NboxNetworkHelper(MakeNetworkConfig(s)).Install(a.topology);
   return a;
 }

@@ -1,5 +1,9 @@
 #include "tools/cosim/roce_assembly.h"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+
 #include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/nstime.h"
@@ -27,6 +31,9 @@ ns3::NboxRoceNetworkHelper MakeRoceNetworkHelper(const scenario::Scenario& s) {
   helper.SetMmuAttribute("EcnPmax", DoubleValue(r.ecn_pmax));
   // PFC protects the data priority; control frames travel on their own, lossy, priority.
   helper.SetMmuAttribute("LosslessPriorities", UintegerValue(1u << r.data_priority));
+  // The per-queue reserve goes to the two priorities the NICs use, whichever they are.
+  helper.SetMmuAttribute("ReservedPriorities",
+                         UintegerValue((1u << r.data_priority) | (1u << r.control_priority)));
   helper.SetSwitchAttribute("Headroom", UintegerValue(r.headroom_bytes));
 
   helper.SetNicAttribute("CongestionControl", ns3::StringValue(r.cc));
@@ -44,6 +51,18 @@ ns3::NboxRoceNetworkHelper MakeRoceNetworkHelper(const scenario::Scenario& s) {
   helper.SetNicAttribute("DataPriority", UintegerValue(r.data_priority));
   helper.SetNicAttribute("ControlPriority", UintegerValue(r.control_priority));
   return helper;
+}
+
+ns3::Ptr<ns3::NboxNetwork> InstallRoceNetwork(const scenario::Scenario& scenario,
+                                              const topo::Topology& topology) {
+  try {
+    return MakeRoceNetworkHelper(scenario).Install(topology);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format(
+        "roce.buffer = {} bytes does not fit this fabric: {} (raise roce.buffer, or lower "
+        "roce.headroom or the MTU)",
+        scenario.roce.buffer_bytes, e.what()));
+  }
 }
 
 }  // namespace nbox::cosim
