@@ -65,6 +65,12 @@ if ! ip netns add "$switch" 2> "$workdir/netns.err"; then
   exit 77
 fi
 created+=("$switch")
+# `ip netns exec` needs to remount / and /sys inside the namespace, which a chroot or some
+# containers refuse even to root: a machine this test cannot use.
+if ! ip netns exec "$switch" true 2> "$workdir/netns.err"; then
+  echo "SKIP: cannot run a command inside a network namespace: $(cat "$workdir/netns.err")"
+  exit 77
+fi
 
 # HTB at `rate` on the egress of one interface: a single class every packet falls into, a
 # short FIFO behind it. The bursts are two packets, so the link never runs above `rate` for
