@@ -17,6 +17,7 @@
 
 #include "bridge/include/nbox_net_ext.h"
 #include "bridge/nccl/net.h"
+#include "tests/bridge/byte_pattern.h"
 #include "tests/bridge/exported_symbols.h"
 #include "tests/bridge/plugin_loader.h"
 #include "tests/bridge/server_thread.h"
@@ -27,18 +28,6 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
-
-uint8_t PatternByte(uint64_t seed, uint64_t i) {
-  uint64_t x = (seed + 1) * 0x9e3779b97f4a7c15ull + i * 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 29;
-  return static_cast<uint8_t>(x * 0x94d049bb133111ebull >> 56);
-}
-
-std::vector<uint8_t> Pattern(uint64_t seed, size_t size) {
-  std::vector<uint8_t> bytes(size);
-  for (size_t i = 0; i < size; ++i) bytes[i] = PatternByte(seed, i);
-  return bytes;
-}
 
 std::string PluginPath() {
   return NBOX_PLUGIN_PATH;
