@@ -22,6 +22,8 @@
 #include "ns3/nbox-roce-switch.h"
 #include "ns3/nbox-roce-transport.h"
 #include "ns3/nbox-switch-mmu.h"
+#include "ns3/nbox-tcp-small-queues.h"
+#include "ns3/nbox-tcp-socket.h"
 #include "ns3/nbox-tcp-transport.h"
 #include "ns3/nbox-transport.h"
 

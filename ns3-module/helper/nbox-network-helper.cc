@@ -10,6 +10,7 @@
 #include "ns3/ipv4.h"
 #include "ns3/log.h"
 #include "ns3/nbox-ecmp-routing.h"
+#include "ns3/nbox-tcp-small-queues.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/queue-size.h"
 #include "ns3/string.h"
@@ -345,6 +346,8 @@ NboxNetworkHelper::ApplyTcpDefaults(const NboxNetworkConfig& config)
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
                        TimeValue(Seconds(config.tcpDelAckTimeoutSeconds)));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(config.tcpMinRtoSeconds)));
+    Config::SetDefault("ns3::NboxTcpSocket::SmallQueueLimit",
+                       UintegerValue(config.tcpLimitOutputBytes));
     // ns-3 computes RTO = max(srtt + max(G, 4 rttvar), MinRto) with G the clock granularity
     // (1 ms by default). Linux's is srtt + max(4 rttvar, rto_min): G = MinRto gives that, and
     // lets a min RTO below 1 ms take effect.
@@ -456,6 +459,8 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
     for (Vertex host : topology.hosts)
     {
         network->AddHost(nodes[host], primaryAddress[host]);
+        // Tells NboxTcpSocket senders when their segments leave the host (TCP Small Queues).
+        NboxTcpSmallQueues::Install(nodes[host]);
     }
     for (size_t v = 0; v < nodes.size(); ++v)
     {

@@ -32,21 +32,32 @@ struct NboxNetworkConfig
     uint64_t ecnThresholdBytes = 100000;
     std::string tcpCongestionControl = "cubic"; //!< newreno | cubic | dctcp | bbr
     uint64_t tcpBufferBytes = 4000000;          //!< socket send and receive buffers
-    double tcpMinRtoSeconds = 1e-3;
+    /** Linux's TCP_RTO_MIN (HZ / 5). A lower floor fires on a lossless path as soon as its
+     * queueing delay grows faster than srtt + 4 rttvar follows. */
+    double tcpMinRtoSeconds = 0.2;
     uint64_t ecmpSeed = 1; //!< perturbs the flow hash of every switch
     /**
-     * Host NIC queue (FIFO, IP bytes). ns-3's TCP has no TCP-small-queues backpressure, so
-     * whatever a socket's window allows beyond the path's capacity waits here; the default
-     * holds the send buffers of 16 connections of the default size without dropping, as a
-     * Linux host (which blocks the socket instead) would.
+     * TCP Small Queues (NboxTcpSocket): the most payload bytes one sender socket keeps in its
+     * host's queue disc and NIC, Linux's tcp_limit_output_bytes (16 x 65536 from Linux 4.x to
+     * 6.15). The limit is about 1 ms of the flow's rate below this cap. 0 turns TSQ off: then
+     * every byte a window allows waits in the host's queue, and the RTT grows with it.
+     */
+    uint32_t tcpLimitOutputBytes = 1 << 20;
+    /**
+     * Host NIC queue (FIFO, IP bytes). With TSQ each sender socket keeps at most about
+     * tcpLimitOutputBytes here; the default also holds, without dropping, what sockets without
+     * TSQ (tcpLimitOutputBytes = 0: the send buffers of 16 connections of the default size)
+     * put here, as a Linux host (which blocks the socket instead) would.
      */
     uint64_t hostQueueBytes = 64000000;
     /** Segments the receiver waits for before acknowledging (ns-3 TcpSocket::DelAckCount). */
     uint32_t tcpDelAckCount = 2;
     /**
      * Longest an acknowledgement is delayed. Must be below tcpMinRtoSeconds, or a lone
-     * segment times out at the sender before it is acknowledged. The default keeps Linux's
-     * ratio of delayed-ACK minimum to RTO minimum (40 ms to 200 ms) at the default min RTO.
+     * segment times out at the sender before it is acknowledged. Shorter than Linux's 40 ms
+     * delayed-ACK minimum on purpose: ns-3's receiver has no quick-ack mode, so the last odd
+     * segment of every message would wait the whole timeout for its ACK and its RTT sample
+     * would inflate srtt.
      */
     double tcpDelAckTimeoutSeconds = 200e-6;
 };

@@ -21,6 +21,10 @@ NS_OBJECT_ENSURE_REGISTERED(NboxRoceNic);
 namespace
 {
 
+/** NCCL's QP timeout: 4.096 us x 2^NCCL_IB_TIMEOUT, whose default is 18 (NCCL
+ * src/transport/net_ib.cc, NCCL_PARAM(IbTimeout, "IB_TIMEOUT", 18)). */
+constexpr double kNcclQpTimeoutSeconds = 4.096e-6 * (1 << 18);
+
 bool
 IsValidCongestionControl(const std::string& name)
 {
@@ -32,8 +36,8 @@ IsValidCongestionControl(const std::string& name)
 TypeId
 NboxRoceNic::GetTypeId()
 {
-    // Defaults and their sources: ../../../shared/FACTS.md ("DCQCN defaults in public ns-3
-    // RDMA models") and the class documentation; scenarios/README.md repeats them.
+    // Defaults and their sources: the attribute texts and ns3-module/README.md ("The RoCE
+    // path"); scenarios/README.md repeats them.
     static TypeId tid
         = TypeId("ns3::NboxRoceNic")
               .SetParent<Object>()
@@ -67,9 +71,12 @@ NboxRoceNic::GetTypeId()
               .AddAttribute("RetransmissionTimeout",
                             "Time without acknowledgement progress and without sending after "
                             "which a QP with packets outstanding goes back to the first "
-                            "unacknowledged one (tail losses, lost NACKs).",
-                            TimeValue(MilliSeconds(1)), MakeTimeAccessor(&NboxRoceNic::m_rto),
-                            MakeTimeChecker(NanoSeconds(1)))
+                            "unacknowledged one (tail losses, lost NACKs). Default: the QP "
+                            "timeout NCCL programs, 4.096 us x 2^NCCL_IB_TIMEOUT with its "
+                            "default 18 (1.074 s); a shorter one fires while PFC pauses or "
+                            "DCQCN slows a QP between two ACKs.",
+                            TimeValue(Seconds(kNcclQpTimeoutSeconds)),
+                            MakeTimeAccessor(&NboxRoceNic::m_rto), MakeTimeChecker(NanoSeconds(1)))
               .AddAttribute("CongestionControl", "Rate control of every QP: dcqcn or none.",
                             StringValue("dcqcn"),
                             MakeStringAccessor(&NboxRoceNic::m_congestionControl),
@@ -112,7 +119,7 @@ NboxRoceNic::NboxRoceNic()
     , m_controlPriority(6)
     , m_ackInterval(16)
     , m_cnpInterval(MicroSeconds(50))
-    , m_rto(MilliSeconds(1))
+    , m_rto(Seconds(kNcclQpTimeoutSeconds))
     , m_congestionControl("dcqcn")
     , m_minRateBps(100e6)
     , m_g(1.0 / 16)

@@ -2,6 +2,7 @@
 
 #include "ns3/inet-socket-address.h"
 #include "ns3/log.h"
+#include "ns3/nbox-tcp-socket.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
@@ -135,6 +136,13 @@ NboxTcpTransport::GetNConnections() const
     return static_cast<uint32_t>(m_connections.size());
 }
 
+Ptr<NboxTcpSocket>
+NboxTcpTransport::GetSenderSocket(uint32_t srcRank, uint32_t dstRank, uint32_t channel) const
+{
+    auto it = m_connections.find({srcRank, dstRank, channel});
+    return it == m_connections.end() ? nullptr : DynamicCast<NboxTcpSocket>(it->second.sender);
+}
+
 uint32_t
 NboxTcpTransport::GetNEstablished() const
 {
@@ -232,7 +240,8 @@ NboxTcpTransport::OpenSockets(Connection* c)
     uint32_t srcHost = m_rankToHost[c->srcRank];
     uint32_t dstHost = m_rankToHost[c->dstRank];
     Listener& listener = GetOrCreateListener(dstHost);
-    c->sender = Socket::CreateSocket(m_network->GetHost(srcHost), TcpSocketFactory::GetTypeId());
+    // A sender with TCP Small Queues (nbox-tcp-socket.h), like a Linux host's.
+    c->sender = NboxTcpSocket::CreateOn(m_network->GetHost(srcHost));
     c->sender->SetConnectCallback(MakeCallback(&NboxTcpTransport::HandleConnected, this, c),
                                   MakeCallback(&NboxTcpTransport::HandleConnectFailed, this, c));
     c->sender->SetSendCallback(MakeCallback(&NboxTcpTransport::HandleSendSpace, this, c));

@@ -21,6 +21,7 @@
 namespace ns3
 {
 
+class NboxTcpSocket;
 class TcpSocketBase;
 
 /**
@@ -61,6 +62,10 @@ class NboxTcpTransport : public NboxTransport
     void Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, uint64_t bytes,
               std::function<void()> delivered) override;
     NboxTransportStats GetStats() const override;
+
+    /** The sending socket of connection (src, dst, channel), for inspection; null until the
+     * connection's sockets exist (an event at the time of the first Connect or Send). */
+    Ptr<NboxTcpSocket> GetSenderSocket(uint32_t srcRank, uint32_t dstRank, uint32_t channel) const;
 
     /** Connections requested so far, and how many of them both ends have established. */
     uint32_t GetNConnections() const;

@@ -113,7 +113,8 @@ RunTwoSwitches(bool pfc)
                     [&out]()
                     { out.congestedDone = std::max(out.congestedDone, Simulator::Now()); });
     transport->Send(kB, kV, 0, bytes, [&out]() { out.victimDone = Simulator::Now(); });
-    RunFor(Seconds(1));
+    // Without PFC a tail loss is recovered only by the QP timeout (1.07 s by default).
+    RunFor(Seconds(5));
     out.network = network->GetStats();
     out.retransmissions = transport->GetStats().retransmissions;
     return out;

@@ -143,7 +143,8 @@ RunIncast(int senders, uint64_t bytes, bool pfc, uint64_t bufferBytes)
                               out.lastDelivery = Simulator::Now();
                           });
     }
-    test::RunFor(Seconds(1));
+    // Without PFC a tail loss is recovered only by the QP timeout (1.07 s by default).
+    test::RunFor(Seconds(5));
     out.network = f.network->GetStats();
     out.nic = f.transport->GetNicStats();
     return out;

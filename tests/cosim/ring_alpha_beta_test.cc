@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <ostream>
+#include <string>
 
 #include "tests/cosim/alpha_beta.h"
 #include "tests/cosim/job_fixture.h"
@@ -16,6 +18,19 @@ struct Case {
   uint32_t mtu;
   double latency_s;
 };
+
+std::string Describe(const Case& c) {
+  return "W" + std::to_string(c.world) + "_" + std::to_string(c.bytes >> 10) + "KiB_MTU" +
+         std::to_string(c.mtu) + "_" + std::to_string(static_cast<int>(c.latency_s * 1e6)) + "us";
+}
+
+// Readable names in test listings (ctest shows both).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << Describe(c);
+}
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  return Describe(info.param);
+}
 
 class RingAlphaBeta : public ::testing::TestWithParam<Case> {};
 
@@ -43,7 +58,8 @@ INSTANTIATE_TEST_SUITE_P(Star, RingAlphaBeta,
                                            Case{8, 32 << 20, 9000, 1e-6},
                                            Case{4, 4 << 20, 1500, 1e-6},
                                            // Latency-heavy: 20 us links, 256 KiB.
-                                           Case{8, 256 << 10, 9000, 20e-6}));
+                                           Case{8, 256 << 10, 9000, 20e-6}),
+                         CaseName);
 
 }  // namespace
 }  // namespace nbox::testing

@@ -49,6 +49,7 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
   c.tcpCongestionControl = s.network.tcp_cc;
   c.tcpBufferBytes = s.network.tcp_buffer_bytes;
   c.tcpMinRtoSeconds = s.network.tcp_min_rto_s;
+  c.tcpLimitOutputBytes = static_cast<uint32_t>(s.network.tcp_limit_output_bytes);
   c.ecmpSeed = s.job.seed;
   return c;
 }
@@ -97,8 +98,8 @@ JobAssembly AssembleJob(const scenario::Scenario& s) {
   if (s.workload.model == "trace") {
     a.ddp.model.name = "trace";
     a.ddp.model.source = s.workload.trace;
-    for (work::RankProgram& program : work::LoadTraceReplayPrograms(
-             s.workload.trace, s.job.world_size, s.workload.iterations)) {
+    for (work::RankProgram& program :
+         work::LoadTraceReplayPrograms(s.workload.trace, s.job.world_size, s.workload.iterations)) {
       trace_programs.push_back(std::make_shared<const work::RankProgram>(std::move(program)));
     }
     a.program = trace_programs.front();

@@ -1,11 +1,10 @@
 #include "tools/scenario/key_schema.h"
 
-#include "tools/scenario/roce_keys.h"
-
 #include <limits>
 #include <stdexcept>
 
 #include "tools/scenario/realranks_values.h"
+#include "tools/scenario/roce_keys.h"
 #include "topologies/servers.h"
 #include "workloads/ddp.h"
 
@@ -85,8 +84,15 @@ std::vector<KeySpec> NetworkKeys() {
        Bytes(net(&NetworkSection::ecn_threshold_bytes), 1, 1000000000)},
       {"network", "tcp_buffer", "TCP socket send and receive buffer",
        Bytes(net(&NetworkSection::tcp_buffer_bytes), 4 * kKiB, kGiB)},
-      {"network", "tcp_min_rto", "TCP minimum retransmission timeout",
+      {"network", "tcp_min_rto",
+       "TCP minimum retransmission timeout (200 ms: Linux's TCP_RTO_MIN; ns-3 has no tail loss "
+       "probe, so a tail loss waits this long)",
        Duration(net(&NetworkSection::tcp_min_rto_s), 1e-6, 10)},
+      {"network", "tcp_limit_output",
+       "TCP Small Queues: most bytes one socket keeps in its host's NIC queue, about 1 ms of its "
+       "rate below this cap (1 MiB: Linux's tcp_limit_output_bytes); 0 = off, every byte the "
+       "window allows waits in the host queue",
+       Bytes(net(&NetworkSection::tcp_limit_output_bytes), 0, kGiB)},
   };
 }
 
@@ -252,7 +258,8 @@ const std::vector<SectionSpec>& ScenarioSections() {
       {"collectives", "How collectives become point-to-point messages."},
       {"workload", "What every rank computes and when it communicates."},
       {"output", "What a run writes and shows."},
-      {"realranks", "Real ranks in the loop: processes whose messages cross the simulated network."},
+      {"realranks",
+       "Real ranks in the loop: processes whose messages cross the simulated network."},
       {"debug", "Settings for debugging nbox itself; none changes a result."},
       {"servers",
        "Scale-up servers that topology.kind = rail is built of: GPUs on one NVSwitch, a NIC per "
@@ -264,10 +271,8 @@ const std::vector<SectionSpec>& ScenarioSections() {
 const std::vector<KeySpec>& ScenarioKeys() {
   static const std::vector<KeySpec> keys = [] {
     std::vector<KeySpec> all;
-    for (auto* group :
-         {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, CollectivesKeys, WorkloadKeys,
-          WorkloadTraceKeys, OutputKeys,
-          RealRanksKeys, DebugKeys, ServersKeys}) {
+    for (auto* group : {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, CollectivesKeys, WorkloadKeys,
+                        WorkloadTraceKeys, OutputKeys, RealRanksKeys, DebugKeys, ServersKeys}) {
       for (KeySpec& key : group()) all.push_back(std::move(key));
     }
     return all;

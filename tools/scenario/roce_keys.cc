@@ -59,8 +59,8 @@ std::vector<KeySpec> RoceKeys() {
        "the reverse link at MTU 1500; HPCC's ns-3 model ACKs every packet)",
        WholeNumber(roce(&RoceSection::ack_interval), 1, 65536)},
       {"roce", "rto",
-       "retransmission timeout of a QP without ACK progress (1 ms, as the TCP path's "
-       "tcp_min_rto)",
+       "retransmission timeout of a QP without ACK progress (NCCL's QP timeout, 4.096 us x "
+       "2^NCCL_IB_TIMEOUT with its default 18: 1.074 s)",
        Duration(roce(&RoceSection::rto_s), 1e-6, 10)},
       {"roce", "data_priority", "PFC priority of data (3, NVIDIA's lossless RoCE class)",
        WholeNumber(roce(&RoceSection::data_priority), 0, 7)},

@@ -49,9 +49,10 @@ struct NetworkSection {
   uint32_t mtu = 1500;
   uint64_t switch_queue_bytes = 4000000;  // per egress port
   bool ecn = false;
-  uint64_t ecn_threshold_bytes = 100000;  // step marking threshold K
-  uint64_t tcp_buffer_bytes = 4000000;    // socket send and receive buffers
-  double tcp_min_rto_s = 1e-3;
+  uint64_t ecn_threshold_bytes = 100000;      // step marking threshold K
+  uint64_t tcp_buffer_bytes = 4000000;        // socket send and receive buffers
+  double tcp_min_rto_s = 0.2;                 // Linux TCP_RTO_MIN
+  uint64_t tcp_limit_output_bytes = 1 << 20;  // TCP Small Queues cap; 0 = off
 };
 
 struct CollectivesSection {
@@ -139,7 +140,7 @@ struct RoceSection {
   double min_rate_bps = 100e6;
   double cnp_interval_s = 50e-6;
   int ack_interval = 16;
-  double rto_s = 1e-3;
+  double rto_s = 4.096e-6 * (1 << 18);  // NCCL_IB_TIMEOUT 18: 1.074 s
   int data_priority = 3;
   int control_priority = 6;
 };

@@ -1,0 +1,103 @@
+/*
+ * A TCP sender socket with Linux's TCP Small Queues (TSQ).
+ *
+ * Why: ns-3's TcpSocketBase hands every segment its window allows to the host's queue disc at
+ * once. Without loss, Cubic's window grows until the socket's send buffer is in flight, and
+ * megabytes wait in the sending host's own NIC queue: the RTT grows by milliseconds, the
+ * retransmission timer fires although nothing was lost, and a lossless all-reduce reports
+ * thousands of retransmissions. Linux does not behave so: since 3.6, TSQ lets a socket have
+ * only a small amount of data in the host's qdisc and device queues at a time (the rest waits
+ * in the socket, where it adds no delay), and sends more when a segment leaves the NIC.
+ *
+ * The limit follows Linux 6.1's tcp_small_queue_check() (net/ipv4/tcp_output.c):
+ *   limit = max(2 segments, pacing_rate >> PacingShift)            about 1 ms of data
+ *   limit = min(limit, SmallQueueLimit)                            unless the flow is paced
+ * with pacing_rate = cwnd / srtt x (200% in slow start below ssthresh / 2, else 120%)
+ * (tcp_update_pacing_rate(): sysctl_tcp_pacing_ss_ratio and _ca_ratio), or ns-3's own pacing
+ * rate when the socket paces (BBR). A socket whose queued bytes exceed the limit sends nothing
+ * more until one of its segments has left the host; one with at most one segment
+ * unacknowledged always may send (Linux's tcp_rtx_queue_empty_or_single_skb()). Bytes are TCP
+ * payload bytes (Linux counts skb truesize, which adds buffer overhead).
+ *
+ * The host's NboxTcpSmallQueues tells the socket when its segments leave. A socket on a node
+ * without one behaves exactly as TcpSocketBase.
+ */
+#ifndef NBOX_TCP_SOCKET_H
+#define NBOX_TCP_SOCKET_H
+
+#include "ns3/event-id.h"
+#include "ns3/tcp-socket-base.h"
+
+#include <cstdint>
+
+namespace ns3
+{
+
+class NboxTcpSmallQueues;
+class Node;
+class TcpHeader;
+
+class NboxTcpSocket : public TcpSocketBase
+{
+  public:
+    static TypeId GetTypeId();
+    /** TcpSocketBase returns its own TypeId here, which would hide this class's attributes. */
+    TypeId GetInstanceTypeId() const override;
+    NboxTcpSocket();
+    NboxTcpSocket(const NboxTcpSocket& sock);
+
+    /**
+     * Creates a socket on `node` as TcpL4Protocol::CreateSocket does (the protocol's congestion
+     * control, recovery and RTT estimator types), but of this class. The node must have
+     * ns-3's Internet stack.
+     */
+    static Ptr<NboxTcpSocket> CreateOn(Ptr<Node> node);
+
+    /** Called by NboxTcpSmallQueues: `bytes` of this socket's data left the host (or were
+     * dropped there). */
+    void LeftHost(uint32_t bytes);
+
+    /** Payload bytes of this socket's segments in the host's queues now. */
+    uint32_t GetHostQueuedBytes() const;
+    /** The TSQ limit now (bytes). */
+    uint32_t GetSmallQueueLimit() const;
+    /** Times the socket stopped sending because of TSQ. */
+    uint64_t GetThrottleCount() const;
+    /** The smoothed RTT (srtt) and the smallest RTT sample so far (zero before the first). */
+    Time GetSmoothedRtt() const;
+    Time GetMinRtt() const;
+
+  protected:
+    uint32_t AvailableWindow() const override;
+    /**
+     * Times each acknowledged segment by its send time, in nanoseconds. TcpSocketBase times it
+     * by the echoed timestamp when timestamps are on, and ns-3's timestamps count
+     * milliseconds: every RTT below 1 ms then measures 0 and is taken as 1 us, so srtt, the
+     * RTO and every RTT-driven congestion control (BBR's min RTT) see a network that is not
+     * there, and an RTT that crosses 1 ms jumps by a whole millisecond. Linux times segments
+     * in microseconds (tcp_clean_rtx_queue() from the skb's send time) whatever its TSval.
+     * Karn's rule and the RTO formula stay TcpSocketBase's.
+     */
+    void EstimateRtt(const TcpHeader& tcpHeader) override;
+    Ptr<TcpSocketBase> Fork() override;
+    void DoDispose() override;
+
+  private:
+    /** The socket's own Tx trace: a data segment went down to IP. */
+    void NoteTx(Ptr<const Packet> segment, const TcpHeader& header, Ptr<const TcpSocketBase> self);
+    /** Sends what TSQ held back (scheduled: Linux's TSQ tasklet). */
+    void ResumeAfterThrottle();
+
+    uint32_t m_limitOutputBytes;           //!< attribute SmallQueueLimit (0: TSQ off)
+    uint8_t m_pacingShift;                 //!< attribute PacingShift
+    Ptr<NboxTcpSmallQueues> m_smallQueues; //!< the host's, once the socket has sent data
+    uint32_t m_smallQueuesIndex;           //!< this socket's index there
+    uint32_t m_hostQueuedBytes;
+    mutable bool m_throttled;         //!< AvailableWindow held data back for TSQ
+    mutable uint64_t m_throttleCount; //!< times m_throttled went up
+    EventId m_resumeEvent;
+};
+
+} // namespace ns3
+
+#endif /* NBOX_TCP_SOCKET_H */
