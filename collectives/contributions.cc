@@ -21,6 +21,9 @@ uint32_t InitialCount(const CollectiveSpec& spec, int rank, const Step& step) {
     }
     case CollectiveOp::kBroadcast:
       return rank == spec.root ? 1 : 0;
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kAllToAllV:
+      return 1;  // a send block is the rank's own data; receive blocks are overwritten
   }
   return 0;
 }

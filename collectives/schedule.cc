@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "collectives/all_to_all.h"
 #include "collectives/broadcast.h"
 #include "collectives/hierarchical.h"
 #include "collectives/layout.h"
@@ -24,11 +25,36 @@ void CheckRank(const CollectiveSpec& spec, int rank) {
 
 bool IsKnown(CollectiveOp op) {
   return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
-         op == CollectiveOp::kReduceScatter || op == CollectiveOp::kBroadcast;
+         op == CollectiveOp::kReduceScatter || op == CollectiveOp::kBroadcast ||
+         op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV;
 }
 
 bool IsKnown(Algorithm algorithm) {
-  return algorithm == Algorithm::kRing || algorithm == Algorithm::kHierarchical;
+  return algorithm == Algorithm::kRing || algorithm == Algorithm::kHierarchical ||
+         algorithm == Algorithm::kDirect;
+}
+
+bool IsAllToAll(CollectiveOp op) {
+  return op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV;
+}
+
+void ValidateCounts(const CollectiveSpec& spec) {
+  const auto cells = static_cast<uint64_t>(spec.world_size) * spec.world_size;
+  if (!spec.counts || spec.counts->size() != cells) {
+    Invalid("counts", "AllToAllV needs world_size x world_size = " + std::to_string(cells) +
+                          " sizes, got " + std::to_string(spec.counts ? spec.counts->size() : 0));
+  }
+  for (size_t i = 0; i < spec.counts->size(); ++i) {
+    if ((*spec.counts)[i] % spec.element_bytes != 0) {
+      Invalid("counts", "entry " + std::to_string(i) + " (" + std::to_string((*spec.counts)[i]) +
+                            " bytes) is not a multiple of element_bytes (" +
+                            std::to_string(spec.element_bytes) + ")");
+    }
+  }
+  if (spec.bytes != 0) {
+    Invalid("bytes", "AllToAllV takes its sizes from counts; bytes must be 0, got " +
+                         std::to_string(spec.bytes));
+  }
 }
 
 }  // namespace
@@ -43,6 +69,10 @@ std::string_view ToString(CollectiveOp op) {
       return "ReduceScatter";
     case CollectiveOp::kBroadcast:
       return "Broadcast";
+    case CollectiveOp::kAllToAll:
+      return "AllToAll";
+    case CollectiveOp::kAllToAllV:
+      return "AllToAllV";
   }
   return "unknown";
 }
@@ -53,6 +83,8 @@ std::string_view ToString(Algorithm algorithm) {
       return "Ring";
     case Algorithm::kHierarchical:
       return "Hierarchical";
+    case Algorithm::kDirect:
+      return "Direct";
   }
   return "unknown";
 }
@@ -89,7 +121,13 @@ void ValidateSpec(const CollectiveSpec& spec) {
   if (spec.algorithm == Algorithm::kHierarchical && spec.ranks_per_server == 0) {
     Invalid("ranks_per_server", "Hierarchical needs the ranks per server, got 0");
   }
+  if (IsAllToAll(spec.op) != (spec.algorithm == Algorithm::kDirect)) {
+    Invalid("algorithm", std::string(ToString(spec.algorithm)) + " does not run " +
+                             std::string(ToString(spec.op)) +
+                             " (all-to-all runs Direct, and only all-to-all does)");
+  }
   if (spec.element_bytes == 0) Invalid("element_bytes", "must be at least 1");
+  if (spec.op == CollectiveOp::kAllToAllV) ValidateCounts(spec);
   if (spec.bytes % spec.element_bytes != 0) {
     Invalid("bytes", std::to_string(spec.bytes) + " is not a multiple of element_bytes (" +
                          std::to_string(spec.element_bytes) + ")");
@@ -110,6 +148,8 @@ RankSchedule BuildRankSchedule(const CollectiveSpec& spec, int rank) {
                                                  : BuildRingRankSchedule(spec, rank);
     case Algorithm::kHierarchical:
       return BuildHierarchicalRankSchedule(spec, rank);
+    case Algorithm::kDirect:
+      return BuildDirectAllToAllRankSchedule(spec, rank);
   }
   throw std::logic_error("BuildRankSchedule: algorithm not dispatched");
 }
@@ -143,6 +183,8 @@ double BusBandwidthFactor(CollectiveOp op, int world_size) {
       return 2.0 * (n - 1) / n;
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kAllToAllV:
       return (n - 1) / n;
     case CollectiveOp::kBroadcast:
       return 1.0;

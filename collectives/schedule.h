@@ -13,16 +13,25 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace nbox::coll {
 
-enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast };
+enum class CollectiveOp {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kAllToAll,   // every rank sends an equal share of its buffer to every rank
+  kAllToAllV,  // every rank sends counts[src][dst] bytes to every rank
+};
 // kRing: NCCL's ring (ring.h). kHierarchical: all-reduce in three phases over servers
-// (hierarchical.h); needs ranks_per_server.
-enum class Algorithm { kRing, kHierarchical };
+// (hierarchical.h); needs ranks_per_server. kDirect: every rank exchanges with every peer at
+// once (all_to_all.h); the all-to-all algorithm.
+enum class Algorithm { kRing, kHierarchical, kDirect };
 
 std::string_view ToString(CollectiveOp op);
 std::string_view ToString(Algorithm algorithm);
@@ -38,6 +47,10 @@ std::string_view ToString(Algorithm algorithm);
 //                  the buffer holds partial sums and is not meaningful).
 //   Broadcast:     before, the buffer of rank `root` holds the data (the others' are
 //                  overwritten); after, every rank's buffer holds it.
+//   AllToAll:      `bytes` is each rank's send buffer (nccl-tests' size); segment d of it
+//                  goes to rank d. The schedule's buffer is the send buffer followed by the
+//                  receive buffer, whose segment s holds what rank s sent (all_to_all.h).
+//   AllToAllV:     `bytes` is unused (0); `counts` gives the bytes of every pair.
 // When bytes is not a multiple of world_size * element_bytes, segments differ by at most one
 // element (the first ones are longer); see RankSegment.
 struct CollectiveSpec {
@@ -55,6 +68,10 @@ struct CollectiveSpec {
   // between GPUs of the same local index (ring_order.h), and kHierarchical may be used.
   // Broadcast ignores it.
   int ranks_per_server = 0;
+  // AllToAllV only: world_size x world_size bytes, row-major by sender
+  // (counts[src * world_size + dst]), each a multiple of element_bytes. Shared, not copied:
+  // every rank of the group builds its schedule from the same matrix.
+  std::shared_ptr<const std::vector<uint64_t>> counts;
 };
 
 // Limits that keep a bad spec from exhausting memory (BuildRankSchedule is O(steps)).
@@ -108,8 +125,8 @@ struct ByteRange {
 ByteRange RankSegment(const CollectiveSpec& spec, int rank);
 
 // nccl-tests' bus bandwidth factor: busbw = algbw * factor (2(n-1)/n for all-reduce,
-// (n-1)/n for all-gather and reduce-scatter, 1 for broadcast). Throws std::invalid_argument
-// if n < 1.
+// (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast). Throws
+// std::invalid_argument if n < 1.
 double BusBandwidthFactor(CollectiveOp op, int world_size);
 
 }  // namespace nbox::coll

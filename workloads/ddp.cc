@@ -7,6 +7,7 @@
 #include <string>
 
 #include "workloads/even_split.h"
+#include "workloads/ops.h"
 
 namespace nbox::work {
 namespace {
@@ -25,32 +26,6 @@ template <typename T>
 
 bool IsPositiveFinite(double value) {
   return std::isfinite(value) && value > 0;
-}
-
-Op MarkerOp(OpKind kind, int iteration) {
-  Op op;
-  op.kind = kind;
-  op.iteration = iteration;
-  return op;
-}
-
-Op ComputeOp(int iteration, std::string label, double duration_s) {
-  Op op;
-  op.kind = OpKind::kCompute;
-  op.iteration = iteration;
-  op.label = std::move(label);
-  op.duration_s = duration_s;
-  return op;
-}
-
-Op AllReduceOp(int iteration, int bucket, uint64_t bytes) {
-  Op op;
-  op.kind = OpKind::kCollective;
-  op.iteration = iteration;
-  op.label = "allreduce bucket " + std::to_string(bucket);
-  op.collective = coll::CollectiveOp::kAllReduce;
-  op.bytes = bytes;
-  return op;
 }
 
 }  // namespace
@@ -145,10 +120,12 @@ RankProgram MakeDdpProgram(const DdpConfig& config) {
                                       config.backward_to_forward * forward_s[layer]));
       const int bucket = bucket_closed_by[layer];
       if (bucket >= 0) {
-        program.ops.push_back(AllReduceOp(it, bucket, buckets[static_cast<size_t>(bucket)].bytes));
+        program.ops.push_back(CollectiveOp(it, "allreduce bucket " + std::to_string(bucket),
+                                           coll::CollectiveOp::kAllReduce,
+                                           buckets[static_cast<size_t>(bucket)].bytes));
       }
     }
-    program.ops.push_back(MarkerOp(OpKind::kWaitCollectives, it));
+    program.ops.push_back(WaitAllOp(it));
     if (has_optimizer) program.ops.push_back(ComputeOp(it, "optimizer", config.optimizer_s));
     program.ops.push_back(MarkerOp(OpKind::kIterationEnd, it));
   }

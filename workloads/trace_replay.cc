@@ -4,52 +4,38 @@
 
 #include <stdexcept>
 
+#include "workloads/ops.h"
+
 namespace nbox::work {
 namespace {
 
-Op Marker(OpKind kind, int iteration) {
-  Op op;
-  op.kind = kind;
-  op.iteration = iteration;
-  return op;
-}
-
 void AppendCompute(uint64_t ns, size_t index, int iteration, RankProgram* program) {
   if (ns == 0) return;
-  Op op;
-  op.kind = OpKind::kCompute;
-  op.iteration = iteration;
-  op.label = fmt::format("compute before trace #{}", index);
-  op.duration_s = static_cast<double>(ns) * 1e-9;
-  program->ops.push_back(op);
+  program->ops.push_back(ComputeOp(iteration, fmt::format("compute before trace #{}", index),
+                                   static_cast<double>(ns) * 1e-9));
 }
 
 void AppendIteration(const std::vector<TraceCollective>& collectives, int iteration,
                      RankProgram* program) {
-  program->ops.push_back(Marker(OpKind::kIterationBegin, iteration));
+  program->ops.push_back(MarkerOp(OpKind::kIterationBegin, iteration));
   for (size_t i = 0; i < collectives.size(); ++i) {
     const TraceCollective& c = collectives[i];
     if (i > 0) {
       const TraceCollective& previous = collectives[i - 1];
       if (c.start_ns >= previous.end_ns) {
-        program->ops.push_back(Marker(OpKind::kWaitCollectives, iteration));
+        program->ops.push_back(WaitAllOp(iteration));
         AppendCompute(c.start_ns - previous.end_ns, i, iteration, program);
       } else {
         AppendCompute(c.start_ns - previous.start_ns, i, iteration, program);
       }
     }
-    Op op;
-    op.kind = OpKind::kCollective;
-    op.iteration = iteration;
     // The same label on every rank (their sequences are the same), so reports group the
     // ranks' parts of one collective.
-    op.label = fmt::format("trace #{} {}", i, coll::ToString(c.op));
-    op.collective = c.op;
-    op.bytes = c.bytes;
-    program->ops.push_back(op);
+    program->ops.push_back(CollectiveOp(
+        iteration, fmt::format("trace #{} {}", i, coll::ToString(c.op)), c.op, c.bytes));
   }
-  program->ops.push_back(Marker(OpKind::kWaitCollectives, iteration));
-  program->ops.push_back(Marker(OpKind::kIterationEnd, iteration));
+  program->ops.push_back(WaitAllOp(iteration));
+  program->ops.push_back(MarkerOp(OpKind::kIterationEnd, iteration));
 }
 
 }  // namespace

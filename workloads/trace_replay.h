@@ -10,9 +10,10 @@
 // A compute of 0 ns is left out. Collective i is labelled "trace #i AllReduce" (the same on
 // every rank), the compute before it "compute before trace #i". One iteration replays the
 // whole trace and ends with WaitCollectives; the time before the first collective and after
-// the last is not in the trace and not replayed. The first rule is a guess: a rank that launched c_i late for another
-// reason (compute longer than c_{i-1}) is replayed as waiting for c_{i-1}, which makes it wait
-// longer than it did whenever the simulated c_{i-1} is slower than the recorded one.
+// the last is not in the trace and not replayed. The first rule is a guess: a rank that launched
+// c_i late for another reason (compute longer than c_{i-1}) is replayed as waiting for c_{i-1},
+// which makes it wait longer than it did whenever the simulated c_{i-1} is slower than the recorded
+// one.
 #pragma once
 
 #include <string>

@@ -14,7 +14,7 @@
 
 #include "collectives/schedule.h"
 #include "topologies/topology.h"
-#include "workloads/program.h"
+#include "workloads/ops.h"
 
 #include <algorithm>
 #include <iostream>
@@ -73,13 +73,8 @@ main(int argc, char* argv[])
     transport->Setup(network, rankToHost);
 
     // Every rank runs one all-reduce and waits for it.
-    auto program = std::make_shared<nbox::work::RankProgram>();
-    program->iterations = 1;
-    program->ops = {{nbox::work::OpKind::kIterationBegin, 0, "", 0, {}, 0},
-                    {nbox::work::OpKind::kCollective, 0, "allreduce", 0,
-                     nbox::coll::CollectiveOp::kAllReduce, bytes},
-                    {nbox::work::OpKind::kWaitCollectives, 0, "", 0, {}, 0},
-                    {nbox::work::OpKind::kIterationEnd, 0, "", 0, {}, 0}};
+    auto program = std::make_shared<const nbox::work::RankProgram>(
+        nbox::work::RepeatedCollectiveProgram(nbox::coll::CollectiveOp::kAllReduce, bytes, 1));
 
     NboxJobHelper jobHelper;
     jobHelper.SetCommunicatorAttribute("Channels", UintegerValue(channels));

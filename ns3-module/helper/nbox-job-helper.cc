@@ -5,6 +5,8 @@
 #include "ns3/nbox-rank-app.h"
 
 #include <set>
+#include <stdexcept>
+#include <tuple>
 #include <utility>
 
 namespace ns3
@@ -32,39 +34,96 @@ NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
                        const std::vector<std::shared_ptr<const nbox::work::RankProgram>>& programs,
                        const std::vector<int>& rankToHost) const
 {
-    const uint32_t worldSize = programs.size();
+    nbox::work::JobPrograms job = nbox::work::SameProgramEverywhere(
+        static_cast<int>(programs.size()), nullptr, nbox::work::Parallelism::kData, "dp");
+    job.programs = programs;
+    return Install(network, transport, job, rankToHost);
+}
+
+Ptr<NboxJob>
+NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
+                       const nbox::work::JobPrograms& programs,
+                       const std::vector<int>& rankToHost) const
+{
+    const uint32_t worldSize = programs.programs.size();
     NS_ABORT_MSG_IF(worldSize == 0, "a job needs at least one rank");
     NS_ABORT_MSG_IF(rankToHost.size() != worldSize, "rankToHost has " << rankToHost.size()
                                                                       << " entries for "
                                                                       << worldSize << " ranks");
     NS_ABORT_MSG_IF(!m_isReal.empty() && m_isReal.size() != worldSize,
                     "SetRealRanks named " << m_isReal.size() << " ranks of a job of " << worldSize);
+    NS_ABORT_MSG_IF(programs.communicators.empty()
+                        || programs.communicators.front().ranks.size() != worldSize,
+                    "the job's first communicator must be the world");
     auto isReal = [this](uint32_t rank) { return !m_isReal.empty() && m_isReal[rank]; };
+    for (uint32_t rank = 0; rank < worldSize; ++rank)
+    {
+        NS_ABORT_MSG_IF(!isReal(rank) && !programs.programs[rank],
+                        "emulated rank " << rank << " has no program");
+    }
+    try
+    {
+        nbox::work::ValidateJobPrograms(programs);
+    }
+    catch (const std::invalid_argument& e)
+    {
+        NS_FATAL_ERROR("NboxJobHelper::Install: " << e.what());
+    }
 
     auto records = Create<NboxJobRecords>();
-    auto communicator = m_communicatorFactory.Create<NboxCommunicator>();
-    communicator->Setup(worldSize, transport, records);
+    records->streamNames = programs.stream_names;
+    std::vector<Ptr<NboxCommunicator>> communicators;
+    uint32_t laneBase = 0;
+    for (uint32_t id = 0; id < programs.communicators.size(); ++id)
+    {
+        const nbox::work::Communicator& c = programs.communicators[id];
+        std::vector<uint32_t> members(c.ranks.begin(), c.ranks.end());
+        auto communicator = m_communicatorFactory.Create<NboxCommunicator>();
+        communicator->Setup(std::move(members), transport, records, laneBase, id, c.name,
+                            c.parallelism);
+        laneBase += communicator->GetLaneCount();
+        communicators.push_back(communicator);
+        records->communicatorNames.push_back(c.name);
+    }
 
     // Open every connection up front, as NCCL does at communicator init.
-    std::set<std::pair<nbox::coll::CollectiveOp, uint64_t>> collectives;
+    std::set<std::tuple<int, nbox::coll::CollectiveOp, uint64_t>> collectives;
+    std::set<std::tuple<int, uint32_t, int>> transfers; // (communicator, rank in it, peer)
     for (uint32_t rank = 0; rank < worldSize; ++rank)
     {
         if (isReal(rank))
         {
             continue;
         }
-        NS_ABORT_MSG_IF(!programs[rank], "emulated rank " << rank << " has no program");
-        for (const auto& op : programs[rank]->ops)
+        const auto& slots = programs.rank_comms[rank];
+        for (const auto& op : programs.programs[rank]->ops)
         {
             if (op.kind == nbox::work::OpKind::kCollective)
             {
-                collectives.insert({op.collective, op.bytes});
+                collectives.insert({slots[op.comm], op.collective, op.bytes});
+            }
+            else if (op.kind == nbox::work::OpKind::kTransfers)
+            {
+                const int comm = slots[op.comm];
+                const auto me = static_cast<uint32_t>(
+                    nbox::work::RankIn(programs.communicators[comm], static_cast<int>(rank)));
+                for (const auto& t : op.transfers)
+                {
+                    if (t.kind == nbox::coll::StepKind::kSend)
+                    {
+                        transfers.insert({comm, me, t.peer});
+                    }
+                }
             }
         }
     }
-    for (const auto& [op, bytes] : collectives)
+    for (const auto& [comm, op, bytes] : collectives)
     {
-        communicator->ConnectFor(op, bytes);
+        communicators[comm]->ConnectFor(op, bytes);
+    }
+    for (const auto& [comm, rank, peer] : transfers)
+    {
+        communicators[comm]->ConnectPointToPoint(rank, static_cast<uint32_t>(peer));
     }
 
     auto job = CreateObject<NboxJob>();
@@ -79,13 +138,22 @@ NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
         {
             continue; // placed like any rank (the transport knows its host), but has no app
         }
+        std::vector<Ptr<NboxCommunicator>> slots;
+        std::vector<uint32_t> ranksInSlots;
+        for (int comm : programs.rank_comms[rank])
+        {
+            slots.push_back(communicators[comm]);
+            ranksInSlots.push_back(static_cast<uint32_t>(
+                nbox::work::RankIn(programs.communicators[comm], static_cast<int>(rank))));
+        }
         auto app = CreateObject<NboxRankApp>();
-        app->Setup(rank, programs[rank], communicator, records,
+        app->Setup(rank, programs.programs[rank], std::move(slots), std::move(ranksInSlots),
+                   programs.stream_names.size(), records,
                    [rawJob](uint32_t r) { rawJob->RankFinished(r); });
         network->GetHost(rankToHost[rank])->AddApplication(app);
         ranks.push_back(app);
     }
-    job->Setup(std::move(ranks), communicator, transport, records);
+    job->Setup(std::move(ranks), std::move(communicators), transport, records);
     if (!m_isReal.empty())
     {
         job->SetRealRanks(m_isReal);

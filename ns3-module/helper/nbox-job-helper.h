@@ -35,10 +35,21 @@ class NboxJobHelper
     void SetRealRanks(std::vector<bool> isReal);
 
     /**
-     * Installs rank r running programs[r] on host rankToHost[r] of `network`, with its
-     * messages carried by `transport`, and starts the job (ranks begin once connected).
-     * Connections are opened up front for every collective of the emulated ranks' programs,
-     * for all ranks (real ones included, as NCCL connects at communicator init).
+     * Installs the job: rank r runs job.programs[r] on host rankToHost[r] of `network`, with
+     * one NboxCommunicator per job.communicators entry (the first must be the world) and its
+     * messages carried by `transport`, and starts it (ranks begin once connected). Connections
+     * are opened up front for every communication op of the emulated ranks' programs, for all
+     * members (real ones included, as NCCL connects at communicator init). Aborts with a
+     * message naming the rank and op when the programs do not fit together
+     * (nbox::work::ValidateJobPrograms).
+     */
+    Ptr<NboxJob> Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
+                         const nbox::work::JobPrograms& job,
+                         const std::vector<int>& rankToHost) const;
+
+    /**
+     * The same for programs whose communication all runs on one world communicator of
+     * data-parallel traffic and one stream (slot 0, stream 0), as DDP's does.
      */
     Ptr<NboxJob> Install(
         Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,

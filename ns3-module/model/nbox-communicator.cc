@@ -6,6 +6,10 @@
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
+#include "collectives/all_to_all.h"
+
+#include <algorithm>
+
 namespace ns3
 {
 
@@ -14,6 +18,22 @@ NS_OBJECT_ENSURE_REGISTERED(NboxCommunicator);
 
 using nbox::coll::CollectiveOp;
 using nbox::coll::StepKind;
+
+NboxCommWork
+NboxCommWork::FromOp(const nbox::work::Op& op)
+{
+    NboxCommWork work;
+    work.isTransfers = op.kind == nbox::work::OpKind::kTransfers;
+    work.op = op.collective;
+    work.bytes = op.bytes;
+    work.counts = op.counts;
+    work.transfers = op.transfers;
+    work.label = op.label;
+    work.iteration = op.iteration;
+    work.microbatch = op.microbatch;
+    work.stream = static_cast<uint32_t>(op.stream);
+    return work;
+}
 
 TypeId
 NboxCommunicator::GetTypeId()
@@ -57,51 +77,133 @@ NboxCommunicator::NboxCommunicator()
     , m_elementBytes(4)
     , m_allReduceAlgorithm(RING)
     , m_ranksPerServer(0)
+    , m_laneBase(0)
+    , m_id(0)
+    , m_parallelism(nbox::work::Parallelism::kOther)
 {
+}
+
+void
+NboxCommunicator::Setup(std::vector<uint32_t> members, Ptr<NboxTransport> transport,
+                        Ptr<NboxJobRecords> records, uint32_t laneBase, uint32_t id,
+                        std::string name, nbox::work::Parallelism parallelism)
+{
+    NS_ABORT_MSG_IF(members.empty(), "NboxCommunicator needs at least one rank");
+    m_members = std::move(members);
+    m_ranks.clear();
+    m_ranks.resize(m_members.size());
+    m_transport = transport;
+    m_records = records;
+    m_laneBase = laneBase;
+    m_id = id;
+    m_name = std::move(name);
+    m_parallelism = parallelism;
+    m_external.clear();
+    m_onExternalArrival = nullptr;
 }
 
 void
 NboxCommunicator::Setup(uint32_t worldSize, Ptr<NboxTransport> transport,
                         Ptr<NboxJobRecords> records)
 {
-    NS_ABORT_MSG_IF(worldSize == 0, "NboxCommunicator needs at least one rank");
-    m_ranks.clear();
-    m_ranks.resize(worldSize);
-    m_transport = transport;
-    m_records = records;
-    m_schedules.clear();
-    m_external.clear();
-    m_onExternalArrival = nullptr;
+    std::vector<uint32_t> members(worldSize);
+    for (uint32_t r = 0; r < worldSize; ++r)
+    {
+        members[r] = r;
+    }
+    Setup(std::move(members), transport, records, 0, 0, "world", nbox::work::Parallelism::kOther);
 }
 
-const nbox::coll::Schedule&
-NboxCommunicator::GetSchedule(CollectiveOp op, uint64_t bytes)
+void
+NboxCommunicator::DoDispose()
 {
-    auto key = std::make_pair(op, bytes);
-    auto it = m_schedules.find(key);
-    if (it == m_schedules.end())
-    {
-        nbox::coll::CollectiveSpec spec;
-        spec.op = op;
-        spec.world_size = static_cast<int>(m_ranks.size());
-        spec.bytes = bytes;
-        spec.element_bytes = m_elementBytes;
-        spec.channels = static_cast<int>(m_channels);
-        spec.chunk_bytes = m_chunkBytes;
-        spec.ranks_per_server = static_cast<int>(m_ranksPerServer);
-        if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == HIERARCHICAL)
-        {
-            spec.algorithm = nbox::coll::Algorithm::kHierarchical;
-        }
-        it = m_schedules.emplace(key, nbox::coll::BuildSchedule(spec)).first;
-    }
-    return it->second;
+    m_ranks.clear();
+    m_transport = nullptr;
+    m_records = nullptr;
+    m_onExternalArrival = nullptr;
+    Object::DoDispose();
 }
 
 uint32_t
-NboxCommunicator::GetWorldSize() const
+NboxCommunicator::GetLaneCount() const
 {
-    return m_ranks.size();
+    return m_channels + 1;
+}
+
+uint32_t
+NboxCommunicator::GetSize() const
+{
+    return m_members.size();
+}
+
+uint32_t
+NboxCommunicator::GetMember(uint32_t rank) const
+{
+    NS_ABORT_MSG_IF(rank >= m_members.size(), "no rank " << rank << " in communicator '" << m_name
+                                                         << "' of " << m_members.size());
+    return m_members[rank];
+}
+
+uint32_t
+NboxCommunicator::GetId() const
+{
+    return m_id;
+}
+
+const std::string&
+NboxCommunicator::GetName() const
+{
+    return m_name;
+}
+
+nbox::work::Parallelism
+NboxCommunicator::GetParallelism() const
+{
+    return m_parallelism;
+}
+
+nbox::coll::CollectiveSpec
+NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAllCounts counts) const
+{
+    nbox::coll::CollectiveSpec spec;
+    spec.op = op;
+    spec.world_size = static_cast<int>(m_members.size());
+    spec.bytes = bytes;
+    spec.element_bytes = m_elementBytes;
+    spec.channels = static_cast<int>(m_channels);
+    spec.chunk_bytes = m_chunkBytes;
+    spec.counts = std::move(counts);
+    // Rings stay inside servers only when the communicator's members fill whole servers in
+    // rank order, as the world does on a rail topology.
+    bool serverMajor = m_ranksPerServer > 0 && m_members.size() % m_ranksPerServer == 0;
+    for (uint32_t r = 0; serverMajor && r < m_members.size(); ++r)
+    {
+        serverMajor = m_members[r] == m_members[0] + r && m_members[0] % m_ranksPerServer == 0;
+    }
+    spec.ranks_per_server = serverMajor ? static_cast<int>(m_ranksPerServer) : 0;
+    if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV)
+    {
+        spec.algorithm = nbox::coll::Algorithm::kDirect;
+    }
+    else if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == HIERARCHICAL
+             && spec.ranks_per_server > 0)
+    {
+        spec.algorithm = nbox::coll::Algorithm::kHierarchical;
+    }
+    return spec;
+}
+
+nbox::coll::RankSchedule
+NboxCommunicator::BuildRankSchedule(uint32_t rank, const NboxCommWork& work) const
+{
+    if (work.isTransfers)
+    {
+        return nbox::coll::BuildTransfersRankSchedule(static_cast<int>(rank),
+                                                      static_cast<int>(m_members.size()),
+                                                      work.transfers, static_cast<int>(m_channels));
+    }
+    return nbox::coll::BuildRankSchedule(MakeSpec(work.op, work.bytes, work.counts),
+                                         static_cast<int>(rank));
 }
 
 void
@@ -124,7 +226,7 @@ bool
 NboxCommunicator::IsExternal(uint32_t rank) const
 {
     NS_ABORT_MSG_IF(rank >= m_ranks.size(),
-                    "no rank " << rank << " in a world of " << m_ranks.size());
+                    "no rank " << rank << " in a communicator of " << m_ranks.size());
     return !m_external.empty() && m_external[rank];
 }
 
@@ -138,22 +240,71 @@ NboxCommunicator::DeliverExternal(uint32_t dstRank, uint32_t srcRank, uint32_t c
     NS_ABORT_MSG_IF(IsExternal(dstRank), "DeliverExternal to external rank "
                                              << dstRank << " (from rank " << srcRank
                                              << "): the gateway matches those");
-    OnArrival(dstRank, srcRank, channel, bytes);
+    // A real rank's send is posted outside the simulation; its arrival is all ns-3 knows.
+    OnArrival(dstRank, srcRank, channel, bytes, Simulator::Now());
 }
 
 void
 NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes)
 {
-    const auto& schedule = GetSchedule(op, bytes);
-    for (const auto& rankSchedule : schedule.ranks)
+    if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV)
     {
-        for (const auto& step : rankSchedule.steps)
+        for (uint32_t channel = 0; channel < m_channels; ++channel)
+        {
+            ConnectAllPairs(channel);
+        }
+        return;
+    }
+    const nbox::coll::CollectiveSpec spec = MakeSpec(op, bytes);
+    for (uint32_t rank = 0; rank < m_members.size(); ++rank)
+    {
+        // One rank's schedule at a time: the whole job's would hold every rank's steps.
+        const nbox::coll::RankSchedule schedule
+            = nbox::coll::BuildRankSchedule(spec, static_cast<int>(rank));
+        for (const auto& step : schedule.steps)
         {
             if (step.kind == StepKind::kSend)
             {
-                m_transport->Connect(rankSchedule.rank, step.peer, step.channel);
+                m_transport->Connect(m_members[rank], m_members[step.peer],
+                                     m_laneBase + step.channel);
             }
         }
+    }
+}
+
+void
+NboxCommunicator::ConnectAllPairs(uint32_t laneOffset)
+{
+    for (uint32_t a = 0; a < m_members.size(); ++a)
+    {
+        for (uint32_t b = 0; b < m_members.size(); ++b)
+        {
+            if (a != b)
+            {
+                m_transport->Connect(m_members[a], m_members[b], m_laneBase + laneOffset);
+            }
+        }
+    }
+}
+
+void
+NboxCommunicator::ConnectPointToPoint(uint32_t rank, uint32_t peer)
+{
+    m_transport->Connect(GetMember(rank), GetMember(peer), m_laneBase + m_channels);
+}
+
+void
+NboxCommunicator::Issue(uint32_t rank, NboxCommWork work, Done done)
+{
+    NS_LOG_FUNCTION(this << rank << work.label);
+    NS_ABORT_MSG_IF(IsExternal(rank), "'" << work.label << "' issued on external rank " << rank
+                                          << " of '" << m_name
+                                          << "': its schedule runs outside the simulator");
+    RankState& state = m_ranks.at(rank);
+    state.queue.push_back(Pending{std::move(work), std::move(done), Simulator::Now()});
+    if (!state.running)
+    {
+        StartNext(rank);
     }
 }
 
@@ -161,16 +312,12 @@ void
 NboxCommunicator::Issue(uint32_t rank, CollectiveOp op, uint64_t bytes, const std::string& label,
                         int iteration)
 {
-    NS_LOG_FUNCTION(this << rank << bytes << label);
-    NS_ABORT_MSG_IF(IsExternal(rank), "collective '"
-                                          << label << "' issued on external rank " << rank
-                                          << ": its schedule runs outside the simulator");
-    RankState& state = m_ranks.at(rank);
-    state.queue.push_back(Pending{op, bytes, label, iteration, Simulator::Now()});
-    if (!state.tracker)
-    {
-        StartNext(rank);
-    }
+    NboxCommWork work;
+    work.op = op;
+    work.bytes = bytes;
+    work.label = label;
+    work.iteration = iteration;
+    Issue(rank, std::move(work));
 }
 
 bool
@@ -205,10 +352,12 @@ NboxCommunicator::StartNext(uint32_t rank)
         }
         return;
     }
-    const Pending& head = state.queue.front();
-    const nbox::coll::Schedule& schedule = GetSchedule(head.op, head.bytes);
-    state.tracker = std::make_unique<nbox::coll::StepTracker>(schedule.ranks.at(rank));
-    state.started = Simulator::Now();
+    auto running = std::make_unique<Running>();
+    running->schedule = std::make_unique<nbox::coll::RankSchedule>(
+        BuildRankSchedule(rank, state.queue.front().work));
+    running->tracker = std::make_unique<nbox::coll::StepTracker>(*running->schedule);
+    running->started = Simulator::Now();
+    state.running = std::move(running);
     Advance(rank);
 }
 
@@ -216,58 +365,62 @@ void
 NboxCommunicator::Advance(uint32_t rank)
 {
     RankState& state = m_ranks[rank];
+    nbox::coll::StepTracker& tracker = *state.running->tracker;
     // Receives whose message is already in the inbox complete at once and may release more
     // steps, so keep going until nothing new is ready.
-    for (auto ready = state.tracker->TakeReady(); !ready.empty();
-         ready = state.tracker->TakeReady())
+    for (auto ready = tracker.TakeReady(); !ready.empty(); ready = tracker.TakeReady())
     {
         for (uint32_t id : ready)
         {
-            const nbox::coll::Step& step = state.tracker->schedule().steps[id];
+            const nbox::coll::Step& step = tracker.schedule().steps[id];
             const auto peer = static_cast<uint32_t>(step.peer);
             const auto channel = static_cast<uint32_t>(step.channel);
             if (step.kind == StepKind::kSend)
             {
                 const uint64_t bytes = step.bytes;
-                m_transport->Send(rank, peer, channel, bytes,
-                                  [this, rank, id, peer, channel, bytes]()
+                const Time posted = Simulator::Now();
+                m_transport->Send(m_members[rank], m_members[peer], m_laneBase + channel, bytes,
+                                  [this, rank, id, peer, channel, bytes, posted]()
                                   {
-                                      OnArrival(peer, rank, channel, bytes);
+                                      OnArrival(peer, rank, channel, bytes, posted);
                                       OnSendDelivered(rank, id);
                                   });
                 continue;
             }
             Inbox& inbox = state.inboxes[{peer, channel}];
-            if (inbox.arrivedBytes.empty())
+            if (inbox.arrived.empty())
             {
                 inbox.postedRecvs.push_back(id);
                 continue;
             }
-            const uint64_t arrived = inbox.arrivedBytes.front();
-            inbox.arrivedBytes.pop_front();
+            const Arrival arrived = inbox.arrived.front();
+            inbox.arrived.pop_front();
             CompleteRecv(rank, id, arrived);
         }
     }
-    if (state.tracker->Done())
+    if (tracker.Done())
     {
         FinishHead(rank);
     }
 }
 
 void
-NboxCommunicator::CompleteRecv(uint32_t rank, uint32_t stepId, uint64_t arrivedBytes)
+NboxCommunicator::CompleteRecv(uint32_t rank, uint32_t stepId, const Arrival& arrival)
 {
-    RankState& state = m_ranks[rank];
-    const nbox::coll::Step& step = state.tracker->schedule().steps[stepId];
+    Running& running = *m_ranks[rank].running;
+    const nbox::coll::Step& step = running.tracker->schedule().steps[stepId];
     // Both ends follow the same schedule, so a size mismatch means the matching rule broke.
-    NS_ABORT_MSG_IF(arrivedBytes != step.bytes,
-                    "rank " << rank << " matched a " << arrivedBytes << "-byte message from rank "
-                            << step.peer << " to a " << step.bytes << "-byte receive");
-    state.tracker->Complete(stepId);
+    NS_ABORT_MSG_IF(arrival.bytes != step.bytes,
+                    "rank " << rank << " of '" << m_name << "' matched a " << arrival.bytes
+                            << "-byte message from rank " << step.peer << " to a " << step.bytes
+                            << "-byte receive");
+    running.peersPosted = std::max(running.peersPosted, arrival.posted);
+    running.tracker->Complete(stepId);
 }
 
 void
-NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes)
+NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes,
+                            Time posted)
 {
     if (!m_external.empty() && m_external[dst])
     {
@@ -278,12 +431,12 @@ NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64
     Inbox& inbox = state.inboxes[{src, channel}];
     if (inbox.postedRecvs.empty())
     {
-        inbox.arrivedBytes.push_back(bytes);
+        inbox.arrived.push_back(Arrival{bytes, posted});
         return;
     }
     const uint32_t id = inbox.postedRecvs.front();
     inbox.postedRecvs.pop_front();
-    CompleteRecv(dst, id, bytes);
+    CompleteRecv(dst, id, Arrival{bytes, posted});
     Advance(dst);
 }
 
@@ -291,21 +444,73 @@ void
 NboxCommunicator::OnSendDelivered(uint32_t rank, uint32_t stepId)
 {
     RankState& state = m_ranks[rank];
-    state.tracker->Complete(stepId);
+    state.running->tracker->Complete(stepId);
     Advance(rank);
+}
+
+uint64_t
+NboxCommunicator::RecordBytes(uint32_t rank, const NboxCommWork& work) const
+{
+    if (work.isTransfers)
+    {
+        // What the larger direction of the group moves (nccl-tests' sendrecv size).
+        uint64_t sent = 0;
+        uint64_t received = 0;
+        for (const auto& t : work.transfers)
+        {
+            (t.kind == StepKind::kSend ? sent : received) += t.bytes;
+        }
+        return std::max(sent, received);
+    }
+    if (work.op == CollectiveOp::kAllToAllV)
+    {
+        // The mean of what a member sends, its own block included (the uniform case's size).
+        uint64_t total = 0;
+        for (uint64_t count : *work.counts)
+        {
+            total += count;
+        }
+        return total / m_members.size();
+    }
+    (void)rank;
+    return work.bytes;
 }
 
 void
 NboxCommunicator::FinishHead(uint32_t rank)
 {
     RankState& state = m_ranks[rank];
-    const Pending& head = state.queue.front();
-    m_records->collectives.push_back(NboxCollectiveRecord{
-        rank, head.iteration, head.label, head.op, head.bytes, static_cast<int>(m_ranks.size()),
-        head.issued, state.started, Simulator::Now()});
+    Pending head = std::move(state.queue.front());
     state.queue.pop_front();
-    state.tracker.reset();
-    StartNext(rank);
+    const Running& running = *state.running;
+    NboxCollectiveRecord record;
+    record.rank = m_members[rank];
+    record.iteration = head.work.iteration;
+    record.microbatch = head.work.microbatch;
+    record.label = head.work.label;
+    record.op = head.work.op;
+    record.isTransfers = head.work.isTransfers;
+    record.bytes = RecordBytes(rank, head.work);
+    record.groupSize = static_cast<int>(m_members.size());
+    record.comm = m_id;
+    record.parallelism = m_parallelism;
+    record.stream = head.work.stream;
+    record.issued = head.issued;
+    record.started = running.started;
+    record.finished = Simulator::Now();
+    record.peersPosted = running.peersPosted;
+    m_records->collectives.push_back(std::move(record));
+    const Time peersPosted = state.running->peersPosted;
+    state.running.reset();
+    if (head.done)
+    {
+        head.done(peersPosted);
+    }
+    // `done` may have issued more on this rank, which started it if the queue was empty.
+    if (!m_ranks[rank].running)
+    {
+        StartNext(rank);
+    }
 }
 
 } // namespace ns3

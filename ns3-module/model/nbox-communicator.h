@@ -1,7 +1,13 @@
 /*
- * The communication streams of a group of simulated ranks: runs each rank's collectives, one
- * at a time in issue order (like NCCL on one stream), by executing the rank's part of the
- * collectives/ schedule over an NboxTransport.
+ * One communicator of simulated ranks (a group split from the world, as an NCCL
+ * communicator): runs each member's communication ops, one at a time in issue order, by
+ * executing the member's part of the collectives/ schedule over an NboxTransport.
+ *
+ * Ranks are the members' ranks in the communicator (0 .. size-1); the transport sees world
+ * ranks (GetMember). Messages travel on transport lanes laneBase + channel: channels
+ * 0 .. Channels-1 carry collectives, lane laneBase + Channels carries point-to-point
+ * transfers (as the real-rank bridge's lanes), so communicators never share a connection,
+ * as NCCL's do not.
  *
  * Receives follow the schedule's matching rule: the n-th message from rank a to rank b on
  * channel c is the n-th receive b posts from a on c. A message that arrives before its receive
@@ -19,8 +25,10 @@
 #include "ns3/nbox-transport.h"
 #include "ns3/object.h"
 
+#include "collectives/point_to_point.h"
 #include "collectives/schedule.h"
 #include "collectives/step_tracker.h"
+#include "workloads/program.h"
 
 #include <deque>
 #include <functional>
@@ -32,6 +40,23 @@
 
 namespace ns3
 {
+
+/** One communication op of one rank, as NboxCommunicator::Issue takes it. */
+struct NboxCommWork
+{
+    bool isTransfers = false; //!< a point-to-point group, else a collective
+    nbox::coll::CollectiveOp op = nbox::coll::CollectiveOp::kAllReduce;
+    uint64_t bytes = 0;                          //!< collectives but all-to-all-v
+    nbox::work::AllToAllCounts counts;           //!< all-to-all-v
+    std::vector<nbox::coll::Transfer> transfers; //!< isTransfers
+    std::string label;
+    int iteration = 0;
+    int microbatch = -1;
+    uint32_t stream = 0; //!< the issuing rank's stream, for the records
+
+    /** The work of a program's communication op (kCollective or kTransfers). */
+    static NboxCommWork FromOp(const nbox::work::Op& op);
+};
 
 class NboxCommunicator : public Object
 {
@@ -46,35 +71,68 @@ class NboxCommunicator : public Object
     static TypeId GetTypeId();
     NboxCommunicator();
 
-    /** A group of `worldSize` ranks talking over `transport`, logging into `records`. */
+    /**
+     * A communicator of `members` (world ranks; index = rank in the communicator) talking
+     * over `transport` on lanes laneBase .. laneBase + Channels, logging into `records` under
+     * `id`, `name` and `parallelism`.
+     */
+    void Setup(std::vector<uint32_t> members, Ptr<NboxTransport> transport,
+               Ptr<NboxJobRecords> records, uint32_t laneBase, uint32_t id, std::string name,
+               nbox::work::Parallelism parallelism);
+    /** The world of `worldSize` ranks on lanes from 0 (id 0, "world", kOther). */
     void Setup(uint32_t worldSize, Ptr<NboxTransport> transport, Ptr<NboxJobRecords> records);
+
+    /** Lanes the communicator uses from its lane base: its channels and the p2p lane. */
+    uint32_t GetLaneCount() const;
+    uint32_t GetSize() const;
+    /** The world rank of member `rank`. */
+    uint32_t GetMember(uint32_t rank) const;
+    uint32_t GetId() const;
+    const std::string& GetName() const;
+    nbox::work::Parallelism GetParallelism() const;
+
+    /** The spec every member builds its schedule of this collective from. */
+    nbox::coll::CollectiveSpec MakeSpec(nbox::coll::CollectiveOp op, uint64_t bytes,
+                                        nbox::work::AllToAllCounts counts = nullptr) const;
+    /** The schedule member `rank` runs for `work` (built anew each call). */
+    nbox::coll::RankSchedule BuildRankSchedule(uint32_t rank, const NboxCommWork& work) const;
 
     /** Opens every connection a collective of this kind and size will use. */
     void ConnectFor(nbox::coll::CollectiveOp op, uint64_t bytes);
+    /** Opens the connections of every ordered pair of members on the given lane offset. */
+    void ConnectAllPairs(uint32_t laneOffset);
+    /** Opens the point-to-point connection from member `rank` to member `peer`. */
+    void ConnectPointToPoint(uint32_t rank, uint32_t peer);
 
-    /** Queues a collective on `rank`'s stream; it starts when all earlier ones are done. */
+    /**
+     * Called when a rank's part of an op is done, with the latest time a peer posted a message
+     * the rank received in it (zero if none).
+     */
+    using Done = std::function<void(Time peersPosted)>;
+
+    /**
+     * Queues `work` on member `rank`; it starts when the rank's earlier ops on this
+     * communicator are done, and `done` (if any) is called when the rank's part of it is.
+     */
+    void Issue(uint32_t rank, NboxCommWork work, Done done = nullptr);
+    /** A collective without a completion callback (mirror mode of the real-rank gateway). */
     void Issue(uint32_t rank, nbox::coll::CollectiveOp op, uint64_t bytes, const std::string& label,
                int iteration);
 
-    /** True when `rank` has no collective queued or running. */
+    /** True when `rank` has no op queued or running. */
     bool IsIdle(uint32_t rank) const;
     /** Calls `idle` once `rank` becomes idle (at once if it is). */
     void WhenIdle(uint32_t rank, std::function<void()> idle);
-
-    /** The schedule every rank follows for this collective (built once, then cached). */
-    const nbox::coll::Schedule& GetSchedule(nbox::coll::CollectiveOp op, uint64_t bytes);
-
-    uint32_t GetWorldSize() const;
 
     /** Called when a message from an emulated rank has fully arrived at an external rank. */
     using ExternalArrival
         = std::function<void(uint32_t dstRank, uint32_t srcRank, uint32_t channel, uint64_t bytes)>;
 
     /**
-     * Declares the ranks with isExternal[r] as driven from outside (size = world size; call
-     * before the run). Issue on such a rank is a fatal error, and a message an emulated rank
-     * sends to one is handed to `onArrival` at the time its last byte arrives, instead of to
-     * an inbox. Without this call every rank is emulated.
+     * Declares the ranks with isExternal[r] as driven from outside (size = the communicator's;
+     * call before the run). Issue on such a rank is a fatal error, and a message an emulated
+     * rank sends to one is handed to `onArrival` at the time its last byte arrives, instead of
+     * to an inbox. Without this call every rank is emulated.
      */
     void SetExternalRanks(std::vector<bool> isExternal, ExternalArrival onArrival);
     bool IsExternal(uint32_t rank) const;
@@ -85,28 +143,44 @@ class NboxCommunicator : public Object
      */
     void DeliverExternal(uint32_t dstRank, uint32_t srcRank, uint32_t channel, uint64_t bytes);
 
+  protected:
+    void DoDispose() override;
+
   private:
     struct Pending
     {
-        nbox::coll::CollectiveOp op;
-        uint64_t bytes;
-        std::string label;
-        int iteration;
+        NboxCommWork work;
+        Done done;
         Time issued;
+    };
+
+    /** A message that arrived before its receive: its size and when its sender posted it. */
+    struct Arrival
+    {
+        uint64_t bytes;
+        Time posted;
     };
 
     /** Messages and posted receives of one (source rank, channel) at one receiver. */
     struct Inbox
     {
-        std::deque<uint64_t> arrivedBytes; //!< messages not yet matched, in arrival order
-        std::deque<uint32_t> postedRecvs;  //!< receive steps not yet matched, in post order
+        std::deque<Arrival> arrived;      //!< messages not yet matched, in arrival order
+        std::deque<uint32_t> postedRecvs; //!< receive steps not yet matched, in post order
+    };
+
+    /** The op at the head of a rank's queue, while it runs. */
+    struct Running
+    {
+        std::unique_ptr<nbox::coll::RankSchedule> schedule;
+        std::unique_ptr<nbox::coll::StepTracker> tracker; //!< on *schedule
+        Time started;
+        Time peersPosted; //!< latest post time of a message this rank received in the op
     };
 
     struct RankState
     {
-        std::deque<Pending> queue; //!< head is running when `tracker` is set
-        std::unique_ptr<nbox::coll::StepTracker> tracker;
-        Time started;
+        std::deque<Pending> queue; //!< head is running when `running` is set
+        std::unique_ptr<Running> running;
         std::map<std::pair<uint32_t, uint32_t>, Inbox> inboxes; //!< by (source, channel)
         std::function<void()> whenIdle;
     };
@@ -115,18 +189,24 @@ class NboxCommunicator : public Object
     void Advance(uint32_t rank);
     void FinishHead(uint32_t rank);
     void OnSendDelivered(uint32_t rank, uint32_t stepId);
-    void OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes);
-    void CompleteRecv(uint32_t rank, uint32_t stepId, uint64_t arrivedBytes);
+    void OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes, Time posted);
+    void CompleteRecv(uint32_t rank, uint32_t stepId, const Arrival& arrival);
+    /** The record bytes of `work` for member `rank` (nccl-tests' size; see the .cc). */
+    uint64_t RecordBytes(uint32_t rank, const NboxCommWork& work) const;
 
     uint32_t m_channels;
     uint64_t m_chunkBytes;
     uint32_t m_elementBytes;
     AllReduceAlgorithm m_allReduceAlgorithm;
     uint32_t m_ranksPerServer;
+    std::vector<uint32_t> m_members;
+    uint32_t m_laneBase;
+    uint32_t m_id;
+    std::string m_name;
+    nbox::work::Parallelism m_parallelism;
     std::vector<RankState> m_ranks;
     Ptr<NboxTransport> m_transport;
     Ptr<NboxJobRecords> m_records;
-    std::map<std::pair<nbox::coll::CollectiveOp, uint64_t>, nbox::coll::Schedule> m_schedules;
     std::vector<bool> m_external; //!< empty: every rank is emulated
     ExternalArrival m_onExternalArrival;
 };

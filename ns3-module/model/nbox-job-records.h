@@ -12,6 +12,7 @@
 #include "ns3/simple-ref-count.h"
 
 #include "collectives/schedule.h"
+#include "workloads/program.h"
 
 #include <cstdint>
 #include <string>
@@ -27,25 +28,48 @@ struct NboxComputeRecord
     std::string label;
     Time start;
     Time end;
+    int microbatch = -1;
 };
 
+/** One communication op (a collective or a group of point-to-point transfers) of one rank. */
 struct NboxCollectiveRecord
 {
-    uint32_t rank;
-    int iteration;
+    uint32_t rank = 0; //!< world rank
+    int iteration = 0;
+    int microbatch = -1;
     std::string label;
-    nbox::coll::CollectiveOp op;
-    uint64_t bytes; //!< nccl-tests size convention
-    int groupSize;
-    Time issued;   //!< when the rank's program issued it
-    Time started;  //!< when it reached the head of the rank's communication stream
-    Time finished; //!< when the rank's last step of it completed
+    nbox::coll::CollectiveOp op = nbox::coll::CollectiveOp::kAllReduce; //!< collectives
+    bool isTransfers = false; //!< a point-to-point group (op is then meaningless)
+    uint64_t bytes = 0;       //!< nccl-tests size convention (NboxCommunicator::RecordBytes)
+    int groupSize = 0;        //!< ranks in the communicator
+    uint32_t comm = 0;        //!< the communicator's id
+    nbox::work::Parallelism parallelism = nbox::work::Parallelism::kOther;
+    uint32_t stream = 0;
+    Time issued;      //!< when the rank's program issued it
+    Time started;     //!< when it reached the head of its communicator's queue on the rank
+    Time finished;    //!< when the rank's last step of it completed
+    Time peersPosted; //!< latest time a sender posted a message this rank received in it
 };
 
 struct NboxIterationRecord
 {
     uint32_t rank;
     int iteration;
+    Time start;
+    Time end;
+};
+
+/**
+ * A time the compute stream of a rank stood still waiting for communication. The part of a
+ * wait on point-to-point transfers before the peer had even posted its message is pipeline
+ * bubble (the peer was still busy), not communication, and is its own record.
+ */
+struct NboxWaitRecord
+{
+    uint32_t rank;
+    int iteration;
+    nbox::work::Parallelism parallelism; //!< of the op whose completion ended the wait
+    bool bubble;
     Time start;
     Time end;
 };
@@ -58,6 +82,10 @@ class NboxJobRecords : public SimpleRefCount<NboxJobRecords>
     std::vector<NboxComputeRecord> compute;
     std::vector<NboxCollectiveRecord> collectives;
     std::vector<NboxIterationRecord> iterations;
+    std::vector<NboxWaitRecord> waits;
+    /** Communicator names by id, and stream names by index, for reports. */
+    std::vector<std::string> communicatorNames;
+    std::vector<std::string> streamNames;
     uint32_t ranksFinished = 0;
 };
 

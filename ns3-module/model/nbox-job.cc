@@ -33,11 +33,13 @@ NboxJob::NboxJob()
 }
 
 void
-NboxJob::Setup(std::vector<Ptr<NboxRankApp>> ranks, Ptr<NboxCommunicator> communicator,
-               Ptr<NboxTransport> transport, Ptr<NboxJobRecords> records)
+NboxJob::Setup(std::vector<Ptr<NboxRankApp>> ranks,
+               std::vector<Ptr<NboxCommunicator>> communicators, Ptr<NboxTransport> transport,
+               Ptr<NboxJobRecords> records)
 {
+    NS_ABORT_MSG_IF(communicators.empty(), "NboxJob::Setup without a world communicator");
     m_ranks = std::move(ranks);
-    m_communicator = communicator;
+    m_communicators = std::move(communicators);
     m_transport = transport;
     m_records = records;
 }
@@ -147,9 +149,9 @@ NboxJob::StopIfFinished()
     // busy rank is watched; its callback comes back here for the next one.
     for (const auto& app : m_ranks)
     {
-        if (!m_communicator->IsIdle(app->GetRank()))
+        if (!GetCommunicator()->IsIdle(app->GetRank()))
         {
-            m_communicator->WhenIdle(app->GetRank(), [this]() { StopIfFinished(); });
+            GetCommunicator()->WhenIdle(app->GetRank(), [this]() { StopIfFinished(); });
             return;
         }
     }
@@ -172,7 +174,7 @@ NboxJob::IsFinished() const
     {
         for (const auto& app : m_ranks)
         {
-            if (!m_communicator->IsIdle(app->GetRank()))
+            if (!GetCommunicator()->IsIdle(app->GetRank()))
             {
                 return false;
             }
@@ -215,14 +217,20 @@ NboxJob::GetRecords() const
 Ptr<NboxCommunicator>
 NboxJob::GetCommunicator() const
 {
-    return m_communicator;
+    return m_communicators.front();
+}
+
+const std::vector<Ptr<NboxCommunicator>>&
+NboxJob::GetCommunicators() const
+{
+    return m_communicators;
 }
 
 void
 NboxJob::DoDispose()
 {
     m_ranks.clear();
-    m_communicator = nullptr;
+    m_communicators.clear();
     m_transport = nullptr;
     Object::DoDispose();
 }

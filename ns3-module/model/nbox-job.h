@@ -1,5 +1,5 @@
 /*
- * A simulated training job: its ranks, their communicator and the records they write.
+ * A simulated training job: its ranks, their communicators and the records they write.
  *
  * The job opens its connections first and starts every rank's program once all of them are
  * established (as NCCL ranks start after communicator init); it stops the simulator when the
@@ -31,9 +31,13 @@ class NboxJob : public Object
     static TypeId GetTypeId();
     NboxJob();
 
-    /** `ranks`: one app per emulated rank (every rank unless SetRealRanks says otherwise). */
-    void Setup(std::vector<Ptr<NboxRankApp>> ranks, Ptr<NboxCommunicator> communicator,
-               Ptr<NboxTransport> transport, Ptr<NboxJobRecords> records);
+    /**
+     * `ranks`: one app per emulated rank (every rank unless SetRealRanks says otherwise);
+     * `communicators`: every communicator of the job, the world first.
+     */
+    void Setup(std::vector<Ptr<NboxRankApp>> ranks,
+               std::vector<Ptr<NboxCommunicator>> communicators, Ptr<NboxTransport> transport,
+               Ptr<NboxJobRecords> records);
 
     /**
      * Declares the ranks with isReal[r] as real (size = world size). Call after Setup and
@@ -70,7 +74,9 @@ class NboxJob : public Object
      */
     bool IsStalled() const;
     Ptr<NboxJobRecords> GetRecords() const;
+    /** The world communicator (the one real ranks and mirror mode use). */
     Ptr<NboxCommunicator> GetCommunicator() const;
+    const std::vector<Ptr<NboxCommunicator>>& GetCommunicators() const;
 
     /** Called by each rank when its program ends. */
     void RankFinished(uint32_t rank);
@@ -83,7 +89,7 @@ class NboxJob : public Object
     bool HasRealRanks() const;
 
     std::vector<Ptr<NboxRankApp>> m_ranks;
-    Ptr<NboxCommunicator> m_communicator;
+    std::vector<Ptr<NboxCommunicator>> m_communicators; //!< the world first
     Ptr<NboxTransport> m_transport;
     Ptr<NboxJobRecords> m_records;
     bool m_started;

@@ -4,6 +4,8 @@
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 
+#include <algorithm>
+
 namespace ns3
 {
 
@@ -25,6 +27,8 @@ NboxRankApp::GetTypeId()
 NboxRankApp::NboxRankApp()
     : m_rank(0)
     , m_next(0)
+    , m_iteration(0)
+    , m_waiting(false)
     , m_computing(false)
     , m_done(false)
 {
@@ -32,12 +36,18 @@ NboxRankApp::NboxRankApp()
 
 void
 NboxRankApp::Setup(uint32_t rank, std::shared_ptr<const nbox::work::RankProgram> program,
-                   Ptr<NboxCommunicator> communicator, Ptr<NboxJobRecords> records,
+                   std::vector<Ptr<NboxCommunicator>> comms, std::vector<uint32_t> ranksInComms,
+                   uint32_t streams, Ptr<NboxJobRecords> records,
                    std::function<void(uint32_t)> finished)
 {
+    NS_ABORT_MSG_IF(comms.size() != ranksInComms.size(),
+                    "rank " << rank << ": " << comms.size() << " communicators but "
+                            << ranksInComms.size() << " ranks in them");
     m_rank = rank;
     m_program = std::move(program);
-    m_communicator = communicator;
+    m_comms = std::move(comms);
+    m_ranksInComms = std::move(ranksInComms);
+    m_streams.assign(streams, Stream{});
     m_records = records;
     m_finished = std::move(finished);
 }
@@ -60,6 +70,13 @@ NboxRankApp::IsComputing() const
     return m_computing;
 }
 
+bool
+NboxRankApp::IsIdle() const
+{
+    return std::all_of(m_streams.begin(), m_streams.end(),
+                       [](const Stream& s) { return s.queue.empty(); });
+}
+
 void
 NboxRankApp::StartApplication()
 {
@@ -75,7 +92,7 @@ NboxRankApp::StopApplication()
 void
 NboxRankApp::DoDispose()
 {
-    m_communicator = nullptr;
+    m_comms.clear();
     m_records = nullptr;
     m_finished = nullptr;
     Application::DoDispose();
@@ -84,9 +101,27 @@ NboxRankApp::DoDispose()
 void
 NboxRankApp::Begin()
 {
-    NS_ABORT_MSG_IF(!m_program || !m_communicator, "NboxRankApp::Begin before Setup");
+    NS_ABORT_MSG_IF(!m_program, "NboxRankApp::Begin before Setup");
     m_next = 0;
+    m_opDone.assign(m_program->ops.size(), false);
+    m_opPeersPosted.assign(m_program->ops.size(), Time(0));
     RunUntilBlocked();
+}
+
+bool
+NboxRankApp::WaitSatisfied(const nbox::work::Op& op) const
+{
+    switch (op.kind)
+    {
+    case OpKind::kWait:
+        return m_opDone[op.target];
+    case OpKind::kWaitStream:
+        return m_streams.at(op.stream).queue.empty();
+    case OpKind::kWaitAll:
+        return IsIdle();
+    default:
+        return true;
+    }
 }
 
 void
@@ -95,29 +130,35 @@ NboxRankApp::RunUntilBlocked()
     const auto& ops = m_program->ops;
     while (m_next < ops.size())
     {
-        const nbox::work::Op& op = ops[m_next++];
+        const uint32_t index = m_next++;
+        const nbox::work::Op& op = ops[index];
         switch (op.kind)
         {
         case OpKind::kIterationBegin:
             m_iterationStart = Simulator::Now();
+            m_iteration = op.iteration;
             break;
         case OpKind::kIterationEnd:
             m_records->iterations.push_back(
                 NboxIterationRecord{m_rank, op.iteration, m_iterationStart, Simulator::Now()});
             break;
         case OpKind::kCollective:
-            m_communicator->Issue(m_rank, op.collective, op.bytes, op.label, op.iteration);
+        case OpKind::kTransfers:
+            Issue(index);
             break;
         case OpKind::kCompute:
             m_computeStart = Simulator::Now();
             m_computing = true;
             Simulator::Schedule(Seconds(op.duration_s), &NboxRankApp::EndCompute, this);
             return;
-        case OpKind::kWaitCollectives:
-            if (!m_communicator->IsIdle(m_rank))
+        case OpKind::kWait:
+        case OpKind::kWaitStream:
+        case OpKind::kWaitAll:
+            if (!WaitSatisfied(op))
             {
-                m_communicator->WhenIdle(m_rank, [this]() { RunUntilBlocked(); });
-                return;
+                m_waiting = true;
+                m_waitStart = Simulator::Now();
+                return; // OnOpDone resumes
             }
             break;
         }
@@ -135,8 +176,83 @@ NboxRankApp::EndCompute()
 {
     m_computing = false;
     const nbox::work::Op& op = m_program->ops[m_next - 1];
-    m_records->compute.push_back(
-        NboxComputeRecord{m_rank, op.iteration, op.label, m_computeStart, Simulator::Now()});
+    m_records->compute.push_back(NboxComputeRecord{m_rank, op.iteration, op.label, m_computeStart,
+                                                   Simulator::Now(), op.microbatch});
+    RunUntilBlocked();
+}
+
+void
+NboxRankApp::Issue(uint32_t opIndex)
+{
+    const nbox::work::Op& op = m_program->ops[opIndex];
+    NS_ABORT_MSG_IF(op.stream < 0 || static_cast<size_t>(op.stream) >= m_streams.size(),
+                    "rank " << m_rank << " issues '" << op.label << "' on stream " << op.stream
+                            << " of " << m_streams.size());
+    Stream& stream = m_streams[op.stream];
+    stream.queue.push_back(opIndex);
+    if (stream.queue.size() == 1)
+    {
+        StartStreamHead(op.stream);
+    }
+}
+
+void
+NboxRankApp::StartStreamHead(uint32_t stream)
+{
+    const uint32_t opIndex = m_streams[stream].queue.front();
+    const nbox::work::Op& op = m_program->ops[opIndex];
+    NS_ABORT_MSG_IF(op.comm < 0 || static_cast<size_t>(op.comm) >= m_comms.size(),
+                    "rank " << m_rank << " has no communicator slot " << op.comm);
+    NboxCommWork work = NboxCommWork::FromOp(op);
+    m_comms[op.comm]->Issue(m_ranksInComms[op.comm], std::move(work),
+                            [this, stream, opIndex](Time peersPosted)
+                            { OnOpDone(stream, opIndex, peersPosted); });
+}
+
+void
+NboxRankApp::OnOpDone(uint32_t stream, uint32_t opIndex, Time peersPosted)
+{
+    Stream& s = m_streams[stream];
+    NS_ABORT_MSG_IF(s.queue.empty() || s.queue.front() != opIndex,
+                    "rank " << m_rank << ": op " << opIndex << " completed out of order");
+    s.queue.pop_front();
+    m_opDone[opIndex] = true;
+    m_opPeersPosted[opIndex] = peersPosted;
+    if (!s.queue.empty())
+    {
+        StartStreamHead(stream);
+    }
+    if (m_waiting && WaitSatisfied(m_program->ops[m_next - 1]))
+    {
+        EndWait(opIndex);
+    }
+}
+
+void
+NboxRankApp::EndWait(uint32_t doneOp)
+{
+    m_waiting = false;
+    const Time now = Simulator::Now();
+    if (now > m_waitStart)
+    {
+        const nbox::work::Op& op = m_program->ops[doneOp];
+        const nbox::work::Parallelism parallelism = m_comms[op.comm]->GetParallelism();
+        Time commStart = m_waitStart;
+        if (op.kind == OpKind::kTransfers && m_opPeersPosted[doneOp] > m_waitStart)
+        {
+            // Until the peer posted its message, the rank waited for the peer's work.
+            commStart = std::min(m_opPeersPosted[doneOp], now);
+            m_records->waits.push_back(
+                NboxWaitRecord{m_rank, m_iteration, parallelism, true, m_waitStart, commStart});
+        }
+        if (now > commStart)
+        {
+            m_records->waits.push_back(
+                NboxWaitRecord{m_rank, m_iteration, parallelism, false, commStart, now});
+        }
+    }
+    // Called back from the communicator, which has finished with the op: the program may
+    // issue on it again at once.
     RunUntilBlocked();
 }
 

@@ -1,9 +1,14 @@
 /*
- * One simulated rank: an ns-3 Application on the rank's host that runs a RankProgram.
+ * One simulated rank: an ns-3 Application on the rank's host that runs a RankProgram
+ * (workloads/program.h).
  *
- * The program's compute ops run one after another (the compute stream); collective ops are
- * handed to the NboxCommunicator (the communication stream) and run there concurrently with
- * compute; kWaitCollectives blocks the compute stream until the rank's stream is idle.
+ * The program's compute ops run one after another (the compute stream). Communication ops
+ * are issued to the rank's communication streams: each stream hands its ops, one at a time in
+ * issue order, to the op's NboxCommunicator, and starts the next when the communicator reports
+ * the rank's part done. Waits block the compute stream until one op, one stream or every
+ * stream is done; each blocked interval is recorded (NboxWaitRecord) under the parallelism of
+ * the op whose completion ends it, the part of a wait on point-to-point transfers before the
+ * peer posted its message as pipeline bubble.
  */
 #ifndef NBOX_RANK_APP_H
 #define NBOX_RANK_APP_H
@@ -14,8 +19,10 @@
 
 #include "workloads/program.h"
 
+#include <deque>
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace ns3
 {
@@ -26,8 +33,13 @@ class NboxRankApp : public Application
     static TypeId GetTypeId();
     NboxRankApp();
 
+    /**
+     * Rank `rank` runs `program`; its communicator slot s is `comms[s]`, in which it is rank
+     * `ranksInComms[s]`; it has `streams` communication streams.
+     */
     void Setup(uint32_t rank, std::shared_ptr<const nbox::work::RankProgram> program,
-               Ptr<NboxCommunicator> communicator, Ptr<NboxJobRecords> records,
+               std::vector<Ptr<NboxCommunicator>> comms, std::vector<uint32_t> ranksInComms,
+               uint32_t streams, Ptr<NboxJobRecords> records,
                std::function<void(uint32_t)> finished);
 
     /** Starts the program now (the job calls this once every connection is up). */
@@ -37,6 +49,8 @@ class NboxRankApp : public Application
     bool IsFinished() const;
     /** True while a compute op runs (the rank will act again without outside help). */
     bool IsComputing() const;
+    /** True when every stream of the rank is idle. */
+    bool IsIdle() const;
 
   private:
     void StartApplication() override;
@@ -46,15 +60,34 @@ class NboxRankApp : public Application
     /** Runs ops from the current one until one takes time or the program ends. */
     void RunUntilBlocked();
     void EndCompute();
+    void Issue(uint32_t opIndex);
+    void StartStreamHead(uint32_t stream);
+    void OnOpDone(uint32_t stream, uint32_t opIndex, Time peersPosted);
+    /** Whether the wait of op `opIndex` is over. */
+    bool WaitSatisfied(const nbox::work::Op& op) const;
+    /** Records the wait that `doneOp`'s completion ended and resumes the program. */
+    void EndWait(uint32_t doneOp);
+
+    struct Stream
+    {
+        std::deque<uint32_t> queue; //!< op indices; the head is running
+    };
 
     uint32_t m_rank;
     std::shared_ptr<const nbox::work::RankProgram> m_program;
-    Ptr<NboxCommunicator> m_communicator;
+    std::vector<Ptr<NboxCommunicator>> m_comms;
+    std::vector<uint32_t> m_ranksInComms;
+    std::vector<Stream> m_streams;
+    std::vector<bool> m_opDone;        //!< per op index: a communication op that has completed
+    std::vector<Time> m_opPeersPosted; //!< per op index, once done
     Ptr<NboxJobRecords> m_records;
     std::function<void(uint32_t)> m_finished;
     size_t m_next;       //!< index of the next op to run
     Time m_computeStart; //!< start of the running compute op
     Time m_iterationStart;
+    int m_iteration; //!< of the last IterationBegin
+    bool m_waiting;  //!< the op at m_next - 1 is a wait that has not ended
+    Time m_waitStart;
     bool m_computing;
     bool m_done;
 };

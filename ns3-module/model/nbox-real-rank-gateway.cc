@@ -31,9 +31,9 @@ NboxRealRankGateway::Setup(Ptr<NboxCommunicator> comm, Ptr<NboxTransport> transp
 {
     NS_ABORT_MSG_IF(!comm || !transport || !records, "NboxRealRankGateway::Setup: null argument");
     NS_ABORT_MSG_IF(m_comm, "NboxRealRankGateway::Setup called twice");
-    NS_ABORT_MSG_IF(isReal.size() != comm->GetWorldSize(),
+    NS_ABORT_MSG_IF(isReal.size() != comm->GetSize(),
                     "NboxRealRankGateway::Setup: " << isReal.size() << " flags for a world of "
-                                                   << comm->GetWorldSize());
+                                                   << comm->GetSize());
     m_lowestReal = isReal.size();
     for (uint32_t rank = isReal.size(); rank-- > 0;)
     {

@@ -37,8 +37,9 @@ class Node;
  *   2. then strict priority, priority 7 first, among priorities the peer has not paused.
  * A packet takes size × 8 / DataRate to serialise (in whole simulator ticks, the remainder
  * carried to the next frame so that back-to-back frames keep the exact rate) and arrives at
- * the peer the channel's Delay after its last bit left (store and forward). Queues are unbounded: admission and drops are
- * the owner's business (the switch's MMU; the NIC keeps only a packet or two queued).
+ * the peer the channel's Delay after its last bit left (store and forward). Queues are unbounded:
+ * admission and drops are the owner's business (the switch's MMU; the NIC keeps only a packet or
+ * two queued).
  *
  * Received PFC frames are consumed here (when PfcEnabled; else counted and ignored); every
  * other packet goes to the owner's receive callback with its header still on.

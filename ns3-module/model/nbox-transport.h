@@ -43,11 +43,9 @@ class NboxTransport : public Object
     virtual void WhenAllConnected(std::function<void()> ready) = 0;
 
     /** Sends `bytes` (> 0) and calls `delivered` when the last byte has arrived at dstRank. */
-    virtual void Send(uint32_t srcRank,
-                      uint32_t dstRank,
-                      uint32_t channel,
-                      uint64_t bytes,
-                      std::function<void()> delivered) = 0;
+    virtual void Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, uint64_t bytes,
+                      std::function<void()> delivered)
+        = 0;
 
     virtual NboxTransportStats GetStats() const = 0;
 };

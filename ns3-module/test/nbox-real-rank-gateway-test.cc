@@ -15,6 +15,7 @@
 #include "ns3/uinteger.h"
 
 #include "collectives/step_tracker.h"
+#include "workloads/ops.h"
 
 #include <cstdio>
 #include <map>
@@ -50,24 +51,6 @@ RingAllReduceAlphaBetaSeconds(int world, double bytes)
     const double steps = 2.0 * (world - 1);
     return steps / world * bytes / goodputBytesPerS
          + steps * (2 * kLatencyS + wirePacket * 8 / kRateBps);
-}
-
-/** `iterations` iterations of one all-reduce of `bytes`, as tests/cosim's fixture builds. */
-nbox::work::RankProgram
-AllReduceProgram(uint64_t bytes, int iterations)
-{
-    using nbox::work::OpKind;
-    nbox::work::RankProgram program;
-    program.iterations = iterations;
-    for (int i = 0; i < iterations; ++i)
-    {
-        program.ops.push_back({OpKind::kIterationBegin, i, "", 0, {}, 0});
-        program.ops.push_back(
-            {OpKind::kCollective, i, "allreduce", 0, CollectiveOp::kAllReduce, bytes});
-        program.ops.push_back({OpKind::kWaitCollectives, i, "", 0, {}, 0});
-        program.ops.push_back({OpKind::kIterationEnd, i, "", 0, {}, 0});
-    }
-    return program;
 }
 
 /**
@@ -228,7 +211,9 @@ RunJob(const JobSpec& spec)
     helper.SetCommunicatorAttribute("Channels", UintegerValue(spec.channels));
     helper.SetCommunicatorAttribute("ChunkSize", UintegerValue(spec.chunkBytes));
     auto program = std::make_shared<const nbox::work::RankProgram>(
-        spec.mirror ? nbox::work::RankProgram{} : AllReduceProgram(spec.bytes, spec.iterations));
+        spec.mirror ? nbox::work::RankProgram{}
+                    : nbox::work::RepeatedCollectiveProgram(CollectiveOp::kAllReduce, spec.bytes,
+                                                            spec.iterations));
     std::vector<std::shared_ptr<const nbox::work::RankProgram>> programs(spec.world, program);
     for (int r = 0; r < spec.world && !spec.isReal.empty(); ++r)
     {

@@ -18,7 +18,7 @@
 #include "ns3/uinteger.h"
 
 #include "topologies/topology.h"
-#include "workloads/program.h"
+#include "workloads/ops.h"
 
 #include <gtest/gtest.h>
 
@@ -62,23 +62,6 @@ AlphaBetaSeconds(double flowRate)
     return bandwidth + steps * perStep;
 }
 
-nbox::work::RankProgram
-AllReduceProgram(int iterations)
-{
-    using nbox::work::OpKind;
-    nbox::work::RankProgram program;
-    program.iterations = iterations;
-    for (int i = 0; i < iterations; ++i)
-    {
-        program.ops.push_back({OpKind::kIterationBegin, i, "", 0, {}, 0});
-        program.ops.push_back(
-            {OpKind::kCollective, i, "allreduce", 0, nbox::coll::CollectiveOp::kAllReduce, kBytes});
-        program.ops.push_back({OpKind::kWaitCollectives, i, "", 0, {}, 0});
-        program.ops.push_back({OpKind::kIterationEnd, i, "", 0, {}, 0});
-    }
-    return program;
-}
-
 struct Outcome
 {
     double iterationSeconds = 0;
@@ -104,7 +87,8 @@ RunAllReduce(double fabricRate, const std::string& cc)
 
     NboxJobHelper jobs;
     jobs.SetCommunicatorAttribute("Channels", UintegerValue(1));
-    auto program = std::make_shared<const nbox::work::RankProgram>(AllReduceProgram(1));
+    auto program = std::make_shared<const nbox::work::RankProgram>(
+        nbox::work::RepeatedCollectiveProgram(nbox::coll::CollectiveOp::kAllReduce, kBytes, 1));
     std::vector<std::shared_ptr<const nbox::work::RankProgram>> programs(kWorld, program);
     Ptr<NboxJob> job = jobs.Install(network, transport, programs, rankToHost);
     RunFor(Seconds(10));

@@ -27,7 +27,7 @@ class PlainReplayTest : public ::testing::Test {
   scenario::Scenario scenario_ = scenario::LoadScenario("tests/cosim/fixtures/tiny.ini", {});
   // Sizes chosen so no flow is a whole number of segments.
   cosim::TrafficMatrix matrix_{
-      {{0, 1, 0}, 1000000}, {{1, 2, 0}, 123457}, {{2, 3, 1}, 777777}, {{3, 0, 0}, 50000}};
+      {{0, 1, 0, 0}, 1000000}, {{1, 2, 0, 0}, 123457}, {{2, 3, 0, 1}, 777777}, {{3, 0, 0, 0}, 50000}};
 };
 
 TEST_F(PlainReplayTest, DeliversEveryByteInFullSegmentsWithinTheSendBuffer) {

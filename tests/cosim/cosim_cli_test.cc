@@ -75,13 +75,19 @@ TEST_F(CosimCli, WritesResultsAndTraceForEveryRank) {
   std::istringstream csv(ReadFile(dir_ / "a" / "traffic.csv"));
   std::string line;
   std::getline(csv, line);
-  EXPECT_EQ(line, "src,dst,channel,bytes");
+  EXPECT_EQ(line, "src,dst,group,parallelism,channel,bytes");
   uint64_t total = 0;
   while (std::getline(csv, line)) {
     unsigned src, dst, channel;
+    char group[64], parallelism[64];
     unsigned long long bytes;
-    ASSERT_EQ(std::sscanf(line.c_str(), "%u,%u,%u,%llu", &src, &dst, &channel, &bytes), 4) << line;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%u,%u,%63[^,],%63[^,],%u,%llu", &src, &dst, group,
+                          parallelism, &channel, &bytes),
+              6)
+        << line;
     EXPECT_EQ(dst, (src + 1) % 4) << line;
+    EXPECT_STREQ(group, "world") << line;
+    EXPECT_STREQ(parallelism, "dp") << line;
     total += bytes;
   }
   EXPECT_EQ(total, results["network"]["payload_bytes_delivered"].get<uint64_t>());

@@ -5,23 +5,21 @@
 #include "ns3/core-module.h"
 #include "tools/cosim/sim_loop.h"
 #include "tools/cosim/traffic_matrix.h"
+#include "workloads/ops.h"
 
 namespace nbox::testing {
 
 work::RankProgram AllReduceProgram(uint64_t bytes, int iterations) {
-  work::RankProgram program;
-  program.iterations = iterations;
-  for (int i = 0; i < iterations; ++i) {
-    program.ops.push_back({work::OpKind::kIterationBegin, i, "", 0, {}, 0});
-    program.ops.push_back(
-        {work::OpKind::kCollective, i, "allreduce", 0, coll::CollectiveOp::kAllReduce, bytes});
-    program.ops.push_back({work::OpKind::kWaitCollectives, i, "", 0, {}, 0});
-    program.ops.push_back({work::OpKind::kIterationEnd, i, "", 0, {}, 0});
-  }
-  return program;
+  return work::RepeatedCollectiveProgram(coll::CollectiveOp::kAllReduce, bytes, iterations);
 }
 
 JobOutcome RunOnStar(const StarJob& setup, const work::RankProgram& program) {
+  return RunOnStar(setup, work::SameProgramEverywhere(
+                              setup.world, std::make_shared<const work::RankProgram>(program),
+                              work::Parallelism::kData, "dp"));
+}
+
+JobOutcome RunOnStar(const StarJob& setup, const work::JobPrograms& programs) {
   const auto topology = topo::MakeStar(setup.world, setup.rate_bps, setup.latency_s);
   const auto rank_to_host = topo::PlaceRanks(topology, setup.world);
   auto network = ns3::NboxNetworkHelper(setup.network).Install(topology);
@@ -31,8 +29,6 @@ JobOutcome RunOnStar(const StarJob& setup, const work::RankProgram& program) {
   ns3::NboxJobHelper helper;
   helper.SetCommunicatorAttribute("Channels", ns3::UintegerValue(setup.channels));
   helper.SetCommunicatorAttribute("ChunkSize", ns3::UintegerValue(setup.chunk_bytes));
-  auto shared = std::make_shared<const work::RankProgram>(program);
-  std::vector<std::shared_ptr<const work::RankProgram>> programs(setup.world, shared);
   auto job = helper.Install(network, transport, programs, rank_to_host);
 
   std::ostringstream quiet;
@@ -41,11 +37,12 @@ JobOutcome RunOnStar(const StarJob& setup, const work::RankProgram& program) {
                            cosim::ProgressMode::kOff, quiet);
   JobOutcome outcome;
   outcome.finished = loop.finished;
-  outcome.summary = cosim::Summarize(*job->GetRecords());
+  outcome.records = job->GetRecords();
+  outcome.summary = cosim::Summarize(*outcome.records);
   outcome.transport = transport->GetStats();
   outcome.network = network->GetStats();
-  outcome.schedule_bytes =
-      cosim::TotalBytes(cosim::ProgramTraffic(program, *job->GetCommunicator()));
+  outcome.traffic = cosim::ProgramTraffic(programs, job->GetCommunicators());
+  outcome.schedule_bytes = cosim::TotalBytes(outcome.traffic);
   ns3::Simulator::Destroy();
   ns3::Config::Reset();
   return outcome;

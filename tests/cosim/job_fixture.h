@@ -9,6 +9,7 @@
 #include "ns3/nbox-network-helper.h"
 #include "ns3/nbox-tcp-transport.h"
 #include "tools/cosim/summary.h"
+#include "tools/cosim/traffic_matrix.h"
 #include "topologies/topology.h"
 #include "workloads/program.h"
 
@@ -30,11 +31,15 @@ struct JobOutcome {
   cosim::JobSummary summary;
   ns3::NboxTransportStats transport;
   ns3::NboxNetworkStats network;
-  uint64_t schedule_bytes = 0;  // payload the schedules say must cross the network
+  uint64_t schedule_bytes = 0;   // payload the schedules say must cross the network
+  cosim::TrafficMatrix traffic;  // the same by (src, dst, communicator, channel)
+  ns3::Ptr<ns3::NboxJobRecords> records;
   bool finished = false;
 };
 
 // Runs `program` on every rank of a star and tears the simulator down again.
 JobOutcome RunOnStar(const StarJob& setup, const work::RankProgram& program);
+// The same for a whole job's programs (world_size must be setup.world).
+JobOutcome RunOnStar(const StarJob& setup, const work::JobPrograms& job);
 
 }  // namespace nbox::testing

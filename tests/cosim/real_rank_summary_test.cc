@@ -36,6 +36,7 @@ RunResult HandMadeRun(int world, std::vector<int> real, const std::string& peers
                          {"workload.batch_per_rank", "32"}};
   r.model.name = "resnet152";
   r.model.parameters = 60192808;
+  r.workload_description = "ddp resnet152 (60.2M parameters), batch 32/rank, 3 iterations";
   r.collectives_per_iteration = 10;
   const double starts[] = {0.0, 0.030, 0.050};
   const double times[] = {0.030, 0.020, 0.022};

@@ -75,7 +75,7 @@ TEST(DdpProgram, HandCheckedFourLayerModel) {
       {OpKind::kCompute, "bwd L1", 8, 0},
       {OpKind::kCompute, "bwd L0", 8, 0},
       {OpKind::kCollective, "allreduce bucket 1", 0, 800},
-      {OpKind::kWaitCollectives, "", 0, 0},
+      {OpKind::kWaitAll, "", 0, 0},
       {OpKind::kCompute, "optimizer", 1.5, 0},
       {OpKind::kIterationEnd, "", 0, 0},
   };
@@ -112,7 +112,7 @@ TEST(DdpProgram, HandCheckedRemaindersAndClosingRules) {
                 {OpKind::kCompute, "bwd L1", 2 * fwd_big, 0},
                 {OpKind::kCompute, "bwd L0", 2 * fwd_big, 0},
                 {OpKind::kCollective, "allreduce bucket 1", 0, 808},
-                {OpKind::kWaitCollectives, "", 0, 0},
+                {OpKind::kWaitAll, "", 0, 0},
                 {OpKind::kIterationEnd, "", 0, 0},
             });
 
@@ -131,7 +131,7 @@ TEST(DdpProgram, HandCheckedRemaindersAndClosingRules) {
                 {OpKind::kCollective, "allreduce bucket 1", 0, 404},
                 {OpKind::kCompute, "bwd L0", 2 * fwd_big, 0},
                 {OpKind::kCollective, "allreduce bucket 2", 0, 404},
-                {OpKind::kWaitCollectives, "", 0, 0},
+                {OpKind::kWaitAll, "", 0, 0},
                 {OpKind::kIterationEnd, "", 0, 0},
             });
 }
@@ -207,7 +207,7 @@ IterationView ViewIteration(const RankProgram& program, int it) {
       }
       view.buckets.push_back(Bucket{pending, op.bytes, op.label});
       pending.clear();
-    } else if (op.kind == OpKind::kWaitCollectives) {
+    } else if (op.kind == OpKind::kWaitAll) {
       waited = true;
       if (!pending.empty()) view.layers_since_last_bucket_empty_at_wait = false;
     }
@@ -347,7 +347,7 @@ TEST_P(DdpPresetTest, IterationMarkersPairUp) {
       ++next;
     } else {
       ASSERT_EQ(op.iteration, open) << op.label << " outside its iteration";
-      if (op.kind == OpKind::kWaitCollectives) ++waits_in_iteration;
+      if (op.kind == OpKind::kWaitAll) ++waits_in_iteration;
     }
   }
   EXPECT_EQ(open, -1);
@@ -361,7 +361,7 @@ TEST_P(DdpPresetTest, IterationMarkersPairUp) {
     ASSERT_GE(i, 2u);
     EXPECT_EQ(program.ops[i - 1].label, "optimizer");
     EXPECT_DOUBLE_EQ(program.ops[i - 1].duration_s, config.optimizer_s);
-    EXPECT_EQ(program.ops[i - 2].kind, OpKind::kWaitCollectives);
+    EXPECT_EQ(program.ops[i - 2].kind, OpKind::kWaitAll);
   }
 }
 

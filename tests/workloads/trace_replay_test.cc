@@ -27,7 +27,7 @@ std::vector<std::string> Describe(const RankProgram& program, int iteration) {
       case OpKind::kIterationEnd:
         lines.push_back("end " + std::to_string(op.iteration));
         break;
-      case OpKind::kWaitCollectives:
+      case OpKind::kWaitAll:
         lines.push_back("wait");
         break;
       case OpKind::kCompute:
@@ -37,6 +37,11 @@ std::vector<std::string> Describe(const RankProgram& program, int iteration) {
       case OpKind::kCollective:
         lines.push_back("coll " + std::string(coll::ToString(op.collective)) + " " +
                         std::to_string(op.bytes) + " " + op.label);
+        break;
+      case OpKind::kTransfers:
+      case OpKind::kWait:
+      case OpKind::kWaitStream:
+        lines.push_back("unexpected op kind " + std::to_string(static_cast<int>(op.kind)));
         break;
     }
   }

@@ -31,7 +31,8 @@ using nbox::bench::RunFigures;
 // The job's traffic matrix, from its schedules, without running it.
 nbox::cosim::TrafficMatrix JobTraffic(const nbox::scenario::Scenario& scenario) {
   auto assembly = nbox::cosim::AssembleJob(scenario);
-  auto matrix = nbox::cosim::ProgramTraffic(*assembly.program, *assembly.job->GetCommunicator());
+  auto matrix = nbox::cosim::ProgramTraffic(assembly.workload.programs,
+                                            assembly.job->GetCommunicators());
   ns3::Simulator::Destroy();
   return matrix;
 }

@@ -28,7 +28,7 @@ RunFigures RunPlainReplay(const scenario::Scenario& scenario, const cosim::Traff
   std::vector<ns3::Ptr<ns3::PacketSink>> sinks;
   uint16_t port = 10000;
   for (const auto& [key, bytes] : matrix) {
-    const auto [src, dst, channel] = key;
+    const auto [src, dst, comm, channel] = key;
     const uint32_t src_host = net.rank_to_host[src];
     const uint32_t dst_host = net.rank_to_host[dst];
     ns3::PacketSinkHelper sink("ns3::TcpSocketFactory",

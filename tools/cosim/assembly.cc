@@ -9,7 +9,6 @@
 #include "ns3/nbox-roce-transport.h"
 #include "tools/cosim/roce_assembly.h"
 #include "topologies/servers.h"
-#include "workloads/trace_replay.h"
 
 namespace nbox::cosim {
 
@@ -54,29 +53,6 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
   return c;
 }
 
-work::DdpConfig MakeDdpConfig(const scenario::WorkloadSection& w) {
-  work::DdpConfig c;
-  if (w.model == "custom") {
-    c.model.name = "custom";
-    c.model.source = "scenario file";
-  } else {
-    const work::ModelSpec* preset = work::FindModelPreset(w.model);
-    if (preset == nullptr) throw std::invalid_argument("unknown model '" + w.model + "'");
-    c.model = *preset;
-  }
-  if (w.parameters > 0) c.model.parameters = w.parameters;
-  if (w.layers > 0) c.model.layers = w.layers;
-  if (w.flops_per_sample > 0) c.model.forward_flops_per_sample = w.flops_per_sample;
-  c.batch_per_rank = w.batch_per_rank;
-  c.gpu_peak_flops = w.gpu_peak_flops;
-  c.gpu_utilization = w.gpu_util;
-  c.backward_to_forward = w.backward_ratio;
-  c.bucket_bytes = w.bucket_bytes;
-  c.optimizer_s = w.optimizer_s;
-  c.iterations = w.iterations;
-  return c;
-}
-
 NetworkAssembly AssembleNetwork(const scenario::Scenario& s) {
   ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(s.job.seed % 4294967295u) + 1);
   ns3::RngSeedManager::SetRun(1);
@@ -89,24 +65,33 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s) {
   return a;
 }
 
+namespace {
+
+// Real ranks run the host runtime's world communicator only (bridge/): a workload that splits
+// the world into groups, sends point to point or overlaps several streams cannot have real
+// ranks yet.
+void RefuseGroupsWithRealRanks(const scenario::Scenario& s, const work::JobPrograms& programs) {
+  bool transfers = false;
+  for (const auto& program : programs.programs) {
+    for (const auto& op : program->ops) transfers |= op.kind == work::OpKind::kTransfers;
+  }
+  if (programs.communicators.size() > 1 || programs.stream_names.size() > 1 || transfers) {
+    throw std::invalid_argument(
+        s.path + ": [realranks] with workload.kind = " + s.workload.kind + ": its programs use " +
+        std::to_string(programs.communicators.size()) + " communicators, " +
+        std::to_string(programs.stream_names.size()) + " streams" +
+        (transfers ? " and point-to-point transfers" : "") +
+        "; real ranks run the world communicator on one stream only (the bridge has no "
+        "communicator groups yet), so use workload.kind = ddp with real ranks");
+  }
+}
+
+}  // namespace
+
 JobAssembly AssembleJob(const scenario::Scenario& s) {
   JobAssembly a;
   a.net = AssembleNetwork(s);
-  // workload.model = trace: the recorded job, one program per rank (workloads/trace_replay.h);
-  // a.program is rank 0's, whose collectives every rank shares.
-  std::vector<std::shared_ptr<const work::RankProgram>> trace_programs;
-  if (s.workload.model == "trace") {
-    a.ddp.model.name = "trace";
-    a.ddp.model.source = s.workload.trace;
-    for (work::RankProgram& program :
-         work::LoadTraceReplayPrograms(s.workload.trace, s.job.world_size, s.workload.iterations)) {
-      trace_programs.push_back(std::make_shared<const work::RankProgram>(std::move(program)));
-    }
-    a.program = trace_programs.front();
-  } else {
-    a.ddp = MakeDdpConfig(s.workload);
-    a.program = std::make_shared<const work::RankProgram>(work::MakeDdpProgram(a.ddp));
-  }
+  a.workload = BuildWorkload(s);
 
   if (s.network.transport == "roce") {
     a.transport = ns3::CreateObject<ns3::NboxRoceTransport>(a.net.network, a.net.rank_to_host);
@@ -117,6 +102,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s) {
   ns3::NboxJobHelper helper;
   helper.SetCommunicatorAttribute("Channels", ns3::UintegerValue(s.collectives.channels));
   helper.SetCommunicatorAttribute("ChunkSize", ns3::UintegerValue(s.collectives.chunk_bytes));
+  helper.SetCommunicatorAttribute("ElementSize", ns3::UintegerValue(a.workload.element_bytes));
   // Ranks fill servers in order (PlaceRanks on a rail topology's server-major GPUs).
   const bool servers = s.topology.kind == "rail";
   helper.SetCommunicatorAttribute("RanksPerServer",
@@ -125,21 +111,22 @@ JobAssembly AssembleJob(const scenario::Scenario& s) {
       "AllReduceAlgorithm",
       ns3::EnumValue(s.collectives.allreduce == "hierarchical" ? ns3::NboxCommunicator::HIERARCHICAL
                                                                : ns3::NboxCommunicator::RING));
-  std::vector<std::shared_ptr<const work::RankProgram>> programs(s.job.world_size, a.program);
-  if (!trace_programs.empty()) {
-    programs = trace_programs;
-    // NCCL's sizes are whole elements of any type, so the replay splits on bytes.
-    helper.SetCommunicatorAttribute("ElementSize", ns3::UintegerValue(1));
-  }
+  work::JobPrograms programs = a.workload.programs;
   if (!s.realranks.ranks.empty()) {
+    RefuseGroupsWithRealRanks(s, programs);
     // Real ranks get no app; in mirror mode the emulated ranks run no program of their own
     // (the gateway issues the real rank's collectives on their streams).
     std::vector<bool> is_real(s.job.world_size, false);
     for (int rank : s.realranks.ranks) is_real[rank] = true;
     helper.SetRealRanks(is_real);
-    if (s.realranks.peers == "mirror") {
-      auto empty = std::make_shared<const work::RankProgram>();
-      for (auto& program : programs) program = empty;
+    auto empty = std::make_shared<const work::RankProgram>();
+    for (int rank = 0; rank < s.job.world_size; ++rank) {
+      auto& program = programs.programs[static_cast<size_t>(rank)];
+      if (is_real[static_cast<size_t>(rank)]) {
+        program = nullptr;
+      } else if (s.realranks.peers == "mirror") {
+        program = empty;
+      }
     }
   }
   a.job = helper.Install(a.net.network, a.transport, programs, a.net.rank_to_host);
@@ -155,9 +142,17 @@ RunResult CollectResult(const scenario::Scenario& s, const JobAssembly& a,
     (a.net.topology.graph[v].kind == topo::NodeKind::kHost ? r.hosts : r.switches)++;
   }
   r.links = static_cast<int>(a.net.topology.links.size());
-  r.model = a.ddp.model;
-  for (const auto& op : a.program->ops) {
-    if (op.kind == work::OpKind::kCollective && op.iteration == 0) ++r.collectives_per_iteration;
+  r.model = a.workload.model;
+  r.workload_description = a.workload.description;
+  r.workload_details = a.workload.details;
+  for (const auto& program : a.workload.programs.programs) {
+    if (!program) continue;
+    for (const auto& op : program->ops) {
+      const bool communication =
+          op.kind == work::OpKind::kCollective || op.kind == work::OpKind::kTransfers;
+      if (communication && op.iteration == 0) ++r.collectives_per_iteration;
+    }
+    break;  // the first rank's program
   }
   r.summary = Summarize(*a.job->GetRecords());
   r.network = a.net.network->GetStats();

@@ -11,15 +11,14 @@
 #include "ns3/nbox-transport.h"
 #include "tools/cosim/run_result.h"
 #include "tools/cosim/sim_loop.h"
+#include "tools/cosim/workload_registry.h"
 #include "tools/scenario/scenario.h"
 #include "topologies/topology.h"
-#include "workloads/ddp.h"
 
 namespace nbox::cosim {
 
 topo::Topology BuildTopology(const scenario::Scenario& scenario);
 ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& scenario);
-work::DdpConfig MakeDdpConfig(const scenario::WorkloadSection& workload);
 
 struct NetworkAssembly {
   topo::Topology topology;
@@ -29,8 +28,7 @@ struct NetworkAssembly {
 
 struct JobAssembly {
   NetworkAssembly net;
-  work::DdpConfig ddp;
-  std::shared_ptr<const work::RankProgram> program;  // every rank runs the same DDP program
+  Workload workload;                       // every rank's program; with real ranks, theirs are null
   ns3::Ptr<ns3::NboxTransport> transport;  // NboxTcpTransport, or NboxRoceTransport for roce
   ns3::Ptr<ns3::NboxJob> job;
 };

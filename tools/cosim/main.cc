@@ -135,8 +135,10 @@ int main(int argc, char** argv) {
     write("perf.json", nbox::cosim::PerfJson(result, perf));
     // The traffic a program implies: real ranks run a program nbox-cosim does not know.
     if (!real_ranks) {
-      write("traffic.csv", nbox::cosim::TrafficCsv(nbox::cosim::ProgramTraffic(
-                               *assembly.program, *job->GetCommunicator())));
+      write("traffic.csv",
+            nbox::cosim::TrafficCsv(
+                nbox::cosim::ProgramTraffic(assembly.workload.programs, job->GetCommunicators()),
+                assembly.workload.programs));
     }
     if (link_sample_s > 0) {
       write("links.csv", sampler.Csv(result.network, result.summary.job_start_s));

@@ -23,6 +23,21 @@ ordered_json MeasuredOrNull(bool measured, double value) {
   return measured ? ordered_json(value) : ordered_json(nullptr);
 }
 
+// Per-rank means of an iteration (summary.h); null when no rank's time was simulated.
+ordered_json BreakdownJson(const IterationBreakdown& b, bool measured) {
+  if (!measured) return nullptr;
+  ordered_json exposed = ordered_json::object();
+  for (int p = 0; p < work::kParallelismCount; ++p) {
+    exposed[std::string(work::ToString(static_cast<work::Parallelism>(p)))] =
+        b.exposed_s[static_cast<size_t>(p)];
+  }
+  return {{"ranks", b.ranks},
+          {"compute_s", b.compute_s},
+          {"exposed_s", std::move(exposed)},
+          {"bubble_s", b.bubble_s},
+          {"idle_s", b.idle_s}};
+}
+
 // `compute_measured`: false when no rank's compute is recorded (real ranks with mirroring or
 // no emulated peers): compute and exposed communication are null, never a false 0.
 ordered_json IterationsJson(const JobSummary& summary, bool compute_measured) {
@@ -33,7 +48,8 @@ ordered_json IterationsJson(const JobSummary& summary, bool compute_measured) {
                    {"end_s", it.end_s},
                    {"time_s", it.time_s},
                    {"compute_s", MeasuredOrNull(compute_measured, it.compute_s)},
-                   {"exposed_comm_s", MeasuredOrNull(compute_measured, it.exposed_comm_s)}});
+                   {"exposed_comm_s", MeasuredOrNull(compute_measured, it.exposed_comm_s)},
+                   {"breakdown", BreakdownJson(it.breakdown, compute_measured)}});
   }
   return out;
 }
@@ -53,7 +69,9 @@ ordered_json CollectivesJson(const JobSummary& summary) {
   for (const auto& c : summary.collectives) {
     out.push_back({{"iteration", c.iteration},
                    {"label", c.label},
-                   {"op", std::string(coll::ToString(c.op))},
+                   {"group", c.group},
+                   {"parallelism", std::string(work::ToString(c.parallelism))},
+                   {"op", OpName(c.is_transfers, c.op)},
                    {"bytes", c.bytes},
                    {"ranks", c.ranks},
                    {"start_s", c.start_s},
@@ -136,6 +154,7 @@ std::string ResultsJson(const RunResult& r) {
         {"switches", r.switches},
         {"links", r.links}}},
       {"model", ModelJson(r.model, workload_ran)},
+      {"workload", workload_ran ? r.workload_details : ordered_json(nullptr)},
       {"job_start_s", r.summary.job_start_s},
       {"steady_iteration_time_s", SteadyIterationTime(r.summary)},
       {"steady_exposed_comm_s", MeasuredOrNull(compute_measured, SteadyExposedComm(r.summary))},

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "ns3/nbox-network.h"
@@ -23,7 +24,9 @@ struct RunResult {
   int switches = 0;
   int links = 0;
   work::ModelSpec model;
-  int collectives_per_iteration = 0;
+  std::string workload_description;         // Workload::description
+  nlohmann::ordered_json workload_details;  // Workload::details
+  int collectives_per_iteration = 0;        // communication ops of the first rank in iteration 0
   JobSummary summary;
   ns3::NboxNetworkStats network;
   ns3::NboxTransportStats transport;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace nbox::cosim {
@@ -17,7 +18,40 @@ struct Span {
   }
 };
 
+// One rank's time in one iteration, by where it went.
+struct RankTime {
+  double compute = 0;
+  std::array<double, work::kParallelismCount> exposed{};
+  double bubble = 0;
+};
+
+IterationBreakdown MeanBreakdown(const std::map<uint32_t, RankTime>& ranks, double time_s) {
+  IterationBreakdown b;
+  b.ranks = static_cast<int>(ranks.size());
+  if (ranks.empty()) return b;
+  for (const auto& [rank, t] : ranks) {
+    b.compute_s += t.compute;
+    for (size_t k = 0; k < t.exposed.size(); ++k) b.exposed_s[k] += t.exposed[k];
+    b.bubble_s += t.bubble;
+  }
+  const double n = static_cast<double>(ranks.size());
+  b.compute_s /= n;
+  double busy = b.compute_s;
+  for (double& e : b.exposed_s) {
+    e /= n;
+    busy += e;
+  }
+  b.bubble_s /= n;
+  busy += b.bubble_s;
+  b.idle_s = std::max(0.0, time_s - busy);
+  return b;
+}
+
 }  // namespace
+
+std::string OpName(bool is_transfers, coll::CollectiveOp op) {
+  return is_transfers ? "SendRecv" : std::string(coll::ToString(op));
+}
 
 JobSummary Summarize(const ns3::NboxJobRecords& records) {
   JobSummary summary;
@@ -28,10 +62,18 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
   for (const auto& it : records.iterations) {
     iteration_spans[it.iteration].Add(it.start.GetSeconds() - t0, it.end.GetSeconds() - t0);
   }
-  // Per iteration, per rank: compute busy time.
-  std::map<int, std::map<uint32_t, double>> compute_by_rank;
+  std::map<int, std::map<uint32_t, RankTime>> rank_times;  // iteration -> rank -> time
   for (const auto& c : records.compute) {
-    compute_by_rank[c.iteration][c.rank] += (c.end - c.start).GetSeconds();
+    rank_times[c.iteration][c.rank].compute += (c.end - c.start).GetSeconds();
+  }
+  for (const auto& w : records.waits) {
+    RankTime& t = rank_times[w.iteration][w.rank];
+    const double seconds = (w.end - w.start).GetSeconds();
+    if (w.bubble) {
+      t.bubble += seconds;
+    } else {
+      t.exposed[static_cast<size_t>(w.parallelism)] += seconds;
+    }
   }
   for (const auto& [index, span] : iteration_spans) {
     IterationSummary s;
@@ -39,48 +81,82 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
     s.start_s = span.start;
     s.end_s = span.end;
     s.time_s = span.end - span.start;
-    for (const auto& [rank, busy] : compute_by_rank[index]) {
-      s.compute_s = std::max(s.compute_s, busy);
-    }
+    for (const auto& [rank, t] : rank_times[index]) s.compute_s = std::max(s.compute_s, t.compute);
     s.exposed_comm_s = std::max(0.0, s.time_s - s.compute_s);
+    s.breakdown = MeanBreakdown(rank_times[index], s.time_s);
     summary.iterations.push_back(s);
     summary.end_s = std::max(summary.end_s, span.end);
   }
 
   struct Instance {
     Span span;
-    coll::CollectiveOp op;
-    uint64_t bytes;
-    int ranks;
+    const ns3::NboxCollectiveRecord* first;
+    uint64_t bytes = 0;
   };
-  std::map<std::pair<int, std::string>, Instance> instances;
+  std::map<std::tuple<int, std::string, uint32_t>, Instance> instances;
   for (const auto& c : records.collectives) {
     auto [it, inserted] =
-        instances.try_emplace({c.iteration, c.label}, Instance{Span{}, c.op, c.bytes, c.groupSize});
+        instances.try_emplace({c.iteration, c.label, c.comm}, Instance{Span{}, &c, 0});
     it->second.span.Add(c.started.GetSeconds() - t0, c.finished.GetSeconds() - t0);
+    it->second.bytes = std::max(it->second.bytes, c.bytes);
   }
   for (const auto& [key, inst] : instances) {
+    const ns3::NboxCollectiveRecord& c = *inst.first;
     CollectiveSummary s;
-    s.iteration = key.first;
-    s.label = key.second;
-    s.op = inst.op;
+    s.iteration = c.iteration;
+    s.label = c.label;
+    s.group =
+        c.comm < records.communicatorNames.size() ? records.communicatorNames[c.comm] : "world";
+    s.parallelism = c.parallelism;
+    s.is_transfers = c.isTransfers;
+    s.op = c.op;
     s.bytes = inst.bytes;
-    s.ranks = inst.ranks;
+    s.ranks = c.groupSize;
     s.start_s = inst.span.start;
     s.end_s = inst.span.end;
     s.time_s = inst.span.end - inst.span.start;
     if (s.time_s > 0) {
       s.algbw_bytes_per_s = static_cast<double>(s.bytes) / s.time_s;
-      s.busbw_bytes_per_s = s.algbw_bytes_per_s * coll::BusBandwidthFactor(s.op, s.ranks);
+      s.busbw_bytes_per_s =
+          s.algbw_bytes_per_s * (s.is_transfers ? 1.0 : coll::BusBandwidthFactor(s.op, s.ranks));
     }
     summary.collectives.push_back(s);
   }
   std::stable_sort(summary.collectives.begin(), summary.collectives.end(),
                    [](const CollectiveSummary& a, const CollectiveSummary& b) {
-                     return std::tie(a.iteration, a.start_s, a.label) <
-                            std::tie(b.iteration, b.start_s, b.label);
+                     return std::tie(a.iteration, a.start_s, a.label, a.group) <
+                            std::tie(b.iteration, b.start_s, b.label, b.group);
                    });
   return summary;
+}
+
+std::vector<CollectiveGroupSummary> GroupCollectives(const JobSummary& summary, int iteration) {
+  std::map<std::tuple<work::Parallelism, bool, coll::CollectiveOp, uint64_t, int>,
+           CollectiveGroupSummary>
+      groups;
+  for (const auto& c : summary.collectives) {
+    if (c.iteration != iteration) continue;
+    CollectiveGroupSummary& g =
+        groups[{c.parallelism, c.is_transfers, c.is_transfers ? coll::CollectiveOp{} : c.op,
+                c.bytes, c.ranks}];
+    g.parallelism = c.parallelism;
+    g.is_transfers = c.is_transfers;
+    g.op = c.op;
+    g.bytes = c.bytes;
+    g.ranks = c.ranks;
+    ++g.count;
+    g.mean_time_s += c.time_s;
+    g.mean_algbw_bytes_per_s += c.algbw_bytes_per_s;
+    g.mean_busbw_bytes_per_s += c.busbw_bytes_per_s;
+  }
+  std::vector<CollectiveGroupSummary> out;
+  for (auto& [key, g] : groups) {
+    g.mean_time_s /= g.count;
+    g.mean_algbw_bytes_per_s /= g.count;
+    g.mean_busbw_bytes_per_s /= g.count;
+    out.push_back(g);
+  }
+  return out;
 }
 
 namespace {

@@ -5,11 +5,18 @@
 // - its compute time is the largest per-rank sum of compute in i (ranks of a DDP job are
 //   identical, so this is every rank's compute);
 // - exposed communication = iteration time - compute time: what overlapping failed to hide;
-// - a collective instance (one label in one iteration) runs from the earliest rank's start
-//   to the latest rank's end; algbw = bytes / time and busbw = algbw * the nccl-tests factor.
+// - a collective instance (one label in one iteration on one communicator) runs from the
+//   earliest rank's start to the latest rank's end; algbw = bytes / time and busbw = algbw *
+//   the nccl-tests factor (1 for point-to-point transfers);
+// - the breakdown of an iteration splits every simulated rank's time in it into compute, the
+//   waits of its compute stream on communication by parallelism (tp, pp, dp, ep, other),
+//   pipeline bubble and idle (the time the rank was not in the iteration: it started later or
+//   ended earlier than the slowest rank), and reports the mean over the ranks, so the parts
+//   add up to the iteration time.
 // All times are seconds since the job start (every connection established).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,18 +25,31 @@
 
 namespace nbox::cosim {
 
+// Means over the ranks that ran a program in the iteration; they add up to its time.
+struct IterationBreakdown {
+  int ranks = 0;  // ranks with compute or waits recorded in the iteration
+  double compute_s = 0;
+  std::array<double, work::kParallelismCount> exposed_s{};  // indexed by work::Parallelism
+  double bubble_s = 0;
+  double idle_s = 0;
+};
+
 struct IterationSummary {
   int index = 0;
   double start_s = 0;
   double end_s = 0;
   double time_s = 0;
-  double compute_s = 0;
-  double exposed_comm_s = 0;
+  double compute_s = 0;       // the busiest rank's compute
+  double exposed_comm_s = 0;  // time_s - compute_s: what the busiest rank did not hide
+  IterationBreakdown breakdown;
 };
 
 struct CollectiveSummary {
   int iteration = 0;
   std::string label;
+  std::string group;  // the communicator's name
+  work::Parallelism parallelism = work::Parallelism::kOther;
+  bool is_transfers = false;  // point-to-point (op is then meaningless)
   coll::CollectiveOp op = coll::CollectiveOp::kAllReduce;
   uint64_t bytes = 0;
   int ranks = 0;
@@ -47,7 +67,27 @@ struct JobSummary {
   double end_s = 0;                            // last iteration's end
 };
 
+// The collectives of one iteration of one parallelism, op and size, taken together: how many
+// instances, their mean time and bandwidths (the terminal's table when instances are many).
+struct CollectiveGroupSummary {
+  work::Parallelism parallelism = work::Parallelism::kOther;
+  bool is_transfers = false;
+  coll::CollectiveOp op = coll::CollectiveOp::kAllReduce;
+  uint64_t bytes = 0;
+  int ranks = 0;
+  int count = 0;
+  double mean_time_s = 0;
+  double mean_algbw_bytes_per_s = 0;
+  double mean_busbw_bytes_per_s = 0;
+};
+
 JobSummary Summarize(const ns3::NboxJobRecords& records);
+
+// Groups `iteration`'s collectives by (parallelism, kind, op, bytes, ranks), in that order.
+std::vector<CollectiveGroupSummary> GroupCollectives(const JobSummary& summary, int iteration);
+
+// "AllReduce", or "SendRecv" for point-to-point transfers.
+std::string OpName(bool is_transfers, coll::CollectiveOp op);
 
 // Mean iteration time over the iterations after the first (the first is a warm-up: TCP
 // windows open during it); the only iteration's time when there is one.

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,15 +21,8 @@ std::string Setting(const RunResult& r, const std::string& key) {
 
 // The scenario's workload, without the rank count.
 std::string WorkloadText(const RunResult& r) {
-  if (r.scenario.workload.model == "trace") {  // a recorded job: no model, no batch
-    return fmt::format("replay of the trace {}, {} iterations, {} collectives per iteration",
-                       r.model.source, r.summary.iterations.size(), r.collectives_per_iteration);
-  }
-  return fmt::format(
-      "{} {} ({:.1f}M parameters), batch {}/rank, {} iterations, {} collectives per iteration",
-      Setting(r, "workload.kind"), r.model.name, static_cast<double>(r.model.parameters) / 1e6,
-      Setting(r, "workload.batch_per_rank"), r.summary.iterations.size(),
-      r.collectives_per_iteration);
+  return fmt::format("{}, {} collectives per iteration", r.workload_description,
+                     r.collectives_per_iteration);
 }
 
 // "real rank 0", "emulated ranks 1-7".
@@ -83,14 +78,57 @@ void PrintComputeNote(const RankRoles& roles, std::ostream& out) {
   }
 }
 
+// The parallelisms the job's communication ops belong to, and whether it is pipelined.
+struct JobShape {
+  std::vector<work::Parallelism> parallelisms;
+  bool pipelined = false;
+  // A job with one kind of communication and no pipeline reads fine from compute and exposed
+  // communication alone; any other needs the breakdown.
+  bool NeedsBreakdown() const { return parallelisms.size() > 1 || pipelined; }
+};
+
+JobShape ShapeOf(const JobSummary& summary) {
+  JobShape shape;
+  std::set<work::Parallelism> seen;
+  for (const auto& c : summary.collectives) seen.insert(c.parallelism);
+  shape.parallelisms.assign(seen.begin(), seen.end());
+  shape.pipelined = seen.count(work::Parallelism::kPipeline) > 0;
+  return shape;
+}
+
 void PrintIterations(const RunResult& r, const RankRoles& roles, std::ostream& out) {
-  out << fmt::format("  {:>4}  {:>11}  {:>11}  {:>13}\n", "iter", "time", "compute",
-                     "exposed comm");
+  const JobShape shape = ShapeOf(r.summary);
+  const bool breakdown = shape.NeedsBreakdown() && roles.compute_simulated();
+  std::string header =
+      fmt::format("  {:>4}  {:>11}  {:>11}  {:>13}", "iter", "time", "compute", "exposed comm");
+  if (breakdown) {
+    header += fmt::format("  | per-rank mean: {:>10}", "compute");
+    for (work::Parallelism p : shape.parallelisms) {
+      header += fmt::format(" {:>10}", std::string(work::ToString(p)));
+    }
+    header += fmt::format(" {:>10} {:>10}", "bubble", "idle");
+  }
+  out << header << "\n";
   const bool measured = roles.compute_simulated();
   for (const auto& it : r.summary.iterations) {
-    out << fmt::format("  {:>4}  {:>11}  {:>11}  {:>13}\n", it.index, FormatSeconds(it.time_s),
-                       measured ? FormatSeconds(it.compute_s) : "-",
-                       measured ? FormatSeconds(it.exposed_comm_s) : "-");
+    std::string row =
+        fmt::format("  {:>4}  {:>11}  {:>11}  {:>13}", it.index, FormatSeconds(it.time_s),
+                    measured ? FormatSeconds(it.compute_s) : "-",
+                    measured ? FormatSeconds(it.exposed_comm_s) : "-");
+    if (breakdown) {
+      const IterationBreakdown& b = it.breakdown;
+      row += fmt::format("  | {:>25}", FormatSeconds(b.compute_s));
+      for (work::Parallelism p : shape.parallelisms) {
+        row += fmt::format(" {:>10}", FormatSeconds(b.exposed_s[static_cast<size_t>(p)]));
+      }
+      row += fmt::format(" {:>10} {:>10}", FormatSeconds(b.bubble_s), FormatSeconds(b.idle_s));
+    }
+    out << row << "\n";
+  }
+  if (breakdown) {
+    out << "  compute and exposed comm: the busiest rank's; per-rank mean: compute, waits on each "
+           "kind of communication, pipeline bubble and idle, averaged over ranks (they add up to "
+           "the time)\n";
   }
   const size_t n = r.summary.iterations.size();
   if (n > 1) {
@@ -100,9 +138,35 @@ void PrintIterations(const RunResult& r, const RankRoles& roles, std::ostream& o
   PrintComputeNote(roles, out);
 }
 
+// More instances than this in one iteration are shown grouped by kind, op and size.
+constexpr size_t kMaxListedCollectives = 24;
+
+void PrintCollectiveGroups(const RunResult& r, int iteration, std::ostream& out) {
+  out << fmt::format(
+      "\n  communication of iteration {} by kind (nccl-tests algbw/busbw; means "
+      "over instances)\n",
+      iteration);
+  out << fmt::format("  {:<6} {:<14} {:>11} {:>6} {:>7} {:>11} {:>11} {:>11}\n", "kind", "op",
+                     "size", "ranks", "count", "time", "algbw GB/s", "busbw GB/s");
+  for (const auto& g : GroupCollectives(r.summary, iteration)) {
+    out << fmt::format("  {:<6} {:<14} {:>11} {:>6} {:>7} {:>11} {:>11.2f} {:>11.2f}\n",
+                       std::string(work::ToString(g.parallelism)), OpName(g.is_transfers, g.op),
+                       FormatBytes(static_cast<double>(g.bytes)), g.ranks, g.count,
+                       FormatSeconds(g.mean_time_s), g.mean_algbw_bytes_per_s / 1e9,
+                       g.mean_busbw_bytes_per_s / 1e9);
+  }
+}
+
 void PrintCollectives(const RunResult& r, const RankRoles& roles, std::ostream& out) {
   if (r.summary.collectives.empty()) return;
   const int last = r.summary.collectives.back().iteration;
+  const size_t in_last = static_cast<size_t>(
+      std::count_if(r.summary.collectives.begin(), r.summary.collectives.end(),
+                    [last](const CollectiveSummary& c) { return c.iteration == last; }));
+  if (in_last > kMaxListedCollectives) {
+    PrintCollectiveGroups(r, last, out);
+    return;
+  }
   // Only emulated ranks record collectives: with real ranks, say so.
   out << fmt::format("\n  collectives of iteration {}{} (nccl-tests algbw/busbw)\n", last,
                      roles.simulated_job() ? "" : " on the emulated ranks");
@@ -111,7 +175,7 @@ void PrintCollectives(const RunResult& r, const RankRoles& roles, std::ostream& 
   for (const auto& c : r.summary.collectives) {
     if (c.iteration != last) continue;
     out << fmt::format("  {:<22} {:<14} {:>11} {:>11} {:>11.2f} {:>11.2f}\n", c.label,
-                       coll::ToString(c.op), FormatBytes(static_cast<double>(c.bytes)),
+                       OpName(c.is_transfers, c.op), FormatBytes(static_cast<double>(c.bytes)),
                        FormatSeconds(c.time_s), c.algbw_bytes_per_s / 1e9,
                        c.busbw_bytes_per_s / 1e9);
   }

@@ -4,28 +4,37 @@
 
 namespace nbox::cosim {
 
-TrafficMatrix ProgramTraffic(const work::RankProgram& program,
-                             ns3::NboxCommunicator& communicator) {
+TrafficMatrix ProgramTraffic(const work::JobPrograms& job,
+                             const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators) {
   TrafficMatrix matrix;
-  for (const auto& op : program.ops) {
-    if (op.kind != work::OpKind::kCollective) continue;
-    const auto& schedule = communicator.GetSchedule(op.collective, op.bytes);
-    for (const auto& rank : schedule.ranks) {
-      for (const auto& step : rank.steps) {
+  for (int rank = 0; rank < job.world_size(); ++rank) {
+    const auto& program = job.programs[static_cast<size_t>(rank)];
+    if (!program) continue;  // a real rank
+    const auto& slots = job.rank_comms[static_cast<size_t>(rank)];
+    for (const auto& op : program->ops) {
+      if (op.kind != work::OpKind::kCollective && op.kind != work::OpKind::kTransfers) continue;
+      const int comm_index = slots[static_cast<size_t>(op.comm)];
+      const ns3::NboxCommunicator& comm = *communicators[static_cast<size_t>(comm_index)];
+      const ns3::NboxCommWork work = ns3::NboxCommWork::FromOp(op);
+      const int me = work::RankIn(job.communicators[static_cast<size_t>(comm_index)], rank);
+      for (const auto& step : comm.BuildRankSchedule(static_cast<uint32_t>(me), work).steps) {
         if (step.kind != coll::StepKind::kSend) continue;
-        matrix[{static_cast<uint32_t>(rank.rank), static_cast<uint32_t>(step.peer),
-                static_cast<uint32_t>(step.channel)}] += step.bytes;
+        matrix[{static_cast<uint32_t>(rank), comm.GetMember(static_cast<uint32_t>(step.peer)),
+                static_cast<uint32_t>(comm_index), static_cast<uint32_t>(step.channel)}] +=
+            step.bytes;
       }
     }
   }
   return matrix;
 }
 
-std::string TrafficCsv(const TrafficMatrix& matrix) {
-  std::string csv = "src,dst,channel,bytes\n";
+std::string TrafficCsv(const TrafficMatrix& matrix, const work::JobPrograms& job) {
+  std::string csv = "src,dst,group,parallelism,channel,bytes\n";
   for (const auto& [key, bytes] : matrix) {
-    const auto [src, dst, channel] = key;
-    csv += fmt::format("{},{},{},{}\n", src, dst, channel, bytes);
+    const auto [src, dst, comm, channel] = key;
+    const work::Communicator& c = job.communicators[comm];
+    csv += fmt::format("{},{},{},{},{},{}\n", src, dst, c.name, work::ToString(c.parallelism),
+                       channel, bytes);
   }
   return csv;
 }

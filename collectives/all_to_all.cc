@@ -1,0 +1,121 @@
+#include "collectives/all_to_all.h"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collectives/layout.h"
+#include "collectives/rank_schedule_builder.h"
+
+namespace nbox::coll {
+namespace {
+
+// One block (what a rank sends to, or receives from, one peer) at byte `offset` of the
+// buffer, cut into channel slices and chunks: the regions by channel, in chunk order, numbered
+// from `next_index` on (which ends one past the last).
+std::vector<std::vector<Region>> CutBlock(const CollectiveSpec& spec, uint64_t block_bytes,
+                                          uint64_t offset, size_t& next_index) {
+  const uint64_t element = spec.element_bytes;
+  const uint64_t chunk_elements = spec.chunk_bytes / element;
+  std::vector<std::vector<Region>> by_channel(static_cast<size_t>(spec.channels));
+  for (int channel = 0; channel < spec.channels; ++channel) {
+    const ElementRange slice = SplitEvenly(block_bytes / element, spec.channels, channel);
+    if (slice.count == 0) continue;
+    const uint64_t chunks =
+        chunk_elements == 0 ? 1 : (slice.count + chunk_elements - 1) / chunk_elements;
+    for (uint64_t k = 0; k < chunks; ++k) {
+      const ElementRange piece = SplitEvenly(slice.count, chunks, k);
+      by_channel[static_cast<size_t>(channel)].push_back(Region{
+          next_index++, offset + (slice.begin + piece.begin) * element, piece.count * element});
+    }
+  }
+  return by_channel;
+}
+
+uint64_t ChunksOf(const CollectiveSpec& spec, uint64_t block_bytes) {
+  const uint64_t element = spec.element_bytes;
+  const uint64_t chunk_elements = spec.chunk_bytes / element;
+  uint64_t chunks = 0;
+  for (int channel = 0; channel < spec.channels; ++channel) {
+    const ElementRange slice = SplitEvenly(block_bytes / element, spec.channels, channel);
+    if (slice.count == 0) continue;
+    chunks += chunk_elements == 0 ? 1 : (slice.count + chunk_elements - 1) / chunk_elements;
+  }
+  return chunks;
+}
+
+}  // namespace
+
+uint64_t AllToAllBytes(const CollectiveSpec& spec, int src, int dst) {
+  if (spec.op == CollectiveOp::kAllToAllV) {
+    return (*spec.counts)[static_cast<size_t>(src) * spec.world_size + dst];
+  }
+  if (spec.op != CollectiveOp::kAllToAll) {
+    throw std::invalid_argument("AllToAllBytes: op " + std::string(ToString(spec.op)) +
+                                " is not an all-to-all");
+  }
+  return SplitEvenly(spec.bytes / spec.element_bytes, spec.world_size, dst).count *
+         spec.element_bytes;
+}
+
+uint64_t AllToAllBytesSent(const CollectiveSpec& spec, int rank) {
+  uint64_t total = 0;
+  for (int peer = 0; peer < spec.world_size; ++peer) {
+    if (peer != rank) total += AllToAllBytes(spec, rank, peer);
+  }
+  return total;
+}
+
+RankSchedule BuildDirectAllToAllRankSchedule(const CollectiveSpec& spec, int rank) {
+  const int world = spec.world_size;
+  uint64_t send_total = 0;
+  uint64_t recv_total = 0;
+  uint64_t chunks = 0;
+  for (int peer = 0; peer < world; ++peer) {
+    send_total += AllToAllBytes(spec, rank, peer);
+    recv_total += AllToAllBytes(spec, peer, rank);
+    if (peer != rank) {
+      chunks += ChunksOf(spec, AllToAllBytes(spec, rank, peer)) +
+                ChunksOf(spec, AllToAllBytes(spec, peer, rank));
+    }
+  }
+  if (chunks > kMaxStepsPerRank) {
+    throw std::invalid_argument("CollectiveSpec.chunk_bytes: " + std::to_string(spec.chunk_bytes) +
+                                " is too small: the all-to-all schedule of rank " +
+                                std::to_string(rank) + " would have " + std::to_string(chunks) +
+                                " steps (limit " + std::to_string(kMaxStepsPerRank) + ")");
+  }
+
+  // Regions: the send blocks in destination order, then the receive blocks in source order.
+  size_t next_index = 0;
+  std::vector<std::vector<std::vector<Region>>> send(static_cast<size_t>(world));
+  std::vector<std::vector<std::vector<Region>>> recv(static_cast<size_t>(world));
+  uint64_t offset = 0;
+  for (int peer = 0; peer < world; ++peer) {
+    const uint64_t bytes = AllToAllBytes(spec, rank, peer);
+    if (peer != rank) send[static_cast<size_t>(peer)] = CutBlock(spec, bytes, offset, next_index);
+    offset += bytes;
+  }
+  for (int peer = 0; peer < world; ++peer) {
+    const uint64_t bytes = AllToAllBytes(spec, peer, rank);
+    if (peer != rank) recv[static_cast<size_t>(peer)] = CutBlock(spec, bytes, offset, next_index);
+    offset += bytes;
+  }
+
+  RankScheduleBuilder steps(rank, send_total + recv_total, next_index);
+  for (int k = 1; k < world; ++k) {
+    const int to = (rank + k) % world;
+    const int from = (rank + world - k) % world;
+    for (int channel = 0; channel < spec.channels; ++channel) {
+      for (const Region& region : send[static_cast<size_t>(to)][static_cast<size_t>(channel)]) {
+        steps.AddSend(to, channel, region);
+      }
+      for (const Region& region : recv[static_cast<size_t>(from)][static_cast<size_t>(channel)]) {
+        steps.AddRecv(from, channel, region, false);
+      }
+    }
+  }
+  return std::move(steps).Finish();
+}
+
+}  // namespace nbox::coll

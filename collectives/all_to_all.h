@@ -1,0 +1,30 @@
+// All-to-all, uniform (CollectiveOp::kAllToAll) and with a size per pair of ranks
+// (kAllToAllV), in the direct algorithm NCCL uses: every rank sends block d of its send
+// buffer to rank d and receives rank s's block for it into block s of its receive buffer, to
+// and from every peer at once (ncclGroupStart, a ncclSend and a ncclRecv per peer,
+// ncclGroupEnd). A rank's own block is a local copy and moves no message.
+//
+// Layout: the rank's buffer is its send buffer followed by its receive buffer. Each block is
+// cut into `channels` contiguous slices, each slice into chunks of at most chunk_bytes (whole
+// elements). No step depends on another: the regions are all distinct. In step order, peers
+// are visited as NCCL's p2p scheduler does, round k sending to rank + k and receiving from
+// rank - k, so the message of each connection is posted once, in a fixed order.
+#pragma once
+
+#include <cstdint>
+
+#include "collectives/schedule.h"
+
+namespace nbox::coll {
+
+// Bytes rank `src` sends to rank `dst` (0 <= src, dst < world_size): for kAllToAll the
+// segment `dst` of src's `bytes`-byte send buffer (RankSegment's cut), for kAllToAllV
+// counts[src * world_size + dst].
+uint64_t AllToAllBytes(const CollectiveSpec& spec, int src, int dst);
+
+// What rank `rank` sends to every other rank in all (its own block excluded).
+uint64_t AllToAllBytesSent(const CollectiveSpec& spec, int rank);
+
+RankSchedule BuildDirectAllToAllRankSchedule(const CollectiveSpec& spec, int rank);
+
+}  // namespace nbox::coll
