@@ -55,12 +55,7 @@ void ValidateDdpConfig(const DdpConfig& config) {
            flops);
   }
   if (config.batch_per_rank < 1) Reject("batch_per_rank", ">= 1", config.batch_per_rank);
-  if (!IsPositiveFinite(config.gpu_peak_flops)) {
-    Reject("gpu_peak_flops", "finite and > 0", config.gpu_peak_flops);
-  }
-  if (!(config.gpu_utilization > 0 && config.gpu_utilization <= 1)) {
-    Reject("gpu_utilization", "in (0, 1]", config.gpu_utilization);
-  }
+  ValidateComputeModel(config.compute, "DdpConfig.compute");
   if (!IsPositiveFinite(config.backward_to_forward)) {
     Reject("backward_to_forward", "finite and > 0", config.backward_to_forward);
   }
@@ -89,10 +84,10 @@ RankProgram MakeDdpProgram(const DdpConfig& config) {
 
   std::vector<uint64_t> layer_gradient_bytes(layer_params.size());
   std::vector<double> forward_s(layer_flops.size());
-  const double achieved_flops = config.gpu_peak_flops * config.gpu_utilization;
   for (size_t l = 0; l < layer_params.size(); ++l) {
     layer_gradient_bytes[l] = layer_params[l] * model.gradient_bytes_per_param;
-    forward_s[l] = static_cast<double>(layer_flops[l]) * config.batch_per_rank / achieved_flops;
+    forward_s[l] = config.compute.Seconds(
+        ComputeKind::kMatmul, static_cast<double>(layer_flops[l]) * config.batch_per_rank);
   }
 
   const std::vector<GradientBucket> buckets = AssignGradientBuckets(

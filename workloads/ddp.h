@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "workloads/compute_model.h"
 #include "workloads/gradient_buckets.h"
 #include "workloads/program.h"
 
@@ -35,8 +36,7 @@ std::vector<std::string> ModelPresetNames();
 struct DdpConfig {
   ModelSpec model;
   int batch_per_rank = 32;
-  double gpu_peak_flops = 125e12;
-  double gpu_utilization = 0.4;         // achieved fraction of peak, in (0, 1]
+  ComputeModel compute;                 // layers are matmul work
   double backward_to_forward = 2.0;     // backward FLOPs per forward FLOP
   uint64_t bucket_bytes = 25ull << 20;  // PyTorch's bucket_cap_mb = 25 (MiB)
   // Cap of the first bucket (the last layers' gradients, ready first). PyTorch's default is
@@ -56,7 +56,7 @@ void ValidateDdpConfig(const DdpConfig& config);
 //   IterationBegin; "fwd L0" .. "fwd L<L-1>"; "bwd L<L-1>" .. "bwd L0", each bucket's
 //   "allreduce bucket <b>" right after the backward of its last-ready (lowest) layer;
 //   WaitCollectives; "optimizer" if optimizer_s > 0; IterationEnd.
-// A layer's forward takes layer_flops * batch_per_rank / (gpu_peak_flops * gpu_utilization);
+// A layer's forward takes compute.Seconds(kMatmul, layer_flops * batch_per_rank);
 // its backward takes backward_to_forward times that. Throws std::invalid_argument on a bad
 // config.
 RankProgram MakeDdpProgram(const DdpConfig& config);

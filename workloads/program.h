@@ -27,15 +27,15 @@ namespace nbox::work {
 
 // What a communicator's traffic is for; reports split exposed communication by it.
 enum class Parallelism : uint8_t {
-  kData,      // gradient all-reduce or reduce-scatter, parameter all-gather (ZeRO, FSDP)
   kTensor,    // tensor-parallel activations (Megatron's f and g operators)
   kPipeline,  // activations and their gradients between pipeline stages
+  kData,      // gradient all-reduce or reduce-scatter, parameter all-gather (ZeRO, FSDP)
   kExpert,    // mixture-of-experts token all-to-all
   kOther,     // anything else (a recorded trace's collectives, the world's small syncs)
 };
 inline constexpr int kParallelismCount = 5;
 
-std::string_view ToString(Parallelism parallelism);  // "dp", "tp", "pp", "ep", "other"
+std::string_view ToString(Parallelism parallelism);  // "tp", "pp", "dp", "ep", "other"
 
 enum class OpKind : uint8_t {
   kIterationBegin,  // marker: iteration `iteration` starts (costs nothing)
@@ -76,9 +76,12 @@ struct RankProgram {
 
 // A communicator: which world ranks it holds, in the order of their rank in it.
 struct Communicator {
-  std::string name;  // "world", "tp 3", "dp 0", ...
+  std::string name;  // "world", "tp3", "dp0", ...
   Parallelism parallelism = Parallelism::kOther;
   std::vector<int> ranks;  // world ranks; index = rank in the communicator
+  // Its members are in different pipeline stages: a wait on it before the peers were ready
+  // (another stage still computing) is pipeline bubble, not communication.
+  bool crosses_stages = false;
 };
 
 // The programs of a whole job.

@@ -81,6 +81,7 @@ NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
         auto communicator = m_communicatorFactory.Create<NboxCommunicator>();
         communicator->Setup(std::move(members), transport, records, laneBase, id, c.name,
                             c.parallelism);
+        communicator->SetCrossesStages(c.crosses_stages);
         laneBase += communicator->GetLaneCount();
         communicators.push_back(communicator);
         records->communicatorNames.push_back(c.name);

@@ -80,7 +80,20 @@ NboxCommunicator::NboxCommunicator()
     , m_laneBase(0)
     , m_id(0)
     , m_parallelism(nbox::work::Parallelism::kOther)
+    , m_crossesStages(false)
 {
+}
+
+void
+NboxCommunicator::SetCrossesStages(bool crosses)
+{
+    m_crossesStages = crosses;
+}
+
+bool
+NboxCommunicator::CrossesStages() const
+{
+    return m_crossesStages;
 }
 
 void
@@ -357,6 +370,13 @@ NboxCommunicator::StartNext(uint32_t rank)
         BuildRankSchedule(rank, state.queue.front().work));
     running->tracker = std::make_unique<nbox::coll::StepTracker>(*running->schedule);
     running->started = Simulator::Now();
+    if (!state.queue.front().work.isTransfers)
+    {
+        running->instance = state.collectivesStarted++;
+        Instance& instance = m_instances[running->instance];
+        ++instance.started;
+        instance.lastStart = Simulator::Now();
+    }
     state.running = std::move(running);
     Advance(rank);
 }
@@ -498,13 +518,27 @@ NboxCommunicator::FinishHead(uint32_t rank)
     record.issued = head.issued;
     record.started = running.started;
     record.finished = Simulator::Now();
-    record.peersPosted = running.peersPosted;
+    record.peersReady = running.peersPosted;
+    if (!head.work.isTransfers)
+    {
+        auto instance = m_instances.find(running.instance);
+        record.peersReady = instance->second.lastStart;
+        uint32_t emulated = m_members.size();
+        for (bool external : m_external)
+        {
+            emulated -= external ? 1 : 0;
+        }
+        if (++instance->second.finished == emulated)
+        {
+            m_instances.erase(instance);
+        }
+    }
+    const Time peersReady = record.peersReady;
     m_records->collectives.push_back(std::move(record));
-    const Time peersPosted = state.running->peersPosted;
     state.running.reset();
     if (head.done)
     {
-        head.done(peersPosted);
+        head.done(peersReady);
     }
     // `done` may have issued more on this rank, which started it if the queue was empty.
     if (!m_ranks[rank].running)

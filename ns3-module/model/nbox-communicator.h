@@ -105,10 +105,14 @@ class NboxCommunicator : public Object
     void ConnectPointToPoint(uint32_t rank, uint32_t peer);
 
     /**
-     * Called when a rank's part of an op is done, with the latest time a peer posted a message
-     * the rank received in it (zero if none).
+     * Called when a rank's part of an op is done, with the time its peers were ready
+     * (NboxCollectiveRecord::peersReady).
      */
-    using Done = std::function<void(Time peersPosted)>;
+    using Done = std::function<void(Time peersReady)>;
+
+    /** Whether the members are in different pipeline stages (see NboxWaitRecord). */
+    void SetCrossesStages(bool crosses);
+    bool CrossesStages() const;
 
     /**
      * Queues `work` on member `rank`; it starts when the rank's earlier ops on this
@@ -174,7 +178,16 @@ class NboxCommunicator : public Object
         std::unique_ptr<nbox::coll::RankSchedule> schedule;
         std::unique_ptr<nbox::coll::StepTracker> tracker; //!< on *schedule
         Time started;
-        Time peersPosted; //!< latest post time of a message this rank received in the op
+        Time peersPosted;      //!< latest post time of a message this rank received in the op
+        uint64_t instance = 0; //!< collectives: the rank's count of collectives before it
+    };
+
+    /** One collective across its members: who started it and when. */
+    struct Instance
+    {
+        uint32_t started = 0;
+        uint32_t finished = 0;
+        Time lastStart;
     };
 
     struct RankState
@@ -183,6 +196,7 @@ class NboxCommunicator : public Object
         std::unique_ptr<Running> running;
         std::map<std::pair<uint32_t, uint32_t>, Inbox> inboxes; //!< by (source, channel)
         std::function<void()> whenIdle;
+        uint64_t collectivesStarted = 0;
     };
 
     void StartNext(uint32_t rank);
@@ -207,6 +221,8 @@ class NboxCommunicator : public Object
     std::vector<RankState> m_ranks;
     Ptr<NboxTransport> m_transport;
     Ptr<NboxJobRecords> m_records;
+    std::map<uint64_t, Instance> m_instances; //!< collectives some member has not finished
+    bool m_crossesStages;
     std::vector<bool> m_external; //!< empty: every rank is emulated
     ExternalArrival m_onExternalArrival;
 };

@@ -45,10 +45,15 @@ struct NboxCollectiveRecord
     uint32_t comm = 0;        //!< the communicator's id
     nbox::work::Parallelism parallelism = nbox::work::Parallelism::kOther;
     uint32_t stream = 0;
-    Time issued;      //!< when the rank's program issued it
-    Time started;     //!< when it reached the head of its communicator's queue on the rank
-    Time finished;    //!< when the rank's last step of it completed
-    Time peersPosted; //!< latest time a sender posted a message this rank received in it
+    Time issued;   //!< when the rank's program issued it
+    Time started;  //!< when it reached the head of its communicator's queue on the rank
+    Time finished; //!< when the rank's last step of it completed
+    /**
+     * When the last peer this op waited for had done its part of the work before it: for
+     * transfers the latest post of a message the rank received, for collectives the latest
+     * start of a member (every member's data flows into every other's result).
+     */
+    Time peersReady;
 };
 
 struct NboxIterationRecord
@@ -60,9 +65,10 @@ struct NboxIterationRecord
 };
 
 /**
- * A time the compute stream of a rank stood still waiting for communication. The part of a
- * wait on point-to-point transfers before the peer had even posted its message is pipeline
- * bubble (the peer was still busy), not communication, and is its own record.
+ * A time the compute stream of a rank stood still waiting for communication. On a
+ * communicator that spans pipeline stages, the part of a wait before the peers were ready
+ * (NboxCollectiveRecord::peersReady: another stage was still computing) is pipeline bubble,
+ * not communication, and is its own record.
  */
 struct NboxWaitRecord
 {

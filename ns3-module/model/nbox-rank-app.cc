@@ -104,7 +104,7 @@ NboxRankApp::Begin()
     NS_ABORT_MSG_IF(!m_program, "NboxRankApp::Begin before Setup");
     m_next = 0;
     m_opDone.assign(m_program->ops.size(), false);
-    m_opPeersPosted.assign(m_program->ops.size(), Time(0));
+    m_opPeersReady.assign(m_program->ops.size(), Time(0));
     RunUntilBlocked();
 }
 
@@ -205,19 +205,19 @@ NboxRankApp::StartStreamHead(uint32_t stream)
                     "rank " << m_rank << " has no communicator slot " << op.comm);
     NboxCommWork work = NboxCommWork::FromOp(op);
     m_comms[op.comm]->Issue(m_ranksInComms[op.comm], std::move(work),
-                            [this, stream, opIndex](Time peersPosted)
-                            { OnOpDone(stream, opIndex, peersPosted); });
+                            [this, stream, opIndex](Time peersReady)
+                            { OnOpDone(stream, opIndex, peersReady); });
 }
 
 void
-NboxRankApp::OnOpDone(uint32_t stream, uint32_t opIndex, Time peersPosted)
+NboxRankApp::OnOpDone(uint32_t stream, uint32_t opIndex, Time peersReady)
 {
     Stream& s = m_streams[stream];
     NS_ABORT_MSG_IF(s.queue.empty() || s.queue.front() != opIndex,
                     "rank " << m_rank << ": op " << opIndex << " completed out of order");
     s.queue.pop_front();
     m_opDone[opIndex] = true;
-    m_opPeersPosted[opIndex] = peersPosted;
+    m_opPeersReady[opIndex] = peersReady;
     if (!s.queue.empty())
     {
         StartStreamHead(stream);
@@ -238,10 +238,10 @@ NboxRankApp::EndWait(uint32_t doneOp)
         const nbox::work::Op& op = m_program->ops[doneOp];
         const nbox::work::Parallelism parallelism = m_comms[op.comm]->GetParallelism();
         Time commStart = m_waitStart;
-        if (op.kind == OpKind::kTransfers && m_opPeersPosted[doneOp] > m_waitStart)
+        if (m_comms[op.comm]->CrossesStages() && m_opPeersReady[doneOp] > m_waitStart)
         {
-            // Until the peer posted its message, the rank waited for the peer's work.
-            commStart = std::min(m_opPeersPosted[doneOp], now);
+            // Until its peers were ready, the rank waited for another stage's work.
+            commStart = std::min(m_opPeersReady[doneOp], now);
             m_records->waits.push_back(
                 NboxWaitRecord{m_rank, m_iteration, parallelism, true, m_waitStart, commStart});
         }

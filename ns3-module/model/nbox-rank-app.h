@@ -7,8 +7,8 @@
  * issue order, to the op's NboxCommunicator, and starts the next when the communicator reports
  * the rank's part done. Waits block the compute stream until one op, one stream or every
  * stream is done; each blocked interval is recorded (NboxWaitRecord) under the parallelism of
- * the op whose completion ends it, the part of a wait on point-to-point transfers before the
- * peer posted its message as pipeline bubble.
+ * the op whose completion ends it; on a communicator that spans pipeline stages, the part
+ * before the peers were ready as pipeline bubble.
  */
 #ifndef NBOX_RANK_APP_H
 #define NBOX_RANK_APP_H
@@ -62,7 +62,7 @@ class NboxRankApp : public Application
     void EndCompute();
     void Issue(uint32_t opIndex);
     void StartStreamHead(uint32_t stream);
-    void OnOpDone(uint32_t stream, uint32_t opIndex, Time peersPosted);
+    void OnOpDone(uint32_t stream, uint32_t opIndex, Time peersReady);
     /** Whether the wait of op `opIndex` is over. */
     bool WaitSatisfied(const nbox::work::Op& op) const;
     /** Records the wait that `doneOp`'s completion ended and resumes the program. */
@@ -78,8 +78,8 @@ class NboxRankApp : public Application
     std::vector<Ptr<NboxCommunicator>> m_comms;
     std::vector<uint32_t> m_ranksInComms;
     std::vector<Stream> m_streams;
-    std::vector<bool> m_opDone;        //!< per op index: a communication op that has completed
-    std::vector<Time> m_opPeersPosted; //!< per op index, once done
+    std::vector<bool> m_opDone;       //!< per op index: a communication op that has completed
+    std::vector<Time> m_opPeersReady; //!< per op index, once done
     Ptr<NboxJobRecords> m_records;
     std::function<void(uint32_t)> m_finished;
     size_t m_next;       //!< index of the next op to run

@@ -20,7 +20,7 @@ work::DdpConfig SmallResNet() {
 
 double ComputeSeconds(const work::DdpConfig& c) {
   return (1 + c.backward_to_forward) * c.model.forward_flops_per_sample * c.batch_per_rank /
-         (c.gpu_peak_flops * c.gpu_utilization);
+         (c.compute.peak_flops * c.compute.utilization);
 }
 
 // Ring all-reduce bandwidth term for all gradients of one iteration at TCP goodput.

@@ -42,7 +42,8 @@ JobPrograms GroupedJob(int world, const std::vector<std::vector<int>>& groups,
   job.stream_names = std::move(streams);
   job.programs.assign(static_cast<size_t>(world), nullptr);
   for (size_t g = 0; g < groups.size(); ++g) {
-    job.communicators.push_back(Communicator{"g" + std::to_string(g), parallelism, groups[g]});
+    job.communicators.push_back(Communicator{"g" + std::to_string(g), parallelism, groups[g],
+                                             parallelism == Parallelism::kPipeline});
     for (int rank : groups[g]) {
       job.rank_comms[static_cast<size_t>(rank)].push_back(static_cast<int>(g + 1));
     }

@@ -51,11 +51,11 @@ TEST(DdpConfig, EachBadFieldIsNamed) {
       {"model.forward_flops_per_sample",
        [](DdpConfig& c) { c.model.forward_flops_per_sample = 2e18; }},
       {"batch_per_rank", [](DdpConfig& c) { c.batch_per_rank = 0; }},
-      {"gpu_peak_flops", [](DdpConfig& c) { c.gpu_peak_flops = 0; }},
-      {"gpu_peak_flops", [inf](DdpConfig& c) { c.gpu_peak_flops = inf; }},
-      {"gpu_utilization", [](DdpConfig& c) { c.gpu_utilization = 0; }},
-      {"gpu_utilization", [](DdpConfig& c) { c.gpu_utilization = 1.01; }},
-      {"gpu_utilization", [nan](DdpConfig& c) { c.gpu_utilization = nan; }},
+      {"compute.peak_flops", [](DdpConfig& c) { c.compute.peak_flops = 0; }},
+      {"compute.peak_flops", [inf](DdpConfig& c) { c.compute.peak_flops = inf; }},
+      {"compute.utilization", [](DdpConfig& c) { c.compute.utilization = 0; }},
+      {"compute.utilization", [](DdpConfig& c) { c.compute.utilization = 1.01; }},
+      {"compute.utilization", [nan](DdpConfig& c) { c.compute.utilization = nan; }},
       {"backward_to_forward", [](DdpConfig& c) { c.backward_to_forward = 0; }},
       {"backward_to_forward", [nan](DdpConfig& c) { c.backward_to_forward = nan; }},
       {"bucket_bytes", [](DdpConfig& c) { c.bucket_bytes = 0; }},
@@ -84,7 +84,7 @@ TEST(DdpConfig, BoundaryValuesAreAccepted) {
   DdpConfig config = GoodConfig();
   config.model.parameters = 10;                // one per layer
   config.model.forward_flops_per_sample = 10;  // one per layer
-  config.gpu_utilization = 1;
+  config.compute.utilization = 1;
   config.optimizer_s = 0;
   config.iterations = 1;
   config.bucket_bytes = 1;

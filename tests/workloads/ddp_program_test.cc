@@ -20,8 +20,8 @@ DdpConfig TinyConfig(uint64_t parameters, double forward_flops) {
   config.model.forward_flops_per_sample = forward_flops;
   config.model.gradient_bytes_per_param = 4;
   config.batch_per_rank = 2;
-  config.gpu_peak_flops = 1000;
-  config.gpu_utilization = 0.5;  // 500 FLOP/s achieved
+  config.compute.peak_flops = 1000;
+  config.compute.utilization = 0.5;  // 500 FLOP/s achieved
   config.backward_to_forward = 2;
   config.bucket_bytes = 800;
   config.first_bucket_bytes = 800;
@@ -245,7 +245,8 @@ TEST_P(DdpPresetTest, TotalComputeMatchesClosedForm) {
   const DdpConfig config = Config();
   const RankProgram program = MakeDdpProgram(config);
   const double expected = (1 + config.backward_to_forward) * config.model.forward_flops_per_sample *
-                          config.batch_per_rank / (config.gpu_peak_flops * config.gpu_utilization);
+                          config.batch_per_rank /
+                          (config.compute.peak_flops * config.compute.utilization);
   for (int it = 0; it < config.iterations; ++it) {
     EXPECT_NEAR(ViewIteration(program, it).compute_s, expected, expected * 1e-12);
   }

@@ -5,33 +5,12 @@
 #include <memory>
 #include <stdexcept>
 
+#include "tools/scenario/workload_config.h"
 #include "workloads/trace_replay.h"
+#include "workloads/transformer.h"
 
 namespace nbox::cosim {
 namespace {
-
-work::DdpConfig MakeDdpConfig(const scenario::WorkloadSection& w) {
-  work::DdpConfig c;
-  if (w.model == "custom") {
-    c.model.name = "custom";
-    c.model.source = "scenario file";
-  } else {
-    const work::ModelSpec* preset = work::FindModelPreset(w.model);
-    if (preset == nullptr) throw std::invalid_argument("unknown model '" + w.model + "'");
-    c.model = *preset;
-  }
-  if (w.parameters > 0) c.model.parameters = w.parameters;
-  if (w.layers > 0) c.model.layers = w.layers;
-  if (w.flops_per_sample > 0) c.model.forward_flops_per_sample = w.flops_per_sample;
-  c.batch_per_rank = w.batch_per_rank;
-  c.gpu_peak_flops = w.gpu_peak_flops;
-  c.gpu_utilization = w.gpu_util;
-  c.backward_to_forward = w.backward_ratio;
-  c.bucket_bytes = w.bucket_bytes;
-  c.optimizer_s = w.optimizer_s;
-  c.iterations = w.iterations;
-  return c;
-}
 
 // workload.model = trace: the recorded job, one program per rank (workloads/trace_replay.h);
 // its collectives are those of one world communicator, of unknown purpose.
@@ -56,7 +35,7 @@ Workload BuildTraceReplay(const scenario::Scenario& s) {
 Workload BuildDdp(const scenario::Scenario& s) {
   if (s.workload.model == "trace") return BuildTraceReplay(s);
   Workload w;
-  const work::DdpConfig ddp = MakeDdpConfig(s.workload);
+  const work::DdpConfig ddp = scenario::DdpConfigOf(s);
   w.model = ddp.model;
   w.programs = work::SameProgramEverywhere(
       s.job.world_size, std::make_shared<const work::RankProgram>(MakeDdpProgram(ddp)),
@@ -67,11 +46,60 @@ Workload BuildDdp(const scenario::Scenario& s) {
   return w;
 }
 
+// Megatron-style hybrid parallelism, dense (transformer) or with experts (moe).
+Workload BuildTransformer(const scenario::Scenario& s) {
+  const work::TransformerConfig c = scenario::TransformerConfigOf(s);
+  Workload w;
+  w.programs = work::MakeTransformerJob(c);
+  w.model.name = c.shape.name;
+  w.model.parameters = c.shape.Parameters();
+  w.model.layers = c.shape.layers;
+  w.model.source = c.shape.source;
+  const int m = c.Microbatches();
+  w.description = fmt::format(
+      "{} {} ({:.2f}B parameters), t={} p={} d={}{}, micro-batch {} x {} tokens, {} micro-batches, "
+      "{} {}{}, {} iterations",
+      s.workload.kind, c.shape.name, static_cast<double>(c.shape.Parameters()) / 1e9,
+      c.parallel.tensor, c.parallel.pipeline, c.parallel.data,
+      c.shape.IsMoe() ? fmt::format(" e={}", c.parallel.expert) : "", c.micro_batch,
+      c.shape.seq_len, m, s.workload.schedule, s.workload.data_parallel_mode,
+      c.sequence_parallel ? ", sequence parallel" : "", c.iterations);
+  w.details = {{"kind", s.workload.kind},
+               {"shape",
+                {{"layers", c.shape.layers},
+                 {"hidden", c.shape.hidden},
+                 {"heads", c.shape.heads},
+                 {"kv_heads", c.shape.KvHeads()},
+                 {"ffn", c.shape.ffn},
+                 {"vocab", c.shape.vocab},
+                 {"seq_len", c.shape.seq_len},
+                 {"experts", c.shape.experts},
+                 {"top_k", c.shape.top_k}}},
+               {"parallelism",
+                {{"tensor", c.parallel.tensor},
+                 {"pipeline", c.parallel.pipeline},
+                 {"data", c.parallel.data},
+                 {"expert", c.parallel.expert},
+                 {"order", c.parallel.order}}},
+               {"micro_batch", c.micro_batch},
+               {"microbatches", m},
+               {"schedule", s.workload.schedule},
+               {"data_parallel_mode", s.workload.data_parallel_mode},
+               {"sequence_parallel", c.sequence_parallel}};
+  return w;
+}
+
 }  // namespace
 
 const std::vector<WorkloadKind>& WorkloadKinds() {
   static const std::vector<WorkloadKind> kinds = {
       {"ddp", "data-parallel training as PyTorch DDP runs it (workloads/ddp.h)", BuildDdp},
+      {"transformer",
+       "a dense transformer with tensor, pipeline and data parallelism, as Megatron-LM runs it "
+       "(workloads/transformer.h)",
+       BuildTransformer},
+      {"moe", "a mixture-of-experts transformer, also with expert parallelism (the same)",
+       BuildTransformer},
   };
   return kinds;
 }

@@ -6,39 +6,12 @@
 #include <functional>
 
 #include "tools/scenario/key_schema.h"
+#include "tools/scenario/rule_context.h"
+#include "tools/scenario/workload_rules.h"
 #include "topologies/servers.h"
 
 namespace nbox::scenario {
 namespace {
-
-// The rules read the scenario and the origins through this, and record what they find.
-class RuleContext {
- public:
-  RuleContext(Scenario& scenario, const KeyOrigins& origins)
-      : scenario_(scenario), origins_(origins) {}
-
-  Scenario& scenario() { return scenario_; }
-  bool Given(const std::string& full_name) const { return origins_.count(full_name) > 0; }
-
-  // "topology.leaves = 4 (default)", with the value as the settings report would show it.
-  std::string Describe(const std::string& full_name) const {
-    const KeySpec& key = KeyByFullName(full_name);
-    std::string origin = "default";
-    const auto found = origins_.find(full_name);
-    if (found != origins_.end()) {
-      origin = found->second.line > 0 ? fmt::format("line {}", found->second.line) : "--set";
-    }
-    return fmt::format("{} = {} ({})", full_name, key.value.format(scenario_), origin);
-  }
-
-  void Fail(std::string message) { messages_.push_back(std::move(message)); }
-  std::vector<std::string> TakeMessages() { return std::move(messages_); }
-
- private:
-  Scenario& scenario_;
-  const KeyOrigins& origins_;
-  std::vector<std::string> messages_;
-};
 
 void CheckHostCount(RuleContext& context) {
   const Scenario& s = context.scenario();
@@ -129,7 +102,7 @@ void ApplyOversubscription(RuleContext& context) {
 
 void CheckCustomModel(RuleContext& context) {
   const WorkloadSection& workload = context.scenario().workload;
-  if (workload.model != "custom") return;
+  if (workload.model != "custom" || workload.kind != "ddp") return;
   std::vector<std::string> missing;
   if (workload.parameters == 0) missing.push_back("workload.parameters");
   if (workload.layers == 0) missing.push_back("workload.layers");
@@ -150,9 +123,8 @@ void ResolveFileKey(RuleContext& context, const std::filesystem::path& scenario_
   const std::string chosen = KeyByFullName(selector).value.format(context.scenario());
   if (chosen != value) {
     if (!file.empty()) {
-      context.Fail(fmt::format("{} is used only with {} = {}, got {}",
-                               context.Describe(file_key), selector, value,
-                               context.Describe(selector)));
+      context.Fail(fmt::format("{} is used only with {} = {}, got {}", context.Describe(file_key),
+                               selector, value, context.Describe(selector)));
     }
     return;
   }
@@ -260,10 +232,10 @@ void CheckRoce(RuleContext& context) {
                              context.Describe("roce.ecn_kmax")));
   }
   if (roce.data_priority == roce.control_priority) {
-    context.Fail(fmt::format("{} must differ from {}: ACKs and CNPs must not wait behind paused "
-                             "data",
-                             context.Describe("roce.control_priority"),
-                             context.Describe("roce.data_priority")));
+    context.Fail(fmt::format(
+        "{} must differ from {}: ACKs and CNPs must not wait behind paused "
+        "data",
+        context.Describe("roce.control_priority"), context.Describe("roce.data_priority")));
   }
 }
 
@@ -278,6 +250,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   CheckRoce(context);
   ApplyOversubscription(context);
   CheckCustomModel(context);
+  CheckWorkloadKind(context);
   ResolveTopologyFile(context, scenario_folder);
   ResolveTraceFile(context, scenario_folder);
   CheckRealRanks(context);

@@ -5,8 +5,10 @@
 
 #include "tools/scenario/realranks_values.h"
 #include "tools/scenario/roce_keys.h"
+#include "tools/scenario/transformer_keys.h"
 #include "topologies/servers.h"
 #include "workloads/ddp.h"
+#include "workloads/transformer_shape.h"
 
 namespace nbox::scenario {
 namespace {
@@ -16,6 +18,7 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 std::vector<std::string> ModelChoices() {
   std::vector<std::string> choices = work::ModelPresetNames();
+  for (const std::string& name : work::TransformerPresetNames()) choices.push_back(name);
   choices.push_back("custom");
   choices.push_back("trace");
   return choices;
@@ -113,16 +116,22 @@ std::vector<KeySpec> CollectivesKeys() {
 std::vector<KeySpec> WorkloadKeys() {
   auto work = [](auto member) { return FieldOf(&Scenario::workload, member); };
   return {
-      {"workload", "kind", "how the job trains: data-parallel (PyTorch DDP)",
-       Choice(work(&WorkloadSection::kind), {"ddp"})},
+      {"workload", "kind",
+       "how the job trains: data-parallel (PyTorch DDP), a hybrid-parallel transformer "
+       "(Megatron-LM: tensor, pipeline, data parallelism), or a mixture-of-experts transformer "
+       "(also expert parallelism)",
+       Choice(work(&WorkloadSection::kind), {"ddp", "transformer", "moe"})},
       {"workload", "model",
-       "a published model preset, custom (then parameters, layers and flops_per_sample are "
-       "required), or trace (replay the recorded collectives of workload.trace)",
+       "a published model preset of the kind (ddp: CNNs and BERT/GPT-2 as whole models; "
+       "transformer and moe: GPT-3, Llama, Mixtral shapes), custom (ddp: parameters, layers "
+       "and flops_per_sample are then required; transformer and moe: the shape keys), or trace "
+       "(ddp: replay the recorded collectives of workload.trace)",
        Choice(work(&WorkloadSection::model), ModelChoices())},
       {"workload", "parameters", "parameter count; 0 = the preset's",
        Count(work(&WorkloadSection::parameters), 0, 100000000000000)},
       {"workload", "layers",
-       "layers the parameters and FLOPs are spread over evenly; 0 = the preset's",
+       "ddp: layers the parameters and FLOPs are spread over evenly; transformer and moe: "
+       "transformer blocks; 0 = the preset's",
        WholeNumber(work(&WorkloadSection::layers), 0, 100000)},
       {"workload", "flops_per_sample", "FLOPs of one sample's forward pass; 0 = the preset's",
        FlopCount(work(&WorkloadSection::flops_per_sample), 0, 1e18)},
@@ -271,8 +280,9 @@ const std::vector<SectionSpec>& ScenarioSections() {
 const std::vector<KeySpec>& ScenarioKeys() {
   static const std::vector<KeySpec> keys = [] {
     std::vector<KeySpec> all;
-    for (auto* group : {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, CollectivesKeys, WorkloadKeys,
-                        WorkloadTraceKeys, OutputKeys, RealRanksKeys, DebugKeys, ServersKeys}) {
+    for (auto* group :
+         {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, CollectivesKeys, WorkloadKeys,
+          WorkloadTraceKeys, TransformerKeys, OutputKeys, RealRanksKeys, DebugKeys, ServersKeys}) {
       for (KeySpec& key : group()) all.push_back(std::move(key));
     }
     return all;

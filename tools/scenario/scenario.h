@@ -62,7 +62,7 @@ struct CollectivesSection {
 };
 
 struct WorkloadSection {
-  std::string kind = "ddp";
+  std::string kind = "ddp";  // ddp | transformer | moe (tools/cosim/workload_registry.h)
   std::string model = "resnet152";
   uint64_t parameters = 0;      // 0 = the preset's
   int layers = 0;               // 0 = the preset's
@@ -76,6 +76,32 @@ struct WorkloadSection {
   int iterations = 3;
   std::string trace;  // model = trace: the collective trace file; after loading, the path
                       // resolved against the scenario file's folder (as given when absolute)
+
+  // transformer and moe (workloads/transformer.h): the shape (0 = the preset's) ...
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  int ffn = 0;
+  int vocab = 0;
+  int seq_len = 0;
+  int experts = 0;
+  int top_k = 0;
+  // ... the parallelism (data_parallel 0 = derived: world_size / (tensor x pipeline)) ...
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int data_parallel = 0;
+  int expert_parallel = 1;
+  std::string order = "tp-dp-pp";
+  // ... and how it trains.
+  int micro_batch = 1;
+  int global_batch = 0;                    // 0 = micro_batch x data_parallel
+  std::string schedule = "1f1b";           // gpipe | 1f1b
+  std::string data_parallel_mode = "ddp";  // ddp | zero1 | zero2 | fsdp
+  bool sequence_parallel = false;
+  uint64_t activation_bytes = 2;  // per activation (and weight) element: bf16
+  uint64_t gradient_bytes = 0;    // per gradient element; 0 = the kind's (ddp: the model's)
+  double routing_skew = 0;        // moe: 0 = balanced routing
+  double gpu_util_attention = 0;  // 0 = gpu_util
 };
 
 struct OutputSection {

@@ -1,0 +1,314 @@
+// Transformer jobs simulated on a star, against closed forms worked out from Megatron-LM's
+// rules (Shoeybi et al. 2019; Narayanan et al. 2021) independently of the generator: the bytes
+// every pair of ranks exchanges per parallelism, the pipeline bubble on a network made
+// infinitely fast, conservation and determinism.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tests/cosim/alpha_beta.h"
+#include "tests/cosim/job_fixture.h"
+#include "workloads/transformer.h"
+
+namespace nbox::testing {
+namespace {
+
+using work::Parallelism;
+using work::PipelineSchedule;
+using work::TransformerConfig;
+
+// A small dense GPT-style model (two-matrix MLP, untied output, rotary positions).
+constexpr int kLayers = 4;
+constexpr uint64_t kHidden = 256;
+constexpr uint64_t kFfn = 1024;
+constexpr uint64_t kVocab = 500;
+constexpr uint64_t kSeq = 128;
+
+TransformerConfig SmallModel(int t, int p, int d, int microbatches) {
+  TransformerConfig c;
+  c.shape.name = "small";
+  c.shape.layers = kLayers;
+  c.shape.hidden = static_cast<int>(kHidden);
+  c.shape.heads = 4;
+  c.shape.ffn = static_cast<int>(kFfn);
+  c.shape.vocab = static_cast<int>(kVocab);
+  c.shape.seq_len = static_cast<int>(kSeq);
+  c.parallel = {t, p, d, 1, "tp-dp-pp"};
+  c.micro_batch = 1;
+  c.global_batch = microbatches * d;
+  c.iterations = 1;
+  c.bucket_bytes = 64ull << 20;  // one bucket per stage
+  return c;
+}
+
+// Bytes from src to dst summed over channels, per parallelism of the communicator.
+std::map<std::tuple<Parallelism, uint32_t, uint32_t>, uint64_t> PairBytes(
+    const JobOutcome& out, const work::JobPrograms& job) {
+  std::map<std::tuple<Parallelism, uint32_t, uint32_t>, uint64_t> pairs;
+  for (const auto& [key, bytes] : out.traffic) {
+    const auto [src, dst, comm, channel] = key;
+    pairs[{job.communicators[comm].parallelism, src, dst}] += bytes;
+  }
+  return pairs;
+}
+
+TEST(TransformerJob, EveryPairCarriesWhatMegatronsRulesSay) {
+  // t = 2, p = 2, d = 2 on 8 ranks (tp-dp-pp: rank = tp + 2 dp + 4 pp), 4 micro-batches of one
+  // 128-token sequence, bf16 activations and gradients.
+  const TransformerConfig c = SmallModel(2, 2, 2, 4);
+  const work::JobPrograms job = work::MakeTransformerJob(c);
+  StarJob setup;
+  setup.world = 8;
+  setup.rate_bps = 100e9;
+  setup.network.mtu = 9000;
+  const JobOutcome out = RunOnStar(setup, job);
+  ASSERT_TRUE(out.finished);
+  EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes) << "bytes conserved";
+  const auto pairs = PairBytes(out, job);
+
+  const uint64_t m = 4;
+  const uint64_t s = 1 * kSeq * kHidden * 2;  // one micro-batch's activations, b s h
+  // TP: a 2-rank all-reduce sends its whole buffer to the peer. Per micro-batch, stage 0: the
+  // embedding's all-reduce, two per layer forward and two per layer backward (2 layers): 9;
+  // stage 1: four forward, the logits' input gradient and four backward: 9, plus the
+  // vocabulary-parallel cross entropy's three all-reduces of one fp32 per token.
+  EXPECT_EQ((pairs.at({Parallelism::kTensor, 0, 1})), m * 9 * s);
+  EXPECT_EQ((pairs.at({Parallelism::kTensor, 5, 4})), m * (9 * s + 3 * kSeq * 4));
+  // PP: every micro-batch's activations forward, their gradients back, b s h each.
+  EXPECT_EQ((pairs.at({Parallelism::kPipeline, 2, 6})), m * s);
+  EXPECT_EQ((pairs.at({Parallelism::kPipeline, 6, 2})), m * s);
+  // DP: a 2-rank ring all-reduce of the stage's gradients (its parameters / t, 2 bytes each)
+  // sends them once. Per layer: attention 4 h^2, MLP 2 h ffn, two norms 2h; stage 0 adds the
+  // embedding (vocab h), stage 1 the output layer (vocab h) and the final norm (h).
+  const uint64_t layer = 4 * kHidden * kHidden + 2 * kHidden * kFfn + 2 * kHidden;
+  const uint64_t stage0 = (2 * layer + kVocab * kHidden) / 2 * 2;
+  const uint64_t stage1 = (2 * layer + kVocab * kHidden + kHidden) / 2 * 2;
+  EXPECT_EQ((pairs.at({Parallelism::kData, 1, 3})), stage0);
+  EXPECT_EQ((pairs.at({Parallelism::kData, 7, 5})), stage1);
+  // Nothing else crosses between data-parallel replicas or pipeline stages.
+  for (const auto& [key, bytes] : pairs) {
+    const auto [parallelism, src, dst] = key;
+    if (parallelism == Parallelism::kTensor) {
+      EXPECT_EQ(src / 2, dst / 2);
+    }
+    if (parallelism == Parallelism::kData) {
+      EXPECT_EQ(src % 2, dst % 2);
+    }
+  }
+}
+
+// The bubble of a pipeline with equal stages on a network made infinitely fast (10 Tb/s
+// links, 1 ns latency, no tensor or data parallelism): (p - 1) / (m + p - 1) of the iteration
+// (Narayanan et al. 2021, Sec. 2.2.1), the same for GPipe and 1F1B.
+void ExpectBubbleRatio(PipelineSchedule schedule) {
+  const int p = 4;
+  const int m = 8;
+  TransformerConfig c = SmallModel(1, p, 1, m);
+  c.shape.layers = 8;  // two per stage
+  c.shape.vocab = 1;   // no logits to speak of: the last stage computes what the others do
+  c.schedule = schedule;
+  const work::JobPrograms job = work::MakeTransformerJob(c);
+  StarJob setup;
+  setup.world = p;
+  setup.rate_bps = 10e12;
+  setup.latency_s = 1e-9;
+  setup.network.mtu = 9000;
+  const JobOutcome out = RunOnStar(setup, job);
+  ASSERT_TRUE(out.finished);
+  const auto& it = out.summary.iterations[0];
+  const double expected = static_cast<double>(p - 1) / (m + p - 1);
+  std::printf("bubble %.4f of the iteration, (p-1)/(m+p-1) = %.4f\n",
+              it.breakdown.bubble_s / it.time_s, expected);
+  EXPECT_NEAR(it.breakdown.bubble_s / it.time_s, expected, 0.01);
+}
+
+TEST(TransformerJob, OneFOneBBubbleRatioOnAnInfinitelyFastNetwork) {
+  ExpectBubbleRatio(PipelineSchedule::kOneFOneB);
+}
+
+TEST(TransformerJob, GPipeBubbleRatioOnAnInfinitelyFastNetwork) {
+  ExpectBubbleRatio(PipelineSchedule::kGPipe);
+}
+
+TEST(TransformerJob, IterationMatchesTheAnalyticalComposition) {
+  // The characterisation study's composition (Li et al., "Communication Matters in DNN
+  // Training", APNet 2024): T = m (c + tp + pp) + dp + (p - 1)(c + tp + pp), with c a
+  // micro-batch's compute on one stage, tp its tensor-parallel all-reduces, pp its two
+  // pipeline transfers and dp the stage's gradient all-reduce after the backward (one bucket,
+  // so nothing overlaps it), each from alpha-beta on a non-blocking 100 Gb/s star. Stages
+  // are taken to be equal: the last one, which also computes the logits and the cross
+  // entropy's three small all-reduces, sets the pace; the gradient norm's all-reduce of the
+  // four model-parallel ranks ends the iteration.
+  const TransformerConfig c = SmallModel(2, 2, 2, 4);
+  const work::JobPrograms job = work::MakeTransformerJob(c);
+  StarJob setup;
+  setup.world = 8;
+  setup.rate_bps = 100e9;
+  setup.network.mtu = 9000;
+  const JobOutcome out = RunOnStar(setup, job);
+  ASSERT_TRUE(out.finished);
+
+  const double rate = setup.rate_bps;
+  const double latency = setup.latency_s;
+  const uint32_t mtu = setup.network.mtu;
+  const double tokens = kSeq;
+  // Forward FLOPs per token of one layer, per tensor-parallel rank: QKV and output 8 h^2,
+  // attention scores 4 s h, MLP 4 h ffn (Narayanan et al. 2021, Eq. 3), over t = 2; the
+  // logits 2 h V over t. Backward is twice the forward.
+  const double layer_flops =
+      (8.0 * kHidden * kHidden + 4.0 * kSeq * kHidden + 4.0 * kHidden * kFfn) / 2;
+  const double logits_flops = 2.0 * kHidden * kVocab / 2;
+  const double achieved = c.compute.peak_flops * c.compute.utilization;
+  const double compute_mb = tokens * (2 * layer_flops + logits_flops) * (1 + 2) / achieved;
+  const double s = kSeq * kHidden * 2.0;
+  const double tp_mb = 9 * AlphaBetaSeconds(2, s, rate, latency, mtu) +
+                       3 * AlphaBetaSeconds(2, kSeq * 4.0, rate, latency, mtu);
+  const double pp_mb = 2 * PointToPointSeconds(s, rate, latency, mtu);
+  const uint64_t layer = 4 * kHidden * kHidden + 2 * kHidden * kFfn + 2 * kHidden;
+  const double dp =
+      AlphaBetaSeconds(2, (2.0 * layer + kVocab * kHidden + kHidden) / 2 * 2, rate, latency, mtu);
+  const double grad_norm = AlphaBetaSeconds(4, 4, rate, latency, mtu);
+  const double m = 4;
+  const double p = 2;
+  const double expected = (m + p - 1) * (compute_mb + tp_mb + pp_mb) + dp + grad_norm;
+  const double measured = out.summary.iterations[0].time_s;
+  std::printf(
+      "simulated %.6f s, composition %.6f s (compute %.6f, tp %.6f, pp %.6f per "
+      "micro-batch, dp %.6f), ratio %.3f\n",
+      measured, expected, compute_mb, tp_mb, pp_mb, dp, measured / expected);
+  EXPECT_NEAR(measured / expected, 1.0, 0.05);
+}
+
+TEST(TransformerJob, ExpertAllToAllCarriesTheRoutedTokens) {
+  // A 4-expert top-2 MoE on 2 ranks, t = p = 1, d = e = 2, one micro-batch of one sequence.
+  // Balanced routing sends half of each token's two copies to the other rank's two experts:
+  // 128 tokens x 2 x 1/2 x h x 2 bytes per all-to-all, four all-to-alls per layer (dispatch
+  // and combine, forward and backward).
+  TransformerConfig c = SmallModel(1, 1, 2, 1);
+  c.shape.experts = 4;
+  c.shape.top_k = 2;
+  c.parallel.expert = 2;
+  c.iterations = 2;
+  const work::JobPrograms job = work::MakeTransformerJob(c);
+  StarJob setup;
+  setup.world = 2;
+  setup.network.mtu = 9000;
+  const JobOutcome out = RunOnStar(setup, job);
+  ASSERT_TRUE(out.finished);
+  EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes);
+  const auto pairs = PairBytes(out, job);
+  const uint64_t per_all_to_all = kSeq * 2 / 2 * kHidden * 2;
+  EXPECT_EQ((pairs.at({Parallelism::kExpert, 0, 1})), 2 * kLayers * 4 * per_all_to_all);
+  // Each rank holds two of the four experts: the other two never cross, and expert gradients
+  // have no one to be reduced with (e = d); the dense rest is all-reduced over d = 2.
+  for (const auto& group : job.communicators) {
+    if (group.name.rfind("edp", 0) == 0) {
+      EXPECT_EQ(group.ranks.size(), 1u);
+    }
+  }
+}
+
+TEST(TransformerJob, SkewedRoutingMovesDifferentBytesEveryIteration) {
+  TransformerConfig c = SmallModel(1, 1, 4, 1);
+  c.shape.experts = 8;
+  c.shape.top_k = 2;
+  c.parallel.expert = 4;
+  c.iterations = 2;
+  c.routing_skew = 1.5;
+  const work::JobPrograms job = work::MakeTransformerJob(c);
+  StarJob setup;
+  setup.world = 4;
+  setup.network.mtu = 9000;
+  const JobOutcome out = RunOnStar(setup, job);
+  ASSERT_TRUE(out.finished);
+  EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes);
+  // The dispatch of layer 0 moves a different pattern in each iteration (rank 0's program
+  // holds both), and the simulated all-to-all takes a different time.
+  std::map<int, work::AllToAllCounts> pattern;
+  for (const auto& op : job.programs[0]->ops) {
+    if (op.label == "F0 L0 dispatch") pattern[op.iteration] = op.counts;
+  }
+  ASSERT_EQ(pattern.size(), 2u);
+  EXPECT_NE(*pattern[0], *pattern[1]);
+  std::map<int, double> took;
+  for (const auto& c : out.summary.collectives) {
+    if (c.label == "F0 L0 dispatch") took[c.iteration] = c.time_s;
+  }
+  EXPECT_NE(took[0], took[1]);
+  // Imbalance shows: ranks whose experts are hot compute longer, so the others wait.
+  const auto& b = out.summary.iterations[1].breakdown;
+  EXPECT_GT(b.exposed_s[static_cast<size_t>(Parallelism::kExpert)], 0.0);
+}
+
+TEST(TransformerJob, SequenceParallelismHalvesPipelineMessagesNotTensorTraffic) {
+  // Korthikanti et al. 2022: every tensor-parallel all-reduce becomes an all-gather and a
+  // reduce-scatter of the same buffer (each sends S (t-1)/t: on 2 ranks S/2 + S/2 = the
+  // all-reduce's S), and stages exchange their sequence shard, S / t.
+  TransformerConfig c = SmallModel(2, 2, 2, 4);
+  c.sequence_parallel = true;
+  const work::JobPrograms job = work::MakeTransformerJob(c);
+  StarJob setup;
+  setup.world = 8;
+  setup.network.mtu = 9000;
+  const JobOutcome out = RunOnStar(setup, job);
+  ASSERT_TRUE(out.finished);
+  const auto pairs = PairBytes(out, job);
+  const uint64_t m = 4;
+  const uint64_t s = kSeq * kHidden * 2;
+  EXPECT_EQ((pairs.at({Parallelism::kTensor, 0, 1})), m * 9 * s);
+  EXPECT_EQ((pairs.at({Parallelism::kPipeline, 2, 6})), m * s / 2);
+}
+
+struct DpModeCase {
+  work::DataParallelMode mode;
+  const char* name;
+  // Bytes a rank sends its data-parallel peer per iteration (d = 2), for N parameters per rank,
+  // 4-byte gradients and 2-byte parameters, m micro-batches.
+  uint64_t (*bytes)(uint64_t n, uint64_t m);
+};
+
+void PrintTo(const DpModeCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class DataParallelModes : public ::testing::TestWithParam<DpModeCase> {};
+
+TEST_P(DataParallelModes, DataParallelTrafficPerMode) {
+  TransformerConfig c = SmallModel(2, 2, 2, 2);
+  c.data_parallel_mode = GetParam().mode;
+  c.gradient_bytes = 4;
+  c.parameter_bytes = 2;
+  const work::JobPrograms job = work::MakeTransformerJob(c);
+  StarJob setup;
+  setup.world = 8;
+  setup.network.mtu = 9000;
+  const JobOutcome out = RunOnStar(setup, job);
+  ASSERT_TRUE(out.finished);
+  EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes);
+  const uint64_t layer = 4 * kHidden * kHidden + 2 * kHidden * kFfn + 2 * kHidden;
+  const uint64_t n = (2 * layer + kVocab * kHidden) / 2;  // stage 0's parameters per rank
+  EXPECT_EQ((PairBytes(out, job).at({Parallelism::kData, 1, 3})), GetParam().bytes(n, 2));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, DataParallelModes,
+    ::testing::Values(
+        // A 2-rank all-reduce of the gradients sends them once.
+        DpModeCase{work::DataParallelMode::kDdp, "ddp", [](uint64_t n, uint64_t) { return 4 * n; }},
+        // Reduce-scatter sends half the gradients, all-gather half the parameters.
+        DpModeCase{work::DataParallelMode::kZero1, "zero1",
+                   [](uint64_t n, uint64_t) { return 4 * n / 2 + 2 * n / 2; }},
+        DpModeCase{work::DataParallelMode::kZero2, "zero2",
+                   [](uint64_t n, uint64_t) { return 4 * n / 2 + 2 * n / 2; }},
+        // Every micro-batch: parameters gathered for forward and again for backward, gradients
+        // reduce-scattered.
+        DpModeCase{work::DataParallelMode::kFsdp, "fsdp",
+                   [](uint64_t n, uint64_t m) { return m * (2 * n / 2 + 2 * n / 2 + 4 * n / 2); }}),
+    [](const ::testing::TestParamInfo<DpModeCase>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace nbox::testing

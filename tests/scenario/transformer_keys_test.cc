@@ -1,0 +1,91 @@
+// [workload] keys of the transformer and moe kinds: a job loads with its derived data-parallel
+// size, and every way of getting it wrong names the keys, their values and where they came
+// from.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "scenario_test_support.h"
+#include "tools/scenario/workload_config.h"
+
+namespace nbox::scenario {
+namespace {
+
+using testing::Fixture;
+using ::testing::HasSubstr;
+using testing::LoadError;
+
+const std::string kJob = Fixture("transformer.ini");
+
+TEST(TransformerKeys, AJobLoadsWithItsDerivedDataParallelism) {
+  const Scenario s = LoadScenario(kJob);
+  EXPECT_EQ(s.workload.kind, "transformer");
+  EXPECT_EQ(s.workload.tensor_parallel, 8);
+  const work::TransformerConfig c = TransformerConfigOf(s);
+  EXPECT_EQ(c.parallel.data, 4);
+  EXPECT_EQ(c.Microbatches(), 16);
+  EXPECT_EQ(c.shape.hidden, 5120);
+  EXPECT_EQ(c.gradient_bytes, 2u);
+}
+
+TEST(TransformerKeys, ShapeKeysOverrideThePreset) {
+  const Scenario s = LoadScenario(kJob, {"workload.layers=8", "workload.seq_len=1024"});
+  const work::TransformerConfig c = TransformerConfigOf(s);
+  EXPECT_EQ(c.shape.layers, 8);
+  EXPECT_EQ(c.shape.seq_len, 1024);
+  EXPECT_EQ(c.shape.heads, 40);
+}
+
+TEST(TransformerKeys, TheParallelismMustFitTheWorld) {
+  EXPECT_THAT(LoadError(kJob, {"job.world_size=60"}),
+              HasSubstr("job.world_size = 60 (--set) is not a multiple of tensor x pipeline = 16 "
+                        "(workload.tensor_parallel = 8 (line 7), workload.pipeline_parallel = 2 "
+                        "(line 8))"));
+  EXPECT_THAT(LoadError(kJob, {"workload.data_parallel=2"}),
+              HasSubstr("tensor x pipeline x data = 32"));
+}
+
+TEST(TransformerKeys, GeneratorRulesNameTheirKeys) {
+  EXPECT_THAT(
+      LoadError(kJob, {"workload.tensor_parallel=16", "workload.pipeline_parallel=1",
+                       "workload.global_batch=4"}),
+      HasSubstr("workload.tensor_parallel = 16 (--set): 16 does not divide the heads (40)"));
+  EXPECT_THAT(LoadError(kJob, {"workload.global_batch=6"}),
+              HasSubstr("workload.global_batch = 6 (--set): 6 is not a multiple of micro_batch x "
+                        "data (4)"));
+}
+
+TEST(TransformerKeys, TheModelMustBeOfTheKind) {
+  EXPECT_THAT(LoadError(kJob, {"workload.model=resnet50"}),
+              HasSubstr("workload.model = resnet50 (--set) is not a model of workload.kind = "
+                        "transformer (line 5)"));
+  EXPECT_THAT(LoadError(kJob, {"workload.model=mixtral-8x7b"}),
+              HasSubstr("is a mixture-of-experts model; use workload.kind = moe"));
+  EXPECT_THAT(
+      LoadError(kJob, {"workload.kind=ddp"}),
+      HasSubstr("workload.tensor_parallel = 8 (line 7) is not used by workload.kind = ddp"));
+  EXPECT_THAT(LoadError(kJob, {"workload.batch_per_rank=4"}),
+              HasSubstr("workload.batch_per_rank = 4 (--set) is not used by workload.kind = "
+                        "transformer (line 5)"));
+  EXPECT_THAT(LoadError(kJob, {"workload.experts=8"}),
+              HasSubstr("workload.experts = 8 (--set) is not used by workload.kind = transformer"));
+}
+
+TEST(TransformerKeys, ACustomModelNeedsItsShape) {
+  EXPECT_THAT(LoadError(kJob, {"workload.model=custom", "workload.layers=4"}),
+              HasSubstr("requires the shape keys; missing: workload.hidden, workload.heads, "
+                        "workload.ffn, workload.vocab, workload.seq_len"));
+}
+
+TEST(TransformerKeys, MoeWithTensorAndExpertParallelismNeedsSequenceParallelism) {
+  const std::vector<std::string> moe = {"workload.kind=moe", "workload.model=mixtral-8x7b",
+                                        "workload.expert_parallel=4", "workload.seq_len=4096"};
+  EXPECT_THAT(LoadError(kJob, moe),
+              HasSubstr("workload.sequence_parallel = off (default): must be on with tensor and "
+                        "expert parallelism together"));
+  std::vector<std::string> fixed = moe;
+  fixed.push_back("workload.sequence_parallel=on");
+  EXPECT_EQ(LoadError(kJob, fixed), "");
+}
+
+}  // namespace
+}  // namespace nbox::scenario

@@ -1,0 +1,66 @@
+// ParallelLayout: ranks to (tensor, pipeline, data) coordinates and groups, worked out by hand
+// for Megatron's default order and another one.
+#include "workloads/parallel_layout.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <vector>
+
+namespace nbox::work {
+namespace {
+
+using Group = std::vector<int>;
+
+TEST(ParallelLayout, MegatronOrderPutsTensorGroupsOnConsecutiveRanks) {
+  // t = 2, p = 2, d = 3, tp-dp-pp: rank = tp + 2 dp + 6 pp.
+  const ParallelLayout layout({2, 2, 3, 1, "tp-dp-pp"});
+  ASSERT_EQ(layout.world(), 12);
+  const RankCoords c = layout.Coords(9);  // 9 = 1 + 2*1 + 6*1
+  EXPECT_EQ(c.tensor, 1);
+  EXPECT_EQ(c.data, 1);
+  EXPECT_EQ(c.pipeline, 1);
+  EXPECT_EQ(layout.Rank(c), 9);
+  EXPECT_EQ(layout.TensorGroup(9), (Group{8, 9}));
+  EXPECT_EQ(layout.DataGroup(9), (Group{7, 9, 11}));
+  EXPECT_EQ(layout.PipelineGroup(9), (Group{3, 9}));
+  EXPECT_EQ(layout.ModelParallelGroup(9), (Group{2, 3, 8, 9}));
+  EXPECT_EQ(layout.EmbeddingGroup(9), (Group{3, 9}));
+  for (int rank = 0; rank < layout.world(); ++rank)
+    EXPECT_EQ(layout.Rank(layout.Coords(rank)), rank);
+}
+
+TEST(ParallelLayout, AnotherOrderMovesTheGroups) {
+  // dp-tp-pp with t = 2, p = 2, d = 2: rank = dp + 2 tp + 4 pp.
+  const ParallelLayout layout({2, 2, 2, 1, "dp-tp-pp"});
+  EXPECT_EQ(layout.TensorGroup(0), (Group{0, 2}));
+  EXPECT_EQ(layout.DataGroup(0), (Group{0, 1}));
+  EXPECT_EQ(layout.PipelineGroup(0), (Group{0, 4}));
+}
+
+TEST(ParallelLayout, ExpertGroupsSplitTheDataDimension) {
+  // t = 1, p = 1, d = 8, e = 4: expert groups {0..3}, {4..7}; expert-data groups join the
+  // ranks at the same offset in them.
+  const ParallelLayout layout({1, 1, 8, 4, "tp-dp-pp"});
+  EXPECT_EQ(layout.ExpertGroup(5), (Group{4, 5, 6, 7}));
+  EXPECT_EQ(layout.ExpertDataGroup(5), (Group{1, 5}));
+  EXPECT_EQ(layout.EmbeddingGroup(5), (Group{5})) << "one stage: no embedding group";
+}
+
+TEST(ParallelLayout, BadDimensionsAreNamed) {
+  auto message = [](ParallelDims dims) -> std::string {
+    try {
+      ParallelLayout layout(dims);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(message({1, 1, 6, 4, "tp-dp-pp"}).find("ParallelDims.expert"), std::string::npos);
+  EXPECT_NE(message({0, 1, 1, 1, "tp-dp-pp"}).find("ParallelDims.tensor"), std::string::npos);
+  EXPECT_NE(message({1, 1, 1, 1, "tp-dp"}).find("ParallelDims.order"), std::string::npos);
+  EXPECT_NE(message({1, 1, 1, 1, "tp-dp-dp"}).find("ParallelDims.order"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nbox::work

@@ -1,0 +1,154 @@
+// Transformer jobs as programs (before any simulation): the shape's parameter counts against
+// the published ones, the schedules' order of forwards and backwards worked out by hand,
+// micro-batches, MoE routing, program sharing and the configuration's errors.
+#include "workloads/transformer.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "workloads/moe_routing.h"
+
+namespace nbox::work {
+namespace {
+
+TransformerConfig Small(int t, int p, int d, int microbatches, PipelineSchedule schedule) {
+  TransformerConfig c;
+  c.shape.name = "small";
+  c.shape.layers = 4;
+  c.shape.hidden = 64;
+  c.shape.heads = 4;
+  c.shape.ffn = 256;
+  c.shape.vocab = 100;
+  c.shape.seq_len = 32;
+  c.parallel = {t, p, d, 1, "tp-dp-pp"};
+  c.micro_batch = 1;
+  c.global_batch = microbatches * d;
+  c.schedule = schedule;
+  c.iterations = 1;
+  return c;
+}
+
+// The order in which a program runs forwards and backwards: "F0 F1 B0 ...", from the labels
+// of its first layer's compute ops.
+std::string PassOrder(const RankProgram& program, int layer) {
+  std::string order;
+  const std::string suffix = " L" + std::to_string(layer) + " attn";
+  for (const Op& op : program.ops) {
+    if (op.kind != OpKind::kCompute) continue;
+    if (op.label.size() < suffix.size() ||
+        op.label.compare(op.label.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    order += (order.empty() ? "" : " ") + op.label.substr(0, op.label.find(' '));
+  }
+  return order;
+}
+
+TEST(TransformerShape, PresetsHaveTheirPublishedParameterCounts) {
+  // Parameters from the shape alone (biases not counted), against the published totals.
+  struct Expected {
+    const char* name;
+    double billions;
+    double tolerance;
+  };
+  for (const Expected& e : {Expected{"gpt3-13b", 13.0, 0.03}, Expected{"gpt3-175b", 175.0, 0.01},
+                            Expected{"llama2-7b", 6.74, 0.01}, Expected{"llama2-70b", 68.98, 0.01},
+                            Expected{"llama3-8b", 8.03, 0.01}, Expected{"llama3-70b", 70.55, 0.01},
+                            Expected{"mixtral-8x7b", 46.7, 0.01}}) {
+    const TransformerShape* shape = FindTransformerPreset(e.name);
+    ASSERT_NE(shape, nullptr) << e.name;
+    EXPECT_NEAR(static_cast<double>(shape->Parameters()) / 1e9 / e.billions, 1.0, e.tolerance)
+        << e.name << ": " << shape->Parameters();
+  }
+}
+
+TEST(TransformerProgram, OneFOneBOrderOfAStage) {
+  // p = 4, m = 6: stage 1 warms up with p - s - 1 = 2 forwards, then alternates, then cools
+  // down with 2 backwards (Narayanan et al. 2021, Fig. 4, top).
+  const JobPrograms job = MakeTransformerJob(Small(1, 4, 1, 6, PipelineSchedule::kOneFOneB));
+  EXPECT_EQ(PassOrder(*job.programs[1], 1), "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5");
+  EXPECT_EQ(PassOrder(*job.programs[3], 3), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
+  EXPECT_EQ(PassOrder(*job.programs[0], 0), "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
+}
+
+TEST(TransformerProgram, GPipeRunsEveryForwardThenEveryBackward) {
+  const JobPrograms job = MakeTransformerJob(Small(1, 2, 1, 3, PipelineSchedule::kGPipe));
+  EXPECT_EQ(PassOrder(*job.programs[0], 0), "F0 F1 F2 B2 B1 B0");
+}
+
+TEST(TransformerProgram, RanksOfOneStageShareAProgram) {
+  // t = 2, p = 2, d = 2: ranks 0-3 are stage 0, 4-7 stage 1 (tp-dp-pp).
+  const JobPrograms job = MakeTransformerJob(Small(2, 2, 2, 2, PipelineSchedule::kOneFOneB));
+  ASSERT_EQ(job.world_size(), 8);
+  for (int r = 1; r < 4; ++r) EXPECT_EQ(job.programs[r], job.programs[0]);
+  for (int r = 5; r < 8; ++r) EXPECT_EQ(job.programs[r], job.programs[4]);
+  EXPECT_NE(job.programs[0], job.programs[4]);
+  EXPECT_EQ(job.communicators[0].name, "world");
+  EXPECT_EQ(job.communicators[0].ranks.size(), 8u);
+  ValidateJobPrograms(job);
+}
+
+TEST(TransformerProgram, ConfigurationErrorsNameTheField) {
+  auto message = [](TransformerConfig c) -> std::string {
+    try {
+      ValidateTransformerConfig(c);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  TransformerConfig c = Small(3, 1, 1, 1, PipelineSchedule::kOneFOneB);
+  EXPECT_NE(message(c).find("TransformerConfig.parallel.tensor"), std::string::npos);
+  c = Small(1, 1, 2, 1, PipelineSchedule::kOneFOneB);
+  c.global_batch = 3;
+  EXPECT_NE(message(c).find("TransformerConfig.global_batch"), std::string::npos);
+  c = Small(1, 8, 1, 1, PipelineSchedule::kOneFOneB);
+  EXPECT_NE(message(c).find("TransformerConfig.parallel.pipeline"), std::string::npos);
+  c = Small(1, 1, 2, 1, PipelineSchedule::kOneFOneB);
+  c.parallel.expert = 2;
+  EXPECT_NE(message(c).find("TransformerConfig.parallel.expert"), std::string::npos);
+  c.shape.experts = 4;
+  c.shape.top_k = 2;
+  c.parallel.tensor = 2;
+  c.parallel.data = 2;
+  EXPECT_NE(message(c).find("TransformerConfig.sequence_parallel"), std::string::npos);
+}
+
+TEST(MoeRouting, BalancedRoutingSendsEveryExpertItsShare) {
+  // 8 experts on 4 ranks, top-2, 1000 tokens per rank: each expert gets 250 assignments from
+  // each rank, each rank 500 from each rank (itself included).
+  const MoeRouting r{8, 2, 4, 1000, 0.0, 1};
+  for (uint64_t n : TokensPerExpert(r, 0, 0)) EXPECT_EQ(n, 250u);
+  for (uint64_t n : RouteTokens(r, 3, 7)) EXPECT_EQ(n, 500u);
+}
+
+TEST(MoeRouting, SkewedRoutingConservesTokensAndChangesBetweenIterations) {
+  const MoeRouting r{8, 2, 4, 1000, 1.2, 42};
+  const auto a = TokensPerExpert(r, 0, 0);
+  const auto b = TokensPerExpert(r, 1, 0);
+  EXPECT_EQ(std::accumulate(a.begin(), a.end(), uint64_t{0}), 2000u);
+  EXPECT_EQ(std::accumulate(b.begin(), b.end(), uint64_t{0}), 2000u);
+  EXPECT_NE(a, b) << "a new popularity order every iteration";
+  // Zipf 1.2 over 8 experts: weights 1/r^1.2 sum to 2.33, so the hottest takes 43% of the
+  // 2000 assignments (858), under the cap of one copy per token (1000 of them).
+  const uint64_t hottest = *std::max_element(a.begin(), a.end());
+  EXPECT_GT(hottest, 600u);
+  EXPECT_LE(hottest, 1000u) << "an expert receives a token at most once";
+  EXPECT_EQ(TokensPerExpert(r, 0, 0), a) << "deterministic";
+}
+
+TEST(MoeRouting, PopularityIsCappedAtOneCopyPerToken) {
+  // A very steep Zipf would give one expert more than every token; it gets each token once.
+  const MoeRouting r{4, 2, 2, 100, 8.0, 3};
+  const auto n = TokensPerExpert(r, 0, 0);
+  EXPECT_EQ(std::accumulate(n.begin(), n.end(), uint64_t{0}), 200u);
+  for (uint64_t x : n) EXPECT_LE(x, 100u);
+}
+
+}  // namespace
+}  // namespace nbox::work

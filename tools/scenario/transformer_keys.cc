@@ -1,0 +1,84 @@
+#include "tools/scenario/transformer_keys.h"
+
+#include "tools/scenario/value_kinds.h"
+
+namespace nbox::scenario {
+
+std::vector<KeySpec> TransformerKeys() {
+  auto work = [](auto member) { return FieldOf(&Scenario::workload, member); };
+  constexpr uint64_t kLarge = 1 << 24;
+  return {
+      {"workload", "hidden", "transformer, moe: hidden size (d_model); 0 = the preset's",
+       WholeNumber(work(&WorkloadSection::hidden), 0, kLarge)},
+      {"workload", "heads", "transformer, moe: attention heads; 0 = the preset's",
+       WholeNumber(work(&WorkloadSection::heads), 0, 65536)},
+      {"workload", "kv_heads",
+       "transformer, moe: key/value heads of grouped-query attention; 0 = the preset's (or "
+       "heads)",
+       WholeNumber(work(&WorkloadSection::kv_heads), 0, 65536)},
+      {"workload", "ffn",
+       "transformer, moe: hidden size of the MLP (of one expert); 0 = the preset's",
+       WholeNumber(work(&WorkloadSection::ffn), 0, kLarge)},
+      {"workload", "vocab", "transformer, moe: vocabulary size; 0 = the preset's",
+       WholeNumber(work(&WorkloadSection::vocab), 0, kLarge)},
+      {"workload", "seq_len", "transformer, moe: tokens per sequence; 0 = the preset's",
+       WholeNumber(work(&WorkloadSection::seq_len), 0, kLarge)},
+      {"workload", "experts", "moe: experts per layer; 0 = the preset's",
+       WholeNumber(work(&WorkloadSection::experts), 0, 65536)},
+      {"workload", "top_k", "moe: experts each token is routed to; 0 = the preset's",
+       WholeNumber(work(&WorkloadSection::top_k), 0, 65536)},
+      {"workload", "tensor_parallel",
+       "transformer, moe: tensor-parallel size t (Megatron's; divides the heads)",
+       WholeNumber(work(&WorkloadSection::tensor_parallel), 1, 65536)},
+      {"workload", "pipeline_parallel", "transformer, moe: pipeline stages p",
+       WholeNumber(work(&WorkloadSection::pipeline_parallel), 1, 65536)},
+      {"workload", "data_parallel",
+       "transformer, moe: data-parallel size d; 0 = job.world_size / (t x p), which must divide",
+       WholeNumber(work(&WorkloadSection::data_parallel), 0, 65536)},
+      {"workload", "expert_parallel",
+       "moe: expert-parallel size e (divides data_parallel and the experts)",
+       WholeNumber(work(&WorkloadSection::expert_parallel), 1, 65536)},
+      {"workload", "order",
+       "transformer, moe: how ranks map to (tp, dp, pp), innermost first (Megatron's default "
+       "tp-dp-pp keeps a tensor group on consecutive ranks, one server)",
+       Choice(work(&WorkloadSection::order),
+              {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp", "pp-tp-dp", "pp-dp-tp"})},
+      {"workload", "micro_batch", "transformer, moe: sequences per micro-batch",
+       WholeNumber(work(&WorkloadSection::micro_batch), 1, 65536)},
+      {"workload", "global_batch",
+       "transformer, moe: sequences per iteration, a multiple of micro_batch x data_parallel; "
+       "0 = one micro-batch per replica",
+       WholeNumber(work(&WorkloadSection::global_batch), 0, 1 << 24)},
+      {"workload", "schedule",
+       "transformer, moe: pipeline schedule: gpipe (every forward, then every backward) or "
+       "1f1b (Megatron's one-forward-one-backward)",
+       Choice(work(&WorkloadSection::schedule), {"gpipe", "1f1b"})},
+      {"workload", "data_parallel_mode",
+       "transformer, moe: ddp (bucketed gradient all-reduce overlapping the last backward), "
+       "zero1 (reduce-scatter after the backward, all-gather after the step), zero2 (bucketed "
+       "reduce-scatter overlapping the last backward), fsdp (per layer: all-gather before "
+       "forward and backward, reduce-scatter after backward)",
+       Choice(work(&WorkloadSection::data_parallel_mode), {"ddp", "zero1", "zero2", "fsdp"})},
+      {"workload", "sequence_parallel",
+       "transformer, moe: Megatron's sequence parallelism (tensor-parallel all-reduces become "
+       "all-gather + reduce-scatter; needed with tensor and expert parallelism together)",
+       Switch(work(&WorkloadSection::sequence_parallel))},
+      {"workload", "activation_bytes",
+       "transformer, moe: bytes per activation and weight element (2: bf16)",
+       Bytes(work(&WorkloadSection::activation_bytes), 1, 8)},
+      {"workload", "gradient_bytes",
+       "bytes per gradient element as reduced; 0 = the kind's (ddp: the model's, 4; transformer "
+       "and moe: 2, Megatron-core's bf16 reduction)",
+       Bytes(work(&WorkloadSection::gradient_bytes), 0, 8)},
+      {"workload", "routing_skew",
+       "moe: 0 = balanced token routing; > 0 = Zipf exponent of expert popularity, redrawn every "
+       "iteration and layer from job.seed",
+       Real(work(&WorkloadSection::routing_skew), 0, 10)},
+      {"workload", "gpu_util_attention",
+       "transformer, moe: fraction of gpu_peak attention's score and value products achieve; "
+       "0 = gpu_util",
+       Real(work(&WorkloadSection::gpu_util_attention), 0, 1)},
+  };
+}
+
+}  // namespace nbox::scenario

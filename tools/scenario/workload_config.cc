@@ -1,0 +1,131 @@
+#include "tools/scenario/workload_config.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace nbox::scenario {
+namespace {
+
+// A shape key overrides the preset's value when given (non-zero).
+void Override(int& field, int value) {
+  if (value > 0) field = value;
+}
+
+// Generator fields and the keys that set them.
+const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
+    {"TransformerConfig.micro_batch", "workload.micro_batch"},
+    {"TransformerConfig.global_batch", "workload.global_batch"},
+    {"TransformerConfig.sequence_parallel", "workload.sequence_parallel"},
+    {"TransformerConfig.parallel.tensor", "workload.tensor_parallel"},
+    {"TransformerConfig.parallel.pipeline", "workload.pipeline_parallel"},
+    {"TransformerConfig.parallel.expert", "workload.expert_parallel"},
+    {"TransformerConfig.gradient_bytes", "workload.gradient_bytes"},
+    {"TransformerConfig.bucket_bytes", "workload.bucket"},
+    {"TransformerConfig.routing_skew", "workload.routing_skew"},
+    {"ParallelDims.tensor", "workload.tensor_parallel"},
+    {"ParallelDims.pipeline", "workload.pipeline_parallel"},
+    {"ParallelDims.data", "workload.data_parallel"},
+    {"ParallelDims.expert", "workload.expert_parallel"},
+    {"ParallelDims.order", "workload.order"},
+    {"TransformerShape.layers", "workload.layers"},
+    {"TransformerShape.hidden", "workload.hidden"},
+    {"TransformerShape.heads", "workload.heads"},
+    {"TransformerShape.kv_heads", "workload.kv_heads"},
+    {"TransformerShape.ffn", "workload.ffn"},
+    {"TransformerShape.vocab", "workload.vocab"},
+    {"TransformerShape.seq_len", "workload.seq_len"},
+    {"TransformerShape.experts", "workload.experts"},
+    {"TransformerShape.top_k", "workload.top_k"},
+};
+
+}  // namespace
+
+work::DdpConfig DdpConfigOf(const Scenario& s) {
+  const WorkloadSection& w = s.workload;
+  work::DdpConfig c;
+  if (w.model == "custom") {
+    c.model.name = "custom";
+    c.model.source = "scenario file";
+  } else {
+    const work::ModelSpec* preset = work::FindModelPreset(w.model);
+    if (preset == nullptr) {
+      throw std::invalid_argument("workload.model = " + w.model + " is not a ddp model");
+    }
+    c.model = *preset;
+  }
+  if (w.parameters > 0) c.model.parameters = w.parameters;
+  if (w.layers > 0) c.model.layers = w.layers;
+  if (w.flops_per_sample > 0) c.model.forward_flops_per_sample = w.flops_per_sample;
+  if (w.gradient_bytes > 0)
+    c.model.gradient_bytes_per_param = static_cast<uint32_t>(w.gradient_bytes);
+  c.batch_per_rank = w.batch_per_rank;
+  c.compute.peak_flops = w.gpu_peak_flops;
+  c.compute.utilization = w.gpu_util;
+  c.backward_to_forward = w.backward_ratio;
+  c.bucket_bytes = w.bucket_bytes;
+  c.optimizer_s = w.optimizer_s;
+  c.iterations = w.iterations;
+  return c;
+}
+
+work::TransformerConfig TransformerConfigOf(const Scenario& s) {
+  const WorkloadSection& w = s.workload;
+  work::TransformerConfig c;
+  if (w.model == "custom") {
+    c.shape.name = "custom";
+    c.shape.source = "scenario file";
+    c.shape.gated_mlp = true;  // Llama's SwiGLU, the common choice of new models
+  } else {
+    const work::TransformerShape* preset = work::FindTransformerPreset(w.model);
+    if (preset == nullptr) {
+      throw std::invalid_argument("workload.model = " + w.model + " is not a " + w.kind + " model");
+    }
+    c.shape = *preset;
+  }
+  Override(c.shape.layers, w.layers);
+  Override(c.shape.hidden, w.hidden);
+  Override(c.shape.heads, w.heads);
+  Override(c.shape.kv_heads, w.kv_heads);
+  Override(c.shape.ffn, w.ffn);
+  Override(c.shape.vocab, w.vocab);
+  Override(c.shape.seq_len, w.seq_len);
+  Override(c.shape.experts, w.experts);
+  Override(c.shape.top_k, w.top_k);
+  c.parallel.tensor = w.tensor_parallel;
+  c.parallel.pipeline = w.pipeline_parallel;
+  const int model_parallel = w.tensor_parallel * w.pipeline_parallel;
+  c.parallel.data = w.data_parallel > 0 ? w.data_parallel : s.job.world_size / model_parallel;
+  c.parallel.expert = w.expert_parallel;
+  c.parallel.order = w.order;
+  c.micro_batch = w.micro_batch;
+  c.global_batch = w.global_batch;
+  c.schedule =
+      w.schedule == "gpipe" ? work::PipelineSchedule::kGPipe : work::PipelineSchedule::kOneFOneB;
+  c.data_parallel_mode = w.data_parallel_mode == "zero1"   ? work::DataParallelMode::kZero1
+                         : w.data_parallel_mode == "zero2" ? work::DataParallelMode::kZero2
+                         : w.data_parallel_mode == "fsdp"  ? work::DataParallelMode::kFsdp
+                                                           : work::DataParallelMode::kDdp;
+  c.sequence_parallel = w.sequence_parallel;
+  c.compute.peak_flops = w.gpu_peak_flops;
+  c.compute.utilization = w.gpu_util;
+  c.compute.attention_utilization = w.gpu_util_attention;
+  c.backward_to_forward = w.backward_ratio;
+  c.activation_bytes = static_cast<uint32_t>(w.activation_bytes);
+  c.parameter_bytes = static_cast<uint32_t>(w.activation_bytes);
+  c.gradient_bytes = w.gradient_bytes > 0 ? static_cast<uint32_t>(w.gradient_bytes) : 2;
+  c.bucket_bytes = w.bucket_bytes;
+  c.optimizer_s = w.optimizer_s;
+  c.iterations = w.iterations;
+  c.routing_skew = w.routing_skew;
+  c.seed = s.job.seed;
+  return c;
+}
+
+std::string KeyOfField(std::string_view field) {
+  for (const auto& [name, key] : kFieldKeys) {
+    if (name == field) return std::string(key);
+  }
+  return "";
+}
+
+}  // namespace nbox::scenario

@@ -1,0 +1,127 @@
+#include "workloads/parallel_layout.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace nbox::work {
+namespace {
+
+constexpr int kTensor = 0;
+constexpr int kData = 1;
+constexpr int kPipeline = 2;
+
+[[noreturn]] void Reject(const std::string& field, const std::string& problem) {
+  throw std::invalid_argument("ParallelDims." + field + ": " + problem);
+}
+
+int DimensionOf(const std::string& name) {
+  if (name == "tp") return kTensor;
+  if (name == "dp") return kData;
+  if (name == "pp") return kPipeline;
+  return -1;
+}
+
+}  // namespace
+
+ParallelLayout::ParallelLayout(ParallelDims dims) : dims_(std::move(dims)) {
+  const int sizes[] = {dims_.tensor, dims_.data, dims_.pipeline};
+  const char* names[] = {"tensor", "data", "pipeline"};
+  for (int d = 0; d < 3; ++d) {
+    if (sizes[d] < 1) Reject(names[d], "must be at least 1, got " + std::to_string(sizes[d]));
+    size_[d] = sizes[d];
+  }
+  if (dims_.expert < 1 || dims_.data % dims_.expert != 0) {
+    Reject("expert", std::to_string(dims_.expert) + " must be at least 1 and divide data (" +
+                         std::to_string(dims_.data) + ")");
+  }
+  std::vector<int> order;
+  std::istringstream in(dims_.order);
+  std::string part;
+  while (std::getline(in, part, '-')) order.push_back(DimensionOf(part));
+  std::vector<int> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != std::vector<int>{kTensor, kData, kPipeline}) {
+    Reject("order", "'" + dims_.order +
+                        "' is not tp, dp and pp joined by '-' in some order (innermost first, "
+                        "e.g. tp-dp-pp)");
+  }
+  int stride = 1;
+  for (int d : order) {
+    stride_[d] = stride;
+    stride *= size_[d];
+  }
+}
+
+RankCoords ParallelLayout::Coords(int rank) const {
+  if (rank < 0 || rank >= world()) {
+    throw std::invalid_argument("ParallelLayout: rank " + std::to_string(rank) + " is outside 0.." +
+                                std::to_string(world() - 1));
+  }
+  RankCoords c;
+  c.tensor = rank / stride_[kTensor] % size_[kTensor];
+  c.data = rank / stride_[kData] % size_[kData];
+  c.pipeline = rank / stride_[kPipeline] % size_[kPipeline];
+  return c;
+}
+
+int ParallelLayout::Rank(const RankCoords& c) const {
+  return c.tensor * stride_[kTensor] + c.data * stride_[kData] + c.pipeline * stride_[kPipeline];
+}
+
+std::vector<int> ParallelLayout::TensorGroup(int rank) const {
+  RankCoords c = Coords(rank);
+  std::vector<int> group;
+  for (c.tensor = 0; c.tensor < size_[kTensor]; ++c.tensor) group.push_back(Rank(c));
+  return group;
+}
+
+std::vector<int> ParallelLayout::PipelineGroup(int rank) const {
+  RankCoords c = Coords(rank);
+  std::vector<int> group;
+  for (c.pipeline = 0; c.pipeline < size_[kPipeline]; ++c.pipeline) group.push_back(Rank(c));
+  return group;
+}
+
+std::vector<int> ParallelLayout::DataGroup(int rank) const {
+  RankCoords c = Coords(rank);
+  std::vector<int> group;
+  for (c.data = 0; c.data < size_[kData]; ++c.data) group.push_back(Rank(c));
+  return group;
+}
+
+std::vector<int> ParallelLayout::ExpertGroup(int rank) const {
+  RankCoords c = Coords(rank);
+  const int first = c.data / dims_.expert * dims_.expert;
+  std::vector<int> group;
+  for (c.data = first; c.data < first + dims_.expert; ++c.data) group.push_back(Rank(c));
+  return group;
+}
+
+std::vector<int> ParallelLayout::ExpertDataGroup(int rank) const {
+  RankCoords c = Coords(rank);
+  const int offset = c.data % dims_.expert;
+  std::vector<int> group;
+  for (c.data = offset; c.data < size_[kData]; c.data += dims_.expert) group.push_back(Rank(c));
+  return group;
+}
+
+std::vector<int> ParallelLayout::ModelParallelGroup(int rank) const {
+  RankCoords c = Coords(rank);
+  std::vector<int> group;
+  for (c.pipeline = 0; c.pipeline < size_[kPipeline]; ++c.pipeline) {
+    for (c.tensor = 0; c.tensor < size_[kTensor]; ++c.tensor) group.push_back(Rank(c));
+  }
+  return group;
+}
+
+std::vector<int> ParallelLayout::EmbeddingGroup(int rank) const {
+  RankCoords c = Coords(rank);
+  if (size_[kPipeline] == 1) return {rank};
+  c.pipeline = 0;
+  const int first = Rank(c);
+  c.pipeline = size_[kPipeline] - 1;
+  return {first, Rank(c)};
+}
+
+}  // namespace nbox::work

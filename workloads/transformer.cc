@@ -1,0 +1,208 @@
+#include "workloads/transformer.h"
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "workloads/even_split.h"
+#include "workloads/moe_routing.h"
+#include "workloads/transformer_program.h"
+
+namespace nbox::work {
+namespace {
+
+[[noreturn]] void Reject(const std::string& field, const std::string& problem) {
+  throw std::invalid_argument("TransformerConfig." + field + ": " + problem);
+}
+
+// The communicators of the job, one per distinct group of each kind, and every rank's slots.
+class CommunicatorTable {
+ public:
+  explicit CommunicatorTable(int world) : slots_(static_cast<size_t>(world)) {}
+
+  void Add(int rank, int slot, const char* prefix, Parallelism parallelism,
+           std::vector<int> members, bool crosses_stages, JobPrograms& job) {
+    auto [it, inserted] = index_.try_emplace({slot, members}, 0);
+    if (inserted) {
+      it->second = static_cast<int>(job.communicators.size());
+      const int number = count_[slot]++;
+      job.communicators.push_back(Communicator{std::string(prefix) + std::to_string(number),
+                                               parallelism, std::move(members), crosses_stages});
+    }
+    auto& slots = slots_[static_cast<size_t>(rank)];
+    if (static_cast<int>(slots.size()) <= slot) slots.resize(static_cast<size_t>(slot) + 1, -1);
+    slots[static_cast<size_t>(slot)] = it->second;
+  }
+
+  std::vector<std::vector<int>> TakeSlots() { return std::move(slots_); }
+
+ private:
+  std::map<std::pair<int, std::vector<int>>, int> index_;
+  std::map<int, int> count_;
+  std::vector<std::vector<int>> slots_;
+};
+
+}  // namespace
+
+int TransformerConfig::Microbatches() const {
+  const int per_step = micro_batch * parallel.data;
+  const int batch = global_batch > 0 ? global_batch : per_step;
+  return per_step > 0 ? batch / per_step : 0;
+}
+
+void ValidateTransformerConfig(const TransformerConfig& c) {
+  ValidateTransformerShape(c.shape);
+  ParallelLayout layout(c.parallel);  // checks the sizes and the order
+  const TransformerShape& s = c.shape;
+  const int t = c.parallel.tensor;
+  if (s.heads % t != 0) {
+    Reject("parallel.tensor", std::to_string(t) + " does not divide the heads (" +
+                                  std::to_string(s.heads) +
+                                  "): each tensor-parallel rank holds "
+                                  "whole heads");
+  }
+  if (c.parallel.pipeline > s.layers) {
+    Reject("parallel.pipeline", std::to_string(c.parallel.pipeline) + " stages for " +
+                                    std::to_string(s.layers) + " layers");
+  }
+  if (c.micro_batch < 1) Reject("micro_batch", "must be at least 1");
+  const int per_step = c.micro_batch * c.parallel.data;
+  if (c.global_batch < 0 || (c.global_batch > 0 && c.global_batch % per_step != 0)) {
+    Reject("global_batch", std::to_string(c.global_batch) +
+                               " is not a multiple of micro_batch x data (" +
+                               std::to_string(per_step) + ")");
+  }
+  if (c.parallel.expert > 1 && !s.IsMoe()) {
+    Reject("parallel.expert", "expert parallelism needs a mixture-of-experts model");
+  }
+  if (s.IsMoe() && s.experts % c.parallel.expert != 0) {
+    Reject("parallel.expert", std::to_string(c.parallel.expert) + " does not divide the experts (" +
+                                  std::to_string(s.experts) + ")");
+  }
+  if (s.IsMoe() && c.parallel.expert > 1 && t > 1 && !c.sequence_parallel) {
+    Reject("sequence_parallel",
+           "must be on with tensor and expert parallelism together (Megatron-core requires it: "
+           "each tensor-parallel rank routes its share of the sequence)");
+  }
+  if (s.seq_len % t != 0 && c.sequence_parallel) {
+    Reject("sequence_parallel", "seq_len (" + std::to_string(s.seq_len) +
+                                    ") must be a multiple of the tensor-parallel size");
+  }
+  if (c.activation_bytes < 1 || c.parameter_bytes < 1 || c.gradient_bytes < 1) {
+    Reject("gradient_bytes", "activation, parameter and gradient bytes must be at least 1");
+  }
+  if (c.bucket_bytes < 1) Reject("bucket_bytes", "must be at least 1");
+  if (!(c.backward_to_forward > 0)) Reject("backward_to_forward", "must be > 0");
+  if (!(c.optimizer_s >= 0)) Reject("optimizer_s", "must be >= 0");
+  if (c.iterations < 1) Reject("iterations", "must be at least 1");
+  if (!(c.routing_skew >= 0)) Reject("routing_skew", "must be >= 0");
+  ValidateComputeModel(c.compute, "TransformerConfig.compute");
+}
+
+JobPrograms MakeTransformerJob(const TransformerConfig& c) {
+  ValidateTransformerConfig(c);
+  const ParallelLayout layout(c.parallel);
+  const int world = layout.world();
+  const int p = c.parallel.pipeline;
+  const int e = c.parallel.expert;
+
+  JobPrograms job;
+  job.stream_names = {"tp", "pp", "dp", "ep"};
+  CommunicatorTable table(world);
+  for (int rank = 0; rank < world; ++rank) {
+    std::vector<int> everyone(static_cast<size_t>(world));
+    for (int r = 0; r < world; ++r) everyone[static_cast<size_t>(r)] = r;
+    // Groups whose members sit in different stages (waiting on them for another stage's work
+    // is pipeline bubble), when there are several stages.
+    const bool stages = p > 1;
+    table.Add(rank, kWorldSlot, "world", Parallelism::kOther, everyone, stages, job);
+    table.Add(rank, kTensorSlot, "tp", Parallelism::kTensor, layout.TensorGroup(rank), false, job);
+    table.Add(rank, kPipelineSlot, "pp", Parallelism::kPipeline, layout.PipelineGroup(rank), stages,
+              job);
+    table.Add(rank, kDataSlot, "dp", Parallelism::kData, layout.DataGroup(rank), false, job);
+    table.Add(rank, kModelParallelSlot, "mp", Parallelism::kOther, layout.ModelParallelGroup(rank),
+              stages, job);
+    table.Add(rank, kEmbeddingSlot, "emb", Parallelism::kData, layout.EmbeddingGroup(rank), stages,
+              job);
+    table.Add(rank, kExpertSlot, "ep", Parallelism::kExpert, layout.ExpertGroup(rank), false, job);
+    table.Add(rank, kExpertDataSlot, "edp", Parallelism::kData, layout.ExpertDataGroup(rank), false,
+              job);
+  }
+  // The world must be communicator 0 (the one real ranks and mirror mode use).
+  job.communicators[0].name = "world";
+  job.rank_comms = table.TakeSlots();
+
+  // MoE: who sends how many tokens to whom, per (iteration, layer), shared by every expert
+  // group and micro-batch.
+  std::vector<std::vector<AllToAllCounts>> dispatch;
+  std::vector<std::vector<AllToAllCounts>> combine;
+  std::vector<std::vector<std::vector<uint64_t>>> expert_tokens(static_cast<size_t>(e));
+  if (c.shape.IsMoe() && e > 1) {
+    MoeRouting routing;
+    routing.experts = c.shape.experts;
+    routing.top_k = c.shape.top_k;
+    routing.group = e;
+    const bool sp = c.sequence_parallel && c.parallel.tensor > 1;
+    routing.tokens_per_rank = static_cast<uint64_t>(c.micro_batch) * c.shape.seq_len /
+                              static_cast<uint64_t>(sp ? c.parallel.tensor : 1);
+    routing.skew = c.routing_skew;
+    routing.seed = c.seed;
+    const uint64_t token_bytes = static_cast<uint64_t>(c.shape.hidden) * c.activation_bytes;
+    const auto g = static_cast<size_t>(e);
+    for (int it = 0; it < c.iterations; ++it) {
+      dispatch.emplace_back();
+      combine.emplace_back();
+      for (auto& per_offset : expert_tokens) per_offset.emplace_back();
+      for (int layer = 0; layer < c.shape.layers; ++layer) {
+        const std::vector<uint64_t> tokens = RouteTokens(routing, it, layer);
+        auto out = std::make_shared<std::vector<uint64_t>>(g * g);
+        auto back = std::make_shared<std::vector<uint64_t>>(g * g);
+        for (size_t i = 0; i < g; ++i) {
+          for (size_t j = 0; j < g; ++j) {
+            (*out)[i * g + j] = tokens[i * g + j] * token_bytes;
+            (*back)[j * g + i] = tokens[i * g + j] * token_bytes;
+          }
+        }
+        dispatch.back().push_back(std::move(out));
+        combine.back().push_back(std::move(back));
+        for (size_t j = 0; j < g; ++j) {
+          uint64_t received = 0;
+          for (size_t i = 0; i < g; ++i) received += tokens[i * g + j];
+          expert_tokens[j].back().push_back(received);
+        }
+      }
+    }
+  }
+
+  // One program per (stage, expert offset): every rank with the same pair runs it.
+  std::map<std::pair<int, int>, std::shared_ptr<const RankProgram>> programs;
+  job.programs.resize(static_cast<size_t>(world));
+  for (int rank = 0; rank < world; ++rank) {
+    const RankCoords coords = layout.Coords(rank);
+    const int offset = c.shape.IsMoe() && e > 1 ? coords.data % e : 0;
+    auto& program = programs[{coords.pipeline, offset}];
+    if (!program) {
+      StageContext stage;
+      stage.stage = coords.pipeline;
+      // Layers split evenly over the stages, the first stages taking one more when they do not
+      // divide (Megatron needs them to divide; nbox allows it and says so).
+      const std::vector<uint64_t> per_stage = SplitEvenly(static_cast<uint64_t>(c.shape.layers), p);
+      for (int s = 0; s < coords.pipeline; ++s) {
+        stage.first_layer += static_cast<int>(per_stage[static_cast<size_t>(s)]);
+      }
+      stage.layers = static_cast<int>(per_stage[static_cast<size_t>(coords.pipeline)]);
+      if (!dispatch.empty()) {
+        stage.dispatch = &dispatch;
+        stage.combine = &combine;
+        stage.expert_tokens = &expert_tokens[static_cast<size_t>(offset)];
+      }
+      program = std::make_shared<const RankProgram>(MakeStageProgram(c, stage));
+    }
+    job.programs[static_cast<size_t>(rank)] = program;
+  }
+  return job;
+}
+
+}  // namespace nbox::work

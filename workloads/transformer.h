@@ -1,0 +1,58 @@
+// Hybrid-parallel training of a decoder-only transformer, dense or mixture-of-experts, as
+// Megatron-LM runs it: tensor (t), pipeline (p), data (d) and expert (e) parallelism
+// (workloads/README.md, "Transformer jobs", states every rule and its source).
+#pragma once
+
+#include <cstdint>
+
+#include "workloads/compute_model.h"
+#include "workloads/parallel_layout.h"
+#include "workloads/program.h"
+#include "workloads/transformer_shape.h"
+
+namespace nbox::work {
+
+enum class PipelineSchedule {
+  kGPipe,     // every micro-batch's forward, then every backward (in reverse order)
+  kOneFOneB,  // Megatron's 1F1B (PipeDream-Flush): warm-up, one forward one backward, cool-down
+};
+
+enum class DataParallelMode {
+  kDdp,    // bucketed gradient all-reduce during the last micro-batch's backward
+  kZero1,  // gradient reduce-scatter after the backward, parameter all-gather after the step
+  kZero2,  // bucketed reduce-scatter during the last backward, parameter all-gather after it
+  kFsdp,   // per layer: parameter all-gather before forward and backward, gradient
+           // reduce-scatter after backward, every micro-batch
+};
+
+struct TransformerConfig {
+  TransformerShape shape;
+  ParallelDims parallel;
+  int micro_batch = 1;   // sequences per micro-batch
+  int global_batch = 0;  // sequences per iteration; 0 = micro_batch x data (one micro-batch)
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  DataParallelMode data_parallel_mode = DataParallelMode::kDdp;
+  bool sequence_parallel = false;  // Korthikanti et al. 2022: TP all-reduce -> AG + RS
+  ComputeModel compute;
+  double backward_to_forward = 2.0;  // backward FLOPs per forward FLOP
+  uint32_t activation_bytes = 2;     // bf16 activations between stages and in TP/EP
+  uint32_t parameter_bytes = 2;      // bf16 weights, as ZeRO and FSDP all-gather them
+  uint32_t gradient_bytes = 2;       // gradient reduction in bf16 (Megatron-core's default)
+  uint64_t bucket_bytes = 25ull << 20;
+  double optimizer_s = 0;
+  int iterations = 3;
+  double routing_skew = 0;  // MoE: 0 = balanced routing (moe_routing.h)
+  uint64_t seed = 1;
+
+  int Microbatches() const;
+};
+
+// Throws std::invalid_argument naming the field ("TransformerConfig.global_batch: ...").
+void ValidateTransformerConfig(const TransformerConfig& config);
+
+// Every rank's program, the communicators (world, tensor, pipeline, data, model-parallel,
+// embedding, expert and expert-data groups, in communicator slots 0..7) and the streams
+// (tp, pp, dp, ep). Ranks of one stage share a program (and of one expert offset, in an MoE).
+JobPrograms MakeTransformerJob(const TransformerConfig& config);
+
+}  // namespace nbox::work

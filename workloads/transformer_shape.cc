@@ -1,0 +1,176 @@
+#include "workloads/transformer_shape.h"
+
+#include <stdexcept>
+
+namespace nbox::work {
+namespace {
+
+using U = uint64_t;
+
+[[noreturn]] void Reject(const std::string& field, const std::string& problem) {
+  throw std::invalid_argument("TransformerShape." + field + ": " + problem);
+}
+
+// Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1 (layers, d_model,
+// heads; context 2048; d_ff = 4 d_model), with GPT-2's 50257-token vocabulary (Radford et al.
+// 2019) and its learned positions and tied input/output embeddings.
+TransformerShape Gpt3(std::string name, int layers, int hidden, int heads) {
+  TransformerShape s;
+  s.name = std::move(name);
+  s.source = "Brown et al. 2020 (GPT-3) Table 2.1; vocabulary and embeddings as GPT-2";
+  s.layers = layers;
+  s.hidden = hidden;
+  s.heads = heads;
+  s.ffn = 4 * hidden;
+  s.vocab = 50257;
+  s.seq_len = 2048;
+  s.tied_embeddings = true;
+  s.learned_positions = true;
+  return s;
+}
+
+// A Llama-family model: SwiGLU MLP, rotary positions, untied output layer.
+TransformerShape Llama(std::string name, std::string source, int layers, int hidden, int heads,
+                       int kv_heads, int ffn, int vocab, int seq_len) {
+  TransformerShape s;
+  s.name = std::move(name);
+  s.source = std::move(source);
+  s.layers = layers;
+  s.hidden = hidden;
+  s.heads = heads;
+  s.kv_heads = kv_heads;
+  s.ffn = ffn;
+  s.vocab = vocab;
+  s.seq_len = seq_len;
+  s.gated_mlp = true;
+  return s;
+}
+
+const std::vector<TransformerShape>& Presets() {
+  static const std::vector<TransformerShape> presets = [] {
+    std::vector<TransformerShape> p;
+    p.push_back(Gpt3("gpt3-1.3b", 24, 2048, 24));
+    p.push_back(Gpt3("gpt3-2.7b", 32, 2560, 32));
+    p.push_back(Gpt3("gpt3-6.7b", 32, 4096, 32));
+    // Table 2.1 gives d_model 5140 but 40 heads of d_head 128, which is 5120: 5120 here, as
+    // Megatron-LM's GPT-3 13B configurations use (5140 is not a whole number of heads).
+    p.push_back(Gpt3("gpt3-13b", 40, 5120, 40));
+    p.push_back(Gpt3("gpt3-175b", 96, 12288, 96));
+    p.push_back(Llama("llama2-7b",
+                      "Touvron et al. 2023 (Llama 2) Table 1; meta-llama/Llama-2-7b-hf "
+                      "config.json",
+                      32, 4096, 32, 32, 11008, 32000, 4096));
+    p.push_back(Llama("llama2-70b",
+                      "Touvron et al. 2023 (Llama 2) Table 1; meta-llama/Llama-2-70b-hf "
+                      "config.json",
+                      80, 8192, 64, 8, 28672, 32000, 4096));
+    p.push_back(Llama("llama3-8b",
+                      "Meta Llama 3 model card; meta-llama/Meta-Llama-3-8B config.json", 32, 4096,
+                      32, 8, 14336, 128256, 8192));
+    p.push_back(Llama("llama3-70b",
+                      "Meta Llama 3 model card; meta-llama/Meta-Llama-3-70B config.json", 80, 8192,
+                      64, 8, 28672, 128256, 8192));
+    TransformerShape mixtral = Llama("mixtral-8x7b",
+                                     "Jiang et al. 2024 (Mixtral of Experts) Table 1; "
+                                     "mistralai/Mixtral-8x7B-v0.1 config.json",
+                                     32, 4096, 32, 8, 14336, 32000, 32768);
+    mixtral.experts = 8;
+    mixtral.top_k = 2;
+    p.push_back(mixtral);
+    return p;
+  }();
+  return presets;
+}
+
+}  // namespace
+
+uint64_t TransformerShape::AttentionParameters() const {
+  const U h = static_cast<U>(hidden);
+  const U kv = static_cast<U>(KvHeads()) * (h / static_cast<U>(heads));
+  return h * (h + 2 * kv) + h * h;
+}
+
+uint64_t TransformerShape::MlpParameters() const {
+  return (gated_mlp ? 3u : 2u) * static_cast<U>(hidden) * static_cast<U>(ffn);
+}
+
+uint64_t TransformerShape::ExpertParameters() const {
+  return IsMoe() ? static_cast<U>(experts) * MlpParameters() : 0;
+}
+
+uint64_t TransformerShape::LayerParameters() const {
+  const U h = static_cast<U>(hidden);
+  const U mlp = IsMoe() ? ExpertParameters() + h * static_cast<U>(experts) : MlpParameters();
+  return AttentionParameters() + mlp + 2 * h;  // two norms
+}
+
+uint64_t TransformerShape::EmbeddingParameters() const {
+  const U h = static_cast<U>(hidden);
+  return static_cast<U>(vocab) * h + (learned_positions ? static_cast<U>(seq_len) * h : 0);
+}
+
+uint64_t TransformerShape::OutputParameters() const {
+  return tied_embeddings ? 0 : static_cast<U>(vocab) * static_cast<U>(hidden);
+}
+
+uint64_t TransformerShape::Parameters() const {
+  return static_cast<U>(layers) * LayerParameters() + EmbeddingParameters() + OutputParameters() +
+         static_cast<U>(hidden);  // and the final norm
+}
+
+double TransformerShape::AttentionLinearFlopsPerToken() const {
+  return 2.0 * static_cast<double>(AttentionParameters());
+}
+
+double TransformerShape::AttentionScoreFlopsPerToken() const {
+  return 4.0 * seq_len * static_cast<double>(hidden);
+}
+
+double TransformerShape::MlpFlopsPerToken() const {
+  return 2.0 * static_cast<double>(MlpParameters());
+}
+
+double TransformerShape::RouterFlopsPerToken() const {
+  return 2.0 * static_cast<double>(hidden) * experts;
+}
+
+double TransformerShape::LogitsFlopsPerToken() const {
+  return 2.0 * static_cast<double>(hidden) * vocab;
+}
+
+void ValidateTransformerShape(const TransformerShape& s) {
+  const std::pair<const char*, int> sizes[] = {{"layers", s.layers}, {"hidden", s.hidden},
+                                               {"heads", s.heads},   {"ffn", s.ffn},
+                                               {"vocab", s.vocab},   {"seq_len", s.seq_len}};
+  for (const auto& [field, value] : sizes) {
+    if (value < 1) Reject(field, "must be at least 1, got " + std::to_string(value));
+  }
+  if (s.hidden % s.heads != 0) {
+    Reject("hidden", std::to_string(s.hidden) + " is not a multiple of heads (" +
+                         std::to_string(s.heads) + ")");
+  }
+  if (s.kv_heads < 0 || (s.kv_heads > 0 && s.heads % s.kv_heads != 0)) {
+    Reject("kv_heads", std::to_string(s.kv_heads) + " must be 0 (= heads) or divide heads (" +
+                           std::to_string(s.heads) + ")");
+  }
+  if (s.experts < 0)
+    Reject("experts", "must be 0 (dense) or more, got " + std::to_string(s.experts));
+  if (s.IsMoe() && (s.top_k < 1 || s.top_k > s.experts)) {
+    Reject("top_k", std::to_string(s.top_k) + " must be in 1.." + std::to_string(s.experts));
+  }
+}
+
+const TransformerShape* FindTransformerPreset(std::string_view name) {
+  for (const TransformerShape& shape : Presets()) {
+    if (shape.name == name) return &shape;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> TransformerPresetNames() {
+  std::vector<std::string> names;
+  for (const TransformerShape& shape : Presets()) names.push_back(shape.name);
+  return names;
+}
+
+}  // namespace nbox::work

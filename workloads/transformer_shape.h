@@ -1,0 +1,57 @@
+// The shape of a decoder-only transformer (GPT, Llama, Mixtral), what it holds and what it
+// computes: parameter counts and FLOPs per token, from the shape alone, and published presets
+// (workloads/README.md, "Transformer presets", gives each one's source).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nbox::work {
+
+struct TransformerShape {
+  std::string name;
+  std::string source;
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;  // grouped-query attention; 0 = heads (multi-head attention)
+  int ffn = 0;       // hidden size of the MLP (of one expert's, in an MoE layer)
+  int vocab = 0;
+  int seq_len = 0;
+  bool gated_mlp = false;          // SwiGLU: three matrices (Llama, Mixtral); else two (GPT)
+  bool tied_embeddings = false;    // the output layer reuses the input embedding (GPT-3)
+  bool learned_positions = false;  // a seq_len x hidden position table (GPT-3); else rotary
+  int experts = 0;                 // experts per MoE layer (every layer); 0 = dense
+  int top_k = 0;                   // experts each token goes to
+
+  bool IsMoe() const { return experts > 0; }
+  int KvHeads() const { return kv_heads > 0 ? kv_heads : heads; }
+  // Parameters of one layer: attention (QKV, output), the MLP or the experts and router, norms.
+  uint64_t AttentionParameters() const;
+  uint64_t MlpParameters() const;  // one MLP (one expert)
+  uint64_t LayerParameters() const;
+  uint64_t ExpertParameters() const;     // all experts of one layer (0 when dense)
+  uint64_t EmbeddingParameters() const;  // the input embedding (and position table)
+  uint64_t OutputParameters() const;     // the output layer (0 when tied)
+  uint64_t Parameters() const;           // the whole model
+
+  // Forward FLOPs per token of one layer's parts (2 FLOPs per multiply-add; Narayanan et al.
+  // 2021, Eq. 3, generalised to GQA and gated MLPs), over a sequence of seq_len tokens.
+  double AttentionLinearFlopsPerToken() const;  // QKV and output projections
+  double AttentionScoreFlopsPerToken() const;   // QK^T and attention x V: 4 s h
+  double MlpFlopsPerToken() const;              // one MLP (one expert)
+  double RouterFlopsPerToken() const;           // MoE gate: 2 h E
+  double LogitsFlopsPerToken() const;           // output layer: 2 h V
+};
+
+// Throws std::invalid_argument naming the field: sizes at least 1, hidden a multiple of heads,
+// heads a multiple of kv_heads, top_k in 1..experts for an MoE.
+void ValidateTransformerShape(const TransformerShape& shape);
+
+// Presets by name ("gpt3-13b", "llama3-8b", "mixtral-8x7b", ...); nullptr for an unknown name.
+const TransformerShape* FindTransformerPreset(std::string_view name);
+std::vector<std::string> TransformerPresetNames();
+
+}  // namespace nbox::work
