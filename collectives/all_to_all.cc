@@ -1,5 +1,6 @@
 #include "collectives/all_to_all.h"
 
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -112,6 +113,84 @@ RankSchedule BuildDirectAllToAllRankSchedule(const CollectiveSpec& spec, int ran
       }
       for (const Region& region : recv[static_cast<size_t>(from)][static_cast<size_t>(channel)]) {
         steps.AddRecv(from, channel, region, false);
+      }
+    }
+  }
+  return std::move(steps).Finish();
+}
+
+RankSchedule BuildHierarchicalAllToAllRankSchedule(const CollectiveSpec& spec, int rank) {
+  const int world = spec.world_size;
+  const int gpus = spec.ranks_per_server;
+  auto server = [gpus](int r) { return r / gpus; };
+  auto local = [gpus](int r) { return r % gpus; };
+  // The rank a block from src to dst goes through, or -1 when it goes directly.
+  auto relay = [&](int src, int dst) {
+    if (server(src) == server(dst) || local(src) == local(dst)) return -1;
+    return server(src) * gpus + local(dst);
+  };
+
+  // Regions: send blocks by destination, receive blocks by source, then relayed pieces in
+  // block order. Offsets as the direct algorithm's for the first two.
+  size_t next_index = 0;
+  uint64_t offset = 0;
+  uint64_t chunks = 0;
+  std::vector<std::vector<std::vector<Region>>> send(static_cast<size_t>(world));
+  std::vector<std::vector<std::vector<Region>>> recv(static_cast<size_t>(world));
+  for (int peer = 0; peer < world; ++peer) {
+    const uint64_t bytes = AllToAllBytes(spec, rank, peer);
+    if (peer != rank) {
+      send[static_cast<size_t>(peer)] = CutBlock(spec, bytes, offset, next_index);
+      chunks += ChunksOf(spec, bytes);
+    }
+    offset += bytes;
+  }
+  for (int peer = 0; peer < world; ++peer) {
+    const uint64_t bytes = AllToAllBytes(spec, peer, rank);
+    if (peer != rank) {
+      recv[static_cast<size_t>(peer)] = CutBlock(spec, bytes, offset, next_index);
+      chunks += ChunksOf(spec, bytes);
+    }
+    offset += bytes;
+  }
+  std::map<std::pair<int, int>, std::vector<std::vector<Region>>> relayed;  // (src, dst)
+  for (int src = 0; src < world; ++src) {
+    for (int dst = 0; dst < world; ++dst) {
+      if (relay(src, dst) != rank) continue;
+      const uint64_t bytes = AllToAllBytes(spec, src, dst);
+      relayed[{src, dst}] = CutBlock(spec, bytes, offset, next_index);
+      chunks += 2 * ChunksOf(spec, bytes);
+      offset += bytes;
+    }
+  }
+  if (chunks > kMaxStepsPerRank) {
+    throw std::invalid_argument("CollectiveSpec.chunk_bytes: " + std::to_string(spec.chunk_bytes) +
+                                " is too small: the hierarchical all-to-all schedule of rank " +
+                                std::to_string(rank) + " would have " + std::to_string(chunks) +
+                                " steps (limit " + std::to_string(kMaxStepsPerRank) + ")");
+  }
+
+  RankScheduleBuilder steps(rank, offset, next_index);
+  for (int src = 0; src < world; ++src) {
+    for (int dst = 0; dst < world; ++dst) {
+      if (src == dst || (src != rank && dst != rank && relay(src, dst) != rank)) continue;
+      const int via = relay(src, dst);
+      for (int channel = 0; channel < spec.channels; ++channel) {
+        const auto c = static_cast<size_t>(channel);
+        if (src == rank) {
+          for (const Region& r : send[static_cast<size_t>(dst)][c]) {
+            steps.AddSend(via < 0 ? dst : via, channel, r);
+          }
+        } else if (dst == rank) {
+          for (const Region& r : recv[static_cast<size_t>(src)][c]) {
+            steps.AddRecv(via < 0 ? src : via, channel, r, false);
+          }
+        } else {
+          for (const Region& r : relayed.at({src, dst})[c]) {
+            steps.AddRecv(src, channel, r, false);
+            steps.AddSend(dst, channel, r);
+          }
+        }
       }
     }
   }

@@ -27,4 +27,15 @@ uint64_t AllToAllBytesSent(const CollectiveSpec& spec, int rank);
 
 RankSchedule BuildDirectAllToAllRankSchedule(const CollectiveSpec& spec, int rank);
 
+// Hierarchical all-to-all over servers of G = ranks_per_server ranks (rank r is local index
+// r % G of server r / G): a block from (server a, local i) to (server b, local j) goes
+// directly when a = b (inside the server) or i = j (on rail i), and otherwise in two hops, first
+// inside server a to its GPU of local index j, which forwards it on rail j (NCCL's PXN, and the
+// two-level all-to-all of the DLRM studies): the fabric then only carries rail-aligned traffic,
+// S - 1 peers per rank instead of W - 1. Every rank lists every block's hops in one global
+// order (sender-major), so the two ends of each connection agree on its messages; a forwarded
+// piece waits for its first hop (same region). The buffer is the send buffer, the receive
+// buffer, then the forwarded pieces the rank relays.
+RankSchedule BuildHierarchicalAllToAllRankSchedule(const CollectiveSpec& spec, int rank);
+
 }  // namespace nbox::coll

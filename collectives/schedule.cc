@@ -114,17 +114,19 @@ void ValidateSpec(const CollectiveSpec& spec) {
                                     " must be 0 (no servers) or divide world_size (" +
                                     std::to_string(spec.world_size) + ")");
   }
-  if (spec.algorithm == Algorithm::kHierarchical && spec.op != CollectiveOp::kAllReduce) {
-    Invalid("algorithm",
-            "Hierarchical is an all-reduce algorithm; op is " + std::string(ToString(spec.op)));
+  if (spec.algorithm == Algorithm::kHierarchical && spec.op != CollectiveOp::kAllReduce &&
+      !IsAllToAll(spec.op)) {
+    Invalid("algorithm", "Hierarchical is an all-reduce and all-to-all algorithm; op is " +
+                             std::string(ToString(spec.op)));
   }
   if (spec.algorithm == Algorithm::kHierarchical && spec.ranks_per_server == 0) {
     Invalid("ranks_per_server", "Hierarchical needs the ranks per server, got 0");
   }
-  if (IsAllToAll(spec.op) != (spec.algorithm == Algorithm::kDirect)) {
-    Invalid("algorithm", std::string(ToString(spec.algorithm)) + " does not run " +
-                             std::string(ToString(spec.op)) +
-                             " (all-to-all runs Direct, and only all-to-all does)");
+  if (IsAllToAll(spec.op) && spec.algorithm == Algorithm::kRing) {
+    Invalid("algorithm", "all-to-all runs Direct or Hierarchical, not Ring");
+  }
+  if (!IsAllToAll(spec.op) && spec.algorithm == Algorithm::kDirect) {
+    Invalid("algorithm", "Direct runs all-to-all only; op is " + std::string(ToString(spec.op)));
   }
   if (spec.element_bytes == 0) Invalid("element_bytes", "must be at least 1");
   if (spec.op == CollectiveOp::kAllToAllV) ValidateCounts(spec);
@@ -147,7 +149,8 @@ RankSchedule BuildRankSchedule(const CollectiveSpec& spec, int rank) {
       return spec.op == CollectiveOp::kBroadcast ? BuildRingBroadcastRankSchedule(spec, rank)
                                                  : BuildRingRankSchedule(spec, rank);
     case Algorithm::kHierarchical:
-      return BuildHierarchicalRankSchedule(spec, rank);
+      return IsAllToAll(spec.op) ? BuildHierarchicalAllToAllRankSchedule(spec, rank)
+                                 : BuildHierarchicalRankSchedule(spec, rank);
     case Algorithm::kDirect:
       return BuildDirectAllToAllRankSchedule(spec, rank);
   }

@@ -29,8 +29,8 @@ enum class CollectiveOp {
   kAllToAllV,  // every rank sends counts[src][dst] bytes to every rank
 };
 // kRing: NCCL's ring (ring.h). kHierarchical: all-reduce in three phases over servers
-// (hierarchical.h); needs ranks_per_server. kDirect: every rank exchanges with every peer at
-// once (all_to_all.h); the all-to-all algorithm.
+// (hierarchical.h), or all-to-all through the rail-aligned peer (all_to_all.h); needs
+// ranks_per_server. kDirect: every rank exchanges with every peer at once (all_to_all.h).
 enum class Algorithm { kRing, kHierarchical, kDirect };
 
 std::string_view ToString(CollectiveOp op);

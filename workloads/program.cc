@@ -30,6 +30,8 @@ std::string_view ToString(Parallelism parallelism) {
       return "pp";
     case Parallelism::kExpert:
       return "ep";
+    case Parallelism::kEmbedding:
+      return "emb";
     case Parallelism::kOther:
       return "other";
   }

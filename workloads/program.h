@@ -27,15 +27,16 @@ namespace nbox::work {
 
 // What a communicator's traffic is for; reports split exposed communication by it.
 enum class Parallelism : uint8_t {
-  kTensor,    // tensor-parallel activations (Megatron's f and g operators)
-  kPipeline,  // activations and their gradients between pipeline stages
-  kData,      // gradient all-reduce or reduce-scatter, parameter all-gather (ZeRO, FSDP)
-  kExpert,    // mixture-of-experts token all-to-all
-  kOther,     // anything else (a recorded trace's collectives, the world's small syncs)
+  kTensor,     // tensor-parallel activations (Megatron's f and g operators)
+  kPipeline,   // activations and their gradients between pipeline stages
+  kData,       // gradient all-reduce or reduce-scatter, parameter all-gather (ZeRO, FSDP)
+  kExpert,     // mixture-of-experts token all-to-all
+  kEmbedding,  // DLRM's model-parallel embedding exchange (all-to-all)
+  kOther,      // anything else (a recorded trace's collectives, the world's small syncs)
 };
-inline constexpr int kParallelismCount = 5;
+inline constexpr int kParallelismCount = 6;
 
-std::string_view ToString(Parallelism parallelism);  // "tp", "pp", "dp", "ep", "other"
+std::string_view ToString(Parallelism parallelism);  // "tp", "pp", "dp", "ep", "emb", "other"
 
 enum class OpKind : uint8_t {
   kIterationBegin,  // marker: iteration `iteration` starts (costs nothing)

@@ -61,6 +61,14 @@ NboxCommunicator::GetTypeId()
                             EnumValue(RING),
                             MakeEnumAccessor(&NboxCommunicator::m_allReduceAlgorithm),
                             MakeEnumChecker(RING, "Ring", HIERARCHICAL, "Hierarchical"))
+              .AddAttribute(
+                  "AllToAllAlgorithm",
+                  "How all-to-alls run: Direct (every pair at once, NCCL's), or "
+                  "Hierarchical: through the peer of the destination's local index "
+                  "inside the sender's server, so only rail-aligned traffic leaves a "
+                  "server (NCCL's PXN; needs RanksPerServer).",
+                  EnumValue(DIRECT), MakeEnumAccessor(&NboxCommunicator::m_allToAllAlgorithm),
+                  MakeEnumChecker(DIRECT, "Direct", HIERARCHICAL_ALL_TO_ALL, "Hierarchical"))
               .AddAttribute("RanksPerServer",
                             "Ranks per scale-up server (GPUs on one NVSwitch), placed "
                             "server-major; 0: no servers. Rings then stay inside a server on "
@@ -76,6 +84,7 @@ NboxCommunicator::NboxCommunicator()
     , m_chunkBytes(1 << 20)
     , m_elementBytes(4)
     , m_allReduceAlgorithm(RING)
+    , m_allToAllAlgorithm(DIRECT)
     , m_ranksPerServer(0)
     , m_laneBase(0)
     , m_id(0)
@@ -196,7 +205,9 @@ NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAll
     spec.ranks_per_server = serverMajor ? static_cast<int>(m_ranksPerServer) : 0;
     if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV)
     {
-        spec.algorithm = nbox::coll::Algorithm::kDirect;
+        spec.algorithm = m_allToAllAlgorithm == HIERARCHICAL_ALL_TO_ALL && spec.ranks_per_server > 0
+                           ? nbox::coll::Algorithm::kHierarchical
+                           : nbox::coll::Algorithm::kDirect;
     }
     else if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == HIERARCHICAL
              && spec.ranks_per_server > 0)
@@ -260,15 +271,15 @@ NboxCommunicator::DeliverExternal(uint32_t dstRank, uint32_t srcRank, uint32_t c
 void
 NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes)
 {
+    nbox::coll::CollectiveSpec spec = MakeSpec(op, bytes);
     if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV)
     {
-        for (uint32_t channel = 0; channel < m_channels; ++channel)
-        {
-            ConnectAllPairs(channel);
-        }
-        return;
+        // Sizes vary between calls: connect what an all-to-all with every block on every
+        // channel non-empty uses (every pair for Direct, the server and rail pairs for
+        // Hierarchical).
+        spec = MakeSpec(CollectiveOp::kAllToAll,
+                        uint64_t{m_elementBytes} * m_channels * m_members.size());
     }
-    const nbox::coll::CollectiveSpec spec = MakeSpec(op, bytes);
     for (uint32_t rank = 0; rank < m_members.size(); ++rank)
     {
         // One rank's schedule at a time: the whole job's would hold every rank's steps.
@@ -280,21 +291,6 @@ NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes)
             {
                 m_transport->Connect(m_members[rank], m_members[step.peer],
                                      m_laneBase + step.channel);
-            }
-        }
-    }
-}
-
-void
-NboxCommunicator::ConnectAllPairs(uint32_t laneOffset)
-{
-    for (uint32_t a = 0; a < m_members.size(); ++a)
-    {
-        for (uint32_t b = 0; b < m_members.size(); ++b)
-        {
-            if (a != b)
-            {
-                m_transport->Connect(m_members[a], m_members[b], m_laneBase + laneOffset);
             }
         }
     }

@@ -68,6 +68,13 @@ class NboxCommunicator : public Object
         HIERARCHICAL
     };
 
+    /** Attribute AllToAllAlgorithm: nbox::coll::Algorithm kDirect or kHierarchical. */
+    enum AllToAllAlgorithm
+    {
+        DIRECT,
+        HIERARCHICAL_ALL_TO_ALL
+    };
+
     static TypeId GetTypeId();
     NboxCommunicator();
 
@@ -99,8 +106,6 @@ class NboxCommunicator : public Object
 
     /** Opens every connection a collective of this kind and size will use. */
     void ConnectFor(nbox::coll::CollectiveOp op, uint64_t bytes);
-    /** Opens the connections of every ordered pair of members on the given lane offset. */
-    void ConnectAllPairs(uint32_t laneOffset);
     /** Opens the point-to-point connection from member `rank` to member `peer`. */
     void ConnectPointToPoint(uint32_t rank, uint32_t peer);
 
@@ -212,6 +217,7 @@ class NboxCommunicator : public Object
     uint64_t m_chunkBytes;
     uint32_t m_elementBytes;
     AllReduceAlgorithm m_allReduceAlgorithm;
+    AllToAllAlgorithm m_allToAllAlgorithm;
     uint32_t m_ranksPerServer;
     std::vector<uint32_t> m_members;
     uint32_t m_laneBase;

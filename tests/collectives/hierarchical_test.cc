@@ -144,7 +144,8 @@ TEST(CollectivesHierarchical, RefusesSpecsItCannotServe) {
   };
   CollectiveSpec gather = Hierarchical(2, 4, 1, 1024);
   gather.op = CollectiveOp::kAllGather;
-  expect(gather, "CollectiveSpec.algorithm: Hierarchical is an all-reduce algorithm");
+  expect(gather,
+         "CollectiveSpec.algorithm: Hierarchical is an all-reduce and all-to-all algorithm");
   CollectiveSpec no_servers = Hierarchical(2, 4, 1, 1024);
   no_servers.ranks_per_server = 0;
   expect(no_servers, "CollectiveSpec.ranks_per_server: Hierarchical needs");

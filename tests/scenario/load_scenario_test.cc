@@ -79,6 +79,7 @@ TEST(LoadScenario, SettingsListEveryKeyWithItsDefault) {
       {"network.tcp_min_rto", "200ms"},
       {"network.tcp_limit_output", "1MiB"},
       {"collectives.allreduce", "ring"},
+      {"collectives.alltoall", "direct"},
       {"collectives.channels", "2"},
       {"collectives.chunk", "1MiB"},
       {"workload.kind", "ddp"},

@@ -111,6 +111,10 @@ JobAssembly AssembleJob(const scenario::Scenario& s) {
       "AllReduceAlgorithm",
       ns3::EnumValue(s.collectives.allreduce == "hierarchical" ? ns3::NboxCommunicator::HIERARCHICAL
                                                                : ns3::NboxCommunicator::RING));
+  helper.SetCommunicatorAttribute(
+      "AllToAllAlgorithm", ns3::EnumValue(s.collectives.alltoall == "hierarchical"
+                                              ? ns3::NboxCommunicator::HIERARCHICAL_ALL_TO_ALL
+                                              : ns3::NboxCommunicator::DIRECT));
   work::JobPrograms programs = a.workload.programs;
   if (!s.realranks.ranks.empty()) {
     RefuseGroupsWithRealRanks(s, programs);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "tools/scenario/workload_config.h"
+#include "workloads/dlrm.h"
 #include "workloads/trace_replay.h"
 #include "workloads/transformer.h"
 
@@ -89,6 +90,32 @@ Workload BuildTransformer(const scenario::Scenario& s) {
   return w;
 }
 
+// A recommendation model: embeddings sharded, MLPs data-parallel.
+Workload BuildDlrm(const scenario::Scenario& s) {
+  const work::DlrmConfig c = scenario::DlrmConfigOf(s);
+  Workload w;
+  w.programs = work::MakeDlrmJob(c);
+  w.model.name = c.shape.name;
+  w.model.parameters = c.shape.MlpParameters();
+  w.model.layers = static_cast<int>(c.shape.bottom_mlp.size() + c.shape.top_mlp.size());
+  w.model.source = c.shape.source;
+  w.description = fmt::format(
+      "dlrm {} ({} tables of {} x {} pooled, {:.1f}M MLP parameters), batch {}/rank, {} "
+      "iterations",
+      c.shape.name, c.shape.tables, c.shape.pooling, c.shape.embedding_dim,
+      static_cast<double>(c.shape.MlpParameters()) / 1e6, c.batch_per_rank, c.iterations);
+  w.details = {{"kind", "dlrm"},
+               {"tables", c.shape.tables},
+               {"embedding_dim", c.shape.embedding_dim},
+               {"pooling", c.shape.pooling},
+               {"dense_features", c.shape.dense_features},
+               {"bottom_mlp", c.shape.bottom_mlp},
+               {"top_mlp", c.shape.top_mlp},
+               {"mlp_parameters", c.shape.MlpParameters()},
+               {"batch_per_rank", c.batch_per_rank}};
+  return w;
+}
+
 }  // namespace
 
 const std::vector<WorkloadKind>& WorkloadKinds() {
@@ -100,6 +127,10 @@ const std::vector<WorkloadKind>& WorkloadKinds() {
        BuildTransformer},
       {"moe", "a mixture-of-experts transformer, also with expert parallelism (the same)",
        BuildTransformer},
+      {"dlrm",
+       "a recommendation model: embedding tables sharded over the ranks, MLPs data-parallel "
+       "(workloads/dlrm.h)",
+       BuildDlrm},
   };
   return kinds;
 }

@@ -177,17 +177,19 @@ void CheckRealRanks(RuleContext& context) {
   }
 }
 
-// The hierarchical all-reduce needs servers (topology.kind = rail). With rail, a named preset
-// fills the [servers] keys not given, and the ranks must fill whole servers. Other kinds
-// ignore [servers], as star ignores the leaf-spine keys.
+// The hierarchical all-reduce and all-to-all need servers (topology.kind = rail). With rail, a
+// named preset fills the [servers] keys not given, and the ranks must fill whole servers. Other
+// kinds ignore [servers], as star ignores the leaf-spine keys.
 void ApplyServers(RuleContext& context) {
   Scenario& s = context.scenario();
   ServersSection& servers = s.servers;
   const std::string kind = context.Describe("topology.kind");
   if (s.topology.kind != "rail") {
-    if (s.collectives.allreduce == "hierarchical") {
-      context.Fail(fmt::format("{} needs servers: topology.kind = rail, got {}",
-                               context.Describe("collectives.allreduce"), kind));
+    for (const char* key : {"collectives.allreduce", "collectives.alltoall"}) {
+      if (KeyByFullName(key).value.format(s) == "hierarchical") {
+        context.Fail(fmt::format("{} needs servers: topology.kind = rail, got {}",
+                                 context.Describe(key), kind));
+      }
     }
     return;
   }

@@ -3,11 +3,13 @@
 #include <limits>
 #include <stdexcept>
 
+#include "tools/scenario/dlrm_keys.h"
 #include "tools/scenario/realranks_values.h"
 #include "tools/scenario/roce_keys.h"
 #include "tools/scenario/transformer_keys.h"
 #include "topologies/servers.h"
 #include "workloads/ddp.h"
+#include "workloads/dlrm.h"
 #include "workloads/transformer_shape.h"
 
 namespace nbox::scenario {
@@ -19,6 +21,7 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 std::vector<std::string> ModelChoices() {
   std::vector<std::string> choices = work::ModelPresetNames();
   for (const std::string& name : work::TransformerPresetNames()) choices.push_back(name);
+  for (const std::string& name : work::DlrmPresetNames()) choices.push_back(name);
   choices.push_back("custom");
   choices.push_back("trace");
   return choices;
@@ -106,6 +109,11 @@ std::vector<KeySpec> CollectivesKeys() {
        "all-reduce algorithm: ring, or hierarchical (reduce-scatter inside each server, "
        "all-reduce across servers over one rail, all-gather inside; topology.kind = rail)",
        Choice(coll(&CollectivesSection::allreduce), {"ring", "hierarchical"})},
+      {"collectives", "alltoall",
+       "all-to-all algorithm: direct (every pair at once, NCCL's), or hierarchical (a block for "
+       "another server goes first to the sender's GPU of the destination's local index, which "
+       "sends it on its rail: only rail-aligned traffic leaves a server; topology.kind = rail)",
+       Choice(coll(&CollectivesSection::alltoall), {"direct", "hierarchical"})},
       {"collectives", "channels", "parallel channels a collective is split over, like NCCL's",
        WholeNumber(coll(&CollectivesSection::channels), 1, 32)},
       {"collectives", "chunk", "largest message of one step of a channel; 0 = no chunking",
@@ -118,14 +126,16 @@ std::vector<KeySpec> WorkloadKeys() {
   return {
       {"workload", "kind",
        "how the job trains: data-parallel (PyTorch DDP), a hybrid-parallel transformer "
-       "(Megatron-LM: tensor, pipeline, data parallelism), or a mixture-of-experts transformer "
-       "(also expert parallelism)",
-       Choice(work(&WorkloadSection::kind), {"ddp", "transformer", "moe"})},
+       "(Megatron-LM: tensor, pipeline, data parallelism), a mixture-of-experts transformer "
+       "(also expert parallelism), or a recommendation model (DLRM: embedding tables sharded, "
+       "MLPs data-parallel)",
+       Choice(work(&WorkloadSection::kind), {"ddp", "transformer", "moe", "dlrm"})},
       {"workload", "model",
        "a published model preset of the kind (ddp: CNNs and BERT/GPT-2 as whole models; "
-       "transformer and moe: GPT-3, Llama, Mixtral shapes), custom (ddp: parameters, layers "
-       "and flops_per_sample are then required; transformer and moe: the shape keys), or trace "
-       "(ddp: replay the recorded collectives of workload.trace)",
+       "transformer and moe: GPT-3, Llama, Mixtral shapes; dlrm: the DLRM of Rashidi et al.), "
+       "custom (ddp: parameters, layers and flops_per_sample are then required; transformer, "
+       "moe and dlrm: the shape keys), or trace (ddp: replay the recorded collectives of "
+       "workload.trace)",
        Choice(work(&WorkloadSection::model), ModelChoices())},
       {"workload", "parameters", "parameter count; 0 = the preset's",
        Count(work(&WorkloadSection::parameters), 0, 100000000000000)},
@@ -135,7 +145,7 @@ std::vector<KeySpec> WorkloadKeys() {
        WholeNumber(work(&WorkloadSection::layers), 0, 100000)},
       {"workload", "flops_per_sample", "FLOPs of one sample's forward pass; 0 = the preset's",
        FlopCount(work(&WorkloadSection::flops_per_sample), 0, 1e18)},
-      {"workload", "batch_per_rank", "samples per rank per iteration",
+      {"workload", "batch_per_rank", "ddp, dlrm: samples per rank per iteration",
        WholeNumber(work(&WorkloadSection::batch_per_rank), 1, 65536)},
       {"workload", "gpu_peak", "peak FLOP rate of one GPU",
        FlopRate(work(&WorkloadSection::gpu_peak_flops), 1e9, 100e15)},
@@ -280,9 +290,9 @@ const std::vector<SectionSpec>& ScenarioSections() {
 const std::vector<KeySpec>& ScenarioKeys() {
   static const std::vector<KeySpec> keys = [] {
     std::vector<KeySpec> all;
-    for (auto* group :
-         {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, CollectivesKeys, WorkloadKeys,
-          WorkloadTraceKeys, TransformerKeys, OutputKeys, RealRanksKeys, DebugKeys, ServersKeys}) {
+    for (auto* group : {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, CollectivesKeys, WorkloadKeys,
+                        WorkloadTraceKeys, TransformerKeys, DlrmKeys, OutputKeys, RealRanksKeys,
+                        DebugKeys, ServersKeys}) {
       for (KeySpec& key : group()) all.push_back(std::move(key));
     }
     return all;

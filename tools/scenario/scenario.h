@@ -56,7 +56,8 @@ struct NetworkSection {
 };
 
 struct CollectivesSection {
-  std::string allreduce = "ring";  // ring | hierarchical (needs topology.kind = rail)
+  std::string allreduce = "ring";   // ring | hierarchical (needs topology.kind = rail)
+  std::string alltoall = "direct";  // direct | hierarchical (needs topology.kind = rail)
   int channels = 2;
   uint64_t chunk_bytes = 1 << 20;  // 0 = no chunking
 };
@@ -102,6 +103,14 @@ struct WorkloadSection {
   uint64_t gradient_bytes = 0;    // per gradient element; 0 = the kind's (ddp: the model's)
   double routing_skew = 0;        // moe: 0 = balanced routing
   double gpu_util_attention = 0;  // 0 = gpu_util
+  // dlrm (workloads/dlrm.h): the model (0 / empty = the preset's) and the GPU's memory
+  double gpu_memory_bw = 0;  // bytes/s
+  int tables = 0;
+  int embedding_dim = 0;
+  int pooling = 0;
+  int dense_features = 0;
+  std::vector<int> bottom_mlp;
+  std::vector<int> top_mlp;
 };
 
 struct OutputSection {

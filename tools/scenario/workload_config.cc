@@ -36,6 +36,14 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerShape.seq_len", "workload.seq_len"},
     {"TransformerShape.experts", "workload.experts"},
     {"TransformerShape.top_k", "workload.top_k"},
+    {"DlrmShape.dense_features", "workload.dense_features"},
+    {"DlrmShape.tables", "workload.tables"},
+    {"DlrmShape.embedding_dim", "workload.embedding_dim"},
+    {"DlrmShape.pooling", "workload.pooling"},
+    {"DlrmShape.bottom_mlp", "workload.bottom_mlp"},
+    {"DlrmShape.top_mlp", "workload.top_mlp"},
+    {"DlrmConfig.compute.memory_bytes_per_s", "workload.gpu_memory_bw"},
+    {"DlrmConfig.gradient_bytes", "workload.gradient_bytes"},
 };
 
 }  // namespace
@@ -118,6 +126,39 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   c.iterations = w.iterations;
   c.routing_skew = w.routing_skew;
   c.seed = s.job.seed;
+  return c;
+}
+
+work::DlrmConfig DlrmConfigOf(const Scenario& s) {
+  const WorkloadSection& w = s.workload;
+  work::DlrmConfig c;
+  if (w.model == "custom") {
+    c.shape.name = "custom";
+    c.shape.source = "scenario file";
+  } else {
+    const work::DlrmShape* preset = work::FindDlrmPreset(w.model);
+    if (preset == nullptr) {
+      throw std::invalid_argument("workload.model = " + w.model + " is not a dlrm model");
+    }
+    c.shape = *preset;
+  }
+  Override(c.shape.tables, w.tables);
+  Override(c.shape.embedding_dim, w.embedding_dim);
+  Override(c.shape.pooling, w.pooling);
+  Override(c.shape.dense_features, w.dense_features);
+  if (!w.bottom_mlp.empty()) c.shape.bottom_mlp = w.bottom_mlp;
+  if (!w.top_mlp.empty()) c.shape.top_mlp = w.top_mlp;
+  c.world_size = s.job.world_size;
+  c.batch_per_rank = w.batch_per_rank;
+  c.compute.peak_flops = w.gpu_peak_flops;
+  c.compute.utilization = w.gpu_util;
+  c.compute.memory_bytes_per_s = w.gpu_memory_bw;
+  c.backward_to_forward = w.backward_ratio;
+  c.embedding_bytes = static_cast<uint32_t>(w.activation_bytes);
+  c.gradient_bytes = w.gradient_bytes > 0 ? static_cast<uint32_t>(w.gradient_bytes) : 4;
+  c.bucket_bytes = w.bucket_bytes;
+  c.optimizer_s = w.optimizer_s;
+  c.iterations = w.iterations;
   return c;
 }
 

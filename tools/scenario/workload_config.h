@@ -8,6 +8,7 @@
 
 #include "tools/scenario/scenario.h"
 #include "workloads/ddp.h"
+#include "workloads/dlrm.h"
 #include "workloads/transformer.h"
 
 namespace nbox::scenario {
@@ -19,6 +20,9 @@ work::DdpConfig DdpConfigOf(const Scenario& scenario);
 // over it, the parallelism, batch and training keys. Throws std::invalid_argument for a model
 // that is not a transformer preset.
 work::TransformerConfig TransformerConfigOf(const Scenario& scenario);
+
+// workload.kind = dlrm.
+work::DlrmConfig DlrmConfigOf(const Scenario& scenario);
 
 // The scenario key a generator's field comes from, for messages: "TransformerConfig.
 // global_batch" -> "workload.global_batch"; "" when no key sets it.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/scenario/dlrm_keys.h"
 #include "tools/scenario/transformer_keys.h"
 #include "tools/scenario/workload_config.h"
 #include "workloads/transformer_shape.h"
@@ -13,9 +14,10 @@
 namespace nbox::scenario {
 namespace {
 
-// Keys that only the DDP kind reads.
+// Keys that only the DDP kind reads, and batch_per_rank, which DDP and DLRM read.
 const std::vector<std::string> kDdpOnlyKeys = {"workload.parameters", "workload.flops_per_sample",
-                                               "workload.batch_per_rank", "workload.trace"};
+                                               "workload.trace"};
+const std::string kBatchPerRank = "workload.batch_per_rank";
 // Keys that only the MoE kind reads, among the transformer keys.
 const std::vector<std::string> kMoeOnlyKeys = {"workload.experts", "workload.top_k",
                                                "workload.expert_parallel", "workload.routing_skew"};
@@ -33,12 +35,66 @@ void RefuseUnused(RuleContext& context, const std::vector<std::string>& keys) {
   }
 }
 
-std::vector<std::string> TransformerOnlyKeys() {
+// The keys of `specs` but gradient_bytes and activation_bytes, which several kinds read.
+std::vector<std::string> KindKeys(const std::vector<KeySpec>& specs) {
   std::vector<std::string> keys;
-  for (const KeySpec& key : TransformerKeys()) {
-    if (key.FullName() != "workload.gradient_bytes") keys.push_back(key.FullName());
+  for (const KeySpec& key : specs) {
+    const std::string name = key.FullName();
+    if (name != "workload.gradient_bytes" && name != "workload.activation_bytes") {
+      keys.push_back(name);
+    }
   }
   return keys;
+}
+
+// The generator's own validation, its field names turned into the keys that set them.
+void CheckByGenerator(RuleContext& context, void (*validate)(const Scenario&)) {
+  try {
+    validate(context.scenario());
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    const size_t colon = what.find(": ");
+    const std::string key = KeyOfField(what.substr(0, colon));
+    context.Fail(key.empty() || colon == std::string::npos
+                     ? what
+                     : fmt::format("{}: {}", context.Describe(key), what.substr(colon + 2)));
+  }
+}
+
+// A model that is neither custom nor a preset of the kind.
+bool RefusePreset(RuleContext& context, bool known, const std::vector<std::string>& presets) {
+  if (known) return false;
+  context.Fail(fmt::format("{} is not a model of {}: choose one of {} or custom",
+                           context.Describe("workload.model"), context.Describe("workload.kind"),
+                           fmt::join(presets, ", ")));
+  return true;
+}
+
+// A custom model: every shape key must be given. False (and the run refused) when some are not.
+bool RequireShapeKeys(RuleContext& context, const std::vector<std::string>& keys) {
+  std::vector<std::string> missing;
+  for (const std::string& key : keys) {
+    if (!context.Given("workload." + key)) missing.push_back(key);
+  }
+  if (missing.empty()) return true;
+  context.Fail(fmt::format("{} with {} requires the shape keys; missing: workload.{}",
+                           context.Describe("workload.model"), context.Describe("workload.kind"),
+                           fmt::join(missing, ", workload.")));
+  return false;
+}
+
+void CheckDlrm(RuleContext& context) {
+  const WorkloadSection& w = context.scenario().workload;
+  if (w.model == "custom") {
+    if (!RequireShapeKeys(context, {"tables", "embedding_dim", "pooling", "dense_features",
+                                    "bottom_mlp", "top_mlp"})) {
+      return;
+    }
+  } else if (RefusePreset(context, work::FindDlrmPreset(w.model) != nullptr,
+                          work::DlrmPresetNames())) {
+    return;
+  }
+  CheckByGenerator(context, [](const Scenario& s) { work::ValidateDlrmConfig(DlrmConfigOf(s)); });
 }
 
 // The generator's own validation, its field names turned into the keys that set them.
@@ -47,30 +103,12 @@ void CheckTransformer(RuleContext& context) {
   const WorkloadSection& w = s.workload;
   const bool moe = w.kind == "moe";
   if (w.model == "custom") {
-    std::vector<std::string> missing;
-    for (const char* key : {"layers", "hidden", "heads", "ffn", "vocab", "seq_len"}) {
-      if (!context.Given(std::string("workload.") + key)) missing.push_back(key);
-    }
-    if (moe) {
-      for (const char* key : {"experts", "top_k"}) {
-        if (!context.Given(std::string("workload.") + key)) missing.push_back(key);
-      }
-    }
-    if (!missing.empty()) {
-      context.Fail(fmt::format("{} with {} requires the shape keys; missing: workload.{}",
-                               context.Describe("workload.model"),
-                               context.Describe("workload.kind"),
-                               fmt::join(missing, ", workload.")));
-      return;
-    }
+    std::vector<std::string> keys = {"layers", "hidden", "heads", "ffn", "vocab", "seq_len"};
+    if (moe) keys.insert(keys.end(), {"experts", "top_k"});
+    if (!RequireShapeKeys(context, keys)) return;
   } else {
     const work::TransformerShape* preset = work::FindTransformerPreset(w.model);
-    if (preset == nullptr) {
-      context.Fail(fmt::format(
-          "{} is not a model of {}: choose one of {} or custom", context.Describe("workload.model"),
-          context.Describe("workload.kind"), fmt::join(work::TransformerPresetNames(), ", ")));
-      return;
-    }
+    if (RefusePreset(context, preset != nullptr, work::TransformerPresetNames())) return;
     if (preset->IsMoe() != moe && !(moe && context.Given("workload.experts"))) {
       context.Fail(fmt::format("{} is a {} model; use workload.kind = {}",
                                context.Describe("workload.model"),
@@ -98,24 +136,20 @@ void CheckTransformer(RuleContext& context) {
         context.Describe("job.world_size")));
     return;
   }
-  try {
-    work::ValidateTransformerConfig(TransformerConfigOf(s));
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    const size_t colon = what.find(": ");
-    const std::string key = KeyOfField(what.substr(0, colon));
-    context.Fail(key.empty() || colon == std::string::npos
-                     ? what
-                     : fmt::format("{}: {}", context.Describe(key), what.substr(colon + 2)));
-  }
+  CheckByGenerator(context, [](const Scenario& scenario) {
+    work::ValidateTransformerConfig(TransformerConfigOf(scenario));
+  });
 }
 
 }  // namespace
 
 void CheckWorkloadKind(RuleContext& context) {
   const WorkloadSection& w = context.scenario().workload;
+  const std::vector<std::string> transformer_keys = KindKeys(TransformerKeys());
+  const std::vector<std::string> dlrm_keys = KindKeys(DlrmKeys());
   if (w.kind == "ddp") {
-    RefuseUnused(context, TransformerOnlyKeys());
+    RefuseUnused(context, transformer_keys);
+    RefuseUnused(context, dlrm_keys);
     if (w.model != "custom" && w.model != "trace" && work::FindModelPreset(w.model) == nullptr) {
       context.Fail(fmt::format("{} is not a model of {}: choose one of {}, custom or trace",
                                context.Describe("workload.model"),
@@ -125,6 +159,13 @@ void CheckWorkloadKind(RuleContext& context) {
     return;
   }
   RefuseUnused(context, kDdpOnlyKeys);
+  if (w.kind == "dlrm") {
+    RefuseUnused(context, transformer_keys);
+    CheckDlrm(context);
+    return;
+  }
+  RefuseUnused(context, dlrm_keys);
+  RefuseUnused(context, {kBatchPerRank});
   CheckTransformer(context);
 }
 
