@@ -277,7 +277,7 @@ void BridgeClient::ReleaseDue(WallClock::time_point now) {
   if (held_.empty()) return;
   if (clock_.blocked()) {
     // The rank waits on the simulator: its clock moves on to the earliest delivery that is
-    // ready to hand over (ARCHITECTURE.md, virtual mode).
+    // ready to hand over (docs/DESIGN.md, "Time": the virtual clock).
     uint64_t earliest = UINT64_MAX;
     for (const Request* r : held_) {
       if (r->BytesIn()) earliest = std::min(earliest, r->delivery_vtime);

@@ -1,4 +1,4 @@
-// A real rank's virtual clock (ARCHITECTURE.md, "Time"), in nanoseconds of simulated time.
+// A real rank's virtual clock (docs/DESIGN.md, "Time"), in nanoseconds of simulated time.
 //
 // - realtime: the wall clock since the session opened, plus the start time the server gave.
 // - virtual: the same while the rank works, but the clock stands still while the rank is

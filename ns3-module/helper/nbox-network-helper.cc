@@ -69,7 +69,7 @@ class EcmpRoutingFactory : public Ipv4RoutingHelper
 };
 
 /** The ns-3 congestion control of a config name; throws for an unknown name. Referencing
- * each GetTypeId() also keeps the symbols linked (Debian's --as-needed, see FACTS.md). */
+ * each GetTypeId() also keeps the symbols linked (Debian's --as-needed, see docs/PLATFORM.md). */
 TypeId
 CongestionControlTypeId(const std::string& name)
 {

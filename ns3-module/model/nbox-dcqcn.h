@@ -16,7 +16,8 @@ namespace ns3
 /**
  * \ingroup nbox
  * Parameters of one DCQCN reaction point. NboxRoceNic exposes each as an attribute; the
- * defaults there (and in the scenario keys) come from the literature, see ../shared/FACTS.md.
+ * defaults there (and in the scenario keys) come from the literature, see ns3-module/README.md,
+ * "DCQCN defaults".
  */
 struct NboxDcqcnConfig
 {

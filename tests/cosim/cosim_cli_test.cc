@@ -12,36 +12,15 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/run_command.h"
+#include "tests/cosim/cosim_cli_support.h"
 
 namespace {
 
-namespace fs = std::filesystem;
+using namespace nbox::cli_testing;
 
-using Outcome = nbox::test_support::CommandResult;
-
-// nbox-cosim with `args`; the output has stdout and stderr.
-Outcome RunCosim(const std::string& args) {
-  return nbox::test_support::RunCommand(std::string(NBOX_COSIM_PATH) + " " + args + " 2>&1");
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class CosimCli : public ::testing::Test {
+class CosimCli : public CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("nbox-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  CosimCli() : CliTest("nbox-cli") {}
 };
 
 TEST_F(CosimCli, WritesResultsAndTraceForEveryRank) {

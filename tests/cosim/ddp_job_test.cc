@@ -67,7 +67,9 @@ TEST(DdpJob, SlowNetworkIterationLiesBetweenOverlapAndNoOverlapBounds) {
   EXPECT_GT(steady.exposed_comm_s, 0.5 * (comm - compute));
   // Each bucket's all-reduce reports nccl-tests bandwidths consistent with its duration.
   for (const auto& c : outcome.summary.collectives) {
-    EXPECT_NEAR(c.algbw_bytes_per_s * c.time_s, static_cast<double>(c.bytes), c.bytes * 1e-9);
+    EXPECT_NEAR(c.algbw_bytes_per_s * c.run_s, static_cast<double>(c.bytes), c.bytes * 1e-9);
+    EXPECT_NEAR(c.run_s, c.end_s - c.all_started_s, 1e-15);
+    EXPECT_LE(c.run_s, c.time_s);
     EXPECT_NEAR(c.busbw_bytes_per_s, c.algbw_bytes_per_s * 2 * 3 / 4.0, c.busbw_bytes_per_s * 1e-9);
   }
 }

@@ -13,62 +13,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/support/run_command.h"
+#include "tests/cosim/cosim_cli_support.h"
 
 namespace {
 
-namespace fs = std::filesystem;
+using namespace nbox::cli_testing;
 
-using Outcome = nbox::test_support::CommandResult;
-
-// nbox-cosim with `args`; the output has stdout and stderr.
-Outcome RunCosim(const std::string& args) {
-  return nbox::test_support::RunCommand(std::string(NBOX_COSIM_PATH) + " " + args + " 2>&1");
-}
-
-struct LinkBytes {
-  uint64_t spine = 0;   // both directions of every rail-spine link
-  uint64_t nic = 0;     // rail switch -> GPU
-  uint64_t nvlink = 0;  // NVSwitch -> GPU
-};
-
-bool StartsWith(const std::string& text, const char* prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
-
-LinkBytes ReadLinkBytes(const fs::path& results) {
-  std::ifstream in(results);
-  const auto json = nlohmann::json::parse(in);
-  LinkBytes bytes;
-  for (const auto& port : json.at("network").at("ports")) {
-    const std::string from = port.at("from");
-    const std::string to = port.at("to");
-    const uint64_t tx = port.at("tx_bytes");
-    if (StartsWith(from, "spine") || StartsWith(to, "spine")) bytes.spine += tx;
-    if (StartsWith(from, "rail") && !StartsWith(to, "spine")) bytes.nic += tx;
-    if (StartsWith(from, "nvsw")) bytes.nvlink += tx;
-  }
-  return bytes;
-}
-
-// The running test's name with the '/' of parameterised names replaced.
-std::string TestNameForPath() {
-  std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  for (char& c : name) {
-    if (c == '/') c = '_';
-  }
-  return name;
-}
-
-class RailCli : public ::testing::Test {
+class RailCli : public CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("nbox-rail-cli-" + std::to_string(::getpid()) + "-" + TestNameForPath());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  RailCli() : CliTest("nbox-rail-cli") {}
 };
 
 // On both transports: TCP, and RoCE, where the NVLink links are lossless RoCE links through

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs one job of W real ranks, each in its own network namespace, as the ground truth of the
 # fidelity test (issue 3): a star of W hosts behind a Linux bridge, every host link shaped to
-# RATE in both directions by HTB (FACTS.md: htb works here, netem does not), MTU on every
+# RATE in both directions by HTB (docs/PLATFORM.md: htb works here, netem does not), MTU on every
 # interface. The ranks talk over the plain TCP ncclNet plugin; rank 0's output goes to stdout.
 #
 #   netns_job.sh --world W --rate 500mbit [--mtu 9000] [--queue PACKETS] [--timeout S] \

@@ -94,3 +94,27 @@ def test_a_bad_value_is_caught_by_nbox_cosim(sweeper, tmp_path):
     else:  # judged before anything runs
         assert done.returncode == 2 and "point host_link=25Gbs" in done.stderr
         assert not os.path.exists(out)
+
+
+def test_a_sweep_over_tensor_parallelism_splits_exposed_time_by_kind(sweeper, tmp_path):
+    """The parallelism keys can be varied, and the summary carries the breakdown per kind:
+    t = 1 has no tensor-parallel communication, t = 2 has some; both are pipelined."""
+    out = str(tmp_path / "tp")
+    scenario = os.path.join(REPO, "tests", "sweep", "fixtures", "transformer_tiny.ini")
+    done = sweeper.run(scenario, "--vary", "workload.tensor_parallel=1,2", "--out", out, "-j",
+                       "2", cosim=COSIM)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r["workload.tensor_parallel"]: r for r in
+            read_summary_csv(os.path.join(out, "summary.csv"))}
+    assert set(rows) == {"1", "2"}
+    for t, row in rows.items():
+        results = load_json(os.path.join(out, "points", row["point"], "results.json"))
+        breakdown = results["iterations"][0]["breakdown"]  # one iteration: it is the steady one
+        for kind in ("tp", "pp", "dp"):
+            assert float(row["exposed_s_" + kind]) == breakdown["exposed_s"][kind]
+        assert float(row["bubble_s"]) == breakdown["bubble_s"]
+        assert float(row["bubble_s"]) > 0  # p = 2
+    assert float(rows["1"]["exposed_s_tp"]) == 0
+    assert float(rows["2"]["exposed_s_tp"]) > 0
+    # No point has expert-parallel or embedding communication: no column for them.
+    assert "exposed_s_ep" not in rows["1"] and "exposed_s_emb" not in rows["1"]

@@ -75,8 +75,10 @@ ordered_json CollectivesJson(const JobSummary& summary) {
                    {"bytes", c.bytes},
                    {"ranks", c.ranks},
                    {"start_s", c.start_s},
+                   {"all_started_s", c.all_started_s},
                    {"end_s", c.end_s},
                    {"time_s", c.time_s},
+                   {"run_s", c.run_s},
                    {"algbw_GBps", c.algbw_bytes_per_s / 1e9},
                    {"busbw_GBps", c.busbw_bytes_per_s / 1e9}});
   }

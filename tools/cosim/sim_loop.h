@@ -1,8 +1,8 @@
 // Runs the ns-3 simulation to the end of the job, with a progress line on the terminal.
 //
 // The simulator advances in fixed slices of simulated time (stepping gives the same results
-// as one Run, see FACTS.md), so the progress line can be refreshed between slices; the slice
-// does not depend on the wall clock, so the run stays deterministic.
+// as one Run, see docs/PLATFORM.md, "Stepping"), so the progress line can be refreshed between
+// slices; the slice does not depend on the wall clock, so the run stays deterministic.
 #pragma once
 
 #include <cstdint>

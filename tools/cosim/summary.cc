@@ -92,12 +92,14 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
     Span span;
     const ns3::NboxCollectiveRecord* first;
     uint64_t bytes = 0;
+    double all_started = -std::numeric_limits<double>::infinity();
   };
   std::map<std::tuple<int, std::string, uint32_t>, Instance> instances;
   for (const auto& c : records.collectives) {
     auto [it, inserted] =
         instances.try_emplace({c.iteration, c.label, c.comm}, Instance{Span{}, &c, 0});
     it->second.span.Add(c.started.GetSeconds() - t0, c.finished.GetSeconds() - t0);
+    it->second.all_started = std::max(it->second.all_started, c.started.GetSeconds() - t0);
     it->second.bytes = std::max(it->second.bytes, c.bytes);
   }
   for (const auto& [key, inst] : instances) {
@@ -113,10 +115,12 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
     s.bytes = inst.bytes;
     s.ranks = c.groupSize;
     s.start_s = inst.span.start;
+    s.all_started_s = inst.all_started;
     s.end_s = inst.span.end;
     s.time_s = inst.span.end - inst.span.start;
-    if (s.time_s > 0) {
-      s.algbw_bytes_per_s = static_cast<double>(s.bytes) / s.time_s;
+    s.run_s = inst.span.end - inst.all_started;
+    if (s.run_s > 0) {
+      s.algbw_bytes_per_s = static_cast<double>(s.bytes) / s.run_s;
       s.busbw_bytes_per_s =
           s.algbw_bytes_per_s * (s.is_transfers ? 1.0 : coll::BusBandwidthFactor(s.op, s.ranks));
     }
@@ -145,13 +149,15 @@ std::vector<CollectiveGroupSummary> GroupCollectives(const JobSummary& summary, 
     g.bytes = c.bytes;
     g.ranks = c.ranks;
     ++g.count;
-    g.mean_time_s += c.time_s;
+    g.mean_run_s += c.run_s;
+    g.mean_late_s += c.all_started_s - c.start_s;
     g.mean_algbw_bytes_per_s += c.algbw_bytes_per_s;
     g.mean_busbw_bytes_per_s += c.busbw_bytes_per_s;
   }
   std::vector<CollectiveGroupSummary> out;
   for (auto& [key, g] : groups) {
-    g.mean_time_s /= g.count;
+    g.mean_run_s /= g.count;
+    g.mean_late_s /= g.count;
     g.mean_algbw_bytes_per_s /= g.count;
     g.mean_busbw_bytes_per_s /= g.count;
     out.push_back(g);

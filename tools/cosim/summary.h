@@ -6,10 +6,14 @@
 //   identical, so this is every rank's compute);
 // - exposed communication = iteration time - compute time: what overlapping failed to hide;
 // - a collective instance (one label in one iteration on one communicator) runs from the
-//   earliest rank's start to the latest rank's end; algbw = bytes / time and busbw = algbw *
-//   the nccl-tests factor (1 for point-to-point transfers);
+//   earliest rank's start to the latest rank's end (time_s); it runs for the network from the
+//   latest rank's start (all_started_s) to that end (run_s), which is what nccl-tests times
+//   (its ranks start together after a barrier): algbw = bytes / run_s and busbw = algbw * the
+//   nccl-tests factor (1 for point-to-point transfers). all_started_s - start_s is how long
+//   the first member waited for the last one (a late peer: pipeline bubble, load imbalance);
+
 // - the breakdown of an iteration splits every simulated rank's time in it into compute, the
-//   waits of its compute stream on communication by parallelism (tp, pp, dp, ep, other),
+//   waits of its compute stream on communication by parallelism (tp, pp, dp, ep, emb, other),
 //   pipeline bubble and idle (the time the rank was not in the iteration: it started later or
 //   ended earlier than the slowest rank), and reports the mean over the ranks, so the parts
 //   add up to the iteration time.
@@ -53,9 +57,11 @@ struct CollectiveSummary {
   coll::CollectiveOp op = coll::CollectiveOp::kAllReduce;
   uint64_t bytes = 0;
   int ranks = 0;
-  double start_s = 0;
-  double end_s = 0;
-  double time_s = 0;
+  double start_s = 0;        // the first member's start
+  double all_started_s = 0;  // the last member's start
+  double end_s = 0;          // the last member's end
+  double time_s = 0;         // end_s - start_s
+  double run_s = 0;          // end_s - all_started_s: what algbw and busbw divide by
   double algbw_bytes_per_s = 0;
   double busbw_bytes_per_s = 0;
 };
@@ -68,7 +74,8 @@ struct JobSummary {
 };
 
 // The collectives of one iteration of one parallelism, op and size, taken together: how many
-// instances, their mean time and bandwidths (the terminal's table when instances are many).
+// instances, their mean run time, late start and bandwidths (the terminal's table when
+// instances are many).
 struct CollectiveGroupSummary {
   work::Parallelism parallelism = work::Parallelism::kOther;
   bool is_transfers = false;
@@ -76,7 +83,8 @@ struct CollectiveGroupSummary {
   uint64_t bytes = 0;
   int ranks = 0;
   int count = 0;
-  double mean_time_s = 0;
+  double mean_run_s = 0;
+  double mean_late_s = 0;  // all_started_s - start_s
   double mean_algbw_bytes_per_s = 0;
   double mean_busbw_bytes_per_s = 0;
 };

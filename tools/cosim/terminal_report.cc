@@ -138,6 +138,10 @@ void PrintIterations(const RunResult& r, const RankRoles& roles, std::ostream& o
   PrintComputeNote(roles, out);
 }
 
+constexpr const char* kLateAndTimeLegend =
+    "  late: how long the first member waited for the last to start; time: from then to the "
+    "end, as nccl-tests times it (algbw = size / time)\n";
+
 // More instances than this in one iteration are shown grouped by kind, op and size.
 constexpr size_t kMaxListedCollectives = 24;
 
@@ -146,15 +150,16 @@ void PrintCollectiveGroups(const RunResult& r, int iteration, std::ostream& out)
       "\n  communication of iteration {} by kind (nccl-tests algbw/busbw; means "
       "over instances)\n",
       iteration);
-  out << fmt::format("  {:<6} {:<14} {:>11} {:>6} {:>7} {:>11} {:>11} {:>11}\n", "kind", "op",
-                     "size", "ranks", "count", "time", "algbw GB/s", "busbw GB/s");
+  out << fmt::format("  {:<6} {:<14} {:>11} {:>6} {:>7} {:>11} {:>11} {:>11} {:>11}\n", "kind",
+                     "op", "size", "ranks", "count", "late", "time", "algbw GB/s", "busbw GB/s");
   for (const auto& g : GroupCollectives(r.summary, iteration)) {
-    out << fmt::format("  {:<6} {:<14} {:>11} {:>6} {:>7} {:>11} {:>11.2f} {:>11.2f}\n",
+    out << fmt::format("  {:<6} {:<14} {:>11} {:>6} {:>7} {:>11} {:>11} {:>11.2f} {:>11.2f}\n",
                        std::string(work::ToString(g.parallelism)), OpName(g.is_transfers, g.op),
                        FormatBytes(static_cast<double>(g.bytes)), g.ranks, g.count,
-                       FormatSeconds(g.mean_time_s), g.mean_algbw_bytes_per_s / 1e9,
-                       g.mean_busbw_bytes_per_s / 1e9);
+                       FormatSeconds(g.mean_late_s), FormatSeconds(g.mean_run_s),
+                       g.mean_algbw_bytes_per_s / 1e9, g.mean_busbw_bytes_per_s / 1e9);
   }
+  out << kLateAndTimeLegend;
 }
 
 void PrintCollectives(const RunResult& r, const RankRoles& roles, std::ostream& out) {
@@ -170,15 +175,16 @@ void PrintCollectives(const RunResult& r, const RankRoles& roles, std::ostream& 
   // Only emulated ranks record collectives: with real ranks, say so.
   out << fmt::format("\n  collectives of iteration {}{} (nccl-tests algbw/busbw)\n", last,
                      roles.simulated_job() ? "" : " on the emulated ranks");
-  out << fmt::format("  {:<22} {:<14} {:>11} {:>11} {:>11} {:>11}\n", "label", "op", "size", "time",
-                     "algbw GB/s", "busbw GB/s");
+  out << fmt::format("  {:<22} {:<14} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "label", "op", "size",
+                     "late", "time", "algbw GB/s", "busbw GB/s");
   for (const auto& c : r.summary.collectives) {
     if (c.iteration != last) continue;
-    out << fmt::format("  {:<22} {:<14} {:>11} {:>11} {:>11.2f} {:>11.2f}\n", c.label,
+    out << fmt::format("  {:<22} {:<14} {:>11} {:>11} {:>11} {:>11.2f} {:>11.2f}\n", c.label,
                        OpName(c.is_transfers, c.op), FormatBytes(static_cast<double>(c.bytes)),
-                       FormatSeconds(c.time_s), c.algbw_bytes_per_s / 1e9,
-                       c.busbw_bytes_per_s / 1e9);
+                       FormatSeconds(c.all_started_s - c.start_s), FormatSeconds(c.run_s),
+                       c.algbw_bytes_per_s / 1e9, c.busbw_bytes_per_s / 1e9);
   }
+  out << kLateAndTimeLegend;
 }
 
 void PrintNetwork(const RunResult& r, std::ostream& out) {

@@ -124,7 +124,7 @@ struct OutputSection {
 // and how nbox-cosim plays the rest. Empty `ranks` (the default) changes nothing.
 struct RealRanksSection {
   std::vector<int> ranks;          // ascending, distinct, < job.world_size; empty = none
-  std::string clock = "virtual";   // virtual | realtime (ARCHITECTURE.md, "Time")
+  std::string clock = "virtual";   // virtual | realtime (docs/DESIGN.md, "Time")
   std::string peers = "workload";  // workload | mirror: what the emulated ranks run
   std::string payload = "zeros";   // zeros | self: bytes of messages from emulated to real ranks
   std::string launch;              // command run once per real rank ({rank} substituted);

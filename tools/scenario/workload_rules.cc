@@ -94,6 +94,20 @@ void CheckDlrm(RuleContext& context) {
                           work::DlrmPresetNames())) {
     return;
   }
+  // Both keys may come from the preset, so the message says where each width comes from.
+  const work::DlrmShape shape = DlrmConfigOf(context.scenario()).shape;
+  if (!shape.bottom_mlp.empty() && shape.bottom_mlp.back() != shape.embedding_dim) {
+    auto origin = [&](const char* key) {
+      return context.Given(key) ? context.Describe(key)
+                                : fmt::format("{} of {}", key, context.Describe("workload.model"));
+    };
+    context.Fail(fmt::format(
+        "the bottom MLP's last width ({}, {}) must equal the embedding dimension ({}, {}): the "
+        "interaction takes dot products of the two",
+        shape.bottom_mlp.back(), origin("workload.bottom_mlp"), shape.embedding_dim,
+        origin("workload.embedding_dim")));
+    return;
+  }
   CheckByGenerator(context, [](const Scenario& s) { work::ValidateDlrmConfig(DlrmConfigOf(s)); });
 }
 

@@ -5,6 +5,10 @@ Columns: point, status, exit_code, error, one column per varied key, then
   steady_iteration_time_s   results.json's own figure (mean over the iterations after the
                             first, which is a TCP warm-up)
   steady_exposed_comm_s     mean exposed communication over those same iterations
+  exposed_s_<kind>          per-rank mean time waiting on <kind> communication (tp, pp, dp,
+                            ep, emb, other) over those iterations
+  bubble_s                  per-rank mean pipeline bubble over those iterations
+                            (both: only the columns some point has a non-zero figure in)
   busbw_GBps_<Op>           mean bus bandwidth of the <Op> collectives of the last iteration
   drops, retransmissions, ecn_marks, peak_queue_bytes   network totals from results.json
   pauses, paused_s          PFC pause frames sent and paused port-time, summed over ports
@@ -32,6 +36,8 @@ NETWORK_COLUMNS = ["drops", "retransmissions", "ecn_marks", "peak_queue_bytes"]
 # results.json key of each PFC column; absent (the TCP path) counts as 0.
 PFC_COLUMNS = {"pauses": "pfc_pauses_sent", "paused_s": "paused_s"}
 BUSBW_PREFIX = "busbw_GBps_"
+EXPOSED_PREFIX = "exposed_s_"
+BUBBLE = "bubble_s"
 
 
 def _mean(values: List[float]) -> float:
@@ -56,6 +62,19 @@ def last_iteration_busbw(collectives: List[Dict]) -> Dict[str, float]:
     return {op: _mean(values) for op, values in sorted(by_op.items())}
 
 
+def breakdown_means(steady: List[Dict]) -> Dict[str, float]:
+    """Per-kind exposed communication and bubble (the per-rank means of tools/cosim/summary.h),
+    averaged over the steady iterations, every kind results.json lists, in its order."""
+    breakdowns = [it.get("breakdown") for it in steady]
+    if not breakdowns or any(b is None for b in breakdowns):
+        return {}
+    row = {}
+    for kind in breakdowns[0]["exposed_s"]:
+        row[EXPOSED_PREFIX + kind] = _mean([b["exposed_s"][kind] for b in breakdowns])
+    row[BUBBLE] = _mean([b["bubble_s"] for b in breakdowns])
+    return row
+
+
 def metrics_from_results(results: Dict) -> Dict:
     """The summary figures of one results.json (format: tools/cosim/results_json.cc)."""
     network = results["network"]
@@ -68,6 +87,7 @@ def metrics_from_results(results: Dict) -> Dict:
         "steady_iteration_time_s": results["steady_iteration_time_s"],
         "steady_exposed_comm_s": _mean(exposed) if measured else None,
     }
+    row.update(breakdown_means(steady))
     for op, busbw in last_iteration_busbw(results["collectives"]).items():
         row[BUSBW_PREFIX + op] = busbw
     for key in NETWORK_COLUMNS:
@@ -99,8 +119,15 @@ def point_row(plan: Plan, sweep: SweepDir, index: int) -> Dict:
 
 def columns_of(plan: Plan, rows: List[Dict]) -> List[str]:
     busbw = sorted({key for row in rows for key in row if key.startswith(BUSBW_PREFIX)})
-    return (FIXED_COLUMNS + plan.varied_keys() + METRIC_COLUMNS + busbw + NETWORK_COLUMNS +
-            list(PFC_COLUMNS))
+    # The breakdown columns some point has a non-zero figure in (a DDP sweep shows dp alone),
+    # in results.json's order.
+    breakdown = []
+    for row in rows:
+        breakdown += [k for k in row if (k.startswith(EXPOSED_PREFIX) or k == BUBBLE) and
+                      k not in breakdown]
+    breakdown = [k for k in breakdown if any(row.get(k) for row in rows)]
+    return (FIXED_COLUMNS + plan.varied_keys() + METRIC_COLUMNS + breakdown + busbw +
+            NETWORK_COLUMNS + list(PFC_COLUMNS))
 
 
 def build_summary(plan: Plan, sweep: SweepDir) -> Tuple[List[str], List[Dict]]:

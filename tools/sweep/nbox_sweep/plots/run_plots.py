@@ -17,7 +17,10 @@ from nbox_sweep.plots.links import plot_links
 from nbox_sweep.plots.run_tables import read_csv, write_run_tables
 from nbox_sweep.plots.traffic import traffic_matrix
 
-_LANE_COLOURS = {"compute": "tab:blue", "collectives": "tab:orange"}
+# Lanes: compute, and the communication streams (one "collectives" stream, or one per
+# parallelism in hybrid-parallel jobs).
+_LANE_COLOURS = {"compute": "tab:blue", "collectives": "tab:orange", "tp": "tab:green",
+                 "pp": "tab:purple", "dp": "tab:orange", "ep": "tab:red", "emb": "tab:brown"}
 
 
 def plot_collectives(csv_path: str) -> str:

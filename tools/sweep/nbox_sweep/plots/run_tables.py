@@ -16,12 +16,16 @@ from typing import Dict, List, Sequence
 
 COLLECTIVES_COLUMNS = ["iteration", "label", "op", "bytes", "ranks", "time_s", "algbw_GBps",
                        "busbw_GBps"]
+# Written when results.json has them (a newer nbox-cosim): the communicator, its kind, and the
+# time from the last member's start to the end, which algbw and busbw divide.
+COLLECTIVES_OPTIONAL_COLUMNS = ["group", "parallelism", "run_s"]
 PORTS_COLUMNS = ["from", "to", "link", "tx_bytes", "tx_packets", "drops", "ecn_marks",
                  "peak_queue_bytes"]
 # Written when results.json has it (a newer nbox-cosim): whether the port is a switch's.
 PORTS_OPTIONAL_COLUMNS = ["from_switch"]
 TIMELINE_COLUMNS = ["rank", "lane", "name", "iteration", "start_us", "end_us"]
-# trace.json's thread ids (tools/cosim/chrome_trace.cc): one lane per thread.
+# trace.json's thread ids (tools/cosim/chrome_trace.cc) when it names no threads: thread 0 is
+# compute, thread 1 the (only) communication stream. Newer traces name every thread.
 TRACE_LANES = {0: "compute", 1: "collectives"}
 
 
@@ -49,7 +53,8 @@ def last_iteration_collectives(results: Dict) -> List[Dict]:
     if not collectives:
         return []
     last = max(c["iteration"] for c in collectives)
-    return [{k: c[k] for k in COLLECTIVES_COLUMNS} for c in collectives if c["iteration"] == last]
+    columns = COLLECTIVES_COLUMNS + COLLECTIVES_OPTIONAL_COLUMNS
+    return [{k: c.get(k) for k in columns} for c in collectives if c["iteration"] == last]
 
 
 def ports_busiest_first(results: Dict) -> List[Dict]:
@@ -62,13 +67,16 @@ def ports_busiest_first(results: Dict) -> List[Dict]:
 
 def timeline_spans(trace: Dict) -> List[Dict]:
     """Complete ('X') events of a Chrome trace as spans, by rank, lane, then start."""
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
     spans = []
     for e in trace["traceEvents"]:
         if e.get("ph") != "X":
             continue
+        lane = names.get((e["pid"], e["tid"])) or TRACE_LANES.get(e["tid"], f"thread {e['tid']}")
         spans.append({
             "rank": e["pid"],
-            "lane": TRACE_LANES.get(e["tid"], f"thread {e['tid']}"),
+            "lane": lane,
             "name": e["name"],
             "iteration": e.get("args", {}).get("iteration"),
             "start_us": e["ts"],
@@ -83,7 +91,8 @@ def write_run_tables(run_dir: str) -> Dict[str, str]:
     written = {}
     results = _load(os.path.join(run_dir, "results.json"))
     written["collectives"] = write_csv(os.path.join(run_dir, "collectives.csv"),
-                                       COLLECTIVES_COLUMNS, last_iteration_collectives(results))
+                                       COLLECTIVES_COLUMNS + COLLECTIVES_OPTIONAL_COLUMNS,
+                                       last_iteration_collectives(results))
     written["ports"] = write_csv(os.path.join(run_dir, "ports.csv"),
                                  PORTS_COLUMNS + PORTS_OPTIONAL_COLUMNS,
                                  ports_busiest_first(results))
