@@ -60,6 +60,12 @@ struct NboxNetworkConfig
      * would inflate srtt.
      */
     double tcpDelAckTimeoutSeconds = 200e-6;
+    /**
+     * Hosts find the socket of an arriving segment in a hash table of established connections
+     * (NboxTcpL4Protocol) rather than by ns-3's walk over every endpoint. Both decide alike;
+     * false is for tests and benchmarks that compare the two.
+     */
+    bool tcpHashedLookup = true;
 };
 
 class NboxNetworkHelper

@@ -1,5 +1,6 @@
 #include "nbox-tcp-socket.h"
 
+#include "nbox-tcp-l4-protocol.h"
 #include "nbox-tcp-small-queues.h"
 
 #include "ns3/log.h"
@@ -113,6 +114,40 @@ Ptr<TcpSocketBase>
 NboxTcpSocket::Fork()
 {
     return CopyObject<NboxTcpSocket>(this);
+}
+
+Ipv4EndPoint*
+NboxTcpSocket::GetEndPoint() const
+{
+    return m_endPoint;
+}
+
+int
+NboxTcpSocket::Connect(const Address& address)
+{
+    const int result = TcpSocketBase::Connect(address);
+    if (result == 0)
+    {
+        RegisterConnection();
+    }
+    return result;
+}
+
+void
+NboxTcpSocket::CompleteFork(Ptr<Packet> p, const TcpHeader& tcpHeader, const Address& fromAddress,
+                            const Address& toAddress)
+{
+    TcpSocketBase::CompleteFork(p, tcpHeader, fromAddress, toAddress);
+    RegisterConnection();
+}
+
+void
+NboxTcpSocket::RegisterConnection()
+{
+    if (Ptr<NboxTcpL4Protocol> tcp = DynamicCast<NboxTcpL4Protocol>(m_tcp))
+    {
+        tcp->Register(this);
+    }
 }
 
 void

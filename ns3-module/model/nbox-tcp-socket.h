@@ -67,6 +67,13 @@ class NboxTcpSocket : public TcpSocketBase
     Time GetSmoothedRtt() const;
     Time GetMinRtt() const;
 
+    /** The socket's IPv4 endpoint (null when it has none), for NboxTcpL4Protocol's lookup. */
+    Ipv4EndPoint* GetEndPoint() const;
+
+    /** Connects as TcpSocketBase does, then registers the connection with the node's
+     * NboxTcpL4Protocol, if it has one. */
+    int Connect(const Address& address) override;
+
   protected:
     uint32_t AvailableWindow() const override;
     /**
@@ -80,6 +87,9 @@ class NboxTcpSocket : public TcpSocketBase
      */
     void EstimateRtt(const TcpHeader& tcpHeader) override;
     Ptr<TcpSocketBase> Fork() override;
+    /** An accepted connection: registered with NboxTcpL4Protocol as Connect's are. */
+    void CompleteFork(Ptr<Packet> p, const TcpHeader& tcpHeader, const Address& fromAddress,
+                      const Address& toAddress) override;
     void DoDispose() override;
 
   private:
@@ -87,6 +97,8 @@ class NboxTcpSocket : public TcpSocketBase
     void NoteTx(Ptr<const Packet> segment, const TcpHeader& header, Ptr<const TcpSocketBase> self);
     /** Sends what TSQ held back (scheduled: Linux's TSQ tasklet). */
     void ResumeAfterThrottle();
+    /** Hands this connection to the node's NboxTcpL4Protocol (see there). */
+    void RegisterConnection();
 
     uint32_t m_limitOutputBytes;           //!< attribute SmallQueueLimit (0: TSQ off)
     uint8_t m_pacingShift;                 //!< attribute PacingShift

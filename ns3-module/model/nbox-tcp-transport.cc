@@ -183,7 +183,9 @@ NboxTcpTransport::GetOrCreateListener(uint32_t host)
         return it->second;
     }
     Listener& listener = m_listeners[host];
-    listener.socket = Socket::CreateSocket(m_network->GetHost(host), TcpSocketFactory::GetTypeId());
+    // An NboxTcpSocket, so the connections it accepts are too, and register with the host's
+    // NboxTcpL4Protocol (they only acknowledge, so TSQ never holds them back).
+    listener.socket = NboxTcpSocket::CreateOn(m_network->GetHost(host));
     if (listener.socket->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_port)) != 0
         || listener.socket->Listen() != 0)
     {

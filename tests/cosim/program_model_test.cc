@@ -180,6 +180,14 @@ TEST(ProgramModel, APipelineReceiveSplitsIntoBubbleAndTransfer) {
   EXPECT_NEAR(b.bubble_s, 50e-6, 1e-9);
   ASSERT_EQ(out.summary.collectives.size(), 2u);
   for (const auto& c : out.summary.collectives) EXPECT_TRUE(c.is_transfers);
+  // The receive's record spans the bubble, but the network had it only from the send's post:
+  // its run time, which the bandwidths divide, is the transfer alone.
+  const auto& recv = out.summary.collectives[0].label == "recv fwd" ? out.summary.collectives[0]
+                                                                    : out.summary.collectives[1];
+  ASSERT_EQ(recv.label, "recv fwd");
+  EXPECT_NEAR(recv.time_s, 100e-6 + transfer, 10e-9);
+  EXPECT_NEAR(recv.all_started_s - recv.start_s, 100e-6, 1e-9);
+  EXPECT_NEAR(recv.run_s, transfer, 10e-9);
 }
 
 TEST(ProgramModel, AllToAllOnAStarTakesItsBandwidthTime) {

@@ -99,7 +99,9 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
     auto [it, inserted] =
         instances.try_emplace({c.iteration, c.label, c.comm}, Instance{Span{}, &c, 0});
     it->second.span.Add(c.started.GetSeconds() - t0, c.finished.GetSeconds() - t0);
-    it->second.all_started = std::max(it->second.all_started, c.started.GetSeconds() - t0);
+    // For transfers the peer's post of what the rank receives counts as its start.
+    const double started = std::max(c.started, c.peersReady).GetSeconds() - t0;
+    it->second.all_started = std::max(it->second.all_started, started);
     it->second.bytes = std::max(it->second.bytes, c.bytes);
   }
   for (const auto& [key, inst] : instances) {

@@ -7,7 +7,8 @@
 // - exposed communication = iteration time - compute time: what overlapping failed to hide;
 // - a collective instance (one label in one iteration on one communicator) runs from the
 //   earliest rank's start to the latest rank's end (time_s); it runs for the network from the
-//   latest rank's start (all_started_s) to that end (run_s), which is what nccl-tests times
+//   latest rank's start (all_started_s; for point-to-point transfers, or the peer's post of
+//   what a rank receives, if later) to that end (run_s), which is what nccl-tests times
 //   (its ranks start together after a barrier): algbw = bytes / run_s and busbw = algbw * the
 //   nccl-tests factor (1 for point-to-point transfers). all_started_s - start_s is how long
 //   the first member waited for the last one (a late peer: pipeline bubble, load imbalance);
