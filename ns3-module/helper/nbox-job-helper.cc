@@ -45,11 +45,23 @@ NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
                        const nbox::work::JobPrograms& programs,
                        const std::vector<int>& rankToHost) const
 {
+    NS_ABORT_MSG_IF(rankToHost.size() != programs.programs.size(),
+                    "rankToHost has " << rankToHost.size() << " entries for "
+                                      << programs.programs.size() << " ranks");
+    for (uint32_t rank = 0; rank < rankToHost.size(); ++rank)
+    {
+        NS_ABORT_MSG_IF(rankToHost[rank] < 0
+                            || static_cast<uint32_t>(rankToHost[rank]) >= network->GetNHosts(),
+                        "rank " << rank << " placed on missing host " << rankToHost[rank]);
+    }
+    return Install(transport, programs);
+}
+
+Ptr<NboxJob>
+NboxJobHelper::Install(Ptr<NboxTransport> transport, const nbox::work::JobPrograms& programs) const
+{
     const uint32_t worldSize = programs.programs.size();
     NS_ABORT_MSG_IF(worldSize == 0, "a job needs at least one rank");
-    NS_ABORT_MSG_IF(rankToHost.size() != worldSize, "rankToHost has " << rankToHost.size()
-                                                                      << " entries for "
-                                                                      << worldSize << " ranks");
     NS_ABORT_MSG_IF(!m_isReal.empty() && m_isReal.size() != worldSize,
                     "SetRealRanks named " << m_isReal.size() << " ranks of a job of " << worldSize);
     NS_ABORT_MSG_IF(programs.communicators.empty()
@@ -132,9 +144,6 @@ NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
     std::vector<Ptr<NboxRankApp>> ranks;
     for (uint32_t rank = 0; rank < worldSize; ++rank)
     {
-        NS_ABORT_MSG_IF(rankToHost[rank] < 0
-                            || static_cast<uint32_t>(rankToHost[rank]) >= network->GetNHosts(),
-                        "rank " << rank << " placed on missing host " << rankToHost[rank]);
         if (isReal(rank))
         {
             continue; // placed like any rank (the transport knows its host), but has no app
@@ -151,7 +160,6 @@ NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
         app->Setup(rank, programs.programs[rank], std::move(slots), std::move(ranksInSlots),
                    programs.stream_names.size(), records,
                    [rawJob](uint32_t r) { rawJob->RankFinished(r); });
-        network->GetHost(rankToHost[rank])->AddApplication(app);
         ranks.push_back(app);
     }
     job->Setup(std::move(ranks), std::move(communicators), transport, records);

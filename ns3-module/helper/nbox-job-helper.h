@@ -1,6 +1,8 @@
 /*
- * Puts a training job on a built network: one NboxRankApp per rank on its host, one
- * NboxCommunicator for the group, connections for every collective the programs use.
+ * Puts a training job on a network model's transport: one NboxRankApp per rank, one
+ * NboxCommunicator per communicator of the programs, connections for every collective and
+ * transfer the programs use. The job needs nothing of the network but its NboxTransport, so
+ * it runs on every model (docs/DESIGN.md, "Network models").
  */
 #ifndef NBOX_JOB_HELPER_H
 #define NBOX_JOB_HELPER_H
@@ -35,13 +37,19 @@ class NboxJobHelper
     void SetRealRanks(std::vector<bool> isReal);
 
     /**
-     * Installs the job: rank r runs job.programs[r] on host rankToHost[r] of `network`, with
-     * one NboxCommunicator per job.communicators entry (the first must be the world) and its
-     * messages carried by `transport`, and starts it (ranks begin once connected). Connections
-     * are opened up front for every communication op of the emulated ranks' programs, for all
-     * members (real ones included, as NCCL connects at communicator init). Aborts with a
-     * message naming the rank and op when the programs do not fit together
+     * Installs the job: rank r runs job.programs[r], with one NboxCommunicator per
+     * job.communicators entry (the first must be the world) and its messages carried by
+     * `transport` (which places ranks on hosts), and starts it (ranks begin once connected).
+     * Connections are opened up front for every communication op of the emulated ranks'
+     * programs, for all members (real ones included, as NCCL connects at communicator init).
+     * Aborts with a message naming the rank and op when the programs do not fit together
      * (nbox::work::ValidateJobPrograms).
+     */
+    Ptr<NboxJob> Install(Ptr<NboxTransport> transport, const nbox::work::JobPrograms& job) const;
+
+    /**
+     * The same, checking first that rankToHost places every rank on a host of `network` (the
+     * transport's placement).
      */
     Ptr<NboxJob> Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
                          const nbox::work::JobPrograms& job,

@@ -10,6 +10,7 @@
 #include "ns3/ipv4.h"
 #include "ns3/log.h"
 #include "ns3/nbox-ecmp-routing.h"
+#include "ns3/nbox-flow-hash.h"
 #include "ns3/nbox-tcp-small-queues.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/queue-size.h"
@@ -229,8 +230,8 @@ InstallRoutes(const Topology& topology, const nbox::topo::Routes& routes,
         Ptr<NboxEcmpRouting> routing
             = DynamicCast<NboxEcmpRouting>(nodes[v]->GetObject<Ipv4>()->GetRoutingProtocol());
         NS_ASSERT(routing);
-        // A Weyl sequence gives every node a distinct seed; HashFlow mixes it thoroughly.
-        routing->SetSeed(ecmpSeed + 0x9e3779b97f4a7c15ULL * (v + 1));
+        // A distinct seed per node (the flow model's paths use the same, nbox-flow-hash.h).
+        routing->SetSeed(NboxEcmpNodeSeed(ecmpSeed, v));
         if (std::optional<uint32_t> onlyLink = routes.OnlyLink(v))
         {
             // A host with one link sends everything over it: one default route instead of a

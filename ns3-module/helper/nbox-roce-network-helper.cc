@@ -3,6 +3,7 @@
 #include "ns3/boolean.h"
 #include "ns3/data-rate.h"
 #include "ns3/log.h"
+#include "ns3/nbox-flow-hash.h"
 #include "ns3/nbox-roce-channel.h"
 #include "ns3/nbox-roce-net-device.h"
 #include "ns3/nbox-roce-nic.h"
@@ -31,16 +32,6 @@ constexpr uint32_t kMinMtu = 576;
 constexpr uint32_t kMaxMtu = 9216;
 /** As NboxNetworkHelper: link i is 10.0.0.0 + 4 i, its ends .1 and .2 (reports only). */
 constexpr uint32_t kLinkNetworkBase = 0x0A000000;
-
-/** SplitMix64's finaliser: a well-mixed, platform-independent 64-bit hash step. */
-uint64_t
-Mix(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
 
 } // namespace
 
@@ -234,8 +225,7 @@ NboxRoceNetworkHelper::Install(const Topology& topology, const nbox::topo::Route
             {
                 const auto& links = sharedRoutes->NextLinks(v, dst);
                 NS_ABORT_MSG_IF(links.empty(), "NboxRoceNic: no route to host " << dst);
-                const uint64_t pick
-                    = Mix(Mix(seed ^ (uint64_t{flowId} << 32)) ^ dst) % links.size();
+                const uint64_t pick = NboxRoceHostPick(seed, flowId, dst, links.size());
                 for (const auto& [link, port] : linkToPort)
                 {
                     if (link == links[pick])

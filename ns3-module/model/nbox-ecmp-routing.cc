@@ -24,17 +24,6 @@ namespace
 constexpr uint8_t kTcpProtocol = 6;
 constexpr uint8_t kUdpProtocol = 17;
 
-/** SplitMix64's finalizer: a cheap bijective mix whose output bits all depend on every input
- * bit, so flows that differ in one port still land on unrelated next hops. */
-uint64_t
-Mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 } // namespace
 
 TypeId
@@ -181,12 +170,7 @@ NboxEcmpRouting::GetNRoutes() const
 uint64_t
 NboxEcmpRouting::HashFlow(const NboxFlowKey& key) const
 {
-    uint64_t h = Mix64(m_seed);
-    h = Mix64(h ^ ((static_cast<uint64_t>(key.source) << 32) | key.destination));
-    h = Mix64(h
-              ^ ((static_cast<uint64_t>(key.protocol) << 32)
-                 | (static_cast<uint64_t>(key.sourcePort) << 16) | key.destinationPort));
-    return h;
+    return NboxHashFlowKey(m_seed, key);
 }
 
 const NboxEcmpRouting::NextHop*

@@ -14,6 +14,7 @@
 #include "ns3/ipv4-header.h"
 #include "ns3/ipv4-routing-protocol.h"
 #include "ns3/ipv4.h"
+#include "ns3/nbox-flow-hash.h"
 #include "ns3/packet.h"
 
 #include <cstdint>
@@ -24,22 +25,6 @@
 
 namespace ns3
 {
-
-/**
- * \ingroup nbox
- * \brief The 5-tuple that identifies a flow for ECMP hashing.
- *
- * Ports are zero for protocols other than TCP and UDP, for IP fragments, and when the
- * transport header is not available.
- */
-struct NboxFlowKey
-{
-    uint32_t source = 0;      //!< source IPv4 address (host byte order)
-    uint32_t destination = 0; //!< destination IPv4 address (host byte order)
-    uint8_t protocol = 0;     //!< IP protocol number
-    uint16_t sourcePort = 0;
-    uint16_t destinationPort = 0;
-};
 
 /**
  * \ingroup nbox

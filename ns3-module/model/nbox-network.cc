@@ -17,7 +17,7 @@ TypeId
 NboxNetwork::GetTypeId()
 {
     static TypeId tid = TypeId("ns3::NboxNetwork")
-                            .SetParent<Object>()
+                            .SetParent<NboxNetworkModel>()
                             .SetGroupName("Nbox")
                             .AddConstructor<NboxNetwork>();
     return tid;

@@ -6,10 +6,10 @@
 #define NBOX_NETWORK_H
 
 #include "ns3/ipv4-address.h"
+#include "ns3/nbox-network-model.h"
 #include "ns3/nbox-port-counter-source.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"
-#include "ns3/object.h"
 #include "ns3/queue-disc.h"
 #include "ns3/simple-ref-count.h"
 
@@ -20,38 +20,6 @@
 namespace ns3
 {
 
-/** Counters of one direction of one link (the egress port of `fromNode`). */
-struct NboxPortStats
-{
-    std::string fromNode;
-    std::string toNode;
-    uint32_t linkId = 0;
-    bool fromSwitch = false; //!< the port belongs to a switch (else to a host NIC)
-    uint64_t txBytes = 0;    //!< bytes put on the wire, headers included (IP + PPP)
-    uint64_t txPackets = 0;
-    uint64_t drops = 0;          //!< queue-full, RED and device drops at this port
-    uint64_t ecnMarks = 0;       //!< packets marked CE at this port
-    uint64_t peakQueueBytes = 0; //!< largest queue disc backlog (IP bytes) seen
-    // PFC, on ports whose device counts it (RoCE path); zero on the TCP path.
-    uint64_t pfcPausesSent = 0;     //!< PFC pause frames this port sent to its peer
-    uint64_t pfcPausesReceived = 0; //!< PFC pause frames this port received from its peer
-    double pausedSeconds = 0;       //!< time with at least one priority paused by the peer
-};
-
-struct NboxNetworkStats
-{
-    uint64_t hostTxBytes = 0; //!< wire bytes sent by all hosts
-    uint64_t wireBytes = 0;   //!< wire bytes sent on all ports
-    uint64_t drops = 0;
-    uint64_t ecnMarks = 0;
-    uint64_t pfcPausesSent = 0;       //!< summed over ports
-    uint64_t pfcPausesReceived = 0;   //!< summed over ports
-    double pausedSeconds = 0;         //!< summed over ports
-    uint64_t peakQueueBytes = 0;      //!< largest backlog seen at any switch port
-    std::string peakQueuePort;        //!< "leaf0->spine1"
-    std::vector<NboxPortStats> ports; //!< in the order of link id, then direction
-};
-
 /**
  * \ingroup nbox
  * \brief The ns-3 network built from a topology, with per-port counters.
@@ -60,7 +28,7 @@ struct NboxNetworkStats
  * every port (one per link direction) counts what it sends, drops and marks, and the peak of
  * its queue disc backlog, from trace sources that fire once per packet.
  */
-class NboxNetwork : public Object
+class NboxNetwork : public NboxNetworkModel
 {
   public:
     static TypeId GetTypeId();
@@ -74,24 +42,10 @@ class NboxNetwork : public Object
     const NodeContainer& GetHosts() const;
     const NodeContainer& GetSwitches() const;
 
-    /** Reads every port's counters now. */
-    NboxNetworkStats GetStats() const;
-
-    /** One port at one instant: what it has sent so far and what waits in its queue. */
-    struct PortSample
-    {
-        uint64_t txBytes;    //!< wire bytes sent since the start
-        uint64_t queueBytes; //!< backlog of the port's queue disc now
-    };
-
-    /**
-     * Fills `samples` with every port's state now, in GetStats().ports order. Cheap (no
-     * strings, no allocation once sized), for sampling throughput and queues over time.
-     */
-    void SamplePorts(std::vector<PortSample>& samples) const;
-
-    /** Number of ports (twice the number of links). */
-    uint32_t GetNPorts() const;
+    // NboxNetworkModel
+    NboxNetworkStats GetStats() const override;
+    void SamplePorts(std::vector<PortSample>& samples) const override;
+    uint32_t GetNPorts() const override;
     /** The device and queue disc of port `portIndex` (in GetStats().ports order). */
     Ptr<NetDevice> GetPortDevice(uint32_t portIndex) const;
     Ptr<QueueDisc> GetPortQueueDisc(uint32_t portIndex) const;

@@ -18,7 +18,7 @@ TypeId
 NboxRankApp::GetTypeId()
 {
     static TypeId tid = TypeId("ns3::NboxRankApp")
-                            .SetParent<Application>()
+                            .SetParent<Object>()
                             .SetGroupName("Nbox")
                             .AddConstructor<NboxRankApp>();
     return tid;
@@ -78,24 +78,12 @@ NboxRankApp::IsIdle() const
 }
 
 void
-NboxRankApp::StartApplication()
-{
-    // Nothing to do at the application start time: a rank starts its program only when the
-    // whole job's connections are up (NboxJob calls Begin), as NCCL ranks start after init.
-}
-
-void
-NboxRankApp::StopApplication()
-{
-}
-
-void
 NboxRankApp::DoDispose()
 {
     m_comms.clear();
     m_records = nullptr;
     m_finished = nullptr;
-    Application::DoDispose();
+    Object::DoDispose();
 }
 
 void

@@ -1,6 +1,7 @@
 /*
- * One simulated rank: an ns-3 Application on the rank's host that runs a RankProgram
- * (workloads/program.h).
+ * One simulated rank: runs a RankProgram (workloads/program.h) on simulated time. It is an
+ * Object, not an ns-3 Application on a node: the job runtime needs only the transport, so it
+ * runs unchanged over any network model (docs/DESIGN.md, "Network models").
  *
  * The program's compute ops run one after another (the compute stream). Communication ops
  * are issued to the rank's communication streams: each stream hands its ops, one at a time in
@@ -13,9 +14,10 @@
 #ifndef NBOX_RANK_APP_H
 #define NBOX_RANK_APP_H
 
-#include "ns3/application.h"
 #include "ns3/nbox-communicator.h"
 #include "ns3/nbox-job-records.h"
+#include "ns3/nstime.h"
+#include "ns3/object.h"
 
 #include "workloads/program.h"
 
@@ -27,7 +29,7 @@
 namespace ns3
 {
 
-class NboxRankApp : public Application
+class NboxRankApp : public Object
 {
   public:
     static TypeId GetTypeId();
@@ -53,8 +55,6 @@ class NboxRankApp : public Application
     bool IsIdle() const;
 
   private:
-    void StartApplication() override;
-    void StopApplication() override;
     void DoDispose() override;
 
     /** Runs ops from the current one until one takes time or the program ends. */

@@ -4,6 +4,7 @@
 
 #include "ns3/abort.h"
 #include "ns3/log.h"
+#include "ns3/nbox-flow-hash.h"
 #include "ns3/uinteger.h"
 
 namespace ns3
@@ -12,15 +13,6 @@ namespace ns3
 NS_LOG_COMPONENT_DEFINE("NboxRoceSwitch");
 
 NS_OBJECT_ENSURE_REGISTERED(NboxRoceSwitch);
-
-namespace
-{
-
-constexpr uint8_t kUdpProtocol = 17;
-/** RoCEv2's UDP destination port (IANA). */
-constexpr uint16_t kRoceV2UdpPort = 4791;
-
-} // namespace
 
 TypeId
 NboxRoceSwitch::GetTypeId()
@@ -175,12 +167,7 @@ NboxRoceSwitch::SelectPort(uint32_t srcHost, uint32_t dstHost, uint32_t flowId) 
     {
         return set[0];
     }
-    NboxFlowKey key;
-    key.source = srcHost;
-    key.destination = dstHost;
-    key.protocol = kUdpProtocol;
-    key.sourcePort = static_cast<uint16_t>(flowId ^ (flowId >> 16));
-    key.destinationPort = kRoceV2UdpPort;
+    const NboxFlowKey key = NboxRoceFlowKey(srcHost, dstHost, flowId);
     return set[m_hasher->HashFlow(key) % set.size()];
 }
 

@@ -6,8 +6,7 @@
 #include "ns3/enum.h"
 #include "ns3/nbox-communicator.h"
 #include "ns3/nbox-job-helper.h"
-#include "ns3/nbox-roce-transport.h"
-#include "tools/cosim/roce_assembly.h"
+#include "tools/cosim/network_models.h"
 #include "topologies/servers.h"
 
 namespace nbox::cosim {
@@ -59,9 +58,10 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s) {
   NetworkAssembly a;
   a.topology = BuildTopology(s);
   a.rank_to_host = topo::PlaceRanks(a.topology, s.job.world_size);
-  a.network = s.network.transport == "roce"
-                  ? InstallRoceNetwork(s, a.topology)
-                  : ns3::NboxNetworkHelper(MakeNetworkConfig(s)).Install(a.topology);
+  BuiltNetwork built = BuildNetworkModel(s, a.topology, a.rank_to_host);
+  a.model = built.model;
+  a.network = built.packet;
+  a.transport = built.transport;
   return a;
 }
 
@@ -93,11 +93,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s) {
   a.net = AssembleNetwork(s);
   a.workload = BuildWorkload(s);
 
-  if (s.network.transport == "roce") {
-    a.transport = ns3::CreateObject<ns3::NboxRoceTransport>(a.net.network, a.net.rank_to_host);
-  } else {
-    a.transport = ns3::CreateObject<ns3::NboxTcpTransport>(a.net.network, a.net.rank_to_host);
-  }
+  a.transport = a.net.transport;
 
   ns3::NboxJobHelper helper;
   helper.SetCommunicatorAttribute("Channels", ns3::UintegerValue(s.collectives.channels));
@@ -133,7 +129,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s) {
       }
     }
   }
-  a.job = helper.Install(a.net.network, a.transport, programs, a.net.rank_to_host);
+  a.job = helper.Install(a.transport, programs);
   return a;
 }
 
@@ -159,7 +155,7 @@ RunResult CollectResult(const scenario::Scenario& s, const JobAssembly& a,
     break;  // the first rank's program
   }
   r.summary = Summarize(*a.job->GetRecords());
-  r.network = a.net.network->GetStats();
+  r.network = a.net.model->GetStats();
   r.transport = a.transport->GetStats();
   r.events = loop.events;
   r.simulated_s = loop.simulated_s;

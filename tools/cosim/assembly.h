@@ -1,5 +1,6 @@
-// Turns a Scenario into a ready-to-run ns-3 simulation: topology, network, transport, the
-// ranks' programs and the job. The benchmark reuses the first half (the network alone).
+// Turns a Scenario into a ready-to-run ns-3 simulation: topology, network model (packet or
+// flow, with its transport), the ranks' programs and the job. The benchmark reuses the first
+// half (the network alone).
 #pragma once
 
 #include <memory>
@@ -7,7 +8,6 @@
 
 #include "ns3/nbox-job.h"
 #include "ns3/nbox-network-helper.h"
-#include "ns3/nbox-tcp-transport.h"
 #include "ns3/nbox-transport.h"
 #include "tools/cosim/run_result.h"
 #include "tools/cosim/sim_loop.h"
@@ -23,17 +23,22 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& scenario);
 struct NetworkAssembly {
   topo::Topology topology;
   std::vector<int> rank_to_host;
+  ns3::Ptr<ns3::NboxNetworkModel> model;  // the network.model's counters, whatever the model
+  // The packet model's ns-3 network (nodes, devices, queues); null for the flow model.
   ns3::Ptr<ns3::NboxNetwork> network;
+  // The model's messages: NboxTcpTransport, NboxRoceTransport, NboxFlowTransport.
+  ns3::Ptr<ns3::NboxTransport> transport;
 };
 
 struct JobAssembly {
   NetworkAssembly net;
   Workload workload;                       // every rank's program; with real ranks, theirs are null
-  ns3::Ptr<ns3::NboxTransport> transport;  // NboxTcpTransport, or NboxRoceTransport for roce
+  ns3::Ptr<ns3::NboxTransport> transport;  // net.transport
   ns3::Ptr<ns3::NboxJob> job;
 };
 
-// Seeds ns-3's RNG from job.seed and builds the network. Call on a fresh simulator.
+// Seeds ns-3's RNG from job.seed and builds the network model and its transport. Call on a
+// fresh simulator.
 NetworkAssembly AssembleNetwork(const scenario::Scenario& scenario);
 // The network plus the job on it, ready for RunSimulation.
 JobAssembly AssembleJob(const scenario::Scenario& scenario);

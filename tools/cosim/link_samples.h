@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "ns3/nbox-network.h"
+#include "ns3/nbox-network-model.h"
 
 namespace nbox::cosim {
 
 class LinkSampler {
  public:
-  explicit LinkSampler(ns3::Ptr<ns3::NboxNetwork> network);
+  explicit LinkSampler(ns3::Ptr<ns3::NboxNetworkModel> network);
 
   // Records every port's state at simulated time `now_s`.
   void Sample(double now_s);
@@ -22,9 +22,9 @@ class LinkSampler {
   std::string Csv(const ns3::NboxNetworkStats& names, double origin_s) const;
 
  private:
-  ns3::Ptr<ns3::NboxNetwork> network_;
+  ns3::Ptr<ns3::NboxNetworkModel> network_;
   std::vector<double> times_;
-  std::vector<std::vector<ns3::NboxNetwork::PortSample>> samples_;
+  std::vector<std::vector<ns3::NboxNetworkModel::PortSample>> samples_;
 };
 
 }  // namespace nbox::cosim

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     auto job = assembly.job;
     // Sampling links rides on the loop's slices: one slice per sample.
     const double link_sample_s = scenario.output.link_sample_s;
-    nbox::cosim::LinkSampler sampler(assembly.net.network);
+    nbox::cosim::LinkSampler sampler(assembly.net.model);
     std::function<void()> after_slice;
     if (link_sample_s > 0) {
       sampler.Sample(ns3::Simulator::Now().GetSeconds());

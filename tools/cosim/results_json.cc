@@ -85,9 +85,15 @@ ordered_json CollectivesJson(const JobSummary& summary) {
   return out;
 }
 
+// A figure the network model does not produce is null, never 0; `absent` says why.
+ordered_json Figure(const ns3::NboxNetworkStats& net, const char* name, ordered_json value) {
+  return net.absent.count(name) ? ordered_json(nullptr) : value;
+}
+
 // `pfc`: the RoCE path, whose ports also report PFC pauses and paused time.
 ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransportStats& tr,
                          bool pfc) {
+  pfc = pfc && !net.absent.count("pfc_pauses");
   ordered_json ports = ordered_json::array();
   for (const auto& p : net.ports) {
     ports.push_back({{"from", p.fromNode},
@@ -96,33 +102,40 @@ ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransp
                      {"link", p.linkId},
                      {"tx_bytes", p.txBytes},
                      {"tx_packets", p.txPackets},
-                     {"drops", p.drops},
-                     {"ecn_marks", p.ecnMarks},
-                     {"peak_queue_bytes", p.peakQueueBytes}});
+                     {"drops", Figure(net, "drops", p.drops)},
+                     {"ecn_marks", Figure(net, "ecn_marks", p.ecnMarks)},
+                     {"peak_queue_bytes", Figure(net, "peak_queue_bytes", p.peakQueueBytes)}});
     if (pfc) {
       ports.back()["pfc_pauses_sent"] = p.pfcPausesSent;
       ports.back()["pfc_pauses_received"] = p.pfcPausesReceived;
       ports.back()["paused_s"] = p.pausedSeconds;
     }
   }
-  ordered_json out = {{"payload_bytes_sent", tr.bytesSent},
-                      {"payload_bytes_delivered", tr.bytesDelivered},
-                      {"messages_sent", tr.messagesSent},
-                      {"messages_delivered", tr.messagesDelivered},
-                      {"connections", tr.connections},
-                      {"host_wire_bytes", net.hostTxBytes},
-                      {"wire_bytes", net.wireBytes},
-                      {"drops", net.drops},
-                      {"retransmissions", tr.retransmissions},
-                      {"retransmitted_bytes", tr.retransmittedBytes},
-                      {"ecn_marks", net.ecnMarks},
-                      {"peak_queue_bytes", net.peakQueueBytes},
-                      {"peak_queue_port", net.peakQueuePort},
-                      {"ports", std::move(ports)}};
+  const bool queues = !net.absent.count("peak_queue_bytes");
+  ordered_json out = {
+      {"payload_bytes_sent", tr.bytesSent},
+      {"payload_bytes_delivered", tr.bytesDelivered},
+      {"messages_sent", tr.messagesSent},
+      {"messages_delivered", tr.messagesDelivered},
+      {"connections", tr.connections},
+      {"host_wire_bytes", net.hostTxBytes},
+      {"wire_bytes", net.wireBytes},
+      {"drops", Figure(net, "drops", net.drops)},
+      {"retransmissions", Figure(net, "retransmissions", tr.retransmissions)},
+      {"retransmitted_bytes", Figure(net, "retransmissions", tr.retransmittedBytes)},
+      {"ecn_marks", Figure(net, "ecn_marks", net.ecnMarks)},
+      {"peak_queue_bytes", Figure(net, "peak_queue_bytes", net.peakQueueBytes)},
+      {"peak_queue_port", queues ? ordered_json(net.peakQueuePort) : nullptr},
+      {"ports", std::move(ports)}};
   if (pfc) {
     out["pfc_pauses_sent"] = net.pfcPausesSent;
     out["pfc_pauses_received"] = net.pfcPausesReceived;
     out["paused_s"] = net.pausedSeconds;  // summed over ports
+  }
+  if (!net.absent.empty()) {
+    ordered_json absent = ordered_json::object();
+    for (const auto& [figure, why] : net.absent) absent[figure] = why;
+    out["absent"] = std::move(absent);
   }
   return out;
 }

@@ -195,6 +195,13 @@ void PrintNetwork(const RunResult& r, std::ostream& out) {
       FormatBytes(static_cast<double>(t.bytesDelivered)),
       FormatBytes(static_cast<double>(t.bytesSent)), t.messagesSent,
       FormatBytes(static_cast<double>(n.wireBytes)));
+  if (!n.absent.empty()) {
+    // The model does not produce these (the flow model has no packets): say so, never 0.
+    std::string names;
+    for (const auto& [figure, why] : n.absent) names += (names.empty() ? "" : ", ") + figure;
+    out << fmt::format("             {}: not produced, {}\n", names, n.absent.begin()->second);
+    return;
+  }
   out << fmt::format("             drops {}, retransmissions {}, ECN marks {}, peak queue {}{}\n",
                      n.drops, t.retransmissions, n.ecnMarks,
                      FormatBytes(static_cast<double>(n.peakQueueBytes)),
@@ -215,7 +222,13 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
   out << fmt::format("  topology   {} [{} hosts, {} switches, {} links]\n", r.topology_description,
                      r.hosts, r.switches, r.links);
   PrintWorkload(r, roles, out);
-  if (r.scenario.network.transport == "roce") {
+  if (r.scenario.network.model == "flow") {
+    // Congestion control, queues and ECN do not exist in the flow model: only the framing
+    // (headers per packet) and the ECMP hashing of the transport count.
+    out << fmt::format(
+        "  network    flow model (max-min fair rates), {} framing and ECMP, MTU {}\n",
+        Setting(r, "network.transport"), Setting(r, "network.mtu"));
+  } else if (r.scenario.network.transport == "roce") {
     out << fmt::format("  network    roce {}, PFC {}, MTU {}, switch buffer {}, ECN {}..{} p {}\n",
                        Setting(r, "roce.cc"), Setting(r, "roce.pfc"), Setting(r, "network.mtu"),
                        Setting(r, "roce.buffer"), Setting(r, "roce.ecn_kmin"),

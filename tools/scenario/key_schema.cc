@@ -76,6 +76,11 @@ std::vector<KeySpec> TopologyKeys() {
 std::vector<KeySpec> NetworkKeys() {
   auto net = [](auto member) { return FieldOf(&Scenario::network, member); };
   return {
+      {"network", "model",
+       "how the network is simulated: packet (every packet through queues, the reference) or "
+       "flow (link rates shared max-min fairly among the flows on their routes; no packets, "
+       "queues or losses; thousands of GPUs in seconds)",
+       Choice(net(&NetworkSection::model), {"packet", "flow"})},
       {"network", "transport", "how messages cross the network",
        Choice(net(&NetworkSection::transport), {"tcp", "roce"})},
       {"network", "tcp_cc", "TCP congestion control (ns-3's TcpNewReno, TcpCubic, ...)",

@@ -44,6 +44,7 @@ struct TopologySection {
 };
 
 struct NetworkSection {
+  std::string model = "packet";   // packet | flow (docs/DESIGN.md, "Network models")
   std::string transport = "tcp";  // tcp | roce
   std::string tcp_cc = "cubic";   // newreno | cubic | dctcp | bbr
   uint32_t mtu = 1500;

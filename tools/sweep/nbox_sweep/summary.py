@@ -33,7 +33,8 @@ from nbox_sweep.errors import SweepError
 FIXED_COLUMNS = ["point", "status", "exit_code", "error"]
 METRIC_COLUMNS = ["steady_iteration_time_s", "steady_exposed_comm_s"]
 NETWORK_COLUMNS = ["drops", "retransmissions", "ecn_marks", "peak_queue_bytes"]
-# results.json key of each PFC column; absent (the TCP path) counts as 0.
+# results.json key of each PFC column; missing (the TCP path) counts as 0, but a model that
+# does not produce pauses (network.absent names "pfc_pauses": the flow model) leaves it empty.
 PFC_COLUMNS = {"pauses": "pfc_pauses_sent", "paused_s": "paused_s"}
 BUSBW_PREFIX = "busbw_GBps_"
 EXPOSED_PREFIX = "exposed_s_"
@@ -91,9 +92,10 @@ def metrics_from_results(results: Dict) -> Dict:
     for op, busbw in last_iteration_busbw(results["collectives"]).items():
         row[BUSBW_PREFIX + op] = busbw
     for key in NETWORK_COLUMNS:
-        row[key] = network[key]
+        row[key] = network[key]  # null when the model does not produce it
+    absent = network.get("absent", {})
     for column, key in PFC_COLUMNS.items():
-        row[column] = network.get(key, 0)
+        row[column] = None if "pfc_pauses" in absent else network.get(key, 0)
     return row
 
 

@@ -1,0 +1,226 @@
+#include "nbox-flow-network.h"
+
+#include "ns3/abort.h"
+#include "ns3/enum.h"
+#include "ns3/uinteger.h"
+
+#include <cmath>
+
+namespace ns3
+{
+
+NS_OBJECT_ENSURE_REGISTERED(NboxFlowNetwork);
+
+namespace
+{
+
+// The packet model's framing (ns3-module/README.md): TCP segments carry MTU - 52 bytes
+// (IPv4 20, TCP 20, timestamps 12) and PPP adds 2 bytes on the wire; a RoCEv2 packet carries
+// MTU - 44 bytes (IPv4 20, UDP 8, BTH 12, ICRC 4) and puts payload + 62 on the wire
+// (Ethernet 14 and FCS 4 besides).
+constexpr uint32_t kTcpIpHeaderBytes = 52;
+constexpr uint32_t kPppHeaderBytes = 2;
+constexpr uint32_t kRoceIpMtuOverhead = 44;
+constexpr uint32_t kRoceWireOverhead = 62;
+
+const std::string kNoPackets = "the flow model shares link rates among flows (max-min) and has "
+                               "no packets or queues";
+
+} // namespace
+
+TypeId
+NboxFlowNetwork::GetTypeId()
+{
+    static TypeId tid
+        = TypeId("ns3::NboxFlowNetwork")
+              .SetParent<NboxNetworkModel>()
+              .SetGroupName("Nbox")
+              .AddConstructor<NboxFlowNetwork>()
+              .AddAttribute("Mtu",
+                            "IP MTU in bytes: with the packet format, the payload per packet and "
+                            "the header bytes each costs on the wire.",
+                            UintegerValue(1500), MakeUintegerAccessor(&NboxFlowNetwork::m_mtu),
+                            MakeUintegerChecker<uint32_t>(576, 65535))
+              .AddAttribute("PacketFormat",
+                            "Whose headers and ECMP hashing the model follows: the TCP path's or "
+                            "the RoCE path's.",
+                            EnumValue(TCP_PACKETS), MakeEnumAccessor(&NboxFlowNetwork::m_format),
+                            MakeEnumChecker(TCP_PACKETS, "tcp", ROCE_PACKETS, "roce"))
+              .AddAttribute("EcmpSeed",
+                            "Seed of the per-flow ECMP hash (the packet model's job.seed).",
+                            UintegerValue(1), MakeUintegerAccessor(&NboxFlowNetwork::m_ecmpSeed),
+                            MakeUintegerChecker<uint64_t>());
+    return tid;
+}
+
+NboxFlowNetwork::NboxFlowNetwork()
+    : m_mtu(1500)
+    , m_format(TCP_PACKETS)
+    , m_ecmpSeed(1)
+{
+}
+
+void
+NboxFlowNetwork::Build(const nbox::topo::Topology& topology)
+{
+    NS_ABORT_MSG_IF(m_topology, "NboxFlowNetwork::Build: called twice");
+    m_topology = std::make_unique<nbox::topo::Topology>(topology);
+    m_paths = std::make_unique<NboxFlowPaths>(*m_topology,
+                                              m_format == TCP_PACKETS ? NboxFlowPaths::TCP_HASHING
+                                                                      : NboxFlowPaths::ROCE_HASHING,
+                                              m_ecmpSeed);
+    const auto& graph = m_topology->graph;
+    for (uint32_t id = 0; id < m_topology->links.size(); ++id)
+    {
+        const auto& edge = m_topology->links[id];
+        const nbox::topo::Vertex ends[2] = {boost::source(edge, graph), boost::target(edge, graph)};
+        for (int side = 0; side < 2; ++side)
+        {
+            Port port;
+            port.linkId = id;
+            port.fromNode = graph[ends[side]].name;
+            port.toNode = graph[ends[1 - side]].name;
+            port.fromSwitch = graph[ends[side]].kind == nbox::topo::NodeKind::kSwitch;
+            port.rateBps = graph[edge].rate_bps;
+            port.latencySeconds = graph[edge].latency_s;
+            m_solver.AddResource(port.rateBps / 8);
+            m_ports.push_back(std::move(port));
+        }
+    }
+}
+
+uint32_t
+NboxFlowNetwork::GetNHosts() const
+{
+    return m_topology ? static_cast<uint32_t>(m_topology->hosts.size()) : 0;
+}
+
+std::vector<uint32_t>
+NboxFlowNetwork::Path(uint32_t srcHost, uint32_t dstHost, NboxFlowPaths::ConnectionId id) const
+{
+    NS_ABORT_MSG_UNLESS(m_paths, "NboxFlowNetwork: Build() was not called");
+    return m_paths->Path(srcHost, dstHost, id);
+}
+
+uint32_t
+NboxFlowNetwork::GetPacketPayload() const
+{
+    return m_mtu - (m_format == TCP_PACKETS ? kTcpIpHeaderBytes : kRoceIpMtuOverhead);
+}
+
+uint32_t
+NboxFlowNetwork::GetPacketWireBytes(uint32_t payload) const
+{
+    return payload
+         + (m_format == TCP_PACKETS ? kTcpIpHeaderBytes + kPppHeaderBytes : kRoceWireOverhead);
+}
+
+double
+NboxFlowNetwork::GetWireRatio() const
+{
+    const uint32_t payload = GetPacketPayload();
+    return static_cast<double>(GetPacketWireBytes(payload)) / payload;
+}
+
+double
+NboxFlowNetwork::GetPortRateBps(uint32_t port) const
+{
+    return m_ports.at(port).rateBps;
+}
+
+double
+NboxFlowNetwork::GetPortLatencySeconds(uint32_t port) const
+{
+    return m_ports.at(port).latencySeconds;
+}
+
+NboxMaxMinSolver&
+NboxFlowNetwork::GetSolver()
+{
+    return m_solver;
+}
+
+void
+NboxFlowNetwork::CountWireBytes(const std::vector<uint32_t>& ports, double wireBytes)
+{
+    for (uint32_t port : ports)
+    {
+        m_ports[port].wireBytes += wireBytes;
+    }
+}
+
+void
+NboxFlowNetwork::CountPackets(const std::vector<uint32_t>& ports, uint64_t packets)
+{
+    for (uint32_t port : ports)
+    {
+        m_ports[port].packets += packets;
+    }
+}
+
+void
+NboxFlowNetwork::SetFlush(std::function<void()> flush)
+{
+    m_flush = std::move(flush);
+}
+
+NboxNetworkStats
+NboxFlowNetwork::GetStats() const
+{
+    if (m_flush)
+    {
+        m_flush();
+    }
+    NboxNetworkStats stats;
+    for (const Port& p : m_ports)
+    {
+        NboxPortStats s;
+        s.fromNode = p.fromNode;
+        s.toNode = p.toNode;
+        s.linkId = p.linkId;
+        s.fromSwitch = p.fromSwitch;
+        s.txBytes = static_cast<uint64_t>(std::llround(p.wireBytes));
+        s.txPackets = p.packets;
+        stats.wireBytes += s.txBytes;
+        if (!p.fromSwitch)
+        {
+            stats.hostTxBytes += s.txBytes;
+        }
+        stats.ports.push_back(std::move(s));
+    }
+    for (const char* figure :
+         {"drops", "ecn_marks", "peak_queue_bytes", "pfc_pauses", "retransmissions"})
+    {
+        stats.absent[figure] = kNoPackets;
+    }
+    return stats;
+}
+
+void
+NboxFlowNetwork::SamplePorts(std::vector<PortSample>& samples) const
+{
+    if (m_flush)
+    {
+        m_flush();
+    }
+    samples.resize(m_ports.size());
+    for (size_t i = 0; i < m_ports.size(); ++i)
+    {
+        samples[i] = {static_cast<uint64_t>(std::llround(m_ports[i].wireBytes)), 0};
+    }
+}
+
+uint32_t
+NboxFlowNetwork::GetNPorts() const
+{
+    return static_cast<uint32_t>(m_ports.size());
+}
+
+void
+NboxFlowNetwork::DoDispose()
+{
+    m_flush = nullptr;
+    NboxNetworkModel::DoDispose();
+}
+
+} // namespace ns3

@@ -1,0 +1,105 @@
+/*
+ * The flow model's network (network.model = flow): every link direction of a topology as a
+ * capacity shared max-min fairly among the connections whose route crosses it, with no
+ * packets, queues or losses (docs/DESIGN.md, "The flow model").
+ *
+ * A port carries wire bytes: a connection's payload rate costs it payload x wire/payload of
+ * the chosen transport's full packets (TCP: MTU + 2 bytes of PPP per MTU - 52 bytes of
+ * payload; RoCE: payload + 62 bytes per MTU - 44 bytes of payload), as in the packet model.
+ * Routes and the per-flow ECMP choice are the packet model's (NboxFlowPaths).
+ * NboxFlowTransport moves messages over it.
+ */
+#ifndef NBOX_FLOW_NETWORK_H
+#define NBOX_FLOW_NETWORK_H
+
+#include "ns3/nbox-flow-paths.h"
+#include "ns3/nbox-max-min-solver.h"
+#include "ns3/nbox-network-model.h"
+
+#include "topologies/topology.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+class NboxFlowNetwork : public NboxNetworkModel
+{
+  public:
+    /** Whose packets (header overheads) and whose ECMP hashing the model follows. */
+    enum PacketFormat
+    {
+        TCP_PACKETS,
+        ROCE_PACKETS,
+    };
+
+    static TypeId GetTypeId();
+    NboxFlowNetwork();
+
+    /** Builds ports and routes from `topology` (copied). Call once, after the attributes. */
+    void Build(const nbox::topo::Topology& topology);
+
+    uint32_t GetNHosts() const;
+    /** Ports from host `srcHost` to `dstHost` for a connection (NboxFlowPaths::Path). */
+    std::vector<uint32_t> Path(uint32_t srcHost, uint32_t dstHost,
+                               NboxFlowPaths::ConnectionId id) const;
+
+    /** Payload bytes in a full packet, and the bytes one packet of `payload` puts on the wire. */
+    uint32_t GetPacketPayload() const;
+    uint32_t GetPacketWireBytes(uint32_t payload) const;
+    /** Wire bytes per payload byte of full packets: a connection's weight on its ports. */
+    double GetWireRatio() const;
+
+    double GetPortRateBps(uint32_t port) const;
+    double GetPortLatencySeconds(uint32_t port) const;
+
+    /** Solver whose resource i is port i (capacity in wire bytes per second). */
+    NboxMaxMinSolver& GetSolver();
+
+    /** Counts `wireBytes` (may be a small negative correction) on each of `ports`. */
+    void CountWireBytes(const std::vector<uint32_t>& ports, double wireBytes);
+    /** Counts `packets` on each of `ports`. */
+    void CountPackets(const std::vector<uint32_t>& ports, uint64_t packets);
+
+    // NboxNetworkModel
+    NboxNetworkStats GetStats() const override;
+    void SamplePorts(std::vector<PortSample>& samples) const override;
+    uint32_t GetNPorts() const override;
+
+    /**
+     * Called before SamplePorts and GetStats to bring the byte counters of connections still
+     * sending up to now (NboxFlowTransport registers itself).
+     */
+    void SetFlush(std::function<void()> flush);
+
+  private:
+    void DoDispose() override;
+
+    struct Port
+    {
+        uint32_t linkId = 0;
+        std::string fromNode;
+        std::string toNode;
+        bool fromSwitch = false;
+        double rateBps = 0;
+        double latencySeconds = 0;
+        double wireBytes = 0;
+        uint64_t packets = 0;
+    };
+
+    uint32_t m_mtu;
+    PacketFormat m_format;
+    uint64_t m_ecmpSeed;
+    std::unique_ptr<nbox::topo::Topology> m_topology;
+    std::unique_ptr<NboxFlowPaths> m_paths;
+    std::vector<Port> m_ports;
+    NboxMaxMinSolver m_solver;
+    std::function<void()> m_flush;
+};
+
+} // namespace ns3
+
+#endif /* NBOX_FLOW_NETWORK_H */

@@ -1,0 +1,300 @@
+#include "nbox-flow-transport.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("NboxFlowTransport");
+
+NS_OBJECT_ENSURE_REGISTERED(NboxFlowTransport);
+
+TypeId
+NboxFlowTransport::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::NboxFlowTransport")
+                            .SetParent<NboxTransport>()
+                            .SetGroupName("Nbox")
+                            .AddConstructor<NboxFlowTransport>();
+    return tid;
+}
+
+NboxFlowTransport::NboxFlowTransport()
+    : m_solvePending(false)
+{
+}
+
+NboxFlowTransport::NboxFlowTransport(Ptr<NboxFlowNetwork> network,
+                                     const std::vector<int>& rankToHost)
+    : NboxFlowTransport()
+{
+    if (!network)
+    {
+        throw std::invalid_argument("NboxFlowTransport: no network");
+    }
+    for (size_t rank = 0; rank < rankToHost.size(); ++rank)
+    {
+        if (rankToHost[rank] < 0 || static_cast<uint32_t>(rankToHost[rank]) >= network->GetNHosts())
+        {
+            throw std::invalid_argument("NboxFlowTransport: rank " + std::to_string(rank)
+                                        + " is placed on missing host "
+                                        + std::to_string(rankToHost[rank]));
+        }
+    }
+    m_network = network;
+    m_rankToHost = rankToHost;
+    m_openedAtHost.assign(network->GetNHosts(), 0);
+    // Raw pointer: the network must not keep its transport alive (DoDispose clears it).
+    m_network->SetFlush([this]() { Flush(); });
+}
+
+NboxFlowTransport::~NboxFlowTransport() = default;
+
+void
+NboxFlowTransport::DoDispose()
+{
+    for (Connection& c : m_connections)
+    {
+        c.headSent.Cancel();
+        c.queue.clear();
+    }
+    if (m_network)
+    {
+        m_network->SetFlush(nullptr);
+    }
+    m_network = nullptr;
+    NboxTransport::DoDispose();
+}
+
+uint32_t
+NboxFlowTransport::HostOf(uint32_t rank) const
+{
+    if (rank >= m_rankToHost.size())
+    {
+        throw std::invalid_argument("NboxFlowTransport: rank " + std::to_string(rank)
+                                    + " is not placed");
+    }
+    return static_cast<uint32_t>(m_rankToHost[rank]);
+}
+
+uint32_t
+NboxFlowTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel)
+{
+    const auto key = std::make_tuple(srcRank, dstRank, channel);
+    auto it = m_connectionIds.find(key);
+    if (it != m_connectionIds.end())
+    {
+        return it->second;
+    }
+    const uint32_t srcHost = HostOf(srcRank);
+    const uint32_t dstHost = HostOf(dstRank);
+    if (srcHost == dstHost)
+    {
+        throw std::invalid_argument(
+            "NboxFlowTransport: ranks " + std::to_string(srcRank) + " and "
+            + std::to_string(dstRank) + " are both on host " + std::to_string(srcHost)
+            + "; traffic within a host is not modelled, so place communicating ranks on "
+              "different hosts");
+    }
+    const auto id = static_cast<uint32_t>(m_connections.size());
+    Connection c;
+    c.srcHost = srcHost;
+    c.dstHost = dstHost;
+    // The ordinals the packet model's hash sees: the TCP source port follows the source
+    // host's count of connections, the RoCE queue pair the job's.
+    c.ports = m_network->Path(srcHost, dstHost, {m_openedAtHost[srcHost]++, id});
+    const double weight = m_network->GetWireRatio();
+    for (uint32_t port : c.ports)
+    {
+        c.uses.push_back({port, weight});
+        c.propagationSeconds += m_network->GetPortLatencySeconds(port);
+    }
+    m_connections.push_back(std::move(c));
+    m_connectionIds.emplace(key, id);
+    ++m_stats.connections;
+    return id;
+}
+
+void
+NboxFlowTransport::Connect(uint32_t srcRank, uint32_t dstRank, uint32_t channel)
+{
+    GetOrOpen(srcRank, dstRank, channel);
+}
+
+void
+NboxFlowTransport::WhenAllConnected(std::function<void()> ready)
+{
+    // No handshake: connections are up from the start. Called back from an event, as the
+    // packet transports do, so the caller is never re-entered.
+    Simulator::ScheduleNow(std::move(ready));
+}
+
+void
+NboxFlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, uint64_t bytes,
+                        std::function<void()> delivered)
+{
+    NS_ABORT_MSG_IF(bytes == 0, "NboxFlowTransport::Send: empty message");
+    const uint32_t id = GetOrOpen(srcRank, dstRank, channel);
+    Connection& c = m_connections[id];
+    c.enqueued += bytes;
+    c.queue.push_back({c.enqueued, bytes, std::move(delivered)});
+    ++m_stats.messagesSent;
+    m_stats.bytesSent += bytes;
+    if (c.flow < 0)
+    {
+        c.lastUpdate = Simulator::Now();
+        c.rate = 0;
+        const uint32_t flow = m_network->GetSolver().AddFlow(c.uses);
+        if (flow >= m_connectionOfFlow.size())
+        {
+            m_connectionOfFlow.resize(flow + 1, kNoConnection);
+        }
+        m_connectionOfFlow[flow] = id;
+        c.flow = flow;
+        ScheduleSolve();
+    }
+}
+
+void
+NboxFlowTransport::Advance(Connection& c)
+{
+    const Time now = Simulator::Now();
+    if (c.rate > 0 && now > c.lastUpdate && !c.queue.empty())
+    {
+        const double head = static_cast<double>(c.queue.front().end);
+        const double step = std::min(c.rate * (now - c.lastUpdate).GetSeconds(), head - c.sent);
+        c.sent += step;
+        c.headWire += step * m_network->GetWireRatio();
+        m_network->CountWireBytes(c.ports, step * m_network->GetWireRatio());
+    }
+    c.lastUpdate = now;
+}
+
+void
+NboxFlowTransport::ScheduleHeadSent(uint32_t id)
+{
+    Connection& c = m_connections[id];
+    c.headSent.Cancel();
+    if (c.rate <= 0 || c.queue.empty())
+    {
+        return;
+    }
+    const double remaining = static_cast<double>(c.queue.front().end) - c.sent;
+    // Rounded up to the nanosecond, so the whole message has left when the event runs.
+    const auto ns = static_cast<int64_t>(std::ceil(std::max(0.0, remaining) / c.rate * 1e9));
+    c.headSent = Simulator::Schedule(NanoSeconds(ns), &NboxFlowTransport::HeadSent, this, id);
+}
+
+Time
+NboxFlowTransport::DeliveryDelay(const Connection& c, uint64_t messageBytes) const
+{
+    const uint64_t payload = m_network->GetPacketPayload();
+    const uint64_t packets = (messageBytes + payload - 1) / payload;
+    const auto lastPayload = static_cast<uint32_t>(messageBytes - (packets - 1) * payload);
+    const double lastWireBits = 8.0 * m_network->GetPacketWireBytes(lastPayload);
+    double seconds = c.propagationSeconds;
+    for (size_t hop = 1; hop < c.ports.size(); ++hop)
+    {
+        seconds += lastWireBits / m_network->GetPortRateBps(c.ports[hop]);
+    }
+    return NanoSeconds(static_cast<int64_t>(std::llround(seconds * 1e9)));
+}
+
+void
+NboxFlowTransport::HeadSent(uint32_t id)
+{
+    Connection& c = m_connections[id];
+    Advance(c);
+    Message message = std::move(c.queue.front());
+    c.queue.pop_front();
+    c.sent = static_cast<double>(message.end);
+    // The counters took the fluid share of wire bytes; correct to the message's exact framing
+    // (its last packet is short).
+    const uint64_t payload = m_network->GetPacketPayload();
+    const uint64_t packets = (message.bytes + payload - 1) / payload;
+    const double exactWire = static_cast<double>(message.bytes)
+                           + static_cast<double>(packets) * (m_network->GetPacketWireBytes(0));
+    m_network->CountWireBytes(c.ports, exactWire - c.headWire);
+    m_network->CountPackets(c.ports, packets);
+    c.headWire = 0;
+
+    const uint64_t bytes = message.bytes;
+    Simulator::Schedule(DeliveryDelay(c, bytes),
+                        [this, bytes, delivered = std::move(message.delivered)]()
+                        {
+                            ++m_stats.messagesDelivered;
+                            m_stats.bytesDelivered += bytes;
+                            if (delivered)
+                            {
+                                delivered();
+                            }
+                        });
+    if (!c.queue.empty())
+    {
+        ScheduleHeadSent(id);
+        return;
+    }
+    m_network->GetSolver().RemoveFlow(static_cast<uint32_t>(c.flow));
+    m_connectionOfFlow[c.flow] = kNoConnection;
+    c.flow = -1;
+    c.rate = 0;
+    ScheduleSolve();
+}
+
+void
+NboxFlowTransport::ScheduleSolve()
+{
+    if (m_solvePending)
+    {
+        return;
+    }
+    // Every change at this instant is solved together (a collective step starts many flows
+    // at once): one event after the ones already scheduled now.
+    m_solvePending = true;
+    Simulator::ScheduleNow(&NboxFlowTransport::Solve, this);
+}
+
+void
+NboxFlowTransport::Solve()
+{
+    m_solvePending = false;
+    if (!m_network)
+    {
+        return;
+    }
+    m_network->GetSolver().Solve(m_changes);
+    for (const NboxMaxMinSolver::Change& change : m_changes)
+    {
+        const uint32_t id = m_connectionOfFlow[change.flow];
+        Connection& c = m_connections[id];
+        Advance(c); // at the old rate, up to now
+        c.rate = m_network->GetSolver().GetRate(change.flow);
+        ScheduleHeadSent(id);
+    }
+}
+
+void
+NboxFlowTransport::Flush()
+{
+    for (Connection& c : m_connections)
+    {
+        if (c.flow >= 0)
+        {
+            Advance(c);
+        }
+    }
+}
+
+NboxTransportStats
+NboxFlowTransport::GetStats() const
+{
+    return m_stats;
+}
+
+} // namespace ns3

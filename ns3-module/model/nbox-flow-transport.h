@@ -1,0 +1,101 @@
+/*
+ * NboxTransport over the flow model (docs/DESIGN.md, "The flow model").
+ *
+ * Connection (a, b, c) is one flow on its route through the NboxFlowNetwork while it has
+ * bytes to send; its messages leave in order at the max-min fair rate the solver gives it,
+ * recomputed (for the connections that share links with a change) whenever a connection
+ * starts or stops sending. A message is delivered when its last byte has left the source,
+ * plus the route's propagation delay, plus the time each further hop takes to forward its
+ * last packet (store and forward). Connections are up at once: the model has no handshake.
+ */
+#ifndef NBOX_FLOW_TRANSPORT_H
+#define NBOX_FLOW_TRANSPORT_H
+
+#include "ns3/event-id.h"
+#include "ns3/nbox-flow-network.h"
+#include "ns3/nbox-transport.h"
+#include "ns3/nstime.h"
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <tuple>
+#include <vector>
+
+namespace ns3
+{
+
+class NboxFlowTransport : public NboxTransport
+{
+  public:
+    static TypeId GetTypeId();
+    NboxFlowTransport();
+    /** Places rank r on host rankToHost[r] of `network`. */
+    NboxFlowTransport(Ptr<NboxFlowNetwork> network, const std::vector<int>& rankToHost);
+    ~NboxFlowTransport() override;
+
+    // NboxTransport
+    void Connect(uint32_t srcRank, uint32_t dstRank, uint32_t channel) override;
+    void WhenAllConnected(std::function<void()> ready) override;
+    void Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, uint64_t bytes,
+              std::function<void()> delivered) override;
+    NboxTransportStats GetStats() const override;
+
+    /** Brings every sending connection's byte count (and its ports' counters) up to now. */
+    void Flush();
+
+  private:
+    void DoDispose() override;
+
+    struct Message
+    {
+        uint64_t end; //!< the connection's byte offset just past this message
+        uint64_t bytes;
+        std::function<void()> delivered;
+    };
+
+    struct Connection
+    {
+        uint32_t srcHost = 0;
+        uint32_t dstHost = 0;
+        std::vector<uint32_t> ports;
+        std::vector<NboxMaxMinSolver::Use> uses;
+        double propagationSeconds = 0; //!< sum of the route's link latencies
+        std::deque<Message> queue;     //!< the head is leaving
+        uint64_t enqueued = 0;         //!< bytes handed to Send so far
+        double sent = 0;               //!< bytes that have left the source
+        double headWire = 0;           //!< wire bytes counted for the head so far
+        double rate = 0;               //!< payload bytes per second
+        Time lastUpdate;
+        int64_t flow = -1; //!< solver flow while sending
+        EventId headSent;
+    };
+
+    static constexpr uint32_t kNoConnection = UINT32_MAX;
+
+    uint32_t HostOf(uint32_t rank) const;
+    uint32_t GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel);
+    /** Counts what connection `c` sent since its last update at its current rate. */
+    void Advance(Connection& c);
+    /** Schedules the end of `c`'s head message at its current rate. */
+    void ScheduleHeadSent(uint32_t id);
+    void HeadSent(uint32_t id);
+    /** Delay from the last byte leaving the source to its arrival: latency and forwarding. */
+    Time DeliveryDelay(const Connection& c, uint64_t messageBytes) const;
+    void ScheduleSolve();
+    void Solve();
+
+    Ptr<NboxFlowNetwork> m_network;
+    std::vector<int> m_rankToHost;
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> m_connectionIds;
+    std::vector<Connection> m_connections;
+    std::vector<uint32_t> m_openedAtHost;     //!< per host: connections it opened
+    std::vector<uint32_t> m_connectionOfFlow; //!< solver flow id -> connection
+    std::vector<NboxMaxMinSolver::Change> m_changes;
+    bool m_solvePending;
+    NboxTransportStats m_stats;
+};
+
+} // namespace ns3
+
+#endif /* NBOX_FLOW_TRANSPORT_H */

@@ -1,0 +1,121 @@
+/*
+ * Weighted max-min fair sharing of resources (link directions) among flows: the rate
+ * allocation of the flow model (docs/DESIGN.md, "The flow model").
+ *
+ * A flow uses a set of resources, each with a weight (bytes the resource carries per byte of
+ * the flow's rate: headers make it a little above 1). Rates are max-min fair: no flow can get
+ * more without taking from a flow that has no more than it. Progressive filling computes them:
+ * every unfixed flow's rate rises together until some resource is full; the flows through it
+ * are fixed at that rate; repeat. With weights w_fr, resource r is full at common rate
+ * (C_r - load of its fixed flows) / sum of its unfixed flows' weights.
+ *
+ * Incremental: adding or removing a flow marks its resources; Solve() recomputes only the
+ * flows connected to a marked resource through shared resources (the component, whose rates
+ * alone can change), and says which flows' rates changed. Deterministic: the same calls give
+ * the same rates bit for bit.
+ */
+#ifndef NBOX_MAX_MIN_SOLVER_H
+#define NBOX_MAX_MIN_SOLVER_H
+
+#include <cstdint>
+#include <vector>
+
+namespace ns3
+{
+
+class NboxMaxMinSolver
+{
+  public:
+    /** One resource a flow uses, and how many of its bytes per byte of the flow. */
+    struct Use
+    {
+        uint32_t resource;
+        double weight; //!< > 0
+    };
+
+    /** A flow whose rate Solve() changed, with its rate before. */
+    struct Change
+    {
+        uint32_t flow;
+        double oldRate;
+    };
+
+    /** Adds a resource of `capacity` (> 0, any unit per second) and returns its id. */
+    uint32_t AddResource(double capacity);
+    uint32_t GetNResources() const;
+    double GetCapacity(uint32_t resource) const;
+
+    /**
+     * Adds a flow over `uses` (at least one, resources distinct and existing) and returns its
+     * id (ids of removed flows are reused). Its rate is 0 until the next Solve().
+     */
+    uint32_t AddFlow(const std::vector<Use>& uses);
+    /** Removes a live flow; the others sharing its resources get their new rates at Solve(). */
+    void RemoveFlow(uint32_t flow);
+
+    /**
+     * Recomputes the rates of the flows connected to a resource touched since the last call,
+     * and fills `changed` (cleared first) with the live flows whose rate changed, in the order
+     * the search met them.
+     */
+    void Solve(std::vector<Change>& changed);
+
+    double GetRate(uint32_t flow) const;
+    /** Sum of weight x rate of the live flows over `resource`: its load, at most its capacity. */
+    double GetLoad(uint32_t resource) const;
+    uint32_t GetNFlows() const; //!< live flows
+
+  private:
+    struct FlowUse
+    {
+        uint32_t resource;
+        double weight;
+        uint32_t slot; //!< index of this flow in the resource's member list
+    };
+
+    struct Flow
+    {
+        std::vector<FlowUse> uses;
+        double rate = 0;
+        bool live = false;
+        uint32_t seen = 0; //!< epoch of the last search that reached it
+        bool fixed = false;
+    };
+
+    struct Member
+    {
+        uint32_t flow;
+        uint32_t use; //!< index into the flow's uses
+    };
+
+    struct Resource
+    {
+        double capacity = 0;
+        std::vector<Member> members;
+        bool touched = false;
+        uint32_t seen = 0;
+        // Progressive filling state
+        double remaining = 0; //!< capacity minus the load of fixed flows
+        double weightSum = 0; //!< weights of the unfixed flows
+        uint32_t unfixed = 0; //!< members not yet fixed
+        uint32_t version = 0; //!< invalidates stale heap entries
+    };
+
+    /** Collects the component(s) of the touched resources into m_flowsFound, m_resourcesFound. */
+    void FindComponents();
+    void Fill(std::vector<Change>& changed);
+
+    std::vector<Flow> m_flows;
+    std::vector<uint32_t> m_freeFlows;
+    std::vector<Resource> m_resources;
+    std::vector<uint32_t> m_touched;
+    uint32_t m_epoch = 0;
+    uint32_t m_nLive = 0;
+    // Scratch buffers of Solve(), kept to avoid allocating on every call.
+    std::vector<uint32_t> m_flowsFound;
+    std::vector<uint32_t> m_resourcesFound;
+};
+
+} // namespace ns3
+
+#endif /* NBOX_MAX_MIN_SOLVER_H */

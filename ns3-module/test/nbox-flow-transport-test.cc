@@ -1,0 +1,166 @@
+/*
+ * NboxFlowTransport on closed forms: one message alone, flows sharing a link max-min fairly,
+ * a flow speeding up when another ends, framing per transport, bytes conserved on every port.
+ * Expected times are written out from the packet framing (headers per packet), not taken
+ * from the code under test.
+ */
+#include "nbox-test-util.h"
+
+#include "ns3/enum.h"
+#include "ns3/nbox-flow-network.h"
+#include "ns3/nbox-flow-transport.h"
+#include "ns3/uinteger.h"
+
+#include <cmath>
+#include <vector>
+
+namespace ns3
+{
+namespace test
+{
+namespace
+{
+
+constexpr double kRate = 10e9;    // every link, bits per second
+constexpr double kLatency = 1e-6; // every link
+constexpr uint32_t kMtu = 1500;
+// TCP framing: payload MTU - 52 (IPv4, TCP, timestamps), wire payload + 54 (PPP 2 more).
+constexpr double kTcpPayload = kMtu - 52;
+constexpr double kTcpPacketOverhead = 54;
+
+/** A star of `hosts` hosts; rank i on host i. */
+struct Star
+{
+    Ptr<NboxFlowNetwork> network;
+    Ptr<NboxFlowTransport> transport;
+
+    explicit Star(uint32_t hosts,
+                  NboxFlowNetwork::PacketFormat format = NboxFlowNetwork::TCP_PACKETS)
+    {
+        network = CreateObject<NboxFlowNetwork>();
+        network->SetAttribute("Mtu", UintegerValue(kMtu));
+        network->SetAttribute("PacketFormat", EnumValue(format));
+        network->Build(nbox::topo::MakeStar(hosts, kRate, kLatency));
+        std::vector<int> rankToHost;
+        for (uint32_t h = 0; h < hosts; ++h)
+        {
+            rankToHost.push_back(static_cast<int>(h));
+        }
+        transport = CreateObject<NboxFlowTransport>(network, rankToHost);
+    }
+};
+
+/** Seconds for `bytes` of payload at `rate` of wire, TCP framing of full packets. */
+double
+FluidSeconds(double bytes, double rateBps)
+{
+    return bytes * (kTcpPayload + kTcpPacketOverhead) / kTcpPayload * 8 / rateBps;
+}
+
+/** Latency of two hops plus the second hop forwarding the message's last packet. */
+double
+TailSeconds(uint64_t bytes)
+{
+    const auto payload = static_cast<uint64_t>(kTcpPayload);
+    const uint64_t lastPayload = bytes - (bytes - 1) / payload * payload;
+    return 2 * kLatency + (lastPayload + kTcpPacketOverhead) * 8 / kRate;
+}
+
+using NboxFlowTransportTest = NboxNs3Test;
+
+TEST_F(NboxFlowTransportTest, AMessageAloneTakesItsWireBytesAtLineRatePlusTheTail)
+{
+    Star star(2);
+    const uint64_t bytes = 1000000;
+    Time delivered;
+    star.transport->Send(0, 1, 0, bytes, [&]() { delivered = Simulator::Now(); });
+    RunFor(Seconds(1));
+    EXPECT_NEAR(delivered.GetSeconds(), FluidSeconds(bytes, kRate) + TailSeconds(bytes), 2e-9);
+    // Bytes conserved: the message's packets, framed, on both ports of its path.
+    const uint64_t packets = (bytes + 1447) / 1448;
+    const auto wire = static_cast<uint64_t>(bytes + packets * kTcpPacketOverhead);
+    const NboxNetworkStats stats = star.network->GetStats();
+    EXPECT_EQ(stats.ports[0].txBytes, wire); // h0 -> sw0
+    EXPECT_EQ(stats.ports[3].txBytes, wire); // sw0 -> h1 (link 1, second side)
+    EXPECT_EQ(stats.ports[1].txBytes + stats.ports[2].txBytes, 0u);
+    EXPECT_EQ(stats.ports[0].txPackets, packets);
+    EXPECT_EQ(stats.wireBytes, 2 * wire);
+    EXPECT_EQ(star.transport->GetStats().bytesDelivered, bytes);
+    EXPECT_EQ(stats.absent.count("drops"), 1u);
+}
+
+TEST_F(NboxFlowTransportTest, AnIncastSharesTheReceiversLinkEqually)
+{
+    Star star(4);
+    const uint64_t bytes = 3000000; // a multiple of no packet size: tails differ by nothing
+    std::vector<Time> delivered(3);
+    for (uint32_t src = 0; src < 3; ++src)
+    {
+        star.transport->Send(src, 3, 0, bytes, [&, src]() { delivered[src] = Simulator::Now(); });
+    }
+    RunFor(Seconds(1));
+    for (const Time& t : delivered)
+    {
+        EXPECT_NEAR(t.GetSeconds(), FluidSeconds(bytes, kRate / 3) + TailSeconds(bytes), 3e-9);
+    }
+}
+
+TEST_F(NboxFlowTransportTest, AFlowTakesTheWholeLinkOnceItsNeighbourEnds)
+{
+    Star star(3);
+    const uint64_t shortBytes = 1000000;
+    const uint64_t longBytes = 3000000;
+    Time shortDone;
+    Time longDone;
+    star.transport->Send(0, 2, 0, shortBytes, [&]() { shortDone = Simulator::Now(); });
+    star.transport->Send(1, 2, 0, longBytes, [&]() { longDone = Simulator::Now(); });
+    RunFor(Seconds(1));
+    // Both at half the link until the short one has left (2 x its fluid time), then the long
+    // one's remaining 2 MB alone at the full rate.
+    const double shortLeft = FluidSeconds(shortBytes, kRate / 2);
+    EXPECT_NEAR(shortDone.GetSeconds(), shortLeft + TailSeconds(shortBytes), 2e-9);
+    EXPECT_NEAR(longDone.GetSeconds(),
+                shortLeft + FluidSeconds(longBytes - shortBytes, kRate) + TailSeconds(longBytes),
+                3e-9);
+}
+
+TEST_F(NboxFlowTransportTest, MessagesOfAConnectionArriveInOrderBackToBack)
+{
+    Star star(2);
+    std::vector<uint32_t> order;
+    std::vector<Time> at;
+    for (uint32_t k = 0; k < 4; ++k)
+    {
+        star.transport->Send(0, 1, 0, 500000,
+                             [&, k]()
+                             {
+                                 order.push_back(k);
+                                 at.push_back(Simulator::Now());
+                             });
+    }
+    RunFor(Seconds(1));
+    ASSERT_EQ(order, (std::vector<uint32_t>{0, 1, 2, 3}));
+    // Each message leaves right after the one before: 4 x 500 kB at line rate in all (each
+    // message's end rounded up to the nanosecond).
+    EXPECT_NEAR(at.back().GetSeconds(), FluidSeconds(2000000, kRate) + TailSeconds(500000), 5e-9);
+    EXPECT_EQ(star.transport->GetStats().messagesDelivered, 4u);
+}
+
+TEST_F(NboxFlowTransportTest, RoceFramingCostsItsOwnHeaders)
+{
+    Star star(2, NboxFlowNetwork::ROCE_PACKETS);
+    // RoCEv2: payload MTU - 44 (IPv4 20, UDP 8, BTH 12, ICRC 4) per packet, payload + 62 on
+    // the wire (Ethernet 14 and FCS 4 besides).
+    const double payload = kMtu - 44;
+    const uint64_t bytes = 4 * static_cast<uint64_t>(payload) * 1000; // whole packets
+    Time delivered;
+    star.transport->Send(0, 1, 0, bytes, [&]() { delivered = Simulator::Now(); });
+    RunFor(Seconds(1));
+    const double expected
+        = bytes * (payload + 62) / payload * 8 / kRate + 2 * kLatency + (payload + 62) * 8 / kRate;
+    EXPECT_NEAR(delivered.GetSeconds(), expected, 2e-9);
+}
+
+} // namespace
+} // namespace test
+} // namespace ns3

@@ -1,0 +1,282 @@
+/*
+ * NboxMaxMinSolver: weighted max-min fair rates on hand-checked cases, and on random ones
+ * against the definition (every flow has a bottleneck: a full resource on which no flow gets
+ * more than it, per unit of weight) and against a fresh solve of the same flows.
+ */
+#include "ns3/nbox-max-min-solver.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <vector>
+
+namespace ns3
+{
+namespace test
+{
+namespace
+{
+
+using Use = NboxMaxMinSolver::Use;
+
+std::vector<NboxMaxMinSolver::Change>
+Solve(NboxMaxMinSolver& solver)
+{
+    std::vector<NboxMaxMinSolver::Change> changed;
+    solver.Solve(changed);
+    return changed;
+}
+
+TEST(NboxMaxMinSolver, FlowsOnOneLinkShareItEqually)
+{
+    NboxMaxMinSolver solver;
+    const uint32_t link = solver.AddResource(12);
+    const uint32_t a = solver.AddFlow({{link, 1}});
+    const uint32_t b = solver.AddFlow({{link, 1}});
+    const uint32_t c = solver.AddFlow({{link, 1}});
+    EXPECT_EQ(Solve(solver).size(), 3u);
+    EXPECT_DOUBLE_EQ(solver.GetRate(a), 4);
+    EXPECT_DOUBLE_EQ(solver.GetRate(b), 4);
+    EXPECT_DOUBLE_EQ(solver.GetRate(c), 4);
+    solver.RemoveFlow(b);
+    EXPECT_EQ(Solve(solver).size(), 2u);
+    EXPECT_DOUBLE_EQ(solver.GetRate(a), 6);
+    EXPECT_DOUBLE_EQ(solver.GetRate(c), 6);
+}
+
+// Link A (10) carries f1 and f2, link B (4) carries f2 and f3. B is the first bottleneck at 2
+// each; f1 then takes what is left of A: 10 - 2 = 8.
+TEST(NboxMaxMinSolver, ABottleneckElsewhereLeavesTheRestToTheOthers)
+{
+    NboxMaxMinSolver solver;
+    const uint32_t linkA = solver.AddResource(10);
+    const uint32_t linkB = solver.AddResource(4);
+    const uint32_t f1 = solver.AddFlow({{linkA, 1}});
+    const uint32_t f2 = solver.AddFlow({{linkA, 1}, {linkB, 1}});
+    const uint32_t f3 = solver.AddFlow({{linkB, 1}});
+    Solve(solver);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f2), 2);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f3), 2);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f1), 8);
+    EXPECT_DOUBLE_EQ(solver.GetLoad(linkA), 10);
+    EXPECT_DOUBLE_EQ(solver.GetLoad(linkB), 4);
+}
+
+// Parking lot: a long flow over n links and one short flow on each: every flow gets half.
+TEST(NboxMaxMinSolver, ParkingLotGivesEveryFlowHalf)
+{
+    NboxMaxMinSolver solver;
+    std::vector<Use> longPath;
+    std::vector<uint32_t> shorts;
+    for (int i = 0; i < 5; ++i)
+    {
+        const uint32_t link = solver.AddResource(100);
+        longPath.push_back({link, 1});
+        shorts.push_back(solver.AddFlow({{link, 1}}));
+    }
+    const uint32_t longFlow = solver.AddFlow(longPath);
+    Solve(solver);
+    EXPECT_DOUBLE_EQ(solver.GetRate(longFlow), 50);
+    for (uint32_t f : shorts)
+    {
+        EXPECT_DOUBLE_EQ(solver.GetRate(f), 50);
+    }
+}
+
+// Weights are wire bytes per payload byte: a flow of weight 2 and one of weight 1 on a link
+// of 12 rise together to x with 2x + x = 12.
+TEST(NboxMaxMinSolver, WeightsScaleWhatAFlowCostsALink)
+{
+    NboxMaxMinSolver solver;
+    const uint32_t link = solver.AddResource(12);
+    const uint32_t heavy = solver.AddFlow({{link, 2}});
+    const uint32_t light = solver.AddFlow({{link, 1}});
+    Solve(solver);
+    EXPECT_DOUBLE_EQ(solver.GetRate(heavy), 4);
+    EXPECT_DOUBLE_EQ(solver.GetRate(light), 4);
+    EXPECT_DOUBLE_EQ(solver.GetLoad(link), 12);
+}
+
+TEST(NboxMaxMinSolver, OnlyTheTouchedComponentIsRecomputed)
+{
+    NboxMaxMinSolver solver;
+    const uint32_t left = solver.AddResource(10);
+    const uint32_t right = solver.AddResource(10);
+    const uint32_t a = solver.AddFlow({{left, 1}});
+    const uint32_t b = solver.AddFlow({{right, 1}});
+    Solve(solver);
+    const uint32_t c = solver.AddFlow({{right, 1}});
+    const auto changed = Solve(solver);
+    std::set<uint32_t> flows;
+    for (const auto& change : changed)
+    {
+        flows.insert(change.flow);
+    }
+    EXPECT_EQ(flows, (std::set<uint32_t>{b, c}));
+    EXPECT_DOUBLE_EQ(solver.GetRate(a), 10);
+    EXPECT_DOUBLE_EQ(solver.GetRate(b), 5);
+    for (const auto& change : changed)
+    {
+        EXPECT_DOUBLE_EQ(change.oldRate, change.flow == b ? 10 : 0);
+    }
+    EXPECT_TRUE(Solve(solver).empty()); // nothing touched since
+}
+
+/** Random flows over random resources, with random weights. */
+struct RandomInstance
+{
+    std::vector<double> capacities;
+    std::vector<std::vector<Use>> flows;
+};
+
+RandomInstance
+MakeInstance(uint32_t seed, int resources, int flows)
+{
+    std::mt19937 rng(seed);
+    RandomInstance instance;
+    std::uniform_real_distribution<double> capacity(1, 100);
+    std::uniform_real_distribution<double> weight(1, 1.1);
+    std::uniform_int_distribution<int> pathLength(1, 5);
+    std::uniform_int_distribution<int> resource(0, resources - 1);
+    for (int r = 0; r < resources; ++r)
+    {
+        instance.capacities.push_back(capacity(rng));
+    }
+    for (int f = 0; f < flows; ++f)
+    {
+        std::set<int> path;
+        const int length = pathLength(rng);
+        while (static_cast<int>(path.size()) < length)
+        {
+            path.insert(resource(rng));
+        }
+        std::vector<Use> uses;
+        for (int r : path)
+        {
+            uses.push_back({static_cast<uint32_t>(r), weight(rng)});
+        }
+        instance.flows.push_back(uses);
+    }
+    return instance;
+}
+
+/** Checks max-min fairness by its definition: every flow crosses a full resource on which
+ * its rate is the largest. */
+void
+ExpectMaxMinFair(const NboxMaxMinSolver& solver, const RandomInstance& instance,
+                 const std::vector<uint32_t>& ids, const std::vector<bool>& live)
+{
+    const double tolerance = 1e-9;
+    std::vector<double> load(instance.capacities.size(), 0);
+    for (size_t f = 0; f < ids.size(); ++f)
+    {
+        if (!live[f])
+        {
+            continue;
+        }
+        EXPECT_GT(solver.GetRate(ids[f]), 0);
+        for (const Use& use : instance.flows[f])
+        {
+            load[use.resource] += use.weight * solver.GetRate(ids[f]);
+        }
+    }
+    for (size_t r = 0; r < load.size(); ++r)
+    {
+        EXPECT_LE(load[r], instance.capacities[r] * (1 + tolerance)) << "resource " << r;
+    }
+    for (size_t f = 0; f < ids.size(); ++f)
+    {
+        if (!live[f])
+        {
+            continue;
+        }
+        bool bottlenecked = false;
+        for (const Use& use : instance.flows[f])
+        {
+            const bool full
+                = load[use.resource] >= instance.capacities[use.resource] * (1 - tolerance);
+            bool largest = true;
+            for (size_t g = 0; g < ids.size() && largest; ++g)
+            {
+                if (!live[g])
+                {
+                    continue;
+                }
+                for (const Use& other : instance.flows[g])
+                {
+                    if (other.resource == use.resource
+                        && solver.GetRate(ids[g]) > solver.GetRate(ids[f]) * (1 + tolerance))
+                    {
+                        largest = false;
+                    }
+                }
+            }
+            bottlenecked |= full && largest;
+        }
+        EXPECT_TRUE(bottlenecked) << "flow " << f << " has no bottleneck";
+    }
+}
+
+TEST(NboxMaxMinSolver, RandomInstancesAreMaxMinFairAfterEveryChange)
+{
+    for (uint32_t seed = 1; seed <= 20; ++seed)
+    {
+        const RandomInstance instance = MakeInstance(seed, 30, 60);
+        NboxMaxMinSolver solver;
+        for (double c : instance.capacities)
+        {
+            solver.AddResource(c);
+        }
+        std::vector<uint32_t> ids;
+        std::vector<bool> live;
+        for (const auto& uses : instance.flows)
+        {
+            ids.push_back(solver.AddFlow(uses));
+            live.push_back(true);
+        }
+        Solve(solver);
+        ExpectMaxMinFair(solver, instance, ids, live);
+        // Remove every third flow, incrementally, and compare with a fresh solve.
+        for (size_t f = 0; f < ids.size(); f += 3)
+        {
+            solver.RemoveFlow(ids[f]);
+            live[f] = false;
+        }
+        Solve(solver);
+        ExpectMaxMinFair(solver, instance, ids, live);
+
+        // The same live flows added one by one to a new solver, solving after each addition:
+        // the end state must not depend on the path to it.
+        NboxMaxMinSolver fresh;
+        for (double c : instance.capacities)
+        {
+            fresh.AddResource(c);
+        }
+        for (size_t f = 0; f < ids.size(); ++f)
+        {
+            if (live[f])
+            {
+                fresh.AddFlow(instance.flows[f]);
+                Solve(fresh);
+            }
+        }
+        uint32_t id = 0;
+        for (size_t f = 0; f < ids.size(); ++f)
+        {
+            if (live[f])
+            {
+                EXPECT_NEAR(fresh.GetRate(id), solver.GetRate(ids[f]),
+                            1e-9 * solver.GetRate(ids[f]))
+                    << "seed " << seed << " flow " << f;
+                ++id;
+            }
+        }
+    }
+}
+
+} // namespace
+} // namespace test
+} // namespace ns3
