@@ -374,6 +374,20 @@ NboxCommunicator::StartNext(uint32_t rank)
         instance.lastStart = Simulator::Now();
     }
     state.running = std::move(running);
+    // Messages that came before this op started: each belongs to the op if it still expects
+    // one from that connection (they are in order, so stop at the first that does not).
+    for (auto& [key, inbox] : state.inboxes)
+    {
+        const auto [src, channel] = key;
+        while (!inbox.arrived.empty()
+               && state.running->tracker->ExpectsArrival(static_cast<int>(src),
+                                                         static_cast<int>(channel)))
+        {
+            const Arrival arrival = inbox.arrived.front();
+            inbox.arrived.pop_front();
+            MatchToRunning(rank, src, channel, arrival);
+        }
+    }
     Advance(rank);
 }
 
@@ -403,14 +417,15 @@ NboxCommunicator::Advance(uint32_t rank)
                                   });
                 continue;
             }
-            Inbox& inbox = state.inboxes[{peer, channel}];
-            if (inbox.arrived.empty())
+            Running& running = *state.running;
+            auto early = running.early.find(id);
+            if (early == running.early.end())
             {
-                inbox.postedRecvs.push_back(id);
+                running.posted.insert(id);
                 continue;
             }
-            const Arrival arrived = inbox.arrived.front();
-            inbox.arrived.pop_front();
+            const Arrival arrived = early->second;
+            running.early.erase(early);
             CompleteRecv(rank, id, arrived);
         }
     }
@@ -445,15 +460,32 @@ NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64
     }
     RankState& state = m_ranks[dst];
     Inbox& inbox = state.inboxes[{src, channel}];
-    if (inbox.postedRecvs.empty())
+    // Messages of one connection arrive in order; one for a later op waits in the inbox, and
+    // so must every message after it.
+    if (!state.running || !inbox.arrived.empty()
+        || !state.running->tracker->ExpectsArrival(static_cast<int>(src),
+                                                   static_cast<int>(channel)))
     {
         inbox.arrived.push_back(Arrival{bytes, posted});
         return;
     }
-    const uint32_t id = inbox.postedRecvs.front();
-    inbox.postedRecvs.pop_front();
-    CompleteRecv(dst, id, Arrival{bytes, posted});
+    MatchToRunning(dst, src, channel, Arrival{bytes, posted});
     Advance(dst);
+}
+
+void
+NboxCommunicator::MatchToRunning(uint32_t rank, uint32_t src, uint32_t channel,
+                                 const Arrival& arrival)
+{
+    Running& running = *m_ranks[rank].running;
+    const uint32_t id
+        = running.tracker->MatchArrival(static_cast<int>(src), static_cast<int>(channel));
+    if (running.posted.erase(id) > 0)
+    {
+        CompleteRecv(rank, id, arrival);
+        return;
+    }
+    running.early.emplace(id, arrival);
 }
 
 void

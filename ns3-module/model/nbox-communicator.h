@@ -34,6 +34,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -170,11 +171,11 @@ class NboxCommunicator : public Object
         Time posted;
     };
 
-    /** Messages and posted receives of one (source rank, channel) at one receiver. */
+    /** Messages of one (source rank, channel) that arrived before the op they belong to
+     * started at this receiver, in arrival order. */
     struct Inbox
     {
-        std::deque<Arrival> arrived;      //!< messages not yet matched, in arrival order
-        std::deque<uint32_t> postedRecvs; //!< receive steps not yet matched, in post order
+        std::deque<Arrival> arrived;
     };
 
     /** The op at the head of a rank's queue, while it runs. */
@@ -185,6 +186,10 @@ class NboxCommunicator : public Object
         Time started;
         Time peersPosted;      //!< latest post time of a message this rank received in the op
         uint64_t instance = 0; //!< collectives: the rank's count of collectives before it
+        /** Arrivals matched to their receive step (schedule.h's matching rule: the n-th message
+         * of a connection is its n-th receive in id order) before that step was ready. */
+        std::map<uint32_t, Arrival> early;
+        std::set<uint32_t> posted; //!< ready receive steps still waiting for their message
     };
 
     /** One collective across its members: who started it and when. */
@@ -210,6 +215,9 @@ class NboxCommunicator : public Object
     void OnSendDelivered(uint32_t rank, uint32_t stepId);
     void OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes, Time posted);
     void CompleteRecv(uint32_t rank, uint32_t stepId, const Arrival& arrival);
+    /** Gives the running op of `rank` the message from `src` on `channel`: completes its
+     * receive if ready, else keeps it for when it is. */
+    void MatchToRunning(uint32_t rank, uint32_t src, uint32_t channel, const Arrival& arrival);
     /** The record bytes of `work` for member `rank` (nccl-tests' size; see the .cc). */
     uint64_t RecordBytes(uint32_t rank, const NboxCommWork& work) const;
 
