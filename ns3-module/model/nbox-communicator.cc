@@ -7,6 +7,7 @@
 #include "ns3/uinteger.h"
 
 #include "collectives/all_to_all.h"
+#include "collectives/send_lanes.h"
 
 #include <algorithm>
 
@@ -282,16 +283,11 @@ NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes)
     }
     for (uint32_t rank = 0; rank < m_members.size(); ++rank)
     {
-        // One rank's schedule at a time: the whole job's would hold every rank's steps.
-        const nbox::coll::RankSchedule schedule
-            = nbox::coll::BuildRankSchedule(spec, static_cast<int>(rank));
-        for (const auto& step : schedule.steps)
+        // In the order of first use (the order the transport numbers its connections in);
+        // O(channels) per rank for a ring, so a world of thousands connects in linear time.
+        for (const nbox::coll::SendLane& lane : nbox::coll::SendLanes(spec, static_cast<int>(rank)))
         {
-            if (step.kind == StepKind::kSend)
-            {
-                m_transport->Connect(m_members[rank], m_members[step.peer],
-                                     m_laneBase + step.channel);
-            }
+            m_transport->Connect(m_members[rank], m_members[lane.peer], m_laneBase + lane.channel);
         }
     }
 }
@@ -365,6 +361,8 @@ NboxCommunicator::StartNext(uint32_t rank)
     running->schedule = std::make_unique<nbox::coll::RankSchedule>(
         BuildRankSchedule(rank, state.queue.front().work));
     running->tracker = std::make_unique<nbox::coll::StepTracker>(*running->schedule);
+    running->recvState.assign(running->schedule->steps.size(), Running::kNone);
+    running->early.resize(running->schedule->steps.size());
     running->started = Simulator::Now();
     if (!state.queue.front().work.isTransfers)
     {
@@ -418,15 +416,13 @@ NboxCommunicator::Advance(uint32_t rank)
                 continue;
             }
             Running& running = *state.running;
-            auto early = running.early.find(id);
-            if (early == running.early.end())
+            if (running.recvState[id] != Running::kEarly)
             {
-                running.posted.insert(id);
+                running.recvState[id] = Running::kPosted;
                 continue;
             }
-            const Arrival arrived = early->second;
-            running.early.erase(early);
-            CompleteRecv(rank, id, arrived);
+            running.recvState[id] = Running::kNone;
+            CompleteRecv(rank, id, running.early[id]);
         }
     }
     if (tracker.Done())
@@ -480,12 +476,14 @@ NboxCommunicator::MatchToRunning(uint32_t rank, uint32_t src, uint32_t channel,
     Running& running = *m_ranks[rank].running;
     const uint32_t id
         = running.tracker->MatchArrival(static_cast<int>(src), static_cast<int>(channel));
-    if (running.posted.erase(id) > 0)
+    if (running.recvState[id] == Running::kPosted)
     {
+        running.recvState[id] = Running::kNone;
         CompleteRecv(rank, id, arrival);
         return;
     }
-    running.early.emplace(id, arrival);
+    running.recvState[id] = Running::kEarly;
+    running.early[id] = arrival;
 }
 
 void

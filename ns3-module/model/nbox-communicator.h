@@ -186,10 +186,17 @@ class NboxCommunicator : public Object
         Time started;
         Time peersPosted;      //!< latest post time of a message this rank received in the op
         uint64_t instance = 0; //!< collectives: the rank's count of collectives before it
-        /** Arrivals matched to their receive step (schedule.h's matching rule: the n-th message
-         * of a connection is its n-th receive in id order) before that step was ready. */
-        std::map<uint32_t, Arrival> early;
-        std::set<uint32_t> posted; //!< ready receive steps still waiting for their message
+        /** Per step id, a receive's state under schedule.h's matching rule (the n-th message
+         * of a connection is its n-th receive in id order): its message came before the step
+         * was ready (kEarly, kept in `early`), or the step is ready and waits (kPosted). */
+        enum RecvState : uint8_t
+        {
+            kNone,
+            kEarly,
+            kPosted,
+        };
+        std::vector<RecvState> recvState;
+        std::vector<Arrival> early;
     };
 
     /** One collective across its members: who started it and when. */

@@ -1,0 +1,43 @@
+#include "collectives/send_lanes.h"
+
+#include <set>
+#include <utility>
+
+#include "collectives/ring_order.h"
+
+namespace nbox::coll {
+namespace {
+
+// A ring op whose every (segment, channel) block holds at least one element: both block
+// orders split the elements evenly, so the smallest block has floor(floor(E / a) / b)
+// elements, at least 1 exactly when E >= channels x world_size.
+bool EveryRingBlockFilled(const CollectiveSpec& spec) {
+  const bool ring_op = spec.op == CollectiveOp::kAllReduce || spec.op == CollectiveOp::kAllGather ||
+                       spec.op == CollectiveOp::kReduceScatter;
+  const uint64_t elements = spec.bytes / spec.element_bytes;
+  return spec.algorithm == Algorithm::kRing && ring_op && spec.world_size > 1 &&
+         elements >= static_cast<uint64_t>(spec.channels) * spec.world_size;
+}
+
+}  // namespace
+
+std::vector<SendLane> SendLanes(const CollectiveSpec& spec, int rank) {
+  ValidateSpec(spec);
+  std::vector<SendLane> lanes;
+  if (EveryRingBlockFilled(spec)) {
+    // Step 0 sends a non-empty block on every channel, in channel order (ring.cc).
+    for (int channel = 0; channel < spec.channels; ++channel) {
+      lanes.push_back({RingOrder(spec, channel).Next(rank), channel});
+    }
+    return lanes;
+  }
+  std::set<std::pair<int, int>> seen;
+  for (const Step& step : BuildRankSchedule(spec, rank).steps) {
+    if (step.kind == StepKind::kSend && seen.insert({step.peer, step.channel}).second) {
+      lanes.push_back({step.peer, step.channel});
+    }
+  }
+  return lanes;
+}
+
+}  // namespace nbox::coll

@@ -1,0 +1,84 @@
+// SendLanes: the connections a rank sends on, in the order of first use, exactly what reading
+// its whole schedule gives (the slow way, written here), for every algorithm, with and without
+// servers, with blocks empty and filled.
+#include "collectives/send_lanes.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace nbox::coll {
+namespace {
+
+std::vector<SendLane> FromSchedule(const CollectiveSpec& spec, int rank) {
+  std::vector<SendLane> lanes;
+  std::set<std::pair<int, int>> seen;
+  for (const Step& step : BuildRankSchedule(spec, rank).steps) {
+    if (step.kind == StepKind::kSend && seen.insert({step.peer, step.channel}).second) {
+      lanes.push_back({step.peer, step.channel});
+    }
+  }
+  return lanes;
+}
+
+CollectiveSpec Spec(CollectiveOp op, Algorithm algorithm, int world, int servers_of,
+                    uint64_t elements, int channels) {
+  CollectiveSpec spec;
+  spec.op = op;
+  spec.algorithm = algorithm;
+  spec.world_size = world;
+  spec.ranks_per_server = servers_of;
+  spec.element_bytes = 4;
+  spec.bytes = elements * 4 *
+               (op == CollectiveOp::kAllGather || op == CollectiveOp::kAllToAll
+                    ? static_cast<uint64_t>(world)
+                    : 1);
+  spec.channels = channels;
+  spec.chunk_bytes = 4096;
+  return spec;
+}
+
+TEST(SendLanes, AreTheFirstSendsOfTheScheduleForEveryShape) {
+  int checked = 0;
+  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
+                          CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll}) {
+    for (int servers_of : {0, 4}) {
+      for (uint64_t elements : {1ull, 7ull, 16ull, 100ull, 5000ull}) {
+        for (int channels : {1, 2, 3}) {
+          std::vector<Algorithm> algorithms = {op == CollectiveOp::kAllToAll ? Algorithm::kDirect
+                                                                             : Algorithm::kRing};
+          if (servers_of > 0 && (op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllToAll)) {
+            algorithms.push_back(Algorithm::kHierarchical);
+          }
+          for (Algorithm algorithm : algorithms) {
+            const CollectiveSpec spec = Spec(op, algorithm, 12, servers_of, elements, channels);
+            for (int rank = 0; rank < spec.world_size; ++rank) {
+              EXPECT_EQ(SendLanes(spec, rank), FromSchedule(spec, rank))
+                  << "op " << static_cast<int>(op) << " algorithm " << static_cast<int>(algorithm)
+                  << " servers of " << servers_of << " elements " << elements << " channels "
+                  << channels << " rank " << rank;
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+// The fast path's whole point: a ring of 16384 ranks needs its two lanes without building the
+// schedule (which would take 2 x 16383 steps per channel).
+TEST(SendLanes, ARingOfSixteenThousandRanksSendsToItsNextRankOnEveryChannel) {
+  const CollectiveSpec spec =
+      Spec(CollectiveOp::kAllReduce, Algorithm::kRing, 16384, 8, uint64_t{1} << 20, 2);
+  const auto lanes = SendLanes(spec, 9);
+  ASSERT_EQ(lanes.size(), 2u);
+  EXPECT_EQ(lanes[0].channel, 0);
+  EXPECT_EQ(lanes[1].channel, 1);
+}
+
+}  // namespace
+}  // namespace nbox::coll
