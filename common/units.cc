@@ -8,6 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include "common/shortened.h"
+
 namespace nbox {
 namespace {
 
@@ -51,7 +53,7 @@ constexpr std::string_view kCountExpected = "a count such as 60.2M, 1.5B or 1240
 
 [[noreturn]] void Fail(std::string_view expected, std::string_view text,
                        std::string_view why = {}) {
-  std::string message = fmt::format("expected {}, got '{}'", expected, text);
+  std::string message = fmt::format("expected {}, got '{}'", expected, Shortened(text));
   if (!why.empty()) message += fmt::format(" ({})", why);
   throw UnitError(message);
 }

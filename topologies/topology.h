@@ -24,6 +24,13 @@ struct NodeProps {
   NodeKind kind = NodeKind::kHost;
 };
 
+// The range of a link's rate and latency, whatever the source (scenario keys, topology files,
+// the builders below): below 1 Mb/s a single packet outlasts TCP's timers, beyond 1 s of
+// latency ns-3's time arithmetic loses the value (1e300 s ran as 0 s).
+inline constexpr double kMinLinkRateBps = 1e6;
+inline constexpr double kMaxLinkRateBps = 10e12;
+inline constexpr double kMaxLinkLatencyS = 1;
+
 struct LinkProps {
   uint32_t id = 0;       // dense index, equal to the edge's position in Topology::links
   double rate_bps = 0;   // each direction
@@ -61,7 +68,8 @@ struct Topology {
   // Throws std::invalid_argument unless: names are non-empty and unique; there is at
   // least one host and `hosts` lists every host vertex exactly once; `links[i]` is an edge
   // whose id is i and every edge is listed; no link joins a node to itself; every link has a
-  // positive finite rate and a non-negative finite latency; every host has at least one
+  // rate from kMinLinkRateBps to kMaxLinkRateBps and a latency from 0 to kMaxLinkLatencyS;
+  // every host has at least one
   // link; the graph is connected; and every host reaches every other host without passing
   // through a third host.
   void Validate() const;

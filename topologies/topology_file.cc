@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/shortened.h"
 #include "common/units.h"
 #include "topologies/connectivity.h"
 #include "topologies/file_names.h"
@@ -160,12 +161,14 @@ class TopologyFileParser {
     try {
       rate_bps = ParseRateBps(text);
     } catch (const UnitError& e) {
-      Fail(line_number, fmt::format("bad rate '{}': {}", text, e.what()));
+      Fail(line_number, fmt::format("bad rate '{}': {}", Shortened(text), e.what()));
     }
-    if (!std::isfinite(rate_bps) || rate_bps <= 0) {
+    // The scenario keys' range for a link rate (topology.h).
+    if (!(rate_bps >= kMinLinkRateBps && rate_bps <= kMaxLinkRateBps)) {
       Fail(line_number,
-           fmt::format("rate '{}' is not positive; expected a rate above zero such as 100Gbps",
-                       text));
+           fmt::format("rate '{}' is out of range; expected a rate from 1Mbps to 10Tbps, such "
+                       "as 100Gbps",
+                       Shortened(text)));
     }
     return rate_bps;
   }
@@ -175,11 +178,13 @@ class TopologyFileParser {
     try {
       latency_s = ParseSeconds(text);
     } catch (const UnitError& e) {
-      Fail(line_number, fmt::format("bad latency '{}': {}", text, e.what()));
+      Fail(line_number, fmt::format("bad latency '{}': {}", Shortened(text), e.what()));
     }
-    if (!std::isfinite(latency_s) || latency_s < 0) {
+    if (!(latency_s >= 0 && latency_s <= kMaxLinkLatencyS)) {
       Fail(line_number,
-           fmt::format("latency '{}' is negative; expected zero or more such as 1us", text));
+           fmt::format("latency '{}' is out of range; expected a duration from 0s to 1s, such "
+                       "as 1us",
+                       Shortened(text)));
     }
     return latency_s;
   }

@@ -70,13 +70,13 @@ void CheckLinks(const Topology& topology) {
     if (boost::source(*e, graph) == boost::target(*e, graph)) {
       Fail(fmt::format("link {} joins '{}' to itself; expected two different nodes", link.id, a));
     }
-    if (!std::isfinite(link.rate_bps) || link.rate_bps <= 0) {
-      Fail(fmt::format("link {} ({}-{}) has rate {} bits/s; expected a finite rate > 0", link.id, a,
-                       b, link.rate_bps));
+    if (!(link.rate_bps >= kMinLinkRateBps && link.rate_bps <= kMaxLinkRateBps)) {
+      Fail(fmt::format("link {} ({}-{}) has rate {} bits/s; expected a rate from 1Mbps to 10Tbps",
+                       link.id, a, b, link.rate_bps));
     }
-    if (!std::isfinite(link.latency_s) || link.latency_s < 0) {
-      Fail(fmt::format("link {} ({}-{}) has latency {} s; expected a finite latency >= 0", link.id,
-                       a, b, link.latency_s));
+    if (!(link.latency_s >= 0 && link.latency_s <= kMaxLinkLatencyS)) {
+      Fail(fmt::format("link {} ({}-{}) has latency {} s; expected a latency from 0s to 1s",
+                       link.id, a, b, link.latency_s));
     }
   }
 }

@@ -45,6 +45,15 @@ TEST(LoadErrors, BadValueSaysWhatWasExpected) {
             "number of bytes from 576 to 9216");
 }
 
+// A huge bad value is cut in the message (issue 12: a 2 MB token was echoed whole).
+TEST(LoadErrors, ALongBadValueIsShortened) {
+  const std::string value(5000, '9');
+  EXPECT_EQ(LoadError("scenarios/default.ini", {"network.mtu=" + value}),
+            "--set network.mtu=" + value.substr(0, 48) + "... (5012 bytes): [network] mtu = '" +
+                value.substr(0, 40) +
+                "... (5000 bytes)': expected a whole number of bytes from 576 to 9216");
+}
+
 TEST(LoadErrors, EveryBadValueIsReportedInLineOrder) {
   const std::string f = "tests/scenario/fixtures/bad_values.ini";
   EXPECT_EQ(LoadError(Fixture("bad_values.ini")),

@@ -137,6 +137,34 @@ TEST(TopoFile, BadRatesAndLatencies) {
   ExpectFileError(nodes + "link h0 s0 1Gbps -1us\n", 3, "latency '-1us'");
 }
 
+// The scenario keys' ranges hold in files too (issue 12): 0.1 bps died of SIGFPE in ns-3,
+// 0.5-10 bps of a TCP transport fatal error, and 1e300 s ran as 0 s.
+TEST(TopoFile, RatesAndLatenciesHaveTheScenarioKeysRanges) {
+  const std::string nodes = "host h0\nswitch s0\n";
+  const std::string rate_range = "expected a rate from 1Mbps to 10Tbps";
+  const std::string latency_range = "expected a duration from 0s to 1s";
+  for (const char* rate : {"0.1bps", "0.5bps", "10bps", "999999bps", "10.1Tbps"}) {
+    ExpectFileError(nodes + "link h0 s0 " + rate + " 1us\n", 3,
+                    "rate '" + std::string(rate) + "' is out of range; " + rate_range);
+  }
+  for (const char* latency : {"1e300s", "2s", "1.001s"}) {
+    ExpectFileError(nodes + "link h0 s0 1Gbps " + latency + "\n", 3,
+                    "latency '" + std::string(latency) + "' is out of range; " + latency_range);
+  }
+  // The limits themselves are accepted.
+  const Topology t =
+      LoadTopologyFile(WriteFile(nodes + "host h1\nlink h0 s0 1Mbps 0s\nlink h1 s0 10Tbps 1s\n"));
+  EXPECT_EQ(t.graph[t.links[0]].rate_bps, 1e6);
+  EXPECT_EQ(t.graph[t.links[1]].rate_bps, 10e12);
+  EXPECT_EQ(t.graph[t.links[1]].latency_s, 1);
+}
+
+TEST(TopoFile, ALongBadTokenIsShortenedInTheMessage) {
+  const std::string token(100000, '9');
+  ExpectFileError("host h0\nswitch s0\nlink h0 s0 " + token + "Tbps 1us\n", 3,
+                  "rate '9999999999999999999999999999999999999999... (100004 bytes)'");
+}
+
 TEST(TopoFile, MissingAndExtraFields) {
   const std::string nodes = "host h0\nswitch s0\n";
   ExpectFileError(nodes + "link h0 s0 100Gbps\n", 3,

@@ -79,10 +79,16 @@ TEST(TopoValidate, RejectsBadLinks) {
   ExpectInvalid(zero_rate, "link 1 (h1-s0) has rate 0");
   Topology nan_rate = TwoHostsOneSwitch();
   nan_rate.graph[nan_rate.links[0]].rate_bps = std::numeric_limits<double>::quiet_NaN();
-  ExpectInvalid(nan_rate, "expected a finite rate > 0");
+  ExpectInvalid(nan_rate, "expected a rate from 1Mbps to 10Tbps");
+  Topology slow = TwoHostsOneSwitch();
+  slow.graph[slow.links[0]].rate_bps = 0.5;
+  ExpectInvalid(slow, "has rate 0.5 bits/s; expected a rate from 1Mbps to 10Tbps");
   Topology negative_latency = TwoHostsOneSwitch();
   negative_latency.graph[negative_latency.links[0]].latency_s = -1e-6;
-  ExpectInvalid(negative_latency, "expected a finite latency >= 0");
+  ExpectInvalid(negative_latency, "expected a latency from 0s to 1s");
+  Topology far = TwoHostsOneSwitch();
+  far.graph[far.links[0]].latency_s = 1e300;
+  ExpectInvalid(far, "expected a latency from 0s to 1s");
 }
 
 TEST(TopoValidate, RejectsUnlinkedHostsAndDisconnectedGraphs) {

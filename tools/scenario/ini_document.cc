@@ -7,6 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/shortened.h"
+
 namespace nbox::scenario {
 namespace {
 
@@ -86,7 +88,8 @@ IniDocument ParseIni(std::string_view text) {
     // OnEntry never fails, so this is the first line inih could not read.
     const std::string_view line = state.lines.at(static_cast<size_t>(result) - 1);
     document.problems.push_back(
-        {result, fmt::format("expected [section], key = value or a comment, got '{}'", line)});
+        {result,
+         fmt::format("expected [section], key = value or a comment, got '{}'", Shortened(line))});
   }
   std::stable_sort(document.problems.begin(), document.problems.end(),
                    [](const IniProblem& a, const IniProblem& b) { return a.line < b.line; });

@@ -59,17 +59,17 @@ std::vector<KeySpec> TopologyKeys() {
        "kind = file: the topology file; a relative path starts at the scenario file's folder",
        Text(topo(&TopologySection::file), "a file path")},
       {"topology", "host_link", "rate of every host-to-switch link",
-       Rate(topo(&TopologySection::host_link_bps), 1e6, 10e12)},
+       Rate(topo(&TopologySection::host_link_bps), topo::kMinLinkRateBps, topo::kMaxLinkRateBps)},
       {"topology", "fabric_link",
        "rate of every switch-to-switch link (derived when oversubscription > 0)",
-       Rate(topo(&TopologySection::fabric_link_bps), 1e6, 10e12)},
+       Rate(topo(&TopologySection::fabric_link_bps), topo::kMinLinkRateBps, topo::kMaxLinkRateBps)},
       {"topology", "oversubscription",
        "leaf-spine: host to uplink capacity of a leaf; > 0 sets fabric_link = "
        "hosts_per_leaf x host_link / (spines x oversubscription); 0 = off",
        Real(topo(&TopologySection::oversubscription), 0, 1000)},
       {"topology", "link_latency",
        "propagation delay of every link (rail: but NVLink links, see servers.nvlink_latency)",
-       Duration(topo(&TopologySection::link_latency_s), 1e-9, 1)},
+       Duration(topo(&TopologySection::link_latency_s), 1e-9, topo::kMaxLinkLatencyS)},
   };
 }
 
@@ -259,13 +259,13 @@ std::vector<KeySpec> ServersKeys() {
       {"servers", "gpus", "GPUs per server, each on the NVSwitch and with a NIC of its own",
        WholeNumber(servers(&ServersSection::gpus), 1, 576)},
       {"servers", "nvlink", "NVLink bandwidth of one GPU to the NVSwitch, each direction",
-       Rate(servers(&ServersSection::nvlink_bps), 1e6, 10e12)},
+       Rate(servers(&ServersSection::nvlink_bps), topo::kMinLinkRateBps, topo::kMaxLinkRateBps)},
       {"servers", "nvlink_latency",
        "propagation delay of a GPU's NVLink link (no vendor publishes one; the default is "
        "topology.link_latency's)",
-       Duration(servers(&ServersSection::nvlink_latency_s), 0, 1)},
+       Duration(servers(&ServersSection::nvlink_latency_s), 0, topo::kMaxLinkLatencyS)},
       {"servers", "nic", "rate of each GPU's NIC link to its rail switch",
-       Rate(servers(&ServersSection::nic_bps), 1e6, 10e12)},
+       Rate(servers(&ServersSection::nic_bps), topo::kMinLinkRateBps, topo::kMaxLinkRateBps)},
   };
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "common/shortened.h"
 #include "tools/scenario/cross_key_rules.h"
 #include "tools/scenario/ini_document.h"
 #include "tools/scenario/key_schema.h"
@@ -65,8 +66,8 @@ std::string UnknownKeyMessage(std::string_view section, std::string_view name) {
 }
 
 std::string BadValueMessage(const KeySpec& key, std::string_view value) {
-  std::string message =
-      fmt::format("[{}] {} = '{}': expected {}", key.section, key.name, value, key.value.expected);
+  std::string message = fmt::format("[{}] {} = '{}': expected {}", key.section, key.name,
+                                    Shortened(value), key.value.expected);
   if (!key.value.choices.empty()) {
     const std::string nearest = NearestName(value, key.value.choices);
     if (!nearest.empty()) message += fmt::format("; did you mean '{}'?", nearest);
@@ -128,7 +129,7 @@ class Loader {
   }
 
   void ApplyOverride(const std::string& override_text) {
-    const std::string where = "--set " + override_text;
+    const std::string where = "--set " + Shortened(override_text, 60);
     const size_t equals = override_text.find('=');
     const size_t dot = override_text.find('.');
     if (equals == std::string::npos || dot == std::string::npos || dot > equals) {
