@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace nbox::scenario {
 namespace {
@@ -99,6 +100,50 @@ TEST(ParseIni, ReportsOverlongLinesAndKeepsCounting) {
   ASSERT_EQ(document.entries.size(), 1u);
   EXPECT_EQ(document.entries[0].key, "trace");
   EXPECT_EQ(document.entries[0].line, 3);
+}
+
+// Issue 12: input that another reader would split or end differently is refused, naming the
+// line, instead of silently dropping the rest.
+TEST(ParseIni, TextAfterASectionHeaderIsAnError) {
+  const IniDocument document = ParseIni("[job] world_size = 3\n[network] ; a comment is fine\n");
+  ASSERT_EQ(document.problems.size(), 1u);
+  EXPECT_EQ(document.problems[0].line, 1);
+  EXPECT_EQ(document.problems[0].message,
+            "text after the section header: 'world_size = 3'; put each key on a line of its own");
+}
+
+TEST(ParseIni, OnlyNewlineAndCrLfEndALine) {
+  struct Case {
+    std::string text;
+    int line;
+    std::string what;
+  };
+  const std::vector<Case> cases = {
+      {"[job]\rworld_size = 0\r[netwrk]\r", 1, "a control character (byte 0x0D) at column 6"},
+      {"[job]\nworld_size = 4\fseed = 2\n", 2, "a control character (byte 0x0C) at column 15"},
+      {"[job]\vworld_size = 0\n", 1, "a control character (byte 0x0B) at column 6"},
+      {std::string("[job]\nworld_size = 4\0junk\n", 26), 2,
+       "a control character (byte 0x00) at column 15"},
+      {"[job]\xC2\x85world_size = 0\n", 1, "a NEL line separator at column 6"},
+      {"[job]\x85world_size = 0\n", 1, "a NEL line separator at column 6"},
+      {"[job]\xE2\x80\xA8world_size = 0\n", 1, "a Unicode line separator at column 6"},
+  };
+  for (const Case& c : cases) {
+    const IniDocument document = ParseIni(c.text);
+    ASSERT_FALSE(document.problems.empty()) << c.what;
+    EXPECT_EQ(document.problems[0].line, c.line) << c.what;
+    EXPECT_EQ(document.problems[0].message,
+              c.what + "; nbox reads text lines ended by \\n or \\r\\n");
+  }
+}
+
+TEST(ParseIni, UnicodeTextInCommentsAndValuesIsFine) {
+  // U+00C5 is C3 85 in UTF-8: its 85 byte is not a NEL.
+  const IniDocument document =
+      ParseIni("[job] ; \xC3\x85ngstr\xC3\xB6m \xE2\x80\x94 ok\nseed = 4\r\n");
+  EXPECT_TRUE(document.problems.empty());
+  ASSERT_EQ(document.entries.size(), 1u);
+  EXPECT_EQ(document.entries[0].value, "4");
 }
 
 }  // namespace

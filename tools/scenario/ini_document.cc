@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "common/shortened.h"
 
@@ -34,6 +36,41 @@ std::string_view TrimRight(std::string_view text) {
   return text;
 }
 
+// The first character of `line` that nbox does not read as text of a line: a control
+// character other than tab (NUL, a lone carriage return, form feed, vertical tab, ...) or a
+// Unicode line separator (NEL as UTF-8 or Latin-1, U+2028, U+2029). Each would split or end
+// the line differently for another reader, so they are refused, not guessed at. The line's
+// own "\n" or "\r\n" has been cut off already.
+std::optional<std::string> ForeignCharacter(std::string_view line) {
+  for (size_t i = 0; i < line.size(); ++i) {
+    const auto c = static_cast<unsigned char>(line[i]);
+    if ((c < 0x20 && c != '\t') || c == 0x7F) {
+      return fmt::format("a control character (byte 0x{:02X}) at column {}", c, i + 1);
+    }
+    // NEL: C2 85 in UTF-8, or a lone 85 (Latin-1) that is not inside a UTF-8 character.
+    const bool lone85 = c == 0x85 && (i == 0 || static_cast<unsigned char>(line[i - 1]) < 0x80);
+    if (lone85 ||
+        (c == 0xC2 && i + 1 < line.size() && static_cast<unsigned char>(line[i + 1]) == 0x85)) {
+      return fmt::format("a NEL line separator at column {}", i + 1);
+    }
+    if (c == 0xE2 && line.substr(i, 2) == "\xE2\x80" && i + 2 < line.size() &&
+        (static_cast<unsigned char>(line[i + 2]) == 0xA8 ||
+         static_cast<unsigned char>(line[i + 2]) == 0xA9)) {
+      return fmt::format("a Unicode line separator at column {}", i + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+// What follows the "]" of a section header, unless it is blank or a comment.
+std::string_view TextAfterHeader(std::string_view line) {
+  const size_t close = line.find(']');
+  if (close == std::string_view::npos) return {};
+  const std::string_view rest = TrimLeft(line.substr(close + 1));
+  if (rest.empty() || rest.front() == ';' || rest.front() == '#') return {};
+  return rest;
+}
+
 // inih's fgets-style reader: hands over one whole line per call, so that inih's line count
 // and ours agree and the handler knows the line of every entry.
 char* ReadLine(char* buffer, int size, void* stream) {
@@ -45,8 +82,25 @@ char* ReadLine(char* buffer, int size, void* stream) {
   state.position = next;
   ++state.line;
   if (state.line == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // BOM
+  // Only "\n" and "\r\n" end a line.
+  if (line.size() >= 1 && line.back() == '\n') line.remove_suffix(1);
+  if (line.size() >= 1 && line.back() == '\r') line.remove_suffix(1);
+  if (const auto foreign = ForeignCharacter(line)) {
+    state.document->problems.push_back(
+        {state.line, fmt::format("{}; nbox reads text lines ended by \\n or \\r\\n", *foreign)});
+    line = {};
+  }
   // inih would take an indented line for the continuation of the previous value.
   line = TrimRight(TrimLeft(line));
+  if (!line.empty() && line.front() == '[') {
+    const std::string_view rest = TextAfterHeader(line);
+    if (!rest.empty()) {
+      state.document->problems.push_back(
+          {state.line, fmt::format("text after the section header: '{}'; put each key on a line "
+                                   "of its own",
+                                   Shortened(rest))});
+    }
+  }
   // inih's buffer must also hold a line end and the terminating NUL.
   const size_t longest = static_cast<size_t>(size) - 3;
   if (line.size() > longest) {
