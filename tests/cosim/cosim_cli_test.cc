@@ -129,6 +129,16 @@ TEST_F(CosimCli, CheckValidatesWithoutRunningOrWriting) {
   EXPECT_FALSE(fs::exists(dir_));
 }
 
+// Issue 12: every documented tcp_min_rto runs. At 100 us and 1 us the delayed-ACK timeout
+// (200 us) followed the key's range only after it became half the minimum RTO.
+TEST_F(CosimCli, EveryDocumentedMinimumRtoRuns) {
+  for (const char* rto : {"1us", "100us", "10s"}) {
+    const auto run = RunCosim("tests/cosim/fixtures/tiny.ini --set network.tcp_min_rto=" +
+                              std::string(rto) + " --out " + (dir_ / rto).string());
+    EXPECT_EQ(run.status, 0) << rto << "\n" << run.output;
+  }
+}
+
 TEST_F(CosimCli, SameSeedGivesIdenticalResults) {
   const auto a = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (dir_ / "a").string());
   const auto b = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (dir_ / "b").string());

@@ -24,6 +24,16 @@ TEST(CrossKeyRules, StarNeedsAHostPerRank) {
   EXPECT_EQ(LoadError(kEmpty, {"topology.hosts=32", "job.world_size=32"}), "");
 }
 
+// Issue 12: a chunk of 1..7 bytes passed the key and failed inside the collectives.
+TEST(CrossKeyRules, ChunkIsZeroOrAtLeastOneElementOfTheWidestType) {
+  EXPECT_EQ(LoadError(kEmpty, {"collectives.chunk=3"}),
+            kEmpty +
+                ": collectives.chunk = 3 (--set) must be 0 (no chunking) or at least 8 bytes, one "
+                "element of the widest type");
+  EXPECT_EQ(LoadError(kEmpty, {"collectives.chunk=0"}), "");
+  EXPECT_EQ(LoadError(kEmpty, {"collectives.chunk=8"}), "");
+}
+
 TEST(CrossKeyRules, LeafSpineHostsAreLeavesTimesHostsPerLeaf) {
   EXPECT_EQ(LoadError(kEmpty, {"topology.kind=leaf-spine", "job.world_size=16"}), "");  // 4x4
   EXPECT_EQ(LoadError(kEmpty, {"topology.kind=leaf-spine", "job.world_size=17"}),

@@ -1,5 +1,6 @@
 #include "tools/cosim/assembly.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "ns3/core-module.h"
@@ -47,6 +48,9 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
   c.tcpCongestionControl = s.network.tcp_cc;
   c.tcpBufferBytes = s.network.tcp_buffer_bytes;
   c.tcpMinRtoSeconds = s.network.tcp_min_rto_s;
+  // The delayed-ACK timeout must stay below the minimum RTO (a lone segment would time out
+  // before its ACK): 200 us, or half a smaller minimum RTO (scenarios/README.md, tcp_min_rto).
+  c.tcpDelAckTimeoutSeconds = std::min(c.tcpDelAckTimeoutSeconds, s.network.tcp_min_rto_s / 2);
   c.tcpLimitOutputBytes = static_cast<uint32_t>(s.network.tcp_limit_output_bytes);
   c.ecmpSeed = s.job.seed;
   return c;

@@ -69,6 +69,18 @@ void CheckQueues(RuleContext& context) {
   }
 }
 
+// A chunk cuts messages on element boundaries (collectives/layout.h); 8 bytes is the widest
+// element (workload.gradient_bytes), so 1..7 would be less than an element of some job.
+void CheckChunk(RuleContext& context) {
+  const uint64_t chunk = context.scenario().collectives.chunk_bytes;
+  if (chunk > 0 && chunk < 8) {
+    context.Fail(
+        fmt::format("{} must be 0 (no chunking) or at least 8 bytes, one element of "
+                    "the widest type",
+                    context.Describe("collectives.chunk")));
+  }
+}
+
 void ApplyOversubscription(RuleContext& context) {
   TopologySection& topology = context.scenario().topology;
   if (topology.oversubscription <= 0) return;
@@ -249,6 +261,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   CheckHostCount(context);
   CheckCongestionControl(context);
   CheckQueues(context);
+  CheckChunk(context);
   CheckRoce(context);
   ApplyOversubscription(context);
   CheckCustomModel(context);

@@ -97,7 +97,8 @@ std::vector<KeySpec> NetworkKeys() {
        Bytes(net(&NetworkSection::tcp_buffer_bytes), 4 * kKiB, kGiB)},
       {"network", "tcp_min_rto",
        "TCP minimum retransmission timeout (200 ms: Linux's TCP_RTO_MIN; ns-3 has no tail loss "
-       "probe, so a tail loss waits this long)",
+       "probe, so a tail loss waits this long); below 400 us the delayed-ACK timeout (200 us) "
+       "becomes half of it",
        Duration(net(&NetworkSection::tcp_min_rto_s), 1e-6, 10)},
       {"network", "tcp_limit_output",
        "TCP Small Queues: most bytes one socket keeps in its host's NIC queue, about 1 ms of its "
@@ -121,7 +122,8 @@ std::vector<KeySpec> CollectivesKeys() {
        Choice(coll(&CollectivesSection::alltoall), {"direct", "hierarchical"})},
       {"collectives", "channels", "parallel channels a collective is split over, like NCCL's",
        WholeNumber(coll(&CollectivesSection::channels), 1, 32)},
-      {"collectives", "chunk", "largest message of one step of a channel; 0 = no chunking",
+      {"collectives", "chunk",
+       "largest message of one step of a channel; 0 = no chunking, else at least 8 bytes",
        Bytes(coll(&CollectivesSection::chunk_bytes), 0, kGiB)},
   };
 }
