@@ -86,7 +86,7 @@ ParsedLine ParseLine(const std::string& text, const std::string& where, int line
   nlohmann::json object;
   try {
     object = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // parse_error, and numbers out of range
     throw TraceError(where + ": not a line of JSON (" + error.what() + ")");
   }
   if (!object.is_object()) throw TraceError(where + ": expected a JSON object");
@@ -164,8 +164,14 @@ void CheckSameSequence(const CollectiveTrace& trace) {
       }
     }
     if (first.size() != other.size()) {
-      throw TraceError(fmt::format("{}: rank {} has {} collectives but rank 0 has {}", trace.path,
-                                   r, other.size(), first.size()));
+      // Named at the first collective the shorter rank lacks.
+      const bool rank0_longer = first.size() > other.size();
+      const TraceCollective& extra = rank0_longer ? first[common] : other[common];
+      throw TraceError(fmt::format(
+          "{}:{}: rank {}'s collective #{} ({}) has no counterpart: rank {} has {} collectives "
+          "but rank {} has {}; every rank must run the same collectives",
+          trace.path, extra.line, rank0_longer ? 0 : r, common, Describe(extra), r, other.size(), 0,
+          first.size()));
     }
   }
 }

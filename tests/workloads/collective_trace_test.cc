@@ -104,6 +104,8 @@ TEST(CollectiveTrace, RefusalsNameFileLineAndReason) {
   const std::string good = Line(ok0) + Line(ok1);
 
   EXPECT_EQ(ErrorOf(good + "{not json\n").rfind("t.jsonl:3: not a line of JSON", 0), 0u);
+  // A number nlohmann cannot hold is refused at its line too (issue 12: it named no file).
+  EXPECT_EQ(ErrorOf(good + "{\"count\": 1e400}\n").rfind("t.jsonl:3: not a line of JSON", 0), 0u);
   EXPECT_EQ(ErrorOf("[1,2]\n"), "t.jsonl:1: expected a JSON object");
 
   LineSpec v2{0};
@@ -162,7 +164,10 @@ TEST(CollectiveTrace, RefusesTracesWhoseRanksDisagree) {
             "t.jsonl:4: rank 1's collective #1 (AllGather of 16 B) differs from rank 0's (line "
             "2: AllReduce of 16 B); every rank must run the same collectives in the same order");
   EXPECT_EQ(ErrorOf(Line(a0) + Line(b0) + Line(a1)),
-            "t.jsonl: rank 1 has 1 collectives but rank 0 has 2");
+            "t.jsonl:2: rank 0's collective #1 (AllReduce of 16 B) has no counterpart: rank 1 has "
+            "1 collectives but rank 0 has 2; every rank must run the same collectives");
+  EXPECT_EQ(ErrorOf(Line(a0) + Line(a1) + Line(b1)).rfind("t.jsonl:3: rank 1's collective #1", 0),
+            0u);
 }
 
 TEST(CollectiveTrace, AMissingFileIsNamed) {
