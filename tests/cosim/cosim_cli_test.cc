@@ -133,10 +133,25 @@ TEST_F(CosimCli, CheckValidatesWithoutRunningOrWriting) {
 // (200 us) followed the key's range only after it became half the minimum RTO.
 TEST_F(CosimCli, EveryDocumentedMinimumRtoRuns) {
   for (const char* rto : {"1us", "100us", "10s"}) {
-    const auto run = RunCosim("tests/cosim/fixtures/tiny.ini --set network.tcp_min_rto=" +
-                              std::string(rto) + " --out " + (dir_ / rto).string());
+    const auto run =
+        RunCosim("tests/cosim/fixtures/tiny.ini --set network.tcp_min_rto=" + std::string(rto) +
+                 " --out " + (dir_ / rto).string());
     EXPECT_EQ(run.status, 0) << rto << "\n" << run.output;
   }
+}
+
+// Issue 12: a bad output path was found only after the whole simulation.
+TEST_F(CosimCli, AnUnusableOutputPathIsRefusedBeforeSimulating) {
+  fs::create_directories(dir_);
+  const fs::path file = dir_ / "a-file";
+  std::ofstream(file) << "keep me";
+  const auto run = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (file / "out").string());
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_NE(run.output.find("cannot use output folder " + (file / "out").string()),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("nothing was simulated"), std::string::npos) << run.output;
+  EXPECT_EQ(ReadFile(file), "keep me");
 }
 
 TEST_F(CosimCli, SameSeedGivesIdenticalResults) {

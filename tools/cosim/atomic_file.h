@@ -6,7 +6,12 @@
 
 namespace nbox::cosim {
 
-// Throws std::runtime_error naming the path and the OS error.
+// Throws std::runtime_error naming the path and the OS error; leaves no "<path>.tmp" behind.
 void WriteFileAtomically(const std::string& path, const std::string& content);
+
+// Creates folder `dir` if needed and checks that files can be written in it, so that a bad
+// output path is found before the simulation, not after it. Throws std::runtime_error naming
+// the folder and the OS error.
+void CheckWritableFolder(const std::string& dir);
 
 }  // namespace nbox::cosim

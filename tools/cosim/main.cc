@@ -80,6 +80,14 @@ int main(int argc, char** argv) {
   }
 
   try {
+    nbox::cosim::CheckWritableFolder(scenario.output.dir);
+  } catch (const std::exception& e) {
+    std::cerr << "nbox-cosim: " << e.what() << " (output.dir, --out); nothing was simulated\n";
+    ns3::Simulator::Destroy();
+    return kExitBadInput;
+  }
+
+  try {
     const auto progress = nbox::cosim::ParseProgressMode(scenario.output.progress);
     auto job = assembly.job;
     // Sampling links rides on the loop's slices: one slice per sample.
