@@ -154,6 +154,21 @@ TEST_F(CosimCli, AnUnusableOutputPathIsRefusedBeforeSimulating) {
   EXPECT_EQ(ReadFile(file), "keep me");
 }
 
+// Issue 12: SIGINT printed nothing and the run's results were lost. Now the loop stops at the
+// next slice and the partial results are written, marked, with exit status 1.
+TEST_F(CosimCli, SigintWritesThePartialResultsMarkedStopped) {
+  const auto run = nbox::test_support::RunCommand(
+      "timeout --preserve-status -s INT 1 " + std::string(NBOX_COSIM_PATH) +
+      " scenarios/default.ini --out " + dir_.string() + " 2>&1");
+  EXPECT_EQ(run.status, 1) << run.output;
+  EXPECT_NE(run.output.find("stopped by signal 2 (Interrupt)"), std::string::npos) << run.output;
+  const auto results = ReadJson(dir_ / "results.json");
+  EXPECT_EQ(results.at("status"), "stopped by signal 2 (Interrupt) (partial results)");
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
+  }
+}
+
 TEST_F(CosimCli, SameSeedGivesIdenticalResults) {
   const auto a = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (dir_ / "a").string());
   const auto b = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (dir_ / "b").string());

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -14,6 +16,7 @@
 #include "tools/cosim/assembly.h"
 #include "tools/cosim/atomic_file.h"
 #include "tools/cosim/chrome_trace.h"
+#include "tools/cosim/interrupt.h"
 #include "tools/cosim/link_samples.h"
 #include "tools/cosim/real_rank_run.h"
 #include "tools/cosim/sim_loop.h"
@@ -33,6 +36,8 @@ std::string DefaultOutputDir(const std::string& scenario_path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First, so that a signal during the build of a large job still ends it cleanly.
+  nbox::cosim::InstallInterruptHandlers();
   CLI::App app{"nbox-cosim: simulate a distributed training job on an ns-3 network"};
   std::string scenario_path;
   std::vector<std::string> overrides;
@@ -115,7 +120,7 @@ int main(int argc, char** argv) {
                                         [job] { return job->IsStalled(); }, progress, std::cerr,
                                         link_sample_s > 0 ? link_sample_s : 100e-6, after_slice);
     }
-    if (!real_ranks && !loop.finished) {
+    if (!real_ranks && !loop.finished && loop.interrupted == 0) {
       std::cerr << fmt::format(
           "nbox-cosim: the job stalled at {:.6f} s simulated with {} of {} ranks finished: "
           "no rank computes and no message is in flight (a deadlock); no results written\n",
@@ -125,6 +130,14 @@ int main(int argc, char** argv) {
     }
     auto result = nbox::cosim::CollectResult(scenario, assembly, loop);
     result.real_ranks = real_report;
+    if (loop.interrupted != 0) {
+      // Worded as the real-rank path words it (real_rank_run.cc).
+      result.interrupted =
+          fmt::format("stopped by signal {} ({})", loop.interrupted, strsignal(loop.interrupted));
+      std::cerr << fmt::format(
+          "nbox-cosim: {} at {:.6f} s simulated; writing the partial results\n", result.interrupted,
+          loop.simulated_s);
+    }
     nbox::cosim::PerfFigures perf;
     perf.wall_s = loop.wall_s;
     perf.events_per_s = loop.wall_s > 0 ? static_cast<double>(loop.events) / loop.wall_s : 0;
@@ -155,7 +168,7 @@ int main(int argc, char** argv) {
       write("trace.json", nbox::cosim::ChromeTraceJson(*job->GetRecords()));
     }
     nbox::cosim::PrintSummary(result, perf, written, std::cout);
-    if (real_report.failed) {
+    if (real_report.failed || loop.interrupted != 0) {
       ns3::Simulator::Destroy();
       return kExitRunFailed;
     }

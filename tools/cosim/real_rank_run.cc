@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <ostream>
@@ -13,6 +12,7 @@
 #include "bridge/server/cosim_bootstrap_root.h"
 #include "ns3/nbox-real-rank-gateway.h"
 #include "ns3/simulator.h"
+#include "tools/cosim/interrupt.h"
 #include "tools/cosim/rank_bounds.h"
 #include "tools/cosim/rank_launcher.h"
 #include "tools/cosim/real_rank_bridge.h"
@@ -38,32 +38,6 @@ constexpr std::chrono::milliseconds kGoodbyeGrace{500};
 // without destroying its communicator") waits, so the failure names the process and how it
 // ended whichever of the three nbox-cosim notices first.
 constexpr std::chrono::milliseconds kDeathNamingGrace{300};
-
-std::atomic<int> g_signal{0};
-extern "C" void OnTerminationSignal(int sig) {
-  g_signal.store(sig);
-}
-
-// SIGINT and SIGTERM are noted (the loop kills the children and stops) while this lives.
-class SignalGuard {
- public:
-  SignalGuard() {
-    g_signal.store(0);
-    struct sigaction action {};
-    action.sa_handler = OnTerminationSignal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-  }
-  ~SignalGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
 
 std::string RankList(const std::vector<int>& ranks) {
   std::string text;
@@ -156,7 +130,8 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   access.chunk_bytes = s.collectives.chunk_bytes;
   access.clock = s.realranks.clock;
 
-  SignalGuard signals;
+  // SIGINT and SIGTERM are noted (interrupt.h); the loop below kills the children and stops.
+  InstallInterruptHandlers();
   RankLauncher launcher;
   std::map<int, std::string> logs;
   if (!s.realranks.launch.empty()) {
@@ -218,7 +193,7 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
       it = exits.erase(it);
     }
     if (root_failed) bridge.Fail("bootstrap: " + root.failure());
-    if (const int sig = g_signal.load(); sig != 0) {
+    if (const int sig = InterruptSignal(); sig != 0) {
       bridge.Fail(fmt::format("stopped by signal {} ({})", sig, strsignal(sig)));
     }
     if (!bridge.all_joined() || !root.all_joined()) {

@@ -180,6 +180,9 @@ std::string ResultsJson(const RunResult& r) {
       {"network", NetworkJson(r.network, r.transport, roce)},
       {"simulation", {{"events", r.events}, {"simulated_s", r.simulated_s}}},
   };
+  if (!r.interrupted.empty()) {
+    out["status"] = r.interrupted + " (partial results)";
+  }
   if (r.real_ranks.present) {
     out["status"] = r.real_ranks.failed ? "failed (partial results)" : "ok";
     out["real_ranks"] = RealRanksJson(r.real_ranks, roles);

@@ -33,6 +33,7 @@ struct RunResult {
   uint64_t events = 0;         // ns-3 events executed
   double simulated_s = 0;      // simulator clock at the end
   RealRanksReport real_ranks;  // present only in runs with real ranks
+  std::string interrupted;     // "stopped by signal 2 (Interrupt)" when a signal ended the run
 };
 
 struct PerfFigures {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "ns3/simulator.h"
+#include "tools/cosim/interrupt.h"
 
 namespace nbox::cosim {
 namespace {
@@ -47,6 +48,10 @@ SimLoopResult RunSimulation(const std::function<bool()>& finished,
   while (!finished()) {
     if (stalled()) {
       result.stalled = true;
+      break;
+    }
+    if (InterruptSignal() != 0) {
+      result.interrupted = InterruptSignal();
       break;
     }
     ns3::Simulator::Stop(ns3::Seconds(slice_s));
