@@ -12,6 +12,7 @@
 #include "ns3/nbox-ecmp-routing.h"
 #include "ns3/nbox-flow-hash.h"
 #include "ns3/nbox-tcp-small-queues.h"
+#include "ns3/nbox-tcp-socket.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/queue-size.h"
 #include "ns3/string.h"
@@ -44,8 +45,6 @@ using nbox::topo::NodeKind;
 using nbox::topo::Topology;
 using nbox::topo::Vertex;
 
-/** IP 20 + TCP 20 + timestamp option 12 (10, padded to 12). */
-constexpr uint32_t kTcpIpHeaderBytes = 52;
 constexpr uint32_t kMinMtu = 576;   // every IPv4 host must accept datagrams this large
 constexpr uint32_t kMaxMtu = 65535; // PointToPointNetDevice's Mtu is 16 bits
 /** 10.0.0.0/8 holds 2^22 link subnets of four addresses. */
@@ -279,7 +278,7 @@ NboxNetworkHelper::NboxNetworkHelper(const NboxNetworkConfig& config)
 uint32_t
 NboxNetworkHelper::SegmentSize(uint32_t mtu)
 {
-    return mtu - kTcpIpHeaderBytes;
+    return mtu - NboxTcpSocket::kIpTcpHeaderBytes;
 }
 
 void

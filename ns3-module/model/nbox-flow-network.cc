@@ -2,6 +2,9 @@
 
 #include "ns3/abort.h"
 #include "ns3/enum.h"
+#include "ns3/nbox-roce-header.h"
+#include "ns3/nbox-tcp-socket.h"
+#include "ns3/ppp-header.h"
 #include "ns3/uinteger.h"
 
 #include <cmath>
@@ -14,14 +17,11 @@ NS_OBJECT_ENSURE_REGISTERED(NboxFlowNetwork);
 namespace
 {
 
-// The packet model's framing (ns3-module/README.md): TCP segments carry MTU - 52 bytes
-// (IPv4 20, TCP 20, timestamps 12) and PPP adds 2 bytes on the wire; a RoCEv2 packet carries
-// MTU - 44 bytes (IPv4 20, UDP 8, BTH 12, ICRC 4) and puts payload + 62 on the wire
-// (Ethernet 14 and FCS 4 besides).
-constexpr uint32_t kTcpIpHeaderBytes = 52;
-constexpr uint32_t kPppHeaderBytes = 2;
-constexpr uint32_t kRoceIpMtuOverhead = 44;
-constexpr uint32_t kRoceWireOverhead = 62;
+// The packet model's framing (ns3-module/README.md), from the classes that build its packets:
+// a TCP segment carries MTU - NboxTcpSocket::kIpTcpHeaderBytes and PPP adds its header on the
+// wire; a RoCEv2 packet carries NboxRoceHeader::GetDataPayloadPerMtu and puts payload +
+// NboxRoceHeader::kDataOverheadBytes on the wire.
+const uint32_t kPppHeaderBytes = PppHeader().GetSerializedSize();
 
 const std::string kNoPackets = "the flow model shares link rates among flows (max-min) and has "
                                "no packets or queues";
@@ -105,14 +105,16 @@ NboxFlowNetwork::Path(uint32_t srcHost, uint32_t dstHost, NboxFlowPaths::Connect
 uint32_t
 NboxFlowNetwork::GetPacketPayload() const
 {
-    return m_mtu - (m_format == TCP_PACKETS ? kTcpIpHeaderBytes : kRoceIpMtuOverhead);
+    return m_format == TCP_PACKETS ? m_mtu - NboxTcpSocket::kIpTcpHeaderBytes
+                                   : NboxRoceHeader::GetDataPayloadPerMtu(m_mtu);
 }
 
 uint32_t
 NboxFlowNetwork::GetPacketWireBytes(uint32_t payload) const
 {
     return payload
-         + (m_format == TCP_PACKETS ? kTcpIpHeaderBytes + kPppHeaderBytes : kRoceWireOverhead);
+         + (m_format == TCP_PACKETS ? NboxTcpSocket::kIpTcpHeaderBytes + kPppHeaderBytes
+                                    : NboxRoceHeader::kDataOverheadBytes);
 }
 
 double

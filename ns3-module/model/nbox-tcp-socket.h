@@ -40,6 +40,10 @@ class TcpHeader;
 class NboxTcpSocket : public TcpSocketBase
 {
   public:
+    /** Bytes of IPv4 (20), TCP (20) and timestamp option (12) headers in every segment: a
+     * segment carries IP MTU minus this (NboxNetworkHelper::SegmentSize, the flow model). */
+    static constexpr uint32_t kIpTcpHeaderBytes = 20 + 20 + 12;
+
     static TypeId GetTypeId();
     /** TcpSocketBase returns its own TypeId here, which would hide this class's attributes. */
     TypeId GetInstanceTypeId() const override;
