@@ -1,0 +1,44 @@
+// What a collective puts on each connection, in closed form: the bytes every (src, dst,
+// channel) lane carries over the whole collective and the message steps a chunk waits for on
+// its critical path, computed from the spec without building any rank's schedule. The
+// analytical network model times whole collectives from it (docs/DESIGN.md, "The analytical
+// model"); tests check it against the sum of the schedules' Send steps.
+//
+// Cost: O(world_size x channels) for the rings, the hierarchical all-reduce and the
+// broadcast; O(world_size^2 x channels) for the all-to-alls (every pair is a lane). Memory
+// O(1): lanes are visited, not stored.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "collectives/schedule.h"
+
+namespace nbox::coll {
+
+struct LaneTraffic {
+  int src = 0;  // group ranks
+  int dst = 0;
+  int channel = 0;
+  uint64_t bytes = 0;  // > 0: every Send of src to dst on channel in the collective, summed
+  int stage = 0;       // index into CriticalPath(spec).steps
+};
+
+// The message latencies a chunk pays from the collective's start to its end, grouped by the
+// lanes that carry them: a chunk crosses steps[s] hops of stage s, each on some lane of stage
+// s. Ring all-reduce: one stage of 2(W-1) steps; all-gather, reduce-scatter: W-1; broadcast:
+// W-1 (the chain); hierarchical all-reduce: stage 0 inside servers, 2(G-1) steps, stage 1 on
+// the rails, 2(S-1); direct all-to-all: 1; hierarchical all-to-all: 1 inside servers, 1
+// across them.
+struct CriticalPath {
+  std::vector<int> steps;  // per stage
+};
+
+// Calls `visit` once for every lane with bytes > 0, src-major. `spec` must be valid
+// (ValidateSpec); throws std::invalid_argument otherwise.
+void ForEachLane(const CollectiveSpec& spec, const std::function<void(const LaneTraffic&)>& visit);
+
+CriticalPath CriticalPathOf(const CollectiveSpec& spec);
+
+}  // namespace nbox::coll
