@@ -8,6 +8,7 @@
 #include "ns3/uinteger.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace ns3
 {
@@ -23,7 +24,7 @@ namespace
 // NboxRoceHeader::kDataOverheadBytes on the wire.
 const uint32_t kPppHeaderBytes = PppHeader().GetSerializedSize();
 
-const std::string kNoPackets = "the flow model shares link rates among flows (max-min) and has "
+const char* const kNoPackets = "the flow model shares link rates among flows (max-min) and has "
                                "no packets or queues";
 
 } // namespace
@@ -57,6 +58,8 @@ NboxFlowNetwork::NboxFlowNetwork()
     : m_mtu(1500)
     , m_format(TCP_PACKETS)
     , m_ecmpSeed(1)
+    , m_openedInJob(0)
+    , m_absentReason(kNoPackets)
 {
 }
 
@@ -87,6 +90,7 @@ NboxFlowNetwork::Build(const nbox::topo::Topology& topology)
             m_ports.push_back(std::move(port));
         }
     }
+    m_openedAtHost.assign(m_topology->hosts.size(), 0);
 }
 
 uint32_t
@@ -100,6 +104,79 @@ NboxFlowNetwork::Path(uint32_t srcHost, uint32_t dstHost, NboxFlowPaths::Connect
 {
     NS_ABORT_MSG_UNLESS(m_paths, "NboxFlowNetwork: Build() was not called");
     return m_paths->Path(srcHost, dstHost, id);
+}
+
+void
+NboxFlowNetwork::PlaceRanks(const std::vector<int>& rankToHost)
+{
+    for (size_t rank = 0; rank < rankToHost.size(); ++rank)
+    {
+        if (rankToHost[rank] < 0 || static_cast<uint32_t>(rankToHost[rank]) >= GetNHosts())
+        {
+            throw std::invalid_argument("NboxFlowNetwork: rank " + std::to_string(rank)
+                                        + " is placed on missing host "
+                                        + std::to_string(rankToHost[rank]));
+        }
+    }
+    m_rankToHost = rankToHost;
+}
+
+std::vector<uint32_t>
+NboxFlowNetwork::RouteNewConnection(uint32_t srcRank, uint32_t dstRank)
+{
+    NS_ABORT_MSG_UNLESS(m_paths, "NboxFlowNetwork: Build() was not called");
+    for (uint32_t rank : {srcRank, dstRank})
+    {
+        if (rank >= m_rankToHost.size())
+        {
+            throw std::invalid_argument("NboxFlowNetwork: rank " + std::to_string(rank)
+                                        + " is not placed");
+        }
+    }
+    const auto srcHost = static_cast<uint32_t>(m_rankToHost[srcRank]);
+    const auto dstHost = static_cast<uint32_t>(m_rankToHost[dstRank]);
+    if (srcHost == dstHost)
+    {
+        throw std::invalid_argument(
+            "NboxFlowNetwork: ranks " + std::to_string(srcRank) + " and "
+            + std::to_string(dstRank) + " are both on host " + std::to_string(srcHost)
+            + "; traffic within a host is not modelled, so place communicating ranks on "
+              "different hosts");
+    }
+    return m_paths->Path(srcHost, dstHost, {m_openedAtHost[srcHost]++, m_openedInJob++});
+}
+
+double
+NboxFlowNetwork::GetMessageWireBytes(uint64_t bytes) const
+{
+    return static_cast<double>(bytes)
+         + static_cast<double>(GetMessagePackets(bytes)) * GetPacketWireBytes(0);
+}
+
+uint64_t
+NboxFlowNetwork::GetMessagePackets(uint64_t bytes) const
+{
+    const uint64_t payload = GetPacketPayload();
+    return (bytes + payload - 1) / payload;
+}
+
+Time
+NboxFlowNetwork::GetDeliveryDelay(const std::vector<uint32_t>& ports, uint64_t bytes) const
+{
+    const uint64_t payload = GetPacketPayload();
+    const uint64_t packets = GetMessagePackets(bytes);
+    const auto lastPayload = static_cast<uint32_t>(bytes - (packets - 1) * payload);
+    const double lastWireBits = 8.0 * GetPacketWireBytes(lastPayload);
+    double seconds = 0;
+    for (uint32_t port : ports)
+    {
+        seconds += m_ports[port].latencySeconds;
+    }
+    for (size_t hop = 1; hop < ports.size(); ++hop)
+    {
+        seconds += lastWireBits / m_ports[ports[hop]].rateBps;
+    }
+    return NanoSeconds(static_cast<int64_t>(std::llround(seconds * 1e9)));
 }
 
 uint32_t
@@ -166,6 +243,12 @@ NboxFlowNetwork::SetFlush(std::function<void()> flush)
     m_flush = std::move(flush);
 }
 
+void
+NboxFlowNetwork::SetAbsentReason(std::string why)
+{
+    m_absentReason = std::move(why);
+}
+
 NboxNetworkStats
 NboxFlowNetwork::GetStats() const
 {
@@ -193,7 +276,7 @@ NboxFlowNetwork::GetStats() const
     for (const char* figure :
          {"drops", "ecn_marks", "peak_queue_bytes", "pfc_pauses", "retransmissions"})
     {
-        stats.absent[figure] = kNoPackets;
+        stats.absent[figure] = m_absentReason;
     }
     return stats;
 }

@@ -15,6 +15,7 @@
 #include "ns3/nbox-flow-paths.h"
 #include "ns3/nbox-max-min-solver.h"
 #include "ns3/nbox-network-model.h"
+#include "ns3/nstime.h"
 
 #include "topologies/topology.h"
 
@@ -46,6 +47,16 @@ class NboxFlowNetwork : public NboxNetworkModel
     /** Ports from host `srcHost` to `dstHost` for a connection (NboxFlowPaths::Path). */
     std::vector<uint32_t> Path(uint32_t srcHost, uint32_t dstHost,
                                NboxFlowPaths::ConnectionId id) const;
+    /** Places rank r on host rankToHost[r]; throws std::invalid_argument for a missing host. */
+    void PlaceRanks(const std::vector<int>& rankToHost);
+    /**
+     * The ports of the next connection opened from rank `srcRank` to `dstRank`: its ECMP
+     * choice takes the ordinals the packet model's hash would see (the TCP source port follows
+     * the source host's count of connections, the RoCE queue pair the job's), so call it once
+     * per connection, in the order the connections open. Throws std::invalid_argument for an
+     * unplaced rank or two ranks on one host (traffic within a host is not modelled).
+     */
+    std::vector<uint32_t> RouteNewConnection(uint32_t srcRank, uint32_t dstRank);
 
     /** Payload bytes in a full packet, and the bytes one packet of `payload` puts on the wire. */
     uint32_t GetPacketPayload() const;
@@ -55,6 +66,17 @@ class NboxFlowNetwork : public NboxNetworkModel
 
     double GetPortRateBps(uint32_t port) const;
     double GetPortLatencySeconds(uint32_t port) const;
+
+    /** Wire bytes of a message of `bytes` payload: its packets, the last one short. */
+    double GetMessageWireBytes(uint64_t bytes) const;
+    /** Packets of a message of `bytes` payload. */
+    uint64_t GetMessagePackets(uint64_t bytes) const;
+    /**
+     * From the last byte of a message of `bytes` leaving the source on `ports` to its arrival:
+     * the route's propagation delay plus the time each further hop takes to forward the
+     * message's last packet (store and forward).
+     */
+    Time GetDeliveryDelay(const std::vector<uint32_t>& ports, uint64_t bytes) const;
 
     /** Solver whose resource i is port i (capacity in wire bytes per second). */
     NboxMaxMinSolver& GetSolver();
@@ -74,6 +96,12 @@ class NboxFlowNetwork : public NboxNetworkModel
      * sending up to now (NboxFlowTransport registers itself).
      */
     void SetFlush(std::function<void()> flush);
+
+    /**
+     * Why the figures of packets and queues are absent (NboxNetworkStats::absent), for a model
+     * other than the flow model that counts bytes on these ports (the analytical model).
+     */
+    void SetAbsentReason(std::string why);
 
   private:
     void DoDispose() override;
@@ -98,6 +126,10 @@ class NboxFlowNetwork : public NboxNetworkModel
     std::vector<Port> m_ports;
     NboxMaxMinSolver m_solver;
     std::function<void()> m_flush;
+    std::vector<int> m_rankToHost;
+    std::vector<uint32_t> m_openedAtHost; //!< per host: connections it opened
+    uint32_t m_openedInJob;
+    std::string m_absentReason;
 };
 
 } // namespace ns3

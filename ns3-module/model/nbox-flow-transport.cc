@@ -38,18 +38,8 @@ NboxFlowTransport::NboxFlowTransport(Ptr<NboxFlowNetwork> network,
     {
         throw std::invalid_argument("NboxFlowTransport: no network");
     }
-    for (size_t rank = 0; rank < rankToHost.size(); ++rank)
-    {
-        if (rankToHost[rank] < 0 || static_cast<uint32_t>(rankToHost[rank]) >= network->GetNHosts())
-        {
-            throw std::invalid_argument("NboxFlowTransport: rank " + std::to_string(rank)
-                                        + " is placed on missing host "
-                                        + std::to_string(rankToHost[rank]));
-        }
-    }
+    network->PlaceRanks(rankToHost);
     m_network = network;
-    m_rankToHost = rankToHost;
-    m_openedAtHost.assign(network->GetNHosts(), 0);
     // Raw pointer: the network must not keep its transport alive (DoDispose clears it).
     m_network->SetFlush([this]() { Flush(); });
 }
@@ -73,17 +63,6 @@ NboxFlowTransport::DoDispose()
 }
 
 uint32_t
-NboxFlowTransport::HostOf(uint32_t rank) const
-{
-    if (rank >= m_rankToHost.size())
-    {
-        throw std::invalid_argument("NboxFlowTransport: rank " + std::to_string(rank)
-                                    + " is not placed");
-    }
-    return static_cast<uint32_t>(m_rankToHost[rank]);
-}
-
-uint32_t
 NboxFlowTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel)
 {
     const auto key = std::make_tuple(srcRank, dstRank, channel);
@@ -92,28 +71,13 @@ NboxFlowTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channe
     {
         return it->second;
     }
-    const uint32_t srcHost = HostOf(srcRank);
-    const uint32_t dstHost = HostOf(dstRank);
-    if (srcHost == dstHost)
-    {
-        throw std::invalid_argument(
-            "NboxFlowTransport: ranks " + std::to_string(srcRank) + " and "
-            + std::to_string(dstRank) + " are both on host " + std::to_string(srcHost)
-            + "; traffic within a host is not modelled, so place communicating ranks on "
-              "different hosts");
-    }
     const auto id = static_cast<uint32_t>(m_connections.size());
     Connection c;
-    c.srcHost = srcHost;
-    c.dstHost = dstHost;
-    // The ordinals the packet model's hash sees: the TCP source port follows the source
-    // host's count of connections, the RoCE queue pair the job's.
-    c.ports = m_network->Path(srcHost, dstHost, {m_openedAtHost[srcHost]++, id});
+    c.ports = m_network->RouteNewConnection(srcRank, dstRank);
     const double weight = m_network->GetWireRatio();
     for (uint32_t port : c.ports)
     {
         c.uses.push_back({port, weight});
-        c.propagationSeconds += m_network->GetPortLatencySeconds(port);
     }
     m_connections.push_back(std::move(c));
     m_connectionIds.emplace(key, id);
@@ -191,21 +155,6 @@ NboxFlowTransport::ScheduleHeadSent(uint32_t id)
     c.headSent = Simulator::Schedule(NanoSeconds(ns), &NboxFlowTransport::HeadSent, this, id);
 }
 
-Time
-NboxFlowTransport::DeliveryDelay(const Connection& c, uint64_t messageBytes) const
-{
-    const uint64_t payload = m_network->GetPacketPayload();
-    const uint64_t packets = (messageBytes + payload - 1) / payload;
-    const auto lastPayload = static_cast<uint32_t>(messageBytes - (packets - 1) * payload);
-    const double lastWireBits = 8.0 * m_network->GetPacketWireBytes(lastPayload);
-    double seconds = c.propagationSeconds;
-    for (size_t hop = 1; hop < c.ports.size(); ++hop)
-    {
-        seconds += lastWireBits / m_network->GetPortRateBps(c.ports[hop]);
-    }
-    return NanoSeconds(static_cast<int64_t>(std::llround(seconds * 1e9)));
-}
-
 void
 NboxFlowTransport::HeadSent(uint32_t id)
 {
@@ -216,16 +165,12 @@ NboxFlowTransport::HeadSent(uint32_t id)
     c.sent = static_cast<double>(message.end);
     // The counters took the fluid share of wire bytes; correct to the message's exact framing
     // (its last packet is short).
-    const uint64_t payload = m_network->GetPacketPayload();
-    const uint64_t packets = (message.bytes + payload - 1) / payload;
-    const double exactWire = static_cast<double>(message.bytes)
-                           + static_cast<double>(packets) * (m_network->GetPacketWireBytes(0));
-    m_network->CountWireBytes(c.ports, exactWire - c.headWire);
-    m_network->CountPackets(c.ports, packets);
+    m_network->CountWireBytes(c.ports, m_network->GetMessageWireBytes(message.bytes) - c.headWire);
+    m_network->CountPackets(c.ports, m_network->GetMessagePackets(message.bytes));
     c.headWire = 0;
 
     const uint64_t bytes = message.bytes;
-    Simulator::Schedule(DeliveryDelay(c, bytes),
+    Simulator::Schedule(m_network->GetDeliveryDelay(c.ports, bytes),
                         [this, bytes, delivered = std::move(message.delivered)]()
                         {
                             ++m_stats.messagesDelivered;

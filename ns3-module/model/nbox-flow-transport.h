@@ -56,11 +56,8 @@ class NboxFlowTransport : public NboxTransport
 
     struct Connection
     {
-        uint32_t srcHost = 0;
-        uint32_t dstHost = 0;
         std::vector<uint32_t> ports;
         std::vector<NboxMaxMinSolver::Use> uses;
-        double propagationSeconds = 0; //!< sum of the route's link latencies
         std::deque<Message> queue;     //!< the head is leaving
         uint64_t enqueued = 0;         //!< bytes handed to Send so far
         double sent = 0;               //!< bytes that have left the source
@@ -73,23 +70,18 @@ class NboxFlowTransport : public NboxTransport
 
     static constexpr uint32_t kNoConnection = UINT32_MAX;
 
-    uint32_t HostOf(uint32_t rank) const;
     uint32_t GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel);
     /** Counts what connection `c` sent since its last update at its current rate. */
     void Advance(Connection& c);
     /** Schedules the end of `c`'s head message at its current rate. */
     void ScheduleHeadSent(uint32_t id);
     void HeadSent(uint32_t id);
-    /** Delay from the last byte leaving the source to its arrival: latency and forwarding. */
-    Time DeliveryDelay(const Connection& c, uint64_t messageBytes) const;
     void ScheduleSolve();
     void Solve();
 
     Ptr<NboxFlowNetwork> m_network;
-    std::vector<int> m_rankToHost;
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> m_connectionIds;
     std::vector<Connection> m_connections;
-    std::vector<uint32_t> m_openedAtHost;     //!< per host: connections it opened
     std::vector<uint32_t> m_connectionOfFlow; //!< solver flow id -> connection
     std::vector<NboxMaxMinSolver::Change> m_changes;
     bool m_solvePending;
