@@ -357,6 +357,12 @@ NboxCommunicator::StartNext(uint32_t rank)
         }
         return;
     }
+    NboxCollectiveTimer* timer = m_transport->GetCollectiveTimer();
+    if (timer && !state.queue.front().work.isTransfers && m_external.empty())
+    {
+        StartTimed(rank, *timer);
+        return;
+    }
     auto running = std::make_unique<Running>();
     running->schedule = std::make_unique<nbox::coll::RankSchedule>(
         BuildRankSchedule(rank, state.queue.front().work));
@@ -387,6 +393,32 @@ NboxCommunicator::StartNext(uint32_t rank)
         }
     }
     Advance(rank);
+}
+
+void
+NboxCommunicator::StartTimed(uint32_t rank, NboxCollectiveTimer& timer)
+{
+    RankState& state = m_ranks[rank];
+    auto running = std::make_unique<Running>();
+    running->started = Simulator::Now();
+    running->instance = state.collectivesStarted++;
+    Instance& instance = m_instances[running->instance];
+    ++instance.started;
+    instance.lastStart = Simulator::Now();
+    instance.timedRanks.push_back(rank);
+    state.running = std::move(running);
+    if (instance.started < m_members.size())
+    {
+        return;
+    }
+    const NboxCommWork& work = state.queue.front().work;
+    const Time duration
+        = timer.TimeCollective(MakeSpec(work.op, work.bytes, work.counts), m_members, m_laneBase);
+    // In the order the members started it, so equal end times finish in a fixed order.
+    for (uint32_t member : instance.timedRanks)
+    {
+        Simulator::Schedule(duration, &NboxCommunicator::FinishHead, this, member);
+    }
 }
 
 void
@@ -458,7 +490,7 @@ NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64
     Inbox& inbox = state.inboxes[{src, channel}];
     // Messages of one connection arrive in order; one for a later op waits in the inbox, and
     // so must every message after it.
-    if (!state.running || !inbox.arrived.empty()
+    if (!state.running || !state.running->tracker || !inbox.arrived.empty()
         || !state.running->tracker->ExpectsArrival(static_cast<int>(src),
                                                    static_cast<int>(channel)))
     {

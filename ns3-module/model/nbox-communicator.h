@@ -181,8 +181,8 @@ class NboxCommunicator : public Object
     /** The op at the head of a rank's queue, while it runs. */
     struct Running
     {
-        std::unique_ptr<nbox::coll::RankSchedule> schedule;
-        std::unique_ptr<nbox::coll::StepTracker> tracker; //!< on *schedule
+        std::unique_ptr<nbox::coll::RankSchedule> schedule; //!< null when timed
+        std::unique_ptr<nbox::coll::StepTracker> tracker;   //!< on *schedule; null when timed
         Time started;
         Time peersPosted;      //!< latest post time of a message this rank received in the op
         uint64_t instance = 0; //!< collectives: the rank's count of collectives before it
@@ -205,6 +205,7 @@ class NboxCommunicator : public Object
         uint32_t started = 0;
         uint32_t finished = 0;
         Time lastStart;
+        std::vector<uint32_t> timedRanks; //!< members waiting for a timed collective's end
     };
 
     struct RankState
@@ -217,6 +218,12 @@ class NboxCommunicator : public Object
     };
 
     void StartNext(uint32_t rank);
+    /**
+     * Starts the collective at the head of `rank`'s queue on the transport's collective
+     * timer: once every member has started it, all of them finish it together when the
+     * timer says.
+     */
+    void StartTimed(uint32_t rank, NboxCollectiveTimer& timer);
     void Advance(uint32_t rank);
     void FinishHead(uint32_t rank);
     void OnSendDelivered(uint32_t rank, uint32_t stepId);

@@ -59,8 +59,12 @@ NboxFlowNetwork::NboxFlowNetwork()
     , m_format(TCP_PACKETS)
     , m_ecmpSeed(1)
     , m_openedInJob(0)
-    , m_absentReason(kNoPackets)
 {
+    for (const char* figure :
+         {"drops", "ecn_marks", "peak_queue_bytes", "pfc_pauses", "retransmissions"})
+    {
+        m_absent[figure] = kNoPackets;
+    }
 }
 
 void
@@ -138,8 +142,8 @@ NboxFlowNetwork::RouteNewConnection(uint32_t srcRank, uint32_t dstRank)
     if (srcHost == dstHost)
     {
         throw std::invalid_argument(
-            "NboxFlowNetwork: ranks " + std::to_string(srcRank) + " and "
-            + std::to_string(dstRank) + " are both on host " + std::to_string(srcHost)
+            "NboxFlowNetwork: ranks " + std::to_string(srcRank) + " and " + std::to_string(dstRank)
+            + " are both on host " + std::to_string(srcHost)
             + "; traffic within a host is not modelled, so place communicating ranks on "
               "different hosts");
     }
@@ -160,8 +164,8 @@ NboxFlowNetwork::GetMessagePackets(uint64_t bytes) const
     return (bytes + payload - 1) / payload;
 }
 
-Time
-NboxFlowNetwork::GetDeliveryDelay(const std::vector<uint32_t>& ports, uint64_t bytes) const
+double
+NboxFlowNetwork::GetDeliveryDelaySeconds(const std::vector<uint32_t>& ports, uint64_t bytes) const
 {
     const uint64_t payload = GetPacketPayload();
     const uint64_t packets = GetMessagePackets(bytes);
@@ -176,7 +180,14 @@ NboxFlowNetwork::GetDeliveryDelay(const std::vector<uint32_t>& ports, uint64_t b
     {
         seconds += lastWireBits / m_ports[ports[hop]].rateBps;
     }
-    return NanoSeconds(static_cast<int64_t>(std::llround(seconds * 1e9)));
+    return seconds;
+}
+
+Time
+NboxFlowNetwork::GetDeliveryDelay(const std::vector<uint32_t>& ports, uint64_t bytes) const
+{
+    return NanoSeconds(
+        static_cast<int64_t>(std::llround(GetDeliveryDelaySeconds(ports, bytes) * 1e9)));
 }
 
 uint32_t
@@ -238,15 +249,22 @@ NboxFlowNetwork::CountPackets(const std::vector<uint32_t>& ports, uint64_t packe
 }
 
 void
+NboxFlowNetwork::CountPort(uint32_t port, double wireBytes, uint64_t packets)
+{
+    m_ports[port].wireBytes += wireBytes;
+    m_ports[port].packets += packets;
+}
+
+void
 NboxFlowNetwork::SetFlush(std::function<void()> flush)
 {
     m_flush = std::move(flush);
 }
 
 void
-NboxFlowNetwork::SetAbsentReason(std::string why)
+NboxFlowNetwork::SetAbsent(std::map<std::string, std::string> absent)
 {
-    m_absentReason = std::move(why);
+    m_absent = std::move(absent);
 }
 
 NboxNetworkStats
@@ -273,11 +291,7 @@ NboxFlowNetwork::GetStats() const
         }
         stats.ports.push_back(std::move(s));
     }
-    for (const char* figure :
-         {"drops", "ecn_marks", "peak_queue_bytes", "pfc_pauses", "retransmissions"})
-    {
-        stats.absent[figure] = m_absentReason;
-    }
+    stats.absent = m_absent;
     return stats;
 }
 

@@ -20,6 +20,7 @@
 #include "topologies/topology.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,6 +77,8 @@ class NboxFlowNetwork : public NboxNetworkModel
      * the route's propagation delay plus the time each further hop takes to forward the
      * message's last packet (store and forward).
      */
+    double GetDeliveryDelaySeconds(const std::vector<uint32_t>& ports, uint64_t bytes) const;
+    /** GetDeliveryDelaySeconds rounded to the nanosecond. */
     Time GetDeliveryDelay(const std::vector<uint32_t>& ports, uint64_t bytes) const;
 
     /** Solver whose resource i is port i (capacity in wire bytes per second). */
@@ -85,6 +88,8 @@ class NboxFlowNetwork : public NboxNetworkModel
     void CountWireBytes(const std::vector<uint32_t>& ports, double wireBytes);
     /** Counts `packets` on each of `ports`. */
     void CountPackets(const std::vector<uint32_t>& ports, uint64_t packets);
+    /** Counts `wireBytes` and `packets` on `port`. */
+    void CountPort(uint32_t port, double wireBytes, uint64_t packets);
 
     // NboxNetworkModel
     NboxNetworkStats GetStats() const override;
@@ -98,10 +103,11 @@ class NboxFlowNetwork : public NboxNetworkModel
     void SetFlush(std::function<void()> flush);
 
     /**
-     * Why the figures of packets and queues are absent (NboxNetworkStats::absent), for a model
-     * other than the flow model that counts bytes on these ports (the analytical model).
+     * The figures GetStats reports absent, with why (NboxNetworkStats::absent), for a model
+     * other than the flow model that counts bytes on these ports (the analytical model). The
+     * default is the flow model's: drops, ECN marks, queues, PFC and retransmissions.
      */
-    void SetAbsentReason(std::string why);
+    void SetAbsent(std::map<std::string, std::string> absent);
 
   private:
     void DoDispose() override;
@@ -129,7 +135,7 @@ class NboxFlowNetwork : public NboxNetworkModel
     std::vector<int> m_rankToHost;
     std::vector<uint32_t> m_openedAtHost; //!< per host: connections it opened
     uint32_t m_openedInJob;
-    std::string m_absentReason;
+    std::map<std::string, std::string> m_absent;
 };
 
 } // namespace ns3

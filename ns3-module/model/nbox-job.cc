@@ -204,8 +204,10 @@ NboxJob::IsStalled() const
             return false; // it may still post something
         }
     }
+    // Bytes too: a collective timed whole (the analytical model) moves bytes, no messages.
     const NboxTransportStats stats = m_transport->GetStats();
-    return stats.messagesDelivered == stats.messagesSent;
+    return stats.messagesDelivered == stats.messagesSent
+        && stats.bytesDelivered == stats.bytesSent;
 }
 
 Ptr<NboxJobRecords>

@@ -12,4 +12,10 @@ NboxTransport::GetTypeId()
     return tid;
 }
 
+NboxCollectiveTimer*
+NboxTransport::GetCollectiveTimer()
+{
+    return nullptr;
+}
+
 } // namespace ns3

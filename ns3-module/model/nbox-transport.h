@@ -4,15 +4,20 @@
  * A message of B bytes from rank a to rank b on channel c travels over a persistent
  * connection (a, b, c). Messages on one connection are delivered in the order they were sent;
  * `delivered` fires at the simulated time the last byte reaches b. TCP (NboxTcpTransport)
- * implements it today; a RoCEv2 NIC will be a peer implementation.
+ * (packet model), NboxRoceTransport (packet model), NboxFlowTransport and
+ * NboxAnalyticalTransport implement it.
  */
 #ifndef NBOX_TRANSPORT_H
 #define NBOX_TRANSPORT_H
 
+#include "ns3/nstime.h"
 #include "ns3/object.h"
+
+#include "collectives/schedule.h"
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace ns3
 {
@@ -27,6 +32,26 @@ struct NboxTransportStats
     uint64_t retransmittedBytes = 0; //!< payload bytes the transport sent more than once
     uint64_t retransmissions = 0;    //!< segments (or packets) sent more than once
     uint32_t connections = 0;
+};
+
+/**
+ * Times a whole collective at once instead of moving its messages: the collective-level side
+ * of the seam, for models that work per collective (docs/DESIGN.md, "The analytical model").
+ */
+class NboxCollectiveTimer
+{
+  public:
+    virtual ~NboxCollectiveTimer() = default;
+
+    /**
+     * How long collective `spec` takes from the moment its last member starts it, among
+     * `members` (world ranks; index = rank in the group) on lanes laneBase + channel. Counts
+     * its bytes in the transport's and the ports' counters, as sent now and delivered when
+     * it ends.
+     */
+    virtual Time TimeCollective(const nbox::coll::CollectiveSpec& spec,
+                                const std::vector<uint32_t>& members, uint32_t laneBase)
+        = 0;
 };
 
 class NboxTransport : public Object
@@ -48,6 +73,13 @@ class NboxTransport : public Object
         = 0;
 
     virtual NboxTransportStats GetStats() const = 0;
+
+    /**
+     * The transport's timer of whole collectives, or null (the default) when collectives run
+     * message by message over Send. A model that has one (the analytical model) times each
+     * collective at once, and the communicator then runs no schedule for it.
+     */
+    virtual NboxCollectiveTimer* GetCollectiveTimer();
 };
 
 } // namespace ns3

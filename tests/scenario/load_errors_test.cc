@@ -20,7 +20,7 @@ TEST(LoadErrors, UnknownSectionListsValidSectionsWhenNothingIsClose) {
   // The section is empty and still reported, at its header.
   EXPECT_EQ(LoadError(Fixture("unknown_section_far.ini")),
             "tests/scenario/fixtures/unknown_section_far.ini:2: unknown section [telemetry]; "
-            "valid sections are [job], [topology], [network], [roce], [collectives], "
+            "valid sections are [job], [topology], [network], [roce], [analytical], [collectives], "
             "[workload], [output], [realranks], [debug], [servers]");
 }
 

@@ -1,8 +1,13 @@
 #include "tools/cosim/network_models.h"
 
+#include <map>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
+#include "ns3/double.h"
 #include "ns3/enum.h"
+#include "ns3/nbox-analytical-transport.h"
 #include "ns3/nbox-flow-network.h"
 #include "ns3/nbox-flow-transport.h"
 #include "ns3/nbox-network-helper.h"
@@ -29,8 +34,9 @@ BuiltNetwork BuildPacket(const scenario::Scenario& s, const topo::Topology& topo
   return built;
 }
 
-BuiltNetwork BuildFlow(const scenario::Scenario& s, const topo::Topology& topology,
-                       const std::vector<int>& rank_to_host) {
+// The flow model's ports and routes, which the analytical model times and counts on too.
+ns3::Ptr<ns3::NboxFlowNetwork> BuildFlowPorts(const scenario::Scenario& s,
+                                              const topo::Topology& topology) {
   auto network = ns3::CreateObject<ns3::NboxFlowNetwork>();
   network->SetAttribute("Mtu", ns3::UintegerValue(s.network.mtu));
   network->SetAttribute("PacketFormat", ns3::EnumValue(s.network.transport == "roce"
@@ -38,9 +44,44 @@ BuiltNetwork BuildFlow(const scenario::Scenario& s, const topo::Topology& topolo
                                                            : ns3::NboxFlowNetwork::TCP_PACKETS));
   network->SetAttribute("EcmpSeed", ns3::UintegerValue(s.job.seed));
   network->Build(topology);
+  return network;
+}
+
+BuiltNetwork BuildFlow(const scenario::Scenario& s, const topo::Topology& topology,
+                       const std::vector<int>& rank_to_host) {
   BuiltNetwork built;
+  auto network = BuildFlowPorts(s, topology);
   built.model = network;
   built.transport = ns3::CreateObject<ns3::NboxFlowTransport>(network, rank_to_host);
+  return built;
+}
+
+BuiltNetwork BuildAnalytical(const scenario::Scenario& s, const topo::Topology& topology,
+                             const std::vector<int>& rank_to_host) {
+  auto network = BuildFlowPorts(s, topology);
+  const std::string no_packets =
+      "the analytical model times each collective in closed form and has no packets or queues";
+  std::map<std::string, std::string> absent;
+  for (const char* figure :
+       {"drops", "ecn_marks", "peak_queue_bytes", "pfc_pauses", "retransmissions"}) {
+    absent[figure] = no_packets;
+  }
+  absent["messages"] =
+      "the analytical model times whole collectives without cutting them into messages";
+  network->SetAbsent(std::move(absent));
+  auto transport = ns3::CreateObject<ns3::NboxAnalyticalTransport>(network, rank_to_host);
+  const scenario::AnalyticalSection& a = s.analytical;
+  for (const auto& [attribute, value] : {std::pair{"AllReduceFactor", a.allreduce_factor},
+                                         std::pair{"AllGatherFactor", a.allgather_factor},
+                                         std::pair{"ReduceScatterFactor", a.reducescatter_factor},
+                                         std::pair{"BroadcastFactor", a.broadcast_factor},
+                                         std::pair{"AllToAllFactor", a.alltoall_factor},
+                                         std::pair{"PointToPointFactor", a.p2p_factor}}) {
+    transport->SetAttribute(attribute, ns3::DoubleValue(value));
+  }
+  BuiltNetwork built;
+  built.model = network;
+  built.transport = transport;
   return built;
 }
 
@@ -50,6 +91,7 @@ const std::vector<NetworkModelEntry>& NetworkModels() {
   static const std::vector<NetworkModelEntry> models = {
       {"packet", &BuildPacket},
       {"flow", &BuildFlow},
+      {"analytical", &BuildAnalytical},
   };
   return models;
 }

@@ -115,8 +115,8 @@ ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransp
   ordered_json out = {
       {"payload_bytes_sent", tr.bytesSent},
       {"payload_bytes_delivered", tr.bytesDelivered},
-      {"messages_sent", tr.messagesSent},
-      {"messages_delivered", tr.messagesDelivered},
+      {"messages_sent", Figure(net, "messages", tr.messagesSent)},
+      {"messages_delivered", Figure(net, "messages", tr.messagesDelivered)},
       {"connections", tr.connections},
       {"host_wire_bytes", net.hostTxBytes},
       {"wire_bytes", net.wireBytes},
@@ -158,6 +158,8 @@ std::string ResultsJson(const RunResult& r) {
     if (key == "output.dir") continue;
     // [roce] means nothing to the TCP path: TCP results stay as they were before it.
     if (!roce && key.rfind("roce.", 0) == 0) continue;
+    // Likewise [analytical] for the other models.
+    if (r.scenario.network.model != "analytical" && key.rfind("analytical.", 0) == 0) continue;
     if (!real_ranks && (key.rfind("realranks.", 0) == 0 || key.rfind("debug.", 0) == 0)) continue;
     settings[key] = value;
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <ostream>
 #include <set>
 #include <string>
@@ -190,16 +191,22 @@ void PrintCollectives(const RunResult& r, const RankRoles& roles, std::ostream& 
 void PrintNetwork(const RunResult& r, std::ostream& out) {
   const auto& n = r.network;
   const auto& t = r.transport;
-  out << fmt::format(
-      "\n  network    payload {} delivered of {} sent in {} messages; {} on the wire\n",
-      FormatBytes(static_cast<double>(t.bytesDelivered)),
-      FormatBytes(static_cast<double>(t.bytesSent)), t.messagesSent,
-      FormatBytes(static_cast<double>(n.wireBytes)));
+  const bool messages = n.absent.count("messages") == 0;
+  out << fmt::format("\n  network    payload {} delivered of {} sent{}; {} on the wire\n",
+                     FormatBytes(static_cast<double>(t.bytesDelivered)),
+                     FormatBytes(static_cast<double>(t.bytesSent)),
+                     messages ? fmt::format(" in {} messages", t.messagesSent) : "",
+                     FormatBytes(static_cast<double>(n.wireBytes)));
   if (!n.absent.empty()) {
-    // The model does not produce these (the flow model has no packets): say so, never 0.
-    std::string names;
-    for (const auto& [figure, why] : n.absent) names += (names.empty() ? "" : ", ") + figure;
-    out << fmt::format("             {}: not produced, {}\n", names, n.absent.begin()->second);
+    // The model does not produce these (the flow model has no packets): say so, never 0,
+    // with each distinct reason once.
+    std::map<std::string, std::string> by_reason;
+    for (const auto& [figure, why] : n.absent) {
+      by_reason[why] += (by_reason[why].empty() ? "" : ", ") + figure;
+    }
+    for (const auto& [why, names] : by_reason) {
+      out << fmt::format("             {}: not produced, {}\n", names, why);
+    }
     return;
   }
   out << fmt::format("             drops {}, retransmissions {}, ECN marks {}, peak queue {}{}\n",
@@ -222,7 +229,14 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
   out << fmt::format("  topology   {} [{} hosts, {} switches, {} links]\n", r.topology_description,
                      r.hosts, r.switches, r.links);
   PrintWorkload(r, roles, out);
-  if (r.scenario.network.model == "flow") {
+  if (r.scenario.network.model == "analytical") {
+    // Each collective timed in closed form on its own routes: congestion from other traffic
+    // is not seen, so the times are lower bounds wherever traffic shares links.
+    out << fmt::format(
+        "  network    analytical model (alpha-beta per collective on its routes' bottleneck, "
+        "congestion-unaware: optimistic where traffic shares links), {} framing, MTU {}\n",
+        Setting(r, "network.transport"), Setting(r, "network.mtu"));
+  } else if (r.scenario.network.model == "flow") {
     // Congestion control, queues and ECN do not exist in the flow model: only the framing
     // (headers per packet) and the ECMP hashing of the transport count.
     out << fmt::format(

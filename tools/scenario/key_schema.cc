@@ -3,6 +3,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "tools/scenario/analytical_keys.h"
 #include "tools/scenario/dlrm_keys.h"
 #include "tools/scenario/realranks_values.h"
 #include "tools/scenario/roce_keys.h"
@@ -77,10 +78,12 @@ std::vector<KeySpec> NetworkKeys() {
   auto net = [](auto member) { return FieldOf(&Scenario::network, member); };
   return {
       {"network", "model",
-       "how the network is simulated: packet (every packet through queues, the reference) or "
+       "how the network is simulated: packet (every packet through queues, the reference), "
        "flow (link rates shared max-min fairly among the flows on their routes; no packets, "
-       "queues or losses; thousands of GPUs in seconds)",
-       Choice(net(&NetworkSection::model), {"packet", "flow"})},
+       "queues or losses; thousands of GPUs in seconds) or analytical (each collective's "
+       "alpha-beta time on its routes' bottleneck, congestion-unaware, so optimistic where "
+       "traffic shares links; [analytical] factors)",
+       Choice(net(&NetworkSection::model), {"packet", "flow", "analytical"})},
       {"network", "transport", "how messages cross the network",
        Choice(net(&NetworkSection::transport), {"tcp", "roce"})},
       {"network", "tcp_cc", "TCP congestion control (ns-3's TcpNewReno, TcpCubic, ...)",
@@ -281,6 +284,9 @@ const std::vector<SectionSpec>& ScenarioSections() {
       {"roce",
        "The RoCEv2 fabric of network.transport = roce: switch buffer, PFC, ECN, DCQCN, the "
        "NIC."},
+      {"analytical",
+       "The analytical model of network.model = analytical: each operation's effective-"
+       "bandwidth factor."},
       {"collectives", "How collectives become point-to-point messages."},
       {"workload", "What every rank computes and when it communicates."},
       {"output", "What a run writes and shows."},
@@ -297,9 +303,9 @@ const std::vector<SectionSpec>& ScenarioSections() {
 const std::vector<KeySpec>& ScenarioKeys() {
   static const std::vector<KeySpec> keys = [] {
     std::vector<KeySpec> all;
-    for (auto* group : {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, CollectivesKeys, WorkloadKeys,
-                        WorkloadTraceKeys, TransformerKeys, DlrmKeys, OutputKeys, RealRanksKeys,
-                        DebugKeys, ServersKeys}) {
+    for (auto* group : {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, AnalyticalKeys,
+                        CollectivesKeys, WorkloadKeys, WorkloadTraceKeys, TransformerKeys, DlrmKeys,
+                        OutputKeys, RealRanksKeys, DebugKeys, ServersKeys}) {
       for (KeySpec& key : group()) all.push_back(std::move(key));
     }
     return all;

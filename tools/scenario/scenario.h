@@ -44,7 +44,7 @@ struct TopologySection {
 };
 
 struct NetworkSection {
-  std::string model = "packet";   // packet | flow (docs/DESIGN.md, "Network models")
+  std::string model = "packet";  // packet | flow | analytical (docs/DESIGN.md, "Network models")
   std::string transport = "tcp";  // tcp | roce
   std::string tcp_cc = "cubic";   // newreno | cubic | dctcp | bbr
   uint32_t mtu = 1500;
@@ -181,12 +181,25 @@ struct RoceSection {
   int control_priority = 6;
 };
 
+// The analytical model's effective-bandwidth factors C (network.model = analytical;
+// ns3::NboxAnalyticalTransport): the bandwidth term of each operation's alpha-beta time is
+// divided by its factor. 1 = the ideal bottleneck rate; nbox-fit-analytical fits them.
+struct AnalyticalSection {
+  double allreduce_factor = 1;
+  double allgather_factor = 1;
+  double reducescatter_factor = 1;
+  double broadcast_factor = 1;
+  double alltoall_factor = 1;
+  double p2p_factor = 1;
+};
+
 struct Scenario {
   std::string path;  // the file it was read from
   JobSection job;
   TopologySection topology;
   NetworkSection network;
   RoceSection roce;
+  AnalyticalSection analytical;
   CollectivesSection collectives;
   WorkloadSection workload;
   OutputSection output;

@@ -1,0 +1,281 @@
+#include "nbox-analytical-transport.h"
+
+#include "ns3/abort.h"
+#include "ns3/double.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+#include "collectives/traffic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("NboxAnalyticalTransport");
+
+NS_OBJECT_ENSURE_REGISTERED(NboxAnalyticalTransport);
+
+namespace
+{
+
+Time
+SecondsRoundedUp(double seconds)
+{
+    return NanoSeconds(static_cast<int64_t>(std::ceil(seconds * 1e9)));
+}
+
+} // namespace
+
+TypeId
+NboxAnalyticalTransport::GetTypeId()
+{
+    auto factor = [](const char* op)
+    {
+        return std::string("Effective-bandwidth factor C of ") + op
+             + ": the bandwidth term of its alpha-beta time is divided by it (1: the ideal "
+               "bottleneck rate; nbox-fit-analytical fits it from packet or flow runs).";
+    };
+    static const std::string allReduce = factor("all-reduce");
+    static const std::string allGather = factor("all-gather");
+    static const std::string reduceScatter = factor("reduce-scatter");
+    static const std::string broadcast = factor("broadcast");
+    static const std::string allToAll = factor("all-to-all (uniform and -v)");
+    static const std::string pointToPoint = factor("point-to-point messages");
+    static TypeId tid
+        = TypeId("ns3::NboxAnalyticalTransport")
+              .SetParent<NboxTransport>()
+              .SetGroupName("Nbox")
+              .AddConstructor<NboxAnalyticalTransport>()
+              .AddAttribute("AllReduceFactor", allReduce, DoubleValue(1.0),
+                            MakeDoubleAccessor(&NboxAnalyticalTransport::m_allReduceFactor),
+                            MakeDoubleChecker<double>(0.01, 10))
+              .AddAttribute("AllGatherFactor", allGather, DoubleValue(1.0),
+                            MakeDoubleAccessor(&NboxAnalyticalTransport::m_allGatherFactor),
+                            MakeDoubleChecker<double>(0.01, 10))
+              .AddAttribute("ReduceScatterFactor", reduceScatter, DoubleValue(1.0),
+                            MakeDoubleAccessor(&NboxAnalyticalTransport::m_reduceScatterFactor),
+                            MakeDoubleChecker<double>(0.01, 10))
+              .AddAttribute("BroadcastFactor", broadcast, DoubleValue(1.0),
+                            MakeDoubleAccessor(&NboxAnalyticalTransport::m_broadcastFactor),
+                            MakeDoubleChecker<double>(0.01, 10))
+              .AddAttribute("AllToAllFactor", allToAll, DoubleValue(1.0),
+                            MakeDoubleAccessor(&NboxAnalyticalTransport::m_allToAllFactor),
+                            MakeDoubleChecker<double>(0.01, 10))
+              .AddAttribute("PointToPointFactor", pointToPoint, DoubleValue(1.0),
+                            MakeDoubleAccessor(&NboxAnalyticalTransport::m_pointToPointFactor),
+                            MakeDoubleChecker<double>(0.01, 10));
+    return tid;
+}
+
+NboxAnalyticalTransport::NboxAnalyticalTransport()
+    : m_allReduceFactor(1)
+    , m_allGatherFactor(1)
+    , m_reduceScatterFactor(1)
+    , m_broadcastFactor(1)
+    , m_allToAllFactor(1)
+    , m_pointToPointFactor(1)
+{
+}
+
+NboxAnalyticalTransport::NboxAnalyticalTransport(Ptr<NboxFlowNetwork> network,
+                                                 const std::vector<int>& rankToHost)
+    : NboxAnalyticalTransport()
+{
+    if (!network)
+    {
+        throw std::invalid_argument("NboxAnalyticalTransport: no network");
+    }
+    network->PlaceRanks(rankToHost);
+    m_network = network;
+    m_portLoad.assign(network->GetNPorts(), 0.0);
+    m_portPackets.assign(network->GetNPorts(), 0);
+}
+
+NboxAnalyticalTransport::~NboxAnalyticalTransport() = default;
+
+void
+NboxAnalyticalTransport::DoDispose()
+{
+    m_network = nullptr;
+    m_timed.clear();
+    NboxTransport::DoDispose();
+}
+
+uint32_t
+NboxAnalyticalTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel)
+{
+    const auto key = std::make_tuple(srcRank, dstRank, channel);
+    auto it = m_connectionIds.find(key);
+    if (it != m_connectionIds.end())
+    {
+        return it->second;
+    }
+    Connection c;
+    c.ports = m_network->RouteNewConnection(srcRank, dstRank);
+    c.slowestRateBps = std::numeric_limits<double>::infinity();
+    for (uint32_t port : c.ports)
+    {
+        c.slowestRateBps = std::min(c.slowestRateBps, m_network->GetPortRateBps(port));
+    }
+    c.fullPacketDelaySeconds
+        = m_network->GetDeliveryDelaySeconds(c.ports, m_network->GetPacketPayload());
+    const auto id = static_cast<uint32_t>(m_connections.size());
+    m_connections.push_back(std::move(c));
+    m_connectionIds.emplace(key, id);
+    ++m_stats.connections;
+    return id;
+}
+
+void
+NboxAnalyticalTransport::Connect(uint32_t srcRank, uint32_t dstRank, uint32_t channel)
+{
+    GetOrOpen(srcRank, dstRank, channel);
+}
+
+void
+NboxAnalyticalTransport::WhenAllConnected(std::function<void()> ready)
+{
+    // No handshake. Called back from an event, so the caller is never re-entered.
+    Simulator::ScheduleNow(std::move(ready));
+}
+
+void
+NboxAnalyticalTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, uint64_t bytes,
+                              std::function<void()> delivered)
+{
+    NS_ABORT_MSG_IF(bytes == 0, "NboxAnalyticalTransport::Send: empty message");
+    Connection& c = m_connections[GetOrOpen(srcRank, dstRank, channel)];
+    const double wireBytes = m_network->GetMessageWireBytes(bytes);
+    const Time start = std::max(Simulator::Now(), c.idleAt);
+    c.idleAt = start + SecondsRoundedUp(8 * wireBytes / c.slowestRateBps / m_pointToPointFactor);
+    m_network->CountWireBytes(c.ports, wireBytes);
+    m_network->CountPackets(c.ports, m_network->GetMessagePackets(bytes));
+    ++m_stats.messagesSent;
+    m_stats.bytesSent += bytes;
+    Simulator::Schedule(c.idleAt + m_network->GetDeliveryDelay(c.ports, bytes) - Simulator::Now(),
+                        [this, bytes, delivered = std::move(delivered)]()
+                        {
+                            ++m_stats.messagesDelivered;
+                            m_stats.bytesDelivered += bytes;
+                            if (delivered)
+                            {
+                                delivered();
+                            }
+                        });
+}
+
+NboxTransportStats
+NboxAnalyticalTransport::GetStats() const
+{
+    return m_stats;
+}
+
+NboxCollectiveTimer*
+NboxAnalyticalTransport::GetCollectiveTimer()
+{
+    return this;
+}
+
+double
+NboxAnalyticalTransport::GetFactor(nbox::coll::CollectiveOp op) const
+{
+    switch (op)
+    {
+    case nbox::coll::CollectiveOp::kAllReduce:
+        return m_allReduceFactor;
+    case nbox::coll::CollectiveOp::kAllGather:
+        return m_allGatherFactor;
+    case nbox::coll::CollectiveOp::kReduceScatter:
+        return m_reduceScatterFactor;
+    case nbox::coll::CollectiveOp::kBroadcast:
+        return m_broadcastFactor;
+    case nbox::coll::CollectiveOp::kAllToAll:
+    case nbox::coll::CollectiveOp::kAllToAllV:
+        return m_allToAllFactor;
+    }
+    NS_FATAL_ERROR("NboxAnalyticalTransport: unknown collective op");
+}
+
+NboxAnalyticalTransport::Timed
+NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
+                                 const std::vector<uint32_t>& members, uint32_t laneBase)
+{
+    const nbox::coll::CriticalPath path = nbox::coll::CriticalPathOf(spec);
+    std::vector<double> alpha(path.steps.size()); // seconds
+    std::vector<uint32_t> touched;
+    Timed timed;
+    nbox::coll::ForEachLane(
+        spec,
+        [&](const nbox::coll::LaneTraffic& lane)
+        {
+            const Connection& c
+                = m_connections[GetOrOpen(members[lane.src], members[lane.dst],
+                                          laneBase + static_cast<uint32_t>(lane.channel))];
+            const double wire = m_network->GetMessageWireBytes(lane.bytes);
+            const uint64_t packets = m_network->GetMessagePackets(lane.bytes);
+            for (uint32_t port : c.ports)
+            {
+                if (m_portPackets[port] == 0)
+                {
+                    touched.push_back(port);
+                }
+                m_portLoad[port] += wire;
+                m_portPackets[port] += packets;
+            }
+            timed.payloadBytes += lane.bytes;
+            alpha[lane.stage] = std::max(alpha[lane.stage], c.fullPacketDelaySeconds);
+        });
+    double bandwidthSeconds = 0;
+    for (uint32_t port : touched)
+    {
+        bandwidthSeconds
+            = std::max(bandwidthSeconds, 8 * m_portLoad[port] / m_network->GetPortRateBps(port));
+        timed.ports.push_back({port, m_portLoad[port], m_portPackets[port]});
+        m_portLoad[port] = 0;
+        m_portPackets[port] = 0;
+    }
+    double latencySeconds = 0;
+    for (size_t stage = 0; stage < alpha.size(); ++stage)
+    {
+        latencySeconds += alpha[stage] * path.steps[stage];
+    }
+    timed.duration = SecondsRoundedUp(latencySeconds + bandwidthSeconds / GetFactor(spec.op));
+    return timed;
+}
+
+Time
+NboxAnalyticalTransport::TimeCollective(const nbox::coll::CollectiveSpec& spec,
+                                        const std::vector<uint32_t>& members, uint32_t laneBase)
+{
+    // A communicator's members, channels, servers and element size never change, so its lane
+    // base and the spec's varying fields identify a timing; all-to-all-v sizes vary per call.
+    const auto key
+        = std::make_tuple(laneBase, static_cast<int>(spec.op), static_cast<int>(spec.algorithm),
+                          spec.bytes, spec.chunk_bytes, spec.root);
+    const bool reusable = spec.op != nbox::coll::CollectiveOp::kAllToAllV;
+    auto it = reusable ? m_timed.find(key) : m_timed.end();
+    Timed computed;
+    if (it == m_timed.end())
+    {
+        computed = Compute(spec, members, laneBase);
+        if (reusable)
+        {
+            it = m_timed.emplace(key, std::move(computed)).first;
+        }
+    }
+    const Timed& timed = it != m_timed.end() ? it->second : computed;
+    for (const PortCount& count : timed.ports)
+    {
+        m_network->CountPort(count.port, count.wireBytes, count.packets);
+    }
+    m_stats.bytesSent += timed.payloadBytes;
+    const uint64_t payload = timed.payloadBytes;
+    Simulator::Schedule(timed.duration, [this, payload]() { m_stats.bytesDelivered += payload; });
+    return timed.duration;
+}
+
+} // namespace ns3

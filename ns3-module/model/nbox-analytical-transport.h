@@ -1,0 +1,114 @@
+/*
+ * The analytical model (network.model = analytical): congestion-unaware alpha-beta times,
+ * per whole collective and per point-to-point message, on the flow model's ports and routes
+ * (docs/DESIGN.md, "The analytical model").
+ *
+ * A collective of spec S among its members takes
+ *
+ *     T = sum over stages s of steps_s x alpha_s  +  max over ports p of (load_p / rate_p) / C_op
+ *
+ * from the moment its last member starts it: steps_s is the critical path's message steps of
+ * stage s (nbox::coll::CriticalPathOf), alpha_s the largest delivery delay of one full packet
+ * (propagation plus store and forward, NboxFlowNetwork::GetDeliveryDelay) over the stage's
+ * connections, load_p the wire bytes the collective's own lanes (nbox::coll::ForEachLane) put
+ * on port p, and C_op the operation's effective-bandwidth factor (attributes; 1 is the ideal,
+ * and nbox-fit-analytical fits it from packet or flow runs). Other traffic running at the
+ * same time is ignored: that is what congestion-unaware means, and why the model is
+ * optimistic wherever collectives or transfers share a link.
+ *
+ * A point-to-point message (and every message of a communicator with real ranks, which runs
+ * its schedule) leaves when its connection's previous message has left, takes its wire bytes
+ * over the route's slowest port divided by PointToPointFactor, and arrives after the route's
+ * delivery delay, sharing nothing with other connections.
+ *
+ * Connections open as in the flow model (same ECMP choices); nothing is handshaken.
+ */
+#ifndef NBOX_ANALYTICAL_TRANSPORT_H
+#define NBOX_ANALYTICAL_TRANSPORT_H
+
+#include "ns3/nbox-flow-network.h"
+#include "ns3/nbox-transport.h"
+#include "ns3/nstime.h"
+
+#include <map>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace ns3
+{
+
+class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
+{
+  public:
+    static TypeId GetTypeId();
+    NboxAnalyticalTransport();
+    /** Places rank r on host rankToHost[r] of `network`, whose ports it counts bytes on. */
+    NboxAnalyticalTransport(Ptr<NboxFlowNetwork> network, const std::vector<int>& rankToHost);
+    ~NboxAnalyticalTransport() override;
+
+    // NboxTransport
+    void Connect(uint32_t srcRank, uint32_t dstRank, uint32_t channel) override;
+    void WhenAllConnected(std::function<void()> ready) override;
+    void Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, uint64_t bytes,
+              std::function<void()> delivered) override;
+    NboxTransportStats GetStats() const override;
+    NboxCollectiveTimer* GetCollectiveTimer() override;
+
+    // NboxCollectiveTimer
+    Time TimeCollective(const nbox::coll::CollectiveSpec& spec,
+                        const std::vector<uint32_t>& members, uint32_t laneBase) override;
+
+    /** The effective-bandwidth factor C of `op` (attribute AllReduceFactor, ...). */
+    double GetFactor(nbox::coll::CollectiveOp op) const;
+
+  private:
+    void DoDispose() override;
+
+    struct Connection
+    {
+        std::vector<uint32_t> ports;
+        double slowestRateBps = 0;
+        double fullPacketDelaySeconds = 0; //!< delivery delay of one full packet
+        Time idleAt;                       //!< when its last message has left the source
+    };
+
+    /** What a collective puts on one port. */
+    struct PortCount
+    {
+        uint32_t port;
+        double wireBytes;
+        uint64_t packets; //!< each lane's bytes counted as one message's packets
+    };
+
+    /** A collective's time and what it puts on the ports, kept for its repeats. */
+    struct Timed
+    {
+        Time duration;
+        uint64_t payloadBytes = 0;
+        std::vector<PortCount> ports;
+    };
+
+    uint32_t GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel);
+    Timed Compute(const nbox::coll::CollectiveSpec& spec, const std::vector<uint32_t>& members,
+                  uint32_t laneBase);
+
+    Ptr<NboxFlowNetwork> m_network;
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> m_connectionIds;
+    std::vector<Connection> m_connections;
+    /** Timings by lane base (one per communicator) and the spec's fields that shape them. */
+    std::map<std::tuple<uint32_t, int, int, uint64_t, uint64_t, int>, Timed> m_timed;
+    std::vector<double> m_portLoad;      //!< scratch, per port, all zero between computations
+    std::vector<uint64_t> m_portPackets; //!< scratch, likewise
+    NboxTransportStats m_stats;
+    double m_allReduceFactor;
+    double m_allGatherFactor;
+    double m_reduceScatterFactor;
+    double m_broadcastFactor;
+    double m_allToAllFactor;
+    double m_pointToPointFactor;
+};
+
+} // namespace ns3
+
+#endif /* NBOX_ANALYTICAL_TRANSPORT_H */

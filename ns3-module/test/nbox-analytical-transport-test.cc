@@ -1,0 +1,157 @@
+/*
+ * NboxAnalyticalTransport on hand-computed alpha-beta times: a ring all-reduce on a star
+ * (2(W-1) steps of one full packet's delivery delay, plus the ring lane's wire bytes at line
+ * rate, divided by the factor), the communicator finishing every member together after the
+ * last one starts, and point-to-point messages that queue on their own connection but share
+ * nothing with other connections (congestion-unaware). Expected values are written out from
+ * the TCP framing (1448 payload bytes per 1502 on the wire at MTU 1500), not from the code.
+ */
+#include "nbox-test-util.h"
+
+#include "ns3/double.h"
+#include "ns3/nbox-analytical-transport.h"
+#include "ns3/nbox-communicator.h"
+#include "ns3/nbox-flow-network.h"
+#include "ns3/uinteger.h"
+
+#include <cmath>
+#include <vector>
+
+namespace ns3
+{
+namespace test
+{
+namespace
+{
+
+constexpr double kRate = 10e9;    // every link, bits per second
+constexpr double kLatency = 1e-6; // every link
+constexpr double kPayload = 1448; // TCP payload per packet at MTU 1500
+constexpr double kOverhead = 54;  // IPv4 + TCP with timestamps + PPP
+
+/** A star of `hosts` hosts, rank i on host i, on the analytical model. */
+struct Star
+{
+    Ptr<NboxFlowNetwork> network;
+    Ptr<NboxAnalyticalTransport> transport;
+
+    explicit Star(uint32_t hosts)
+    {
+        network = CreateObject<NboxFlowNetwork>();
+        network->SetAttribute("Mtu", UintegerValue(1500));
+        network->Build(nbox::topo::MakeStar(hosts, kRate, kLatency));
+        std::vector<int> rankToHost;
+        for (uint32_t h = 0; h < hosts; ++h)
+        {
+            rankToHost.push_back(static_cast<int>(h));
+        }
+        transport = CreateObject<NboxAnalyticalTransport>(network, rankToHost);
+    }
+};
+
+/** Wire bytes of `bytes` of payload sent as one message. */
+double
+WireBytes(double bytes)
+{
+    return bytes + std::ceil(bytes / kPayload) * kOverhead;
+}
+
+/** Host to host on a star: two links, and the switch forwarding the last (full) packet. */
+constexpr double kFullPacketDelay = 2 * kLatency + (kPayload + kOverhead) * 8 / kRate;
+
+nbox::coll::CollectiveSpec
+RingAllReduce(int world, uint64_t bytes)
+{
+    nbox::coll::CollectiveSpec spec;
+    spec.world_size = world;
+    spec.bytes = bytes;
+    spec.channels = 1;
+    return spec;
+}
+
+using NboxAnalyticalTransportTest = NboxNs3Test;
+
+TEST_F(NboxAnalyticalTransportTest, RingAllReduceOnAStarIsTheAlphaBetaTime)
+{
+    Star star(4);
+    const uint64_t bytes = 4000000;
+    // Each rank sends 2(W-1)/W of the buffer to its ring successor: 6 MB on one lane.
+    const double lane = 2.0 * 3 / 4 * bytes;
+    const double expected = 6 * kFullPacketDelay + WireBytes(lane) * 8 / kRate;
+    const Time t = star.transport->TimeCollective(RingAllReduce(4, bytes), {0, 1, 2, 3}, 0);
+    EXPECT_NEAR(t.GetSeconds(), expected, 2e-9);
+    RunFor(Seconds(1));
+    // Bytes conserved: every lane's wire bytes on both ports of its path.
+    const NboxNetworkStats stats = star.network->GetStats();
+    EXPECT_NEAR(static_cast<double>(stats.wireBytes), 4 * 2 * WireBytes(lane), 8);
+    EXPECT_EQ(star.transport->GetStats().bytesDelivered, static_cast<uint64_t>(4 * lane));
+}
+
+TEST_F(NboxAnalyticalTransportTest, TheFactorDividesOnlyTheBandwidthTerm)
+{
+    Star star(4);
+    star.transport->SetAttribute("AllReduceFactor", DoubleValue(0.5));
+    const uint64_t bytes = 4000000;
+    const double lane = 2.0 * 3 / 4 * bytes;
+    const double expected = 6 * kFullPacketDelay + WireBytes(lane) * 8 / kRate / 0.5;
+    const Time t = star.transport->TimeCollective(RingAllReduce(4, bytes), {0, 1, 2, 3}, 0);
+    EXPECT_NEAR(t.GetSeconds(), expected, 2e-9);
+}
+
+TEST_F(NboxAnalyticalTransportTest, EveryMemberFinishesWhenTheLastStartPlusTheTime)
+{
+    Star star(3);
+    auto records = Create<NboxJobRecords>();
+    auto comm = CreateObject<NboxCommunicator>();
+    comm->SetAttribute("Channels", UintegerValue(1));
+    comm->SetAttribute("ChunkSize", UintegerValue(0));
+    comm->Setup(3, star.transport, records);
+    const uint64_t bytes = 3000000;
+    std::vector<Time> done(3);
+    for (uint32_t rank = 0; rank < 3; ++rank)
+    {
+        // Rank r starts at r ms.
+        Simulator::Schedule(MilliSeconds(rank),
+                            [&, rank]()
+                            {
+                                NboxCommWork work;
+                                work.bytes = bytes;
+                                work.label = "ar";
+                                comm->Issue(rank, work,
+                                            [&, rank](Time) { done[rank] = Simulator::Now(); });
+                            });
+    }
+    RunFor(Seconds(1));
+    const double lane = 2.0 * 2 / 3 * bytes;
+    const double expected = 2e-3 + 4 * kFullPacketDelay + WireBytes(lane) * 8 / kRate;
+    for (uint32_t rank = 0; rank < 3; ++rank)
+    {
+        EXPECT_NEAR(done[rank].GetSeconds(), expected, 2e-9) << "rank " << rank;
+    }
+    ASSERT_EQ(records->collectives.size(), 3u);
+    EXPECT_EQ(records->collectives[0].peersReady, MilliSeconds(2));
+}
+
+TEST_F(NboxAnalyticalTransportTest, MessagesQueueOnTheirConnectionAndShareNothingElse)
+{
+    Star star(3);
+    const uint64_t bytes = 1000000;
+    std::vector<Time> delivered;
+    auto note = [&]() { delivered.push_back(Simulator::Now()); };
+    star.transport->Send(0, 1, 0, bytes, note); // one connection, twice
+    star.transport->Send(0, 1, 0, bytes, note);
+    star.transport->Send(0, 2, 0, bytes, note); // another, from the same host
+    RunFor(Seconds(1));
+    const double serialisation = WireBytes(bytes) * 8 / kRate;
+    const double lastPacket = bytes - std::floor((bytes - 1) / kPayload) * kPayload;
+    const double tail = 2 * kLatency + (lastPacket + kOverhead) * 8 / kRate;
+    ASSERT_EQ(delivered.size(), 3u);
+    // In time order: 0 -> 2 and the first 0 -> 1 together, then the queued one.
+    EXPECT_NEAR(delivered[0].GetSeconds(), serialisation + tail, 2e-9);
+    EXPECT_NEAR(delivered[1].GetSeconds(), serialisation + tail, 2e-9);
+    EXPECT_NEAR(delivered[2].GetSeconds(), 2 * serialisation + tail, 3e-9);
+}
+
+} // namespace
+} // namespace test
+} // namespace ns3
