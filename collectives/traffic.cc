@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "collectives/all_to_all.h"
 #include "collectives/layout.h"
@@ -35,53 +36,49 @@ uint64_t PartsElements(uint64_t count, uint64_t parts, uint64_t first, uint64_t 
 // every segment but its next rank's. All-reduce cuts channel-major (a contiguous slice per
 // channel, cut into W segments), all-gather and reduce-scatter segment-major (W segments, each
 // cut into channel slices).
-void RingLanes(const CollectiveSpec& spec, const std::function<void(const LaneTraffic&)>& visit) {
+void RingLanes(const CollectiveSpec& spec, int rank,
+               const std::function<void(const LaneTraffic&)>& visit) {
   const int world = spec.world_size;
   const uint64_t elements = spec.bytes / spec.element_bytes;
   const bool reduce_scatter = spec.op != CollectiveOp::kAllGather;
   const bool all_gather = spec.op != CollectiveOp::kReduceScatter;
-  for (int rank = 0; rank < world; ++rank) {
-    for (int channel = 0; channel < spec.channels; ++channel) {
-      const RingOrder ring(spec, channel);
-      const int next = ring.Next(rank);
-      auto block = [&](int segment) -> uint64_t {
-        if (spec.op == CollectiveOp::kAllReduce) {
-          return SplitEvenly(SplitEvenly(elements, spec.channels, channel).count, world, segment)
-              .count;
-        }
-        return SplitEvenly(SplitEvenly(elements, world, segment).count, spec.channels, channel)
-            .count;
-      };
-      uint64_t channel_elements = 0;  // every segment's block on this channel
+  for (int channel = 0; channel < spec.channels; ++channel) {
+    const RingOrder ring(spec, channel);
+    const int next = ring.Next(rank);
+    auto block = [&](int segment) -> uint64_t {
       if (spec.op == CollectiveOp::kAllReduce) {
-        channel_elements = SplitEvenly(elements, spec.channels, channel).count;
-      } else {
-        // W segments of q or q + 1 elements, each cut into channel slices.
-        const uint64_t q = elements / world;
-        const uint64_t longer = elements % world;
-        channel_elements = longer * SplitEvenly(q + 1, spec.channels, channel).count +
-                           (world - longer) * SplitEvenly(q, spec.channels, channel).count;
+        return SplitEvenly(SplitEvenly(elements, spec.channels, channel).count, world, segment)
+            .count;
       }
-      uint64_t sent = 0;
-      if (reduce_scatter) sent += channel_elements - block(rank);
-      if (all_gather) sent += channel_elements - block(next);
-      if (sent > 0) visit({rank, next, channel, sent * spec.element_bytes, 0});
+      return SplitEvenly(SplitEvenly(elements, world, segment).count, spec.channels, channel).count;
+    };
+    uint64_t channel_elements = 0;  // every segment's block on this channel
+    if (spec.op == CollectiveOp::kAllReduce) {
+      channel_elements = SplitEvenly(elements, spec.channels, channel).count;
+    } else {
+      // W segments of q or q + 1 elements, each cut into channel slices.
+      const uint64_t q = elements / world;
+      const uint64_t longer = elements % world;
+      channel_elements = longer * SplitEvenly(q + 1, spec.channels, channel).count +
+                         (world - longer) * SplitEvenly(q, spec.channels, channel).count;
     }
+    uint64_t sent = 0;
+    if (reduce_scatter) sent += channel_elements - block(rank);
+    if (all_gather) sent += channel_elements - block(next);
+    if (sent > 0) visit({rank, next, channel, sent * spec.element_bytes, 0});
   }
 }
 
 // broadcast.cc: every rank but the chain's last (root - 1) forwards its channel's slice.
-void BroadcastLanes(const CollectiveSpec& spec,
+void BroadcastLanes(const CollectiveSpec& spec, int rank,
                     const std::function<void(const LaneTraffic&)>& visit) {
   const int world = spec.world_size;
   const uint64_t elements = spec.bytes / spec.element_bytes;
-  for (int rank = 0; rank < world; ++rank) {
-    const int next = (rank + 1) % world;
-    if (next == spec.root) continue;
-    for (int channel = 0; channel < spec.channels; ++channel) {
-      const uint64_t slice = SplitEvenly(elements, spec.channels, channel).count;
-      if (slice > 0) visit({rank, next, channel, slice * spec.element_bytes, 0});
-    }
+  const int next = (rank + 1) % world;
+  if (next == spec.root) return;
+  for (int channel = 0; channel < spec.channels; ++channel) {
+    const uint64_t slice = SplitEvenly(elements, spec.channels, channel).count;
+    if (slice > 0) visit({rank, next, channel, slice * spec.element_bytes, 0});
   }
 }
 
@@ -89,37 +86,34 @@ void BroadcastLanes(const CollectiveSpec& spec,
 // server, reduce-scatter sends every segment l (S cells) but the rank's own local index,
 // all-gather every one but local + 1; on the rail, every cell (local, m) but m = server, then
 // every one but m = server + 1.
-void HierarchicalLanes(const CollectiveSpec& spec,
+void HierarchicalLanes(const CollectiveSpec& spec, int rank,
                        const std::function<void(const LaneTraffic&)>& visit) {
   const int world = spec.world_size;
   const int gpus = spec.ranks_per_server;
   const int servers = world / gpus;
   const uint64_t elements = spec.bytes / spec.element_bytes;
-  for (int rank = 0; rank < world; ++rank) {
-    const int server = rank / gpus;
-    const int local = rank % gpus;
-    for (int channel = 0; channel < spec.channels; ++channel) {
-      const uint64_t slice = SplitEvenly(elements, spec.channels, channel).count;
-      auto segment = [&](int l) {
-        return PartsElements(slice, world, uint64_t(l) * servers, servers);
-      };
-      auto cell = [&](int m) {
-        return PartsElements(slice, world, uint64_t(local) * servers + m, 1);
-      };
-      if (gpus > 1) {
-        const uint64_t sent = 2 * slice - segment(local) - segment(Mod(local + 1, gpus));
-        if (sent > 0) {
-          visit(
-              {rank, server * gpus + Mod(local + 1, gpus), channel, sent * spec.element_bytes, 0});
-        }
+  const int server = rank / gpus;
+  const int local = rank % gpus;
+  for (int channel = 0; channel < spec.channels; ++channel) {
+    const uint64_t slice = SplitEvenly(elements, spec.channels, channel).count;
+    auto segment = [&](int l) {
+      return PartsElements(slice, world, uint64_t(l) * servers, servers);
+    };
+    auto cell = [&](int m) {
+      return PartsElements(slice, world, uint64_t(local) * servers + m, 1);
+    };
+    if (gpus > 1) {
+      const uint64_t sent = 2 * slice - segment(local) - segment(Mod(local + 1, gpus));
+      if (sent > 0) {
+        visit({rank, server * gpus + Mod(local + 1, gpus), channel, sent * spec.element_bytes, 0});
       }
-      if (servers > 1) {
-        const uint64_t rail = segment(local);
-        const uint64_t sent = 2 * rail - cell(server) - cell(Mod(server + 1, servers));
-        if (sent > 0) {
-          visit({rank, Mod(server + 1, servers) * gpus + local, channel, sent * spec.element_bytes,
-                 1});
-        }
+    }
+    if (servers > 1) {
+      const uint64_t rail = segment(local);
+      const uint64_t sent = 2 * rail - cell(server) - cell(Mod(server + 1, servers));
+      if (sent > 0) {
+        visit(
+            {rank, Mod(server + 1, servers) * gpus + local, channel, sent * spec.element_bytes, 1});
       }
     }
   }
@@ -128,51 +122,48 @@ void HierarchicalLanes(const CollectiveSpec& spec,
 // all_to_all.cc: every block is cut into channel slices; the direct algorithm sends block
 // (src, dst) straight, the hierarchical one relays a block that changes both server and
 // local index through the sender's GPU of the destination's local index.
-void AllToAllLanes(const CollectiveSpec& spec,
+void AllToAllLanes(const CollectiveSpec& spec, int src,
                    const std::function<void(const LaneTraffic&)>& visit) {
   const int world = spec.world_size;
   const bool hierarchical = spec.algorithm == Algorithm::kHierarchical;
   const int gpus = hierarchical ? spec.ranks_per_server : 1;
   std::vector<uint64_t> lane(static_cast<size_t>(world) * spec.channels);  // by dst, channel
-  for (int src = 0; src < world; ++src) {
-    std::fill(lane.begin(), lane.end(), 0);
-    auto add = [&](int dst, uint64_t block_elements) {
-      for (int channel = 0; channel < spec.channels; ++channel) {
-        lane[static_cast<size_t>(dst) * spec.channels + channel] +=
-            SplitEvenly(block_elements, spec.channels, channel).count;
-      }
-    };
-    for (int dst = 0; dst < world; ++dst) {
-      if (dst == src) continue;
-      const uint64_t own = AllToAllBytes(spec, src, dst) / spec.element_bytes;
-      const bool relayed = hierarchical && src / gpus != dst / gpus && src % gpus != dst % gpus;
-      if (!relayed) {
-        add(dst, own);
-        continue;
-      }
-      add((src / gpus) * gpus + dst % gpus, own);  // first hop, inside src's server
+  auto add = [&](int dst, uint64_t block_elements) {
+    for (int channel = 0; channel < spec.channels; ++channel) {
+      lane[static_cast<size_t>(dst) * spec.channels + channel] +=
+          SplitEvenly(block_elements, spec.channels, channel).count;
     }
-    if (hierarchical) {
-      // Second hops this rank makes for the blocks it relays: (a, i) -> (b, src's local)
-      // through src, for every server b != a = src's server and local i != src's local.
-      const int server = src / gpus;
-      const int local = src % gpus;
-      for (int b = 0; b < world / gpus; ++b) {
-        if (b == server) continue;
-        const int dst = b * gpus + local;
-        for (int i = 0; i < gpus; ++i) {
-          if (i == local) continue;
-          add(dst, AllToAllBytes(spec, server * gpus + i, dst) / spec.element_bytes);
-        }
+  };
+  for (int dst = 0; dst < world; ++dst) {
+    if (dst == src) continue;
+    const uint64_t own = AllToAllBytes(spec, src, dst) / spec.element_bytes;
+    const bool relayed = hierarchical && src / gpus != dst / gpus && src % gpus != dst % gpus;
+    if (!relayed) {
+      add(dst, own);
+      continue;
+    }
+    add((src / gpus) * gpus + dst % gpus, own);  // first hop, inside src's server
+  }
+  if (hierarchical) {
+    // Second hops this rank makes for the blocks it relays: (a, i) -> (b, src's local)
+    // through src, for every server b != a = src's server and local i != src's local.
+    const int server = src / gpus;
+    const int local = src % gpus;
+    for (int b = 0; b < world / gpus; ++b) {
+      if (b == server) continue;
+      const int dst = b * gpus + local;
+      for (int i = 0; i < gpus; ++i) {
+        if (i == local) continue;
+        add(dst, AllToAllBytes(spec, server * gpus + i, dst) / spec.element_bytes);
       }
     }
-    for (int dst = 0; dst < world; ++dst) {
-      for (int channel = 0; channel < spec.channels; ++channel) {
-        const uint64_t elements = lane[static_cast<size_t>(dst) * spec.channels + channel];
-        if (elements == 0) continue;
-        const int stage = hierarchical && src / gpus != dst / gpus ? 1 : 0;
-        visit({src, dst, channel, elements * spec.element_bytes, stage});
-      }
+  }
+  for (int dst = 0; dst < world; ++dst) {
+    for (int channel = 0; channel < spec.channels; ++channel) {
+      const uint64_t elements = lane[static_cast<size_t>(dst) * spec.channels + channel];
+      if (elements == 0) continue;
+      const int stage = hierarchical && src / gpus != dst / gpus ? 1 : 0;
+      visit({src, dst, channel, elements * spec.element_bytes, stage});
     }
   }
 }
@@ -181,20 +172,35 @@ bool IsAllToAllOp(CollectiveOp op) {
   return op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV;
 }
 
+void ForEachLaneFrom(const CollectiveSpec& spec, int src,
+                     const std::function<void(const LaneTraffic&)>& visit) {
+  if (spec.world_size == 1) return;
+  if (IsAllToAllOp(spec.op)) {
+    AllToAllLanes(spec, src, visit);
+  } else if (spec.algorithm == Algorithm::kHierarchical) {
+    HierarchicalLanes(spec, src, visit);
+  } else if (spec.op == CollectiveOp::kBroadcast) {
+    BroadcastLanes(spec, src, visit);
+  } else {
+    RingLanes(spec, src, visit);
+  }
+}
+
 }  // namespace
 
 void ForEachLane(const CollectiveSpec& spec, const std::function<void(const LaneTraffic&)>& visit) {
   ValidateSpec(spec);
-  if (spec.world_size == 1) return;
-  if (IsAllToAllOp(spec.op)) {
-    AllToAllLanes(spec, visit);
-  } else if (spec.algorithm == Algorithm::kHierarchical) {
-    HierarchicalLanes(spec, visit);
-  } else if (spec.op == CollectiveOp::kBroadcast) {
-    BroadcastLanes(spec, visit);
-  } else {
-    RingLanes(spec, visit);
+  for (int src = 0; src < spec.world_size; ++src) ForEachLaneFrom(spec, src, visit);
+}
+
+void ForEachLaneOf(const CollectiveSpec& spec, int src,
+                   const std::function<void(const LaneTraffic&)>& visit) {
+  ValidateSpec(spec);
+  if (src < 0 || src >= spec.world_size) {
+    throw std::invalid_argument("ForEachLaneOf: rank " + std::to_string(src) + " is not in 0.." +
+                                std::to_string(spec.world_size - 1));
   }
+  ForEachLaneFrom(spec, src, visit);
 }
 
 CriticalPath CriticalPathOf(const CollectiveSpec& spec) {
@@ -208,6 +214,15 @@ CriticalPath CriticalPathOf(const CollectiveSpec& spec) {
     return CriticalPath{{2 * (gpus - 1), 2 * (world / gpus - 1)}};
   }
   if (spec.op == CollectiveOp::kAllReduce) return CriticalPath{{2 * (world - 1)}};
+  if (spec.op == CollectiveOp::kBroadcast && world > 1) {
+    // broadcast.cc: channel 0's slice is the largest; chunks of at most chunk_bytes.
+    const uint64_t slice =
+        SplitEvenly(spec.bytes / spec.element_bytes, spec.channels, 0).count * spec.element_bytes;
+    const uint64_t chunk_elements = spec.chunk_bytes / spec.element_bytes;
+    const uint64_t chunk = chunk_elements == 0 ? slice : chunk_elements * spec.element_bytes;
+    const uint64_t chunks = slice == 0 ? 1 : (slice + chunk - 1) / chunk;
+    return CriticalPath{{world - 1}, 1 + static_cast<double>(world - 2) / chunks};
+  }
   return CriticalPath{{world - 1}};
 }
 

@@ -33,11 +33,21 @@ struct LaneTraffic {
 // across them.
 struct CriticalPath {
   std::vector<int> steps;  // per stage
+  // Pipeline fill: the collective's busiest port is busy only once the first chunk has reached
+  // it, so the bandwidth term (the busiest port's bytes over its rate) is multiplied by this.
+  // 1 where every rank sends from the first step on (rings, all-to-all); the broadcast chain
+  // of W ranks, n chunks per channel: 1 + (W - 2) / n, the pipelined chain's (W - 2 + n)
+  // chunk times over the n of the busiest port.
+  double bandwidth_scale = 1;
 };
 
 // Calls `visit` once for every lane with bytes > 0, src-major. `spec` must be valid
 // (ValidateSpec); throws std::invalid_argument otherwise.
 void ForEachLane(const CollectiveSpec& spec, const std::function<void(const LaneTraffic&)>& visit);
+// The lanes rank `src` sends on, in the same order: O(channels) for the rings, the
+// hierarchical all-reduce and the broadcast, O(world_size x channels) for the all-to-alls.
+void ForEachLaneOf(const CollectiveSpec& spec, int src,
+                   const std::function<void(const LaneTraffic&)>& visit);
 
 CriticalPath CriticalPathOf(const CollectiveSpec& spec);
 

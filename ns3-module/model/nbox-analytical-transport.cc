@@ -243,7 +243,8 @@ NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
     {
         latencySeconds += alpha[stage] * path.steps[stage];
     }
-    timed.duration = SecondsRoundedUp(latencySeconds + bandwidthSeconds / GetFactor(spec.op));
+    timed.duration = SecondsRoundedUp(
+        latencySeconds + bandwidthSeconds * path.bandwidth_scale / GetFactor(spec.op));
     return timed;
 }
 

@@ -5,13 +5,15 @@
  *
  * A collective of spec S among its members takes
  *
- *     T = sum over stages s of steps_s x alpha_s  +  max over ports p of (load_p / rate_p) / C_op
+ *     T = sum over stages s of steps_s x alpha_s
+ *       + fill x max over ports p of (load_p / rate_p) / C_op
  *
  * from the moment its last member starts it: steps_s is the critical path's message steps of
  * stage s (nbox::coll::CriticalPathOf), alpha_s the largest delivery delay of one full packet
  * (propagation plus store and forward, NboxFlowNetwork::GetDeliveryDelay) over the stage's
  * connections, load_p the wire bytes the collective's own lanes (nbox::coll::ForEachLane) put
- * on port p, and C_op the operation's effective-bandwidth factor (attributes; 1 is the ideal,
+ * on port p, fill the pipeline's (CriticalPath::bandwidth_scale, 1 but for the broadcast
+ * chain), and C_op the operation's effective-bandwidth factor (attributes; 1 is the ideal,
  * and nbox-fit-analytical fits it from packet or flow runs). Other traffic running at the
  * same time is ignored: that is what congestion-unaware means, and why the model is
  * optimistic wherever collectives or transfers share a link.

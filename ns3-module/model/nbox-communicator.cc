@@ -91,6 +91,8 @@ NboxCommunicator::NboxCommunicator()
     , m_id(0)
     , m_parallelism(nbox::work::Parallelism::kOther)
     , m_crossesStages(false)
+    , m_fillsServersFor(kNotComputed)
+    , m_fillsServers(false)
 {
 }
 
@@ -113,6 +115,7 @@ NboxCommunicator::Setup(std::vector<uint32_t> members, Ptr<NboxTransport> transp
 {
     NS_ABORT_MSG_IF(members.empty(), "NboxCommunicator needs at least one rank");
     m_members = std::move(members);
+    m_fillsServersFor = kNotComputed;
     m_ranks.clear();
     m_ranks.resize(m_members.size());
     m_transport = transport;
@@ -185,6 +188,25 @@ NboxCommunicator::GetParallelism() const
     return m_parallelism;
 }
 
+bool
+NboxCommunicator::FillsServers() const
+{
+    // Rings stay inside servers only when the communicator's members fill whole servers in
+    // rank order, as the world does on a rail topology. O(members), so computed once per
+    // value of RanksPerServer (MakeSpec runs for every collective of every member).
+    if (m_fillsServersFor != m_ranksPerServer)
+    {
+        bool fills = m_ranksPerServer > 0 && m_members.size() % m_ranksPerServer == 0;
+        for (uint32_t r = 0; fills && r < m_members.size(); ++r)
+        {
+            fills = m_members[r] == m_members[0] + r && m_members[0] % m_ranksPerServer == 0;
+        }
+        m_fillsServers = fills;
+        m_fillsServersFor = m_ranksPerServer;
+    }
+    return m_fillsServers;
+}
+
 nbox::coll::CollectiveSpec
 NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAllCounts counts) const
 {
@@ -196,14 +218,7 @@ NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAll
     spec.channels = static_cast<int>(m_channels);
     spec.chunk_bytes = m_chunkBytes;
     spec.counts = std::move(counts);
-    // Rings stay inside servers only when the communicator's members fill whole servers in
-    // rank order, as the world does on a rail topology.
-    bool serverMajor = m_ranksPerServer > 0 && m_members.size() % m_ranksPerServer == 0;
-    for (uint32_t r = 0; serverMajor && r < m_members.size(); ++r)
-    {
-        serverMajor = m_members[r] == m_members[0] + r && m_members[0] % m_ranksPerServer == 0;
-    }
-    spec.ranks_per_server = serverMajor ? static_cast<int>(m_ranksPerServer) : 0;
+    spec.ranks_per_server = FillsServers() ? static_cast<int>(m_ranksPerServer) : 0;
     if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV)
     {
         spec.algorithm = m_allToAllAlgorithm == HIERARCHICAL_ALL_TO_ALL && spec.ranks_per_server > 0

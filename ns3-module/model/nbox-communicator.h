@@ -232,6 +232,8 @@ class NboxCommunicator : public Object
     /** Gives the running op of `rank` the message from `src` on `channel`: completes its
      * receive if ready, else keeps it for when it is. */
     void MatchToRunning(uint32_t rank, uint32_t src, uint32_t channel, const Arrival& arrival);
+    /** Whether the members are whole servers of RanksPerServer ranks, in rank order. */
+    bool FillsServers() const;
     /** The record bytes of `work` for member `rank` (nccl-tests' size; see the .cc). */
     uint64_t RecordBytes(uint32_t rank, const NboxCommWork& work) const;
 
@@ -252,6 +254,9 @@ class NboxCommunicator : public Object
     std::map<uint64_t, Instance> m_instances; //!< collectives some member has not finished
     bool m_crossesStages;
     std::vector<bool> m_external; //!< empty: every rank is emulated
+    static constexpr uint32_t kNotComputed = UINT32_MAX;
+    mutable uint32_t m_fillsServersFor; //!< RanksPerServer FillsServers was computed for
+    mutable bool m_fillsServers;
     ExternalArrival m_onExternalArrival;
 };
 

@@ -105,6 +105,22 @@ TEST(CriticalPath, TextbookStepCounts) {
   spec.algorithm = Algorithm::kHierarchical;
   spec.ranks_per_server = 4;  // 2 servers of 4: 2(G-1) inside, 2(S-1) across
   EXPECT_EQ(CriticalPathOf(spec).steps, (std::vector<int>{6, 2}));
+  EXPECT_EQ(CriticalPathOf(spec).bandwidth_scale, 1);
+}
+
+TEST(CriticalPath, TheBroadcastChainPaysItsPipelineFill) {
+  // 8 ranks, 8 MiB over 2 channels of 4 MiB, 1 MiB chunks: the last chunk leaves the root
+  // after 4 chunk times and needs 6 more hops: (8 - 2 + 4) / 4 of the root's busy time.
+  CollectiveSpec spec;
+  spec.op = CollectiveOp::kBroadcast;
+  spec.world_size = 8;
+  spec.bytes = 8 << 20;
+  spec.channels = 2;
+  spec.chunk_bytes = 1 << 20;
+  EXPECT_EQ(CriticalPathOf(spec).steps, std::vector<int>{7});
+  EXPECT_DOUBLE_EQ(CriticalPathOf(spec).bandwidth_scale, 10.0 / 4);
+  spec.chunk_bytes = 0;  // one chunk per channel: every hop waits for the whole slice
+  EXPECT_DOUBLE_EQ(CriticalPathOf(spec).bandwidth_scale, 7);
 }
 
 }  // namespace

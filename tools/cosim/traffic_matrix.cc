@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "collectives/traffic.h"
+
 namespace nbox::cosim {
 
 TrafficMatrix ProgramTraffic(const work::JobPrograms& job,
@@ -17,12 +19,21 @@ TrafficMatrix ProgramTraffic(const work::JobPrograms& job,
       const ns3::NboxCommunicator& comm = *communicators[static_cast<size_t>(comm_index)];
       const ns3::NboxCommWork work = ns3::NboxCommWork::FromOp(op);
       const int me = work::RankIn(job.communicators[static_cast<size_t>(comm_index)], rank);
-      for (const auto& step : comm.BuildRankSchedule(static_cast<uint32_t>(me), work).steps) {
-        if (step.kind != coll::StepKind::kSend) continue;
-        matrix[{static_cast<uint32_t>(rank), comm.GetMember(static_cast<uint32_t>(step.peer)),
-                static_cast<uint32_t>(comm_index), static_cast<uint32_t>(step.channel)}] +=
-            step.bytes;
+      auto add = [&](int peer, int channel, uint64_t bytes) {
+        matrix[{static_cast<uint32_t>(rank), comm.GetMember(static_cast<uint32_t>(peer)),
+                static_cast<uint32_t>(comm_index), static_cast<uint32_t>(channel)}] += bytes;
+      };
+      if (work.isTransfers) {
+        for (const auto& step : comm.BuildRankSchedule(static_cast<uint32_t>(me), work).steps) {
+          if (step.kind == coll::StepKind::kSend) add(step.peer, step.channel, step.bytes);
+        }
+        continue;
       }
+      // The closed form of the schedules' sends (collectives/traffic.h): linear in the group
+      // size per rank, where building the schedule is too.
+      coll::ForEachLaneOf(
+          comm.MakeSpec(work.op, work.bytes, work.counts), me,
+          [&](const coll::LaneTraffic& lane) { add(lane.dst, lane.channel, lane.bytes); });
     }
   }
   return matrix;
