@@ -207,7 +207,11 @@ CriticalPath CriticalPathOf(const CollectiveSpec& spec) {
   ValidateSpec(spec);
   const int world = spec.world_size;
   if (IsAllToAllOp(spec.op)) {
-    return spec.algorithm == Algorithm::kHierarchical ? CriticalPath{{1, 1}} : CriticalPath{{1}};
+    CriticalPath path;
+    path.steps =
+        spec.algorithm == Algorithm::kHierarchical ? std::vector<int>{1, 1} : std::vector<int>{1};
+    path.overlap = CriticalPath::Overlap::kParallel;
+    return path;
   }
   if (spec.algorithm == Algorithm::kHierarchical) {
     const int gpus = spec.ranks_per_server;
@@ -221,7 +225,10 @@ CriticalPath CriticalPathOf(const CollectiveSpec& spec) {
     const uint64_t chunk_elements = spec.chunk_bytes / spec.element_bytes;
     const uint64_t chunk = chunk_elements == 0 ? slice : chunk_elements * spec.element_bytes;
     const uint64_t chunks = slice == 0 ? 1 : (slice + chunk - 1) / chunk;
-    return CriticalPath{{world - 1}, 1 + static_cast<double>(world - 2) / chunks};
+    CriticalPath path{{world - 1}};
+    path.overlap = CriticalPath::Overlap::kChain;
+    path.bandwidth_scale = 1 + static_cast<double>(world - 2) / chunks;
+    return path;
   }
   return CriticalPath{{world - 1}};
 }

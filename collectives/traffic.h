@@ -33,11 +33,21 @@ struct LaneTraffic {
 // across them.
 struct CriticalPath {
   std::vector<int> steps;  // per stage
-  // Pipeline fill: the collective's busiest port is busy only once the first chunk has reached
-  // it, so the bandwidth term (the busiest port's bytes over its rate) is multiplied by this.
-  // 1 where every rank sends from the first step on (rings, all-to-all); the broadcast chain
-  // of W ranks, n chunks per channel: 1 + (W - 2) / n, the pipelined chain's (W - 2 + n)
-  // chunk times over the n of the busiest port.
+  // How the stages' latencies and the lanes' busy times combine into the collective's time
+  // (docs/DESIGN.md, "The analytical model"):
+  //  kRing: every rank sends in every step and a chunk moves one ring position per step, so
+  //    it pays every lane's latency in turn: the time is the larger of the busiest lane's
+  //    busy time and the sum over stages of (mean lane busy time + steps x mean lane
+  //    latency). The first bounds a ring whose slow lanes have slack (a rail ring's NIC hops
+  //    between NVLink hops), the second is the textbook lock-step ring.
+  //  kChain: a pipelined chain (broadcast): steps x mean lane latency, plus the busiest
+  //    lane's busy time times bandwidth_scale (the pipeline's fill).
+  //  kParallel: every lane at once (all-to-all): the slowest lane's latency per stage, plus
+  //    the busiest lane's busy time.
+  enum class Overlap { kRing, kChain, kParallel };
+  Overlap overlap = Overlap::kRing;
+  // kChain only: the chain of W ranks with n chunks per channel takes W - 2 + n chunk times
+  // where its busiest port is busy for n: 1 + (W - 2) / n.
   double bandwidth_scale = 1;
 };
 

@@ -204,47 +204,98 @@ NboxAnalyticalTransport::Timed
 NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
                                  const std::vector<uint32_t>& members, uint32_t laneBase)
 {
+    using Overlap = nbox::coll::CriticalPath::Overlap;
     const nbox::coll::CriticalPath path = nbox::coll::CriticalPathOf(spec);
-    std::vector<double> alpha(path.steps.size()); // seconds
+    auto connectionOf = [&](const nbox::coll::LaneTraffic& lane) -> const Connection&
+    {
+        return m_connections[GetOrOpen(members[lane.src], members[lane.dst],
+                                       laneBase + static_cast<uint32_t>(lane.channel))];
+    };
+    // Pass 1: the wire bytes and packets every port carries.
     std::vector<uint32_t> touched;
     Timed timed;
+    nbox::coll::ForEachLane(spec,
+                            [&](const nbox::coll::LaneTraffic& lane)
+                            {
+                                const Connection& c = connectionOf(lane);
+                                const double wire = m_network->GetMessageWireBytes(lane.bytes);
+                                const uint64_t packets = m_network->GetMessagePackets(lane.bytes);
+                                for (uint32_t port : c.ports)
+                                {
+                                    if (m_portPackets[port] == 0)
+                                    {
+                                        touched.push_back(port);
+                                    }
+                                    m_portLoad[port] += wire;
+                                    m_portPackets[port] += packets;
+                                }
+                                timed.payloadBytes += lane.bytes;
+                            });
+    // Pass 2, per stage: each lane's busy time (its busiest port's bytes over its rate: the
+    // lanes sharing a port share its time) and latency, their largest and their sums.
+    const size_t stages = path.steps.size();
+    std::vector<double> busyMax(stages);
+    std::vector<double> busySum(stages);
+    std::vector<double> alphaMax(stages);
+    std::vector<double> alphaSum(stages);
+    std::vector<uint64_t> lanes(stages);
     nbox::coll::ForEachLane(
         spec,
         [&](const nbox::coll::LaneTraffic& lane)
         {
-            const Connection& c
-                = m_connections[GetOrOpen(members[lane.src], members[lane.dst],
-                                          laneBase + static_cast<uint32_t>(lane.channel))];
-            const double wire = m_network->GetMessageWireBytes(lane.bytes);
-            const uint64_t packets = m_network->GetMessagePackets(lane.bytes);
+            const Connection& c = connectionOf(lane);
+            double busy = 0;
             for (uint32_t port : c.ports)
             {
-                if (m_portPackets[port] == 0)
-                {
-                    touched.push_back(port);
-                }
-                m_portLoad[port] += wire;
-                m_portPackets[port] += packets;
+                busy = std::max(busy, 8 * m_portLoad[port] / m_network->GetPortRateBps(port));
             }
-            timed.payloadBytes += lane.bytes;
-            alpha[lane.stage] = std::max(alpha[lane.stage], c.fullPacketDelaySeconds);
+            const auto stage = static_cast<size_t>(lane.stage);
+            busyMax[stage] = std::max(busyMax[stage], busy);
+            busySum[stage] += busy;
+            alphaMax[stage] = std::max(alphaMax[stage], c.fullPacketDelaySeconds);
+            alphaSum[stage] += c.fullPacketDelaySeconds;
+            ++lanes[stage];
         });
-    double bandwidthSeconds = 0;
     for (uint32_t port : touched)
     {
-        bandwidthSeconds
-            = std::max(bandwidthSeconds, 8 * m_portLoad[port] / m_network->GetPortRateBps(port));
         timed.ports.push_back({port, m_portLoad[port], m_portPackets[port]});
         m_portLoad[port] = 0;
         m_portPackets[port] = 0;
     }
-    double latencySeconds = 0;
-    for (size_t stage = 0; stage < alpha.size(); ++stage)
+    // The formulas of CriticalPath::Overlap, the bandwidth terms divided by the factor C.
+    const double factor = GetFactor(spec.op);
+    auto mean = [&](const std::vector<double>& sum, size_t stage)
+    { return lanes[stage] > 0 ? sum[stage] / static_cast<double>(lanes[stage]) : 0.0; };
+    const double busiest = *std::max_element(busyMax.begin(), busyMax.end()) / factor;
+    double seconds = 0;
+    switch (path.overlap)
     {
-        latencySeconds += alpha[stage] * path.steps[stage];
+    case Overlap::kRing:
+    {
+        double lockStep = 0;
+        for (size_t stage = 0; stage < stages; ++stage)
+        {
+            lockStep += mean(busySum, stage) / factor + path.steps[stage] * mean(alphaSum, stage);
+        }
+        seconds = std::max(busiest, lockStep);
+        break;
     }
-    timed.duration = SecondsRoundedUp(
-        latencySeconds + bandwidthSeconds * path.bandwidth_scale / GetFactor(spec.op));
+    case Overlap::kChain:
+        for (size_t stage = 0; stage < stages; ++stage)
+        {
+            seconds += path.steps[stage] * mean(alphaSum, stage);
+        }
+        seconds += busiest * path.bandwidth_scale;
+        break;
+    case Overlap::kParallel:
+        for (size_t stage = 0; stage < stages; ++stage)
+        {
+            seconds += path.steps[stage] * alphaMax[stage];
+        }
+        seconds += busiest;
+        break;
+    }
+    timed.duration = SecondsRoundedUp(seconds);
     return timed;
 }
 

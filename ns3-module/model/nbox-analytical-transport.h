@@ -3,18 +3,19 @@
  * per whole collective and per point-to-point message, on the flow model's ports and routes
  * (docs/DESIGN.md, "The analytical model").
  *
- * A collective of spec S among its members takes
- *
- *     T = sum over stages s of steps_s x alpha_s
- *       + fill x max over ports p of (load_p / rate_p) / C_op
- *
- * from the moment its last member starts it: steps_s is the critical path's message steps of
- * stage s (nbox::coll::CriticalPathOf), alpha_s the largest delivery delay of one full packet
- * (propagation plus store and forward, NboxFlowNetwork::GetDeliveryDelay) over the stage's
- * connections, load_p the wire bytes the collective's own lanes (nbox::coll::ForEachLane) put
- * on port p, fill the pipeline's (CriticalPath::bandwidth_scale, 1 but for the broadcast
- * chain), and C_op the operation's effective-bandwidth factor (attributes; 1 is the ideal,
- * and nbox-fit-analytical fits it from packet or flow runs). Other traffic running at the
+ * A collective takes, from the moment its last member starts it, an alpha-beta time built
+ * from its lanes (nbox::coll::ForEachLane: the bytes of every connection it uses) on their
+ * routes: a lane's busy time is its busiest port's wire bytes (of every lane of the
+ * collective crossing it) over the port's rate, its latency the delivery delay of one full
+ * packet (propagation plus store and forward, NboxFlowNetwork::GetDeliveryDelay). Lanes
+ * combine as the collective's CriticalPath says (nbox::coll::CriticalPath::Overlap): for a
+ * ring, the larger of the busiest lane's busy time and, summed over stages, the mean lane
+ * busy time plus steps x the mean lane latency (the lock-step ring, T = 2(W-1) alpha +
+ * 2(W-1)/W S / B on a uniform ring); for the broadcast chain, steps x mean latency plus the
+ * busiest lane's busy time times the pipeline fill; for all-to-all, the slowest lane's
+ * latency per stage plus the busiest lane's busy time. Every busy time is divided by the
+ * operation's effective-bandwidth factor C (attributes; 1 is the ideal, and
+ * tools/nbox-fit-analytical fits it from packet or flow runs). Other traffic running at the
  * same time is ignored: that is what congestion-unaware means, and why the model is
  * optimistic wherever collectives or transfers share a link.
  *

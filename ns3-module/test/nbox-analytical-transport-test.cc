@@ -15,6 +15,7 @@
 #include "ns3/uinteger.h"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace ns3
@@ -85,6 +86,28 @@ TEST_F(NboxAnalyticalTransportTest, RingAllReduceOnAStarIsTheAlphaBetaTime)
     const NboxNetworkStats stats = star.network->GetStats();
     EXPECT_NEAR(static_cast<double>(stats.wireBytes), 4 * 2 * WireBytes(lane), 8);
     EXPECT_EQ(star.transport->GetStats().bytesDelivered, static_cast<uint64_t>(4 * lane));
+}
+
+TEST_F(NboxAnalyticalTransportTest, ARingWithSlackIsBoundByItsBusiestLaneAlone)
+{
+    // Four hosts on a switch, host 0's link 100x slower and every link 1 ms long: the ring
+    // 0 -> 1 -> 2 -> 3 -> 0 has two slow lanes (out of and into host 0) and two fast ones.
+    // The lock-step sum (mean busy time + 6 steps x mean latency, about 25 + 12 ms) is below
+    // the slow lanes' busy time (50 ms), which the ring cannot beat: that is the time.
+    nbox::topo::Topology topology;
+    const auto sw = topology.AddSwitch("s0");
+    for (int h = 0; h < 4; ++h)
+    {
+        topology.AddLink(topology.AddHost("h" + std::to_string(h)), sw, h == 0 ? 1e9 : 100e9, 1e-3);
+    }
+    auto network = CreateObject<NboxFlowNetwork>();
+    network->SetAttribute("Mtu", UintegerValue(1500));
+    network->Build(topology);
+    auto transport = CreateObject<NboxAnalyticalTransport>(network, std::vector<int>{0, 1, 2, 3});
+    const uint64_t bytes = 8000000;
+    const double lane = 2.0 * 3 / 4 * bytes;
+    const Time t = transport->TimeCollective(RingAllReduce(4, bytes), {0, 1, 2, 3}, 0);
+    EXPECT_NEAR(t.GetSeconds(), WireBytes(lane) * 8 / 1e9, 2e-9);
 }
 
 TEST_F(NboxAnalyticalTransportTest, TheFactorDividesOnlyTheBandwidthTerm)

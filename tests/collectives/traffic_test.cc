@@ -106,6 +106,11 @@ TEST(CriticalPath, TextbookStepCounts) {
   spec.ranks_per_server = 4;  // 2 servers of 4: 2(G-1) inside, 2(S-1) across
   EXPECT_EQ(CriticalPathOf(spec).steps, (std::vector<int>{6, 2}));
   EXPECT_EQ(CriticalPathOf(spec).bandwidth_scale, 1);
+  EXPECT_EQ(CriticalPathOf(spec).overlap, CriticalPath::Overlap::kRing);
+  spec.op = CollectiveOp::kAllToAll;  // every pair at once: one step, lanes in parallel
+  spec.algorithm = Algorithm::kDirect;
+  EXPECT_EQ(CriticalPathOf(spec).steps, std::vector<int>{1});
+  EXPECT_EQ(CriticalPathOf(spec).overlap, CriticalPath::Overlap::kParallel);
 }
 
 TEST(CriticalPath, TheBroadcastChainPaysItsPipelineFill) {
@@ -118,6 +123,7 @@ TEST(CriticalPath, TheBroadcastChainPaysItsPipelineFill) {
   spec.channels = 2;
   spec.chunk_bytes = 1 << 20;
   EXPECT_EQ(CriticalPathOf(spec).steps, std::vector<int>{7});
+  EXPECT_EQ(CriticalPathOf(spec).overlap, CriticalPath::Overlap::kChain);
   EXPECT_DOUBLE_EQ(CriticalPathOf(spec).bandwidth_scale, 10.0 / 4);
   spec.chunk_bytes = 0;  // one chunk per channel: every hop waits for the whole slice
   EXPECT_DOUBLE_EQ(CriticalPathOf(spec).bandwidth_scale, 7);
