@@ -6,8 +6,9 @@
  * A collective takes, from the moment its last member starts it, an alpha-beta time built
  * from its lanes (nbox::coll::ForEachLane: the bytes of every connection it uses) on their
  * routes: a lane's busy time is its busiest port's wire bytes (of every lane of the
- * collective crossing it) over the port's rate, its latency the delivery delay of one full
- * packet (propagation plus store and forward, NboxFlowNetwork::GetDeliveryDelay). Lanes
+ * collective crossing it) over the port's rate, its latency the delivery delay of its typical
+ * message (a step's share of its bytes, at most a chunk): propagation plus store and forward
+ * of its last packet (NboxFlowNetwork::GetDeliveryDelay). Lanes
  * combine as the collective's CriticalPath says (nbox::coll::CriticalPath::Overlap): for a
  * ring, the larger of the busiest lane's busy time and, summed over stages, the mean lane
  * busy time plus steps x the mean lane latency (the lock-step ring, T = 2(W-1) alpha +
@@ -20,9 +21,10 @@
  * optimistic wherever collectives or transfers share a link.
  *
  * A point-to-point message (and every message of a communicator with real ranks, which runs
- * its schedule) leaves when its connection's previous message has left, takes its wire bytes
- * over the route's slowest port divided by PointToPointFactor, and arrives after the route's
- * delivery delay, sharing nothing with other connections.
+ * its schedule) leaves when its host's NIC has sent the messages handed to it before (any
+ * connection), takes its wire bytes over the route's slowest port divided by
+ * PointToPointFactor, and arrives after the route's delivery delay; it shares nothing past
+ * the sending NIC (an incast does not slow it down).
  *
  * Connections open as in the flow model (same ECMP choices); nothing is handshaken.
  */
@@ -72,8 +74,7 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     {
         std::vector<uint32_t> ports;
         double slowestRateBps = 0;
-        double fullPacketDelaySeconds = 0; //!< delivery delay of one full packet
-        Time idleAt;                       //!< when its last message has left the source
+        Time idleAt; //!< when its last message has left the source
     };
 
     /** What a collective puts on one port. */
@@ -103,6 +104,7 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     std::map<std::tuple<uint32_t, int, int, uint64_t, uint64_t, int>, Timed> m_timed;
     std::vector<double> m_portLoad;      //!< scratch, per port, all zero between computations
     std::vector<uint64_t> m_portPackets; //!< scratch, likewise
+    std::vector<Time> m_nicIdleAt;       //!< per port: when a host's NIC has sent its messages
     NboxTransportStats m_stats;
     double m_allReduceFactor;
     double m_allGatherFactor;

@@ -267,6 +267,12 @@ NboxFlowNetwork::SetAbsent(std::map<std::string, std::string> absent)
     m_absent = std::move(absent);
 }
 
+void
+NboxFlowNetwork::AddAbsent(const std::string& figure, const std::string& why)
+{
+    m_absent[figure] = why;
+}
+
 NboxNetworkStats
 NboxFlowNetwork::GetStats() const
 {

@@ -108,6 +108,8 @@ class NboxFlowNetwork : public NboxNetworkModel
      * default is the flow model's: drops, ECN marks, queues, PFC and retransmissions.
      */
     void SetAbsent(std::map<std::string, std::string> absent);
+    /** Adds `figure` to the absent figures, with why. */
+    void AddAbsent(const std::string& figure, const std::string& why);
 
   private:
     void DoDispose() override;

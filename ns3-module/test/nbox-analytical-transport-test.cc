@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ns3
@@ -57,8 +58,16 @@ WireBytes(double bytes)
     return bytes + std::ceil(bytes / kPayload) * kOverhead;
 }
 
-/** Host to host on a star: two links, and the switch forwarding the last (full) packet. */
-constexpr double kFullPacketDelay = 2 * kLatency + (kPayload + kOverhead) * 8 / kRate;
+/**
+ * Host to host on a star for a message of `bytes`: two links, and the switch forwarding its
+ * last packet.
+ */
+double
+MessageDelay(double bytes)
+{
+    const double lastPacket = bytes - std::floor((bytes - 1) / kPayload) * kPayload;
+    return 2 * kLatency + (lastPacket + kOverhead) * 8 / kRate;
+}
 
 nbox::coll::CollectiveSpec
 RingAllReduce(int world, uint64_t bytes)
@@ -76,9 +85,10 @@ TEST_F(NboxAnalyticalTransportTest, RingAllReduceOnAStarIsTheAlphaBetaTime)
 {
     Star star(4);
     const uint64_t bytes = 4000000;
-    // Each rank sends 2(W-1)/W of the buffer to its ring successor: 6 MB on one lane.
+    // Each rank sends 2(W-1)/W of the buffer to its ring successor: 6 MB on one lane, in 6
+    // steps of 1 MB (a quarter of the buffer) each.
     const double lane = 2.0 * 3 / 4 * bytes;
-    const double expected = 6 * kFullPacketDelay + WireBytes(lane) * 8 / kRate;
+    const double expected = 6 * MessageDelay(bytes / 4) + WireBytes(lane) * 8 / kRate;
     const Time t = star.transport->TimeCollective(RingAllReduce(4, bytes), {0, 1, 2, 3}, 0);
     EXPECT_NEAR(t.GetSeconds(), expected, 2e-9);
     RunFor(Seconds(1));
@@ -116,7 +126,7 @@ TEST_F(NboxAnalyticalTransportTest, TheFactorDividesOnlyTheBandwidthTerm)
     star.transport->SetAttribute("AllReduceFactor", DoubleValue(0.5));
     const uint64_t bytes = 4000000;
     const double lane = 2.0 * 3 / 4 * bytes;
-    const double expected = 6 * kFullPacketDelay + WireBytes(lane) * 8 / kRate / 0.5;
+    const double expected = 6 * MessageDelay(bytes / 4) + WireBytes(lane) * 8 / kRate / 0.5;
     const Time t = star.transport->TimeCollective(RingAllReduce(4, bytes), {0, 1, 2, 3}, 0);
     EXPECT_NEAR(t.GetSeconds(), expected, 2e-9);
 }
@@ -146,7 +156,7 @@ TEST_F(NboxAnalyticalTransportTest, EveryMemberFinishesWhenTheLastStartPlusTheTi
     }
     RunFor(Seconds(1));
     const double lane = 2.0 * 2 / 3 * bytes;
-    const double expected = 2e-3 + 4 * kFullPacketDelay + WireBytes(lane) * 8 / kRate;
+    const double expected = 2e-3 + 4 * MessageDelay(bytes / 3) + WireBytes(lane) * 8 / kRate;
     for (uint32_t rank = 0; rank < 3; ++rank)
     {
         EXPECT_NEAR(done[rank].GetSeconds(), expected, 2e-9) << "rank " << rank;
@@ -155,24 +165,30 @@ TEST_F(NboxAnalyticalTransportTest, EveryMemberFinishesWhenTheLastStartPlusTheTi
     EXPECT_EQ(records->collectives[0].peersReady, MilliSeconds(2));
 }
 
-TEST_F(NboxAnalyticalTransportTest, MessagesQueueOnTheirConnectionAndShareNothingElse)
+TEST_F(NboxAnalyticalTransportTest, MessagesQueueAtTheirSendingNicAndShareNothingElse)
 {
-    Star star(3);
+    Star star(4);
     const uint64_t bytes = 1000000;
-    std::vector<Time> delivered;
-    auto note = [&]() { delivered.push_back(Simulator::Now()); };
-    star.transport->Send(0, 1, 0, bytes, note); // one connection, twice
-    star.transport->Send(0, 1, 0, bytes, note);
-    star.transport->Send(0, 2, 0, bytes, note); // another, from the same host
+    std::vector<std::pair<int, Time>> delivered;
+    auto note = [&](int message)
+    { return [&, message]() { delivered.emplace_back(message, Simulator::Now()); }; };
+    star.transport->Send(0, 1, 0, bytes, note(0)); // host 0's NIC: three in a row, whatever
+    star.transport->Send(0, 1, 0, bytes, note(1)); // the connection
+    star.transport->Send(0, 2, 1, bytes, note(2));
+    star.transport->Send(3, 1, 0, bytes, note(3)); // into host 1 with 0 -> 1: no incast
     RunFor(Seconds(1));
     const double serialisation = WireBytes(bytes) * 8 / kRate;
-    const double lastPacket = bytes - std::floor((bytes - 1) / kPayload) * kPayload;
-    const double tail = 2 * kLatency + (lastPacket + kOverhead) * 8 / kRate;
-    ASSERT_EQ(delivered.size(), 3u);
-    // In time order: 0 -> 2 and the first 0 -> 1 together, then the queued one.
-    EXPECT_NEAR(delivered[0].GetSeconds(), serialisation + tail, 2e-9);
-    EXPECT_NEAR(delivered[1].GetSeconds(), serialisation + tail, 2e-9);
-    EXPECT_NEAR(delivered[2].GetSeconds(), 2 * serialisation + tail, 3e-9);
+    const double tail = MessageDelay(bytes);
+    ASSERT_EQ(delivered.size(), 4u);
+    std::vector<double> at(4);
+    for (const auto& [message, time] : delivered)
+    {
+        at[message] = time.GetSeconds();
+    }
+    EXPECT_NEAR(at[0], serialisation + tail, 2e-9);
+    EXPECT_NEAR(at[1], 2 * serialisation + tail, 3e-9);
+    EXPECT_NEAR(at[2], 3 * serialisation + tail, 4e-9);
+    EXPECT_NEAR(at[3], serialisation + tail, 2e-9);
 }
 
 } // namespace

@@ -66,8 +66,6 @@ BuiltNetwork BuildAnalytical(const scenario::Scenario& s, const topo::Topology& 
        {"drops", "ecn_marks", "peak_queue_bytes", "pfc_pauses", "retransmissions"}) {
     absent[figure] = no_packets;
   }
-  absent["messages"] =
-      "the analytical model times whole collectives without cutting them into messages";
   network->SetAbsent(std::move(absent));
   auto transport = ns3::CreateObject<ns3::NboxAnalyticalTransport>(network, rank_to_host);
   const scenario::AnalyticalSection& a = s.analytical;
