@@ -167,6 +167,27 @@ TEST_F(CosimCli, SigintWritesThePartialResultsMarkedStopped) {
   for (const auto& entry : fs::directory_iterator(dir_)) {
     EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
   }
+  // Nor the staging folder the run wrote into (output_folder.h).
+  const std::string staging = "." + dir_.filename().string() + ".nbox-staging";
+  for (const auto& entry : fs::directory_iterator(dir_.parent_path())) {
+    EXPECT_NE(entry.path().filename().string().rfind(staging, 0), 0u) << entry.path();
+  }
+}
+
+// Issue 12: a second run into the same folder replaces the first run's files as one set (a
+// file the new run does not write goes), and keeps what is not nbox-cosim's.
+TEST_F(CosimCli, ASecondRunReplacesTheFirstRunsFilesAsOneSet) {
+  const auto first = RunCosim(
+      "tests/cosim/fixtures/tiny.ini --set output.link_sample=100us --out " + dir_.string());
+  ASSERT_EQ(first.status, 0) << first.output;
+  ASSERT_TRUE(fs::exists(dir_ / "links.csv"));
+  std::ofstream(dir_ / "notes.txt") << "mine";
+  const auto second =
+      RunCosim("tests/cosim/fixtures/tiny.ini --set job.seed=7 --out " + dir_.string());
+  ASSERT_EQ(second.status, 0) << second.output;
+  EXPECT_FALSE(fs::exists(dir_ / "links.csv"));
+  EXPECT_EQ(ReadFile(dir_ / "notes.txt"), "mine");
+  EXPECT_EQ(ReadJson(dir_ / "results.json").at("scenario").at("settings").at("job.seed"), "7");
 }
 
 TEST_F(CosimCli, SameSeedGivesIdenticalResults) {

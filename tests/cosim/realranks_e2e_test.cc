@@ -357,6 +357,11 @@ TEST_F(RealRanksEndToEnd, AKilledSimulatorFailsTheRankWithinASecond) {
   EXPECT_LT(took, 1.0);
   EXPECT_NE(ReadFile(rank.err).find("nbox-cosim"), std::string::npos) << ReadFile(rank.err);
   if (rank_exit == -1000) kill(rank.pid, SIGKILL);
+  // SIGKILL leaves the run's staging folder beside the output folder (output_folder.h).
+  const std::string staging = "." + dir_.filename().string() + ".nbox-staging-";
+  for (const auto& entry : fs::directory_iterator(dir_.parent_path())) {
+    if (entry.path().filename().string().rfind(staging, 0) == 0) fs::remove_all(entry.path());
+  }
 }
 
 TEST_F(RealRanksEndToEnd, SigtermKillsTheLaunchedRanks) {

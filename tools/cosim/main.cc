@@ -9,15 +9,16 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ns3/simulator.h"
 #include "tools/cosim/assembly.h"
-#include "tools/cosim/atomic_file.h"
 #include "tools/cosim/chrome_trace.h"
 #include "tools/cosim/interrupt.h"
 #include "tools/cosim/link_samples.h"
+#include "tools/cosim/output_folder.h"
 #include "tools/cosim/real_rank_run.h"
 #include "tools/cosim/sim_loop.h"
 #include "tools/cosim/terminal_report.h"
@@ -84,8 +85,11 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // Every file of the run goes to a staging folder and replaces the output folder as one
+  // unit at the end (output_folder.h); a bad output path is found before simulating.
+  std::unique_ptr<nbox::cosim::OutputFolder> output;
   try {
-    nbox::cosim::CheckWritableFolder(scenario.output.dir);
+    output = std::make_unique<nbox::cosim::OutputFolder>(scenario.output.dir);
   } catch (const std::exception& e) {
     std::cerr << "nbox-cosim: " << e.what() << " (output.dir, --out); nothing was simulated\n";
     ns3::Simulator::Destroy();
@@ -111,7 +115,7 @@ int main(int argc, char** argv) {
       // that fails still writes what it has, marked failed, and exits 1.
       auto run = nbox::cosim::RunWithRealRanks(scenario, assembly, after_slice,
                                                link_sample_s > 0 ? link_sample_s : 100e-6,
-                                               std::cout, std::cerr);
+                                               output->staging(), std::cout, std::cerr);
       loop = run.loop;
       real_report = std::move(run.report);
       if (real_report.failed) std::cerr << "nbox-cosim: " << real_report.failure << "\n";
@@ -144,13 +148,11 @@ int main(int argc, char** argv) {
     perf.wall_per_simulated_s = loop.simulated_s > 0 ? loop.wall_s / loop.simulated_s : 0;
     perf.peak_rss_kib = nbox::cosim::PeakRssKib();
 
-    std::filesystem::create_directories(scenario.output.dir);
     const std::filesystem::path dir(scenario.output.dir);
     std::vector<std::string> written;
     auto write = [&](const std::string& name, const std::string& content) {
-      const std::string path = (dir / name).string();
-      nbox::cosim::WriteFileAtomically(path, content);
-      written.push_back(path);
+      output->Write(name, content);
+      written.push_back((dir / name).string());
     };
     write("results.json", nbox::cosim::ResultsJson(result));
     write("perf.json", nbox::cosim::PerfJson(result, perf));
@@ -167,6 +169,7 @@ int main(int argc, char** argv) {
     if (scenario.output.trace == "chrome") {
       write("trace.json", nbox::cosim::ChromeTraceJson(*job->GetRecords()));
     }
+    output->Commit();
     nbox::cosim::PrintSummary(result, perf, written, std::cout);
     if (real_report.failed || loop.interrupted != 0) {
       ns3::Simulator::Destroy();

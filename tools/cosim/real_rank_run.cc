@@ -77,7 +77,8 @@ std::string RootAddress(const scenario::Scenario& s) {
 
 RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
                              const std::function<void()>& after_step, double step_s,
-                             std::ostream& out, std::ostream& err) {
+                             const std::filesystem::path& log_dir, std::ostream& out,
+                             std::ostream& err) {
   const std::vector<int>& ranks = s.realranks.ranks;
   const bool realtime = s.realranks.clock == "realtime";
   std::vector<bool> real(s.job.world_size, false);
@@ -135,12 +136,11 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   RankLauncher launcher;
   std::map<int, std::string> logs;
   if (!s.realranks.launch.empty()) {
-    std::filesystem::create_directories(s.output.dir);
     for (int rank : ranks) {
-      const std::string log =
-          (std::filesystem::path(s.output.dir) / fmt::format("rank{}.log", rank)).string();
-      const pid_t pid =
-          launcher.Launch(rank, s.realranks.launch, RankEnvironment(access, rank), log);
+      const std::string name = fmt::format("rank{}.log", rank);
+      const std::string log = (std::filesystem::path(s.output.dir) / name).string();
+      const pid_t pid = launcher.Launch(rank, s.realranks.launch, RankEnvironment(access, rank),
+                                        (log_dir / name).string());
       bridge.SetLaunchedPid(rank, static_cast<uint32_t>(pid));
       logs[rank] = log;
       out << fmt::format("nbox-cosim: real rank {} started (pid {}), output in {}\n", rank, pid,

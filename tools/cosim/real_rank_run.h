@@ -4,6 +4,7 @@
 // timeout: children killed, the partial report marked failed). main.cc writes the reports.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <iosfwd>
 
@@ -20,10 +21,13 @@ struct RealRankRun {
 };
 
 // `after_step` runs after every step of the loop (link sampling); `step_s` is the longest
-// step. Prints the environment (or where the ranks' logs go) on `out`, problems on `err`.
-// Throws std::runtime_error when the bridge cannot be set up (nothing ran).
+// step. Launched ranks write their logs (rank<N>.log) into `log_dir`, the run's staging
+// folder (output_folder.h); messages name them where they end up, in output.dir. Prints the
+// environment (or where the ranks' logs go) on `out`, problems on `err`. Throws
+// std::runtime_error when the bridge cannot be set up (nothing ran).
 RealRankRun RunWithRealRanks(const scenario::Scenario& scenario, JobAssembly& assembly,
                              const std::function<void()>& after_step, double step_s,
-                             std::ostream& out, std::ostream& err);
+                             const std::filesystem::path& log_dir, std::ostream& out,
+                             std::ostream& err);
 
 }  // namespace nbox::cosim

@@ -109,7 +109,8 @@ char* ReadLine(char* buffer, int size, void* stream) {
     line = {};
   }
   state.lines.push_back(line);
-  std::memcpy(buffer, line.data(), line.size());
+  // An empty view may have no data at all, which memcpy must not be given (UBSan, fuzzing).
+  if (!line.empty()) std::memcpy(buffer, line.data(), line.size());
   buffer[line.size()] = '\0';
   if (!line.empty() && line.front() == '[') {
     const size_t close = line.find(']');

@@ -1,0 +1,100 @@
+#include "tools/cosim/output_folder.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <stdexcept>
+#include <system_error>
+
+namespace nbox::cosim {
+namespace fs = std::filesystem;
+namespace {
+
+[[noreturn]] void Fail(const std::string& what, const fs::path& path, const std::string& why) {
+  throw std::runtime_error(what + " " + path.string() + ": " + why);
+}
+
+}  // namespace
+
+OutputFolder::OutputFolder(const std::string& target) : target_(fs::absolute(target)) {
+  if (target_.filename().empty()) target_ = target_.parent_path();  // "dir/" names "dir"
+  std::error_code error;
+  fs::create_directories(target_.parent_path(), error);
+  if (error) Fail("cannot use output folder", target_, error.message());
+  if (fs::exists(target_) && !fs::is_directory(target_)) {
+    Fail("cannot use output folder", target_, "it is not a folder");
+  }
+  staging_ = target_.parent_path() /
+             ("." + target_.filename().string() + ".nbox-staging-" + std::to_string(getpid()));
+  fs::remove_all(staging_, error);  // a previous process of the same pid, killed
+  if (!fs::create_directory(staging_, error) || error) {
+    Fail("cannot create a folder beside output folder", target_,
+         error ? error.message() : "it already exists");
+  }
+  const fs::path probe = staging_ / ".nbox-write-check";
+  {
+    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+    if (!out) Fail("cannot write beside output folder", target_, std::strerror(errno));
+  }
+  fs::remove(probe, error);
+}
+
+OutputFolder::~OutputFolder() {
+  if (committed_) return;
+  std::error_code ignored;
+  fs::remove_all(staging_, ignored);
+}
+
+void OutputFolder::Write(const std::string& name, const std::string& content) const {
+  const fs::path path = staging_ / name;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) Fail("cannot write", target_ / name, std::strerror(errno));
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  out.flush();
+  if (!out) Fail("cannot write", target_ / name, std::strerror(errno));
+}
+
+bool OutputFolder::IsRunOutput(const std::string& name) {
+  static const std::regex kRankLog("rank[0-9]+\\.log");
+  return name == "results.json" || name == "perf.json" || name == "traffic.csv" ||
+         name == "links.csv" || name == "trace.json" || std::regex_match(name, kRankLog);
+}
+
+void OutputFolder::Commit() {
+  std::error_code error;
+  if (!fs::exists(target_)) {
+    if (std::rename(staging_.c_str(), target_.c_str()) != 0) {
+      Fail("cannot move the results into", target_, std::strerror(errno));
+    }
+    committed_ = true;
+    return;
+  }
+  // Carry over what this run does not write: files as hard links (the same inode, so a
+  // writer holding one open, like nbox-sweep's redirect of our output, keeps writing into
+  // it), folders by rename.
+  for (const auto& entry : fs::directory_iterator(target_, error)) {
+    const std::string name = entry.path().filename().string();
+    if (IsRunOutput(name) || fs::exists(staging_ / name)) continue;
+    if (entry.is_directory()) {
+      fs::rename(entry.path(), staging_ / name, error);
+    } else {
+      fs::create_hard_link(entry.path(), staging_ / name, error);
+      if (error) fs::copy_file(entry.path(), staging_ / name, error);
+    }
+    if (error) Fail("cannot carry " + name + " over into the new", target_, error.message());
+  }
+  if (error) Fail("cannot read output folder", target_, error.message());
+  // One atomic step: the target now holds the new run, the staging name the old one.
+  if (renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) != 0) {
+    Fail("cannot swap the results into", target_, std::strerror(errno));
+  }
+  committed_ = true;
+  fs::remove_all(staging_, error);  // the previous run's files; a failure here loses nothing
+}
+
+}  // namespace nbox::cosim
