@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "workloads/program.h"
+
 namespace nbox::work {
 namespace {
 
@@ -136,6 +138,12 @@ ParsedLine ParseLine(const std::string& text, const std::string& where, int line
     read.Fail(fmt::format("\"count\" {} of {} is too large", count, datatype));
   }
   c.bytes = count * *element * ranks_factor;
+  if (c.bytes > kMaxCollectiveBytes) {
+    read.Fail(
+        fmt::format("{} of {} bytes (\"count\" {} of {}) is larger than nbox's limit "
+                    "for one collective, {} bytes (16 GiB, the largest workload.bucket)",
+                    coll::ToString(c.op), c.bytes, count, datatype, kMaxCollectiveBytes));
+  }
   c.start_ns = read.Unsigned("start_ns");
   c.end_ns = read.Unsigned("end_ns");
   if (c.end_ns < c.start_ns) {

@@ -36,6 +36,11 @@ enum class Parallelism : uint8_t {
 };
 inline constexpr int kParallelismCount = 6;
 
+// The largest collective (nccl-tests' size) a workload may issue, from any source: the
+// largest workload.bucket, and the limit a collective trace's sizes are held to (a trace
+// claiming 4 TB ran for ever).
+inline constexpr uint64_t kMaxCollectiveBytes = uint64_t{16} << 30;
+
 std::string_view ToString(Parallelism parallelism);  // "tp", "pp", "dp", "ep", "emb", "other"
 
 enum class OpKind : uint8_t {

@@ -174,6 +174,23 @@ TEST_F(CosimCli, SigintWritesThePartialResultsMarkedStopped) {
   }
 }
 
+// Issue 12: 16,384 ranks on a message-level model held their ring schedules at once (some
+// 260 GiB) and died part-way; now the estimate refuses the run before any work, naming the
+// keys, with exit status 3, and the analytical model (no schedules) is accepted.
+TEST_F(CosimCli, AJobWhoseSchedulesCannotFitIsRefusedBeforeAnyWork) {
+  const std::string big =
+      "tools/bench/allreduce-64.ini --set job.world_size=16384 "
+      "--set topology.kind=star --out " +
+      dir_.string();
+  const auto run = RunCosim(big + " --set network.model=flow");
+  EXPECT_EQ(run.status, 3) << run.output;
+  EXPECT_NE(run.output.find("GiB for its collective schedules"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("network.model = analytical"), std::string::npos) << run.output;
+  EXPECT_FALSE(fs::exists(dir_));
+  const auto check = RunCosim(big + " --set network.model=analytical --check");
+  EXPECT_EQ(check.status, 0) << check.output;
+}
+
 // Issue 12: a second run into the same folder replaces the first run's files as one set (a
 // file the new run does not write goes), and keeps what is not nbox-cosim's.
 TEST_F(CosimCli, ASecondRunReplacesTheFirstRunsFilesAsOneSet) {

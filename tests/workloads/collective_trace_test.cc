@@ -129,6 +129,14 @@ TEST(CollectiveTrace, RefusalsNameFileLineAndReason) {
   LineSpec zero{0, "AllReduce", "0"};
   EXPECT_EQ(ErrorOf(Line(zero)),
             "t.jsonl:1: \"count\" is 0; NCCL launches no collective of 0 elements");
+  // Issue 12: a 4 TB collective was accepted and ran for ever; the limit is the bucket key's.
+  LineSpec huge{0, "AllReduce", "1000000000000"};
+  EXPECT_EQ(ErrorOf(Line(huge)),
+            "t.jsonl:1: AllReduce of 4000000000000 bytes (\"count\" 1000000000000 of "
+            "ncclFloat32) is larger than nbox's limit for one collective, 17179869184 bytes (16 "
+            "GiB, the largest workload.bucket)");
+  LineSpec largest{0, "AllReduce", "4294967296"};  // 16 GiB exactly: allowed
+  EXPECT_EQ(ErrorOf(Line(largest)).find("larger than"), std::string::npos);
   LineSpec backwards{0, "AllReduce", "4", "ncclFloat32", 50, 40};
   EXPECT_EQ(ErrorOf(Line(backwards)), "t.jsonl:1: \"end_ns\" 40 is before \"start_ns\" 50");
   LineSpec outside{2};

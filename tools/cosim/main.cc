@@ -1,7 +1,8 @@
 // nbox-cosim: runs one scenario and reports the training job's iteration time, its breakdown,
 // every collective and the network's counters.
 //
-// Exit status: 0 success, 2 bad input (nothing written), 1 the run failed.
+// Exit status: 0 success, 2 bad input (nothing written), 1 the run failed, 3 the run does not
+// fit in the machine's memory (refused before any work, or ran out; nothing written).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "tools/cosim/chrome_trace.h"
 #include "tools/cosim/interrupt.h"
 #include "tools/cosim/link_samples.h"
+#include "tools/cosim/memory_estimate.h"
 #include "tools/cosim/output_folder.h"
 #include "tools/cosim/real_rank_run.h"
 #include "tools/cosim/sim_loop.h"
@@ -29,6 +32,7 @@ namespace {
 
 constexpr int kExitRunFailed = 1;
 constexpr int kExitBadInput = 2;
+constexpr int kExitResources = 3;
 
 std::string DefaultOutputDir(const std::string& scenario_path) {
   return (std::filesystem::path("results") / std::filesystem::path(scenario_path).stem()).string();
@@ -73,9 +77,22 @@ int main(int argc, char** argv) {
     scenario = nbox::scenario::LoadScenario(scenario_path, overrides);
     if (scenario.output.dir.empty()) scenario.output.dir = DefaultOutputDir(scenario_path);
     assembly = nbox::cosim::AssembleJob(scenario);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "nbox-cosim: ran out of memory building the simulation of " << scenario_path
+              << "; shrink job.world_size or the topology, or use network.model = flow or "
+                 "analytical\n";
+    return kExitResources;
   } catch (const std::exception& e) {
     std::cerr << "nbox-cosim: " << e.what() << "\n";
     return kExitBadInput;
+  }
+  // Before any work, and in --check too: a run whose schedules cannot fit is refused.
+  const std::string refusal = nbox::cosim::MemoryRefusal(
+      nbox::cosim::EstimateScheduleMemory(assembly), nbox::cosim::AvailableMemoryBytes(), scenario);
+  if (!refusal.empty()) {
+    std::cerr << "nbox-cosim: " << scenario_path << ": " << refusal << "\n";
+    ns3::Simulator::Destroy();
+    return kExitResources;
   }
   if (check_only) {
     std::cout << "nbox-cosim: " << scenario_path << " is valid ("
@@ -175,6 +192,11 @@ int main(int argc, char** argv) {
       ns3::Simulator::Destroy();
       return kExitRunFailed;
     }
+  } catch (const std::bad_alloc&) {
+    std::cerr << "nbox-cosim: ran out of memory while simulating; no results written (the "
+                 "estimate before the run missed it: please report the scenario)\n";
+    ns3::Simulator::Destroy();
+    return kExitResources;
   } catch (const std::exception& e) {
     std::cerr << "nbox-cosim: " << e.what() << "\n";
     ns3::Simulator::Destroy();

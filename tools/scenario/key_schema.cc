@@ -164,7 +164,7 @@ std::vector<KeySpec> WorkloadKeys() {
       {"workload", "backward_ratio", "backward-pass FLOPs per forward-pass FLOP",
        Real(work(&WorkloadSection::backward_ratio), 0, 10, /*min_excluded=*/true)},
       {"workload", "bucket", "gradient bucket size (PyTorch DDP's bucket_cap_mb)",
-       Bytes(work(&WorkloadSection::bucket_bytes), kKiB, 16 * kGiB)},
+       Bytes(work(&WorkloadSection::bucket_bytes), kKiB, work::kMaxCollectiveBytes)},
       {"workload", "optimizer_time", "duration of the optimizer step after gradients are reduced",
        Duration(work(&WorkloadSection::optimizer_s), 0, 3600)},
       {"workload", "iterations", "training iterations to simulate",
