@@ -18,15 +18,29 @@ packages=(
   iproute2                               # fidelity test: network namespaces, veth, HTB (ip, tc)
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "install-deps: installing ${missing[*]}"
+# PyTorch for the torch.distributed backend (bridge/torch) and its tests, CPU only, for
+# /usr/bin/python3; without its recommends (which pull in a desktop's worth of Qt).
+torch_packages=(python3-torch libtorch-dev pybind11-dev)
+
+missing_of() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+mapfile -t missing < <(missing_of "${packages[@]}")
+mapfile -t missing_torch < <(missing_of "${torch_packages[@]}")
+if ((${#missing[@]} + ${#missing_torch[@]})); then
+  echo "install-deps: installing ${missing[*]} ${missing_torch[*]}"
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+  if ((${#missing[@]})); then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+  fi
+  if ((${#missing_torch[@]})); then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+      "${missing_torch[@]}"
+  fi
 else
   echo "install-deps: all packages present"
 fi
