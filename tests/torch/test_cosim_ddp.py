@@ -1,0 +1,100 @@
+"""An unmodified PyTorch DDP script as a real rank under nbox-cosim (issue 11):
+
+- bridge/torch/examples/train_ddp.py as rank 0 of 4 (ranks 1-3 emulated, mirroring it,
+  payload = self) gives, step for step, the losses rank 0 prints when all 4 ranks are real
+  PyTorch processes on gloo training on the same data (the homogeneous job payload = self
+  stands for), and the report has the rank's 8 marked iterations;
+- a script that raises after joining, and one whose process is killed, end the run within
+  seconds with exit status 1 and the rank named.
+
+    /usr/bin/python3 tests/torch/test_cosim_ddp.py BUILD_DIR
+"""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.abspath(sys.argv[1])
+COSIM = os.path.join(BUILD, "tools", "cosim", "nbox-cosim")
+EXAMPLE = os.path.join(ROOT, "bridge", "torch", "examples", "train_ddp.py")
+PYTHONPATH = os.path.join(BUILD, "bridge", "torch")
+WORLD = 4
+
+
+def losses(text):
+    return re.findall(r"^step (\d+) loss (\S+)$", text, re.M)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def all_real():
+    """Rank 0's losses with every rank a real PyTorch process on gloo."""
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
+               WORLD_SIZE=str(WORLD))
+    procs = [subprocess.Popen([sys.executable, EXAMPLE, "--epochs", "1", "--same-data"],
+                              env=dict(env, RANK=str(r)), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for r in range(WORLD)]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    for r, p in enumerate(procs):
+        if p.returncode != 0:
+            sys.exit(f"FAIL: all-real rank {r} exited {p.returncode}:\n{outputs[r]}")
+    return losses(outputs[0])
+
+
+def cosim(work, launch_args, name):
+    out = os.path.join(work, name)
+    launch = (f"PYTHONPATH={PYTHONPATH} {sys.executable} -m nbox_torch.run {launch_args}")
+    start = time.monotonic()
+    run = subprocess.run([COSIM, os.path.join(ROOT, "scenarios", "pytorch-ddp.ini"), "--set",
+                          f"job.world_size={WORLD}", "--set", f"realranks.launch={launch}",
+                          "--out", out], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    return run, out, time.monotonic() - start
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="nbox-torch-cosim-") as work:
+        run, out, _ = cosim(work, f"{EXAMPLE} --epochs 1 --same-data", "ddp")
+        if run.returncode != 0:
+            sys.exit(f"FAIL: nbox-cosim exited {run.returncode}:\n{run.stdout}\n{run.stderr}")
+        with open(os.path.join(out, "rank0.log")) as f:
+            emulated = losses(f.read())
+        with open(os.path.join(out, "results.json")) as f:
+            results = json.load(f)
+        real = all_real()
+        if len(emulated) != 8 or emulated != real:
+            failures.append(f"losses differ:\n  nbox (1 real of {WORLD}): {emulated}\n"
+                            f"  all real on gloo:       {real}")
+        rank = results["real_ranks"]["ranks"][0]
+        if rank["iterations_marked"] < 8 or results["status"] != "ok":
+            failures.append(f"report: status {results['status']}, "
+                            f"{rank['iterations_marked']} iterations marked")
+        print(f"losses, 1 real rank of {WORLD} under nbox: {[l for _, l in emulated]}")
+
+        for name in ("raise_after_init.py", "killed_after_init.py"):
+            script = os.path.join(ROOT, "tests", "torch", name)
+            run, _, took = cosim(work, script, name)
+            text = run.stdout + run.stderr
+            if run.returncode != 1 or "rank 0" not in text or took > 30:
+                failures.append(f"{name}: exit {run.returncode} after {took:.1f} s:\n{text}")
+            else:
+                print(f"{name}: exit 1 after {took:.1f} s")
+    if failures:
+        print("FAIL:\n" + "\n".join(failures))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
