@@ -25,6 +25,13 @@ namespace {
 
 constexpr char kDirectives[] = "host, switch or link";
 
+// The most nodes and links a file may declare: ranges and link statements multiply, and
+// "link h0..h99999 s0..s99999 ..." would otherwise ask for 10^10 links and exhaust memory.
+// The built-in topologies a run can use stay below (a k = 64 fat-tree: 70,656 nodes and
+// 196,608 links).
+constexpr size_t kMaxNodes = size_t{1} << 21;
+constexpr size_t kMaxLinks = size_t{1} << 22;
+
 std::vector<std::string_view> SplitWords(std::string_view line) {
   line = line.substr(0, line.find('#'));
   constexpr std::string_view kSpace = " \t\r\v\f";
@@ -103,6 +110,12 @@ class TopologyFileParser {
     }
     const std::vector<Vertex> from = Lookup(words[1], line_number);
     const std::vector<Vertex> to = Lookup(words[2], line_number);
+    const size_t links = topology_.links.size();
+    if (to.size() > 0 && from.size() > (kMaxLinks - links) / to.size()) {
+      Fail(line_number, fmt::format("this statement makes {} x {} links and the file has {} "
+                                    "already; a topology file may have at most {} links",
+                                    from.size(), to.size(), links, kMaxLinks));
+    }
     const double rate_bps = ParseRate(words[3], line_number);
     const double latency_s = ParseLatency(words[4], line_number);
     for (const Vertex a : from) {
@@ -125,6 +138,11 @@ class TopologyFileParser {
   }
 
   void Declare(const std::string& name, NodeKind kind, int line_number) {
+    if (boost::num_vertices(topology_.graph) >= kMaxNodes) {
+      Fail(line_number, fmt::format("node '{}' is one too many: a topology file may declare "
+                                    "at most {} hosts and switches",
+                                    name, kMaxNodes));
+    }
     if (auto it = vertex_by_name_.find(name); it != vertex_by_name_.end()) {
       Fail(line_number, fmt::format("duplicate name '{}' (first declared on line {}); "
                                     "expected every host and switch name once",

@@ -124,6 +124,17 @@ TEST(TopoFile, DuplicateNameNamesTheFirstDeclaration) {
                   "duplicate name 'h2' (first declared on line 1)");
 }
 
+// Issue 12 (found by the topology fuzzer's slow inputs): ranges multiply, and a link
+// statement between two ranges of 100,000 asked for 10^10 links until memory ran out.
+TEST(TopoFile, NodeAndLinkCountsAreBoundedBeforeAnythingIsBuilt) {
+  ExpectFileError("host h0..h99999\nswitch s0..s99999\nlink h0..h99999 s0..s99999 1Gbps 1us\n", 3,
+                  "this statement makes 100000 x 100000 links and the file has 0 already; a "
+                  "topology file may have at most 4194304 links");
+  ExpectFileError("host a0..a999999\nhost b0..b999999\nhost c0..c999999\n", 3,
+                  "node 'c97152' is one too many: a topology file may declare at most 2097152 "
+                  "hosts and switches");
+}
+
 TEST(TopoFile, BadRatesAndLatencies) {
   const std::string nodes = "host h0\nswitch s0\n";
   // The unit parser's own message (what it expected) follows the colon.
