@@ -12,7 +12,9 @@ this launcher:
   are emulated by nbox-cosim and never reach a rendezvous store, and joining the nbox
   communicator already waits for every rank; NBOX_TORCH_KEEP_BACKEND=1 turns this off;
 - marks iterations at every optimizer step (the end of iteration k and the start of k + 1),
-  so nbox-cosim reports the rank's own iteration times.
+  so nbox-cosim reports the rank's own iteration times; with NBOX_TORCH_STEP_TIMES=1 it also
+  prints each step's wall time to stderr ("nbox_torch: step K wall_s S"), for comparisons
+  with runs outside nbox.
 
 The script then runs as __main__ with its own arguments; its exceptions and exit status are
 the launcher's.
@@ -21,6 +23,7 @@ the launcher's.
 import os
 import runpy
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -76,10 +79,18 @@ def _mark_iterations_at_optimizer_steps():
         if group is not None and hasattr(group, "mark_iteration"):
             group.mark_iteration(iteration, begin)
 
+    print_times = os.environ.get("NBOX_TORCH_STEP_TIMES") == "1"
+    state["last"] = time.perf_counter()
+
     def wrap(step):
         def step_and_mark(self, *args, **kwargs):
             result = step(self, *args, **kwargs)
             mark(state["iteration"], False)
+            if print_times:
+                now = time.perf_counter()
+                print(f"nbox_torch: step {state['iteration']} wall_s {now - state['last']:.6f}",
+                      file=sys.stderr, flush=True)
+                state["last"] = now
             state["iteration"] += 1
             mark(state["iteration"], True)
             return result
@@ -91,6 +102,7 @@ def _mark_iterations_at_optimizer_steps():
     def init_and_mark_start(*args, **kwargs):
         result = original_init(*args, **kwargs)
         mark(0, True)
+        state["last"] = time.perf_counter()
         return result
 
     dist.init_process_group = init_and_mark_start
