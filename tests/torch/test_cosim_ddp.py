@@ -5,7 +5,8 @@
   PyTorch processes on gloo training on the same data (the homogeneous job payload = self
   stands for), and the report has the rank's 8 marked iterations;
 - a script that raises after joining, and one whose process is killed, end the run within
-  seconds with exit status 1 and the rank named.
+  seconds with exit status 1 and the rank named;
+- a killed nbox-cosim ends its PyTorch rank within seconds (never a hang).
 
     /usr/bin/python3 tests/torch/test_cosim_ddp.py BUILD_DIR
 """
@@ -61,6 +62,45 @@ def cosim(work, launch_args, name):
     return run, out, time.monotonic() - start
 
 
+def killed_cosim_ends_the_rank(work):
+    """SIGKILLs nbox-cosim while its PyTorch rank trains; the rank must be gone soon after."""
+    out = os.path.join(work, "killed-cosim")
+    launch = (f"PYTHONPATH={PYTHONPATH} {sys.executable} -m nbox_torch.run {EXAMPLE} "
+              "--epochs 1 --steps-per-epoch 100000")
+    cosim_proc = subprocess.Popen([COSIM, os.path.join(ROOT, "scenarios", "pytorch-ddp.ini"),
+                                   "--set", f"job.world_size={WORLD}", "--set",
+                                   f"realranks.launch={launch}", "--out", out],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  cwd=ROOT)
+    rank_pid = None
+    deadline = time.monotonic() + 60
+    while rank_pid is None and time.monotonic() < deadline:
+        line = cosim_proc.stdout.readline()
+        found = re.search(r"real rank 0 started \(pid (\d+)\)", line)
+        rank_pid = int(found.group(1)) if found else None
+    if rank_pid is None:
+        cosim_proc.kill()
+        return ["killed nbox-cosim: the rank never started"]
+    log = os.path.join(os.path.dirname(out), "." + os.path.basename(out) + ".nbox-staging-" +
+                       str(cosim_proc.pid), "rank0.log")
+    while time.monotonic() < deadline:  # the rank is training
+        if os.path.exists(log) and "step 3 " in open(log).read():
+            break
+        time.sleep(0.1)
+    cosim_proc.kill()
+    cosim_proc.wait()
+    killed = time.monotonic()
+    while time.monotonic() - killed < 10:
+        try:
+            os.kill(rank_pid, 0)
+        except ProcessLookupError:
+            print(f"killed nbox-cosim: rank gone after {time.monotonic() - killed:.1f} s")
+            return []
+        time.sleep(0.05)
+    os.kill(rank_pid, 9)
+    return ["killed nbox-cosim: its PyTorch rank still ran 10 s later"]
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="nbox-torch-cosim-") as work:
@@ -89,6 +129,7 @@ def main():
                 failures.append(f"{name}: exit {run.returncode} after {took:.1f} s:\n{text}")
             else:
                 print(f"{name}: exit 1 after {took:.1f} s")
+        failures += killed_cosim_ends_the_rank(work)
     if failures:
         print("FAIL:\n" + "\n".join(failures))
         return 1
