@@ -94,6 +94,7 @@ NboxAnalyticalTransport::NboxAnalyticalTransport(Ptr<NboxFlowNetwork> network,
     m_portLoad.assign(network->GetNPorts(), 0.0);
     m_portPackets.assign(network->GetNPorts(), 0);
     m_nicIdleAt.assign(network->GetNPorts(), Time());
+    m_portBusyUntil.assign(network->GetNPorts(), Time());
 }
 
 NboxAnalyticalTransport::~NboxAnalyticalTransport() = default;
@@ -155,6 +156,10 @@ NboxAnalyticalTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t chann
     nicIdleAt = start + SecondsRoundedUp(8 * wireBytes / c.slowestRateBps / m_pointToPointFactor);
     m_network->CountWireBytes(c.ports, wireBytes);
     m_network->CountPackets(c.ports, m_network->GetMessagePackets(bytes));
+    // Past its NIC (whose queue is modelled): the ports it shares with nobody, it thinks.
+    const std::vector<uint32_t> beyondNic(c.ports.begin() + 1, c.ports.end());
+    NoteOccupancy(
+        beyondNic, [](uint32_t port) { return port; }, start, nicIdleAt);
     ++m_stats.messagesSent;
     m_stats.bytesSent += bytes;
     Simulator::Schedule(nicIdleAt + m_network->GetDeliveryDelay(c.ports, bytes) - Simulator::Now(),
@@ -167,6 +172,28 @@ NboxAnalyticalTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t chann
                                 delivered();
                             }
                         });
+}
+
+template<typename Ports, typename PortOf>
+void
+NboxAnalyticalTransport::NoteOccupancy(const Ports& ports, PortOf portOf, Time start, Time end)
+{
+    Time overlap;
+    for (const auto& entry : ports)
+    {
+        Time& busyUntil = m_portBusyUntil[portOf(entry)];
+        if (busyUntil > start)
+        {
+            overlap = std::max(overlap, std::min(busyUntil, end) - start);
+        }
+        busyUntil = std::max(busyUntil, end);
+    }
+    if (overlap.IsStrictlyPositive())
+    {
+        ++m_stats.contendedOperations;
+        m_stats.longestContentionSeconds
+            = std::max(m_stats.longestContentionSeconds, overlap.GetSeconds());
+    }
 }
 
 NboxTransportStats
@@ -340,6 +367,9 @@ NboxAnalyticalTransport::TimeCollective(const nbox::coll::CollectiveSpec& spec,
     m_stats.bytesSent += timed.payloadBytes;
     const uint64_t payload = timed.payloadBytes;
     Simulator::Schedule(timed.duration, [this, payload]() { m_stats.bytesDelivered += payload; });
+    NoteOccupancy(
+        timed.ports, [](const PortCount& count) { return count.port; }, Simulator::Now(),
+        Simulator::Now() + timed.duration);
     return timed.duration;
 }
 

@@ -94,6 +94,12 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     };
 
     uint32_t GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel);
+    /**
+     * Notes that an operation occupies `ports` from `start` to `end`, and counts it in the
+     * stats' contention figures if one of them is still busy with an earlier operation then.
+     */
+    template<typename Ports, typename PortOf>
+    void NoteOccupancy(const Ports& ports, PortOf portOf, Time start, Time end);
     Timed Compute(const nbox::coll::CollectiveSpec& spec, const std::vector<uint32_t>& members,
                   uint32_t laneBase);
 
@@ -105,6 +111,7 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     std::vector<double> m_portLoad;      //!< scratch, per port, all zero between computations
     std::vector<uint64_t> m_portPackets; //!< scratch, likewise
     std::vector<Time> m_nicIdleAt;       //!< per port: when a host's NIC has sent its messages
+    std::vector<Time> m_portBusyUntil;   //!< per port: when its last operation ends
     NboxTransportStats m_stats;
     double m_allReduceFactor;
     double m_allGatherFactor;

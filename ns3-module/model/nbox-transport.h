@@ -32,6 +32,14 @@ struct NboxTransportStats
     uint64_t retransmittedBytes = 0; //!< payload bytes the transport sent more than once
     uint64_t retransmissions = 0;    //!< segments (or packets) sent more than once
     uint32_t connections = 0;
+    /**
+     * A model that ignores contention between operations (the analytical model): how many
+     * collectives and messages shared a link with another one running at the same time, whose
+     * times are therefore optimistic, and the longest such overlap. 0 for the other models,
+     * which model that contention.
+     */
+    uint64_t contendedOperations = 0;
+    double longestContentionSeconds = 0;
 };
 
 /**

@@ -189,6 +189,10 @@ TEST_F(NboxAnalyticalTransportTest, MessagesQueueAtTheirSendingNicAndShareNothin
     EXPECT_NEAR(at[1], 2 * serialisation + tail, 3e-9);
     EXPECT_NEAR(at[2], 3 * serialisation + tail, 4e-9);
     EXPECT_NEAR(at[3], serialisation + tail, 2e-9);
+    // That last one shared the switch's port to host 1 with the first two and was not slowed:
+    // the contention the model ignored is counted, as long as it lasted (one serialisation).
+    EXPECT_EQ(star.transport->GetStats().contendedOperations, 1u);
+    EXPECT_NEAR(star.transport->GetStats().longestContentionSeconds, serialisation, 2e-9);
 }
 
 } // namespace

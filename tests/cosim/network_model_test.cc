@@ -50,6 +50,8 @@ TEST_P(FastModelsAgainstPacket, SteadyIterationWithinFivePercentAndTheSamePayloa
   EXPECT_NEAR(f / p, 1.0, 0.05) << "packet " << p << " s, flow " << f << " s";
   if (GetParam().congested) {
     EXPECT_LT(a, p) << "analytical " << a << " s is not optimistic against packet " << p << " s";
+    // ... and it says where it ignored contention.
+    EXPECT_GT(analytical.at("network").at("contended_operations").get<uint64_t>(), 0u);
   } else {
     EXPECT_NEAR(a / p, 1.0, 0.05) << "packet " << p << " s, analytical " << a << " s";
   }
@@ -89,6 +91,8 @@ TEST_F(NetworkModels, TheAnalyticalModelSaysWhatItDoesNotProduce) {
     EXPECT_TRUE(network.at(figure).is_null()) << figure;
   }
   EXPECT_FALSE(network.at("absent").at("messages").get<std::string>().empty());
+  // One ring all-reduce at a time: nothing shared a link with anything else.
+  EXPECT_EQ(network.at("contended_operations"), 0);
   // Its factors are inputs of the result, so they are in the settings (and only for it).
   EXPECT_EQ(results.at("scenario").at("settings").at("analytical.allreduce_factor"), "0.9");
 }

@@ -90,9 +90,10 @@ ordered_json Figure(const ns3::NboxNetworkStats& net, const char* name, ordered_
   return net.absent.count(name) ? ordered_json(nullptr) : value;
 }
 
-// `pfc`: the RoCE path, whose ports also report PFC pauses and paused time.
+// `pfc`: the RoCE path, whose ports also report PFC pauses and paused time. `contention`: a
+// model that ignores contention between operations, which counts where it did.
 ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransportStats& tr,
-                         bool pfc) {
+                         bool pfc, bool contention) {
   pfc = pfc && !net.absent.count("pfc_pauses");
   ordered_json ports = ordered_json::array();
   for (const auto& p : net.ports) {
@@ -131,6 +132,10 @@ ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransp
     out["pfc_pauses_sent"] = net.pfcPausesSent;
     out["pfc_pauses_received"] = net.pfcPausesReceived;
     out["paused_s"] = net.pausedSeconds;  // summed over ports
+  }
+  if (contention) {
+    out["contended_operations"] = tr.contendedOperations;
+    out["longest_contention_s"] = tr.longestContentionSeconds;
   }
   if (!net.absent.empty()) {
     ordered_json absent = ordered_json::object();
@@ -179,7 +184,8 @@ std::string ResultsJson(const RunResult& r) {
        workload_ran ? ordered_json(r.collectives_per_iteration) : ordered_json(nullptr)},
       {"iterations", IterationsJson(r.summary, compute_measured)},
       {"collectives", CollectivesJson(r.summary)},
-      {"network", NetworkJson(r.network, r.transport, roce)},
+      {"network",
+       NetworkJson(r.network, r.transport, roce, r.scenario.network.model == "analytical")},
       {"simulation", {{"events", r.events}, {"simulated_s", r.simulated_s}}},
   };
   if (!r.interrupted.empty()) {

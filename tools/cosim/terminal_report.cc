@@ -207,6 +207,16 @@ void PrintNetwork(const RunResult& r, std::ostream& out) {
     for (const auto& [why, names] : by_reason) {
       out << fmt::format("             {}: not produced, {}\n", names, why);
     }
+    if (r.scenario.network.model == "analytical") {
+      out << fmt::format(
+          "             contention ignored: {} operations shared a link with another running at "
+          "the same time{}\n",
+          t.contendedOperations,
+          t.contendedOperations == 0
+              ? ""
+              : fmt::format(" (longest overlap {}): their times are optimistic",
+                            FormatSeconds(t.longestContentionSeconds)));
+    }
     return;
   }
   out << fmt::format("             drops {}, retransmissions {}, ECN marks {}, peak queue {}{}\n",
