@@ -132,12 +132,27 @@ TEST_F(CosimCli, CheckValidatesWithoutRunningOrWriting) {
 // Issue 12: every documented tcp_min_rto runs. At 100 us and 1 us the delayed-ACK timeout
 // (200 us) followed the key's range only after it became half the minimum RTO.
 TEST_F(CosimCli, EveryDocumentedMinimumRtoRuns) {
-  for (const char* rto : {"1us", "100us", "10s"}) {
+  // The smallest this network allows is 1.44 us (9002 bytes over two 100 Gb/s links).
+  for (const char* rto : {"2us", "100us", "10s"}) {
     const auto run =
         RunCosim("tests/cosim/fixtures/tiny.ini --set network.tcp_min_rto=" + std::string(rto) +
                  " --out " + (dir_ / rto).string());
     EXPECT_EQ(run.status, 0) << rto << "\n" << run.output;
   }
+}
+
+// Issue 12: with 1 Mb/s host links and a 1 ms timeout, TCP retransmitted on a lossless
+// network for thousands of simulated seconds; a timeout below the smallest round trip is now
+// refused, naming both keys and the round trip (2 x 1502 bytes at 1 Mb/s: 24.0 ms).
+TEST_F(CosimCli, AMinimumRtoBelowTheSmallestRoundTripIsRefused) {
+  const auto run = RunCosim(
+      "tests/cosim/fixtures/tiny.ini --set topology.host_link=1Mbps --set network.mtu=1500 "
+      "--set network.tcp_min_rto=1ms --check");
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_NE(run.output.find("network.tcp_min_rto = 1ms (--set) is shorter than the smallest "
+                            "round trip on this network, 24.0 ms"),
+            std::string::npos)
+      << run.output;
 }
 
 // Issue 12: a bad output path was found only after the whole simulation.

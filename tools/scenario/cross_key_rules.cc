@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <functional>
 
+#include "common/units.h"
 #include "tools/scenario/key_schema.h"
 #include "tools/scenario/rule_context.h"
 #include "tools/scenario/workload_rules.h"
@@ -71,6 +73,34 @@ void CheckQueues(RuleContext& context) {
 
 // A chunk cuts messages on element boundaries (collectives/layout.h); 8 bytes is the widest
 // element (workload.gradient_bytes), so 1..7 would be less than an element of some job.
+// A TCP retransmission timeout shorter than the smallest round trip the network allows (a full
+// packet stored and forwarded over two links of the slowest rate, the ACK back) fires before
+// any ACK can arrive: TCP then retransmits on a lossless network for as long as the run lasts
+// (1 Mb/s host links with a 1 ms timeout simulated thousands of seconds for 40 KB). The rate is
+// the scenario's slowest link of a built-in topology; topology files are not checked here.
+void CheckTcpMinRto(RuleContext& context) {
+  const Scenario& s = context.scenario();
+  if (s.network.model != "packet" || s.network.transport != "tcp") return;
+  const std::string& kind = s.topology.kind;
+  double slowest_bps = 0;
+  if (kind == "star") {
+    slowest_bps = s.topology.host_link_bps;
+  } else if (kind == "leaf-spine" || kind == "fat-tree") {
+    slowest_bps = std::min(s.topology.host_link_bps, s.topology.fabric_link_bps);
+  } else {
+    return;
+  }
+  const double round_trip_s = 2.0 * (s.network.mtu + 2) * 8 / slowest_bps;
+  if (s.network.tcp_min_rto_s < round_trip_s) {
+    context.Fail(fmt::format(
+        "{} is shorter than the smallest round trip on this network, {} (a {}-byte packet "
+        "stored and forwarded over two links of {}): every timeout would fire before an ACK "
+        "can arrive; expected at least that (Linux's 200ms is the default)",
+        context.Describe("network.tcp_min_rto"), FormatSeconds(round_trip_s), s.network.mtu,
+        FormatRate(slowest_bps)));
+  }
+}
+
 void CheckChunk(RuleContext& context) {
   const uint64_t chunk = context.scenario().collectives.chunk_bytes;
   if (chunk > 0 && chunk < 8) {
@@ -264,6 +294,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   CheckChunk(context);
   CheckRoce(context);
   ApplyOversubscription(context);
+  CheckTcpMinRto(context);  // after oversubscription has set fabric_link
   CheckCustomModel(context);
   CheckWorkloadKind(context);
   ResolveTopologyFile(context, scenario_folder);

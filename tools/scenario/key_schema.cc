@@ -101,7 +101,8 @@ std::vector<KeySpec> NetworkKeys() {
       {"network", "tcp_min_rto",
        "TCP minimum retransmission timeout (200 ms: Linux's TCP_RTO_MIN; ns-3 has no tail loss "
        "probe, so a tail loss waits this long); below 400 us the delayed-ACK timeout (200 us) "
-       "becomes half of it",
+       "becomes half of it; at least the network's smallest round trip (a full packet over two "
+       "links of the slowest rate)",
        Duration(net(&NetworkSection::tcp_min_rto_s), 1e-6, 10)},
       {"network", "tcp_limit_output",
        "TCP Small Queues: most bytes one socket keeps in its host's NIC queue, about 1 ms of its "
