@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -75,6 +76,8 @@ class NboxWork : public c10d::Work {
     return future_->hasError() ? future_->exception_ptr() : nullptr;
   }
   std::vector<at::Tensor> result() override { return future_->value().toTensorVector(); }
+  // Waits without a limit: a peer's death fails the operation within about a second
+  // (nbox_host.h), which is what ends a stuck wait.
   bool wait(std::chrono::milliseconds /*timeout*/) override {
     future_->wait();
     if (future_->hasError()) std::rethrow_exception(future_->exception_ptr());
@@ -340,6 +343,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::alltoall(std::vector<at::Tensor
   int64_t total = 0;
   for (int64_t n : out_splits) total += n;
   at::Tensor out = at::empty({total}, in.options());
+  // The list form waits for the flat one and copies out before returning: its Work is
+  // complete when the call returns.
   auto work = alltoall_base(out, in, out_splits, in_splits, opts);
   work->wait();
   int64_t offset = 0;
