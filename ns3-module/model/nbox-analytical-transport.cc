@@ -79,6 +79,7 @@ NboxAnalyticalTransport::NboxAnalyticalTransport()
     , m_allToAllFactor(1)
     , m_pointToPointFactor(1)
 {
+    m_stats.ignoresContention = true;
 }
 
 NboxAnalyticalTransport::NboxAnalyticalTransport(Ptr<NboxFlowNetwork> network,
@@ -157,9 +158,12 @@ NboxAnalyticalTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t chann
     m_network->CountWireBytes(c.ports, wireBytes);
     m_network->CountPackets(c.ports, m_network->GetMessagePackets(bytes));
     // Past its NIC (whose queue is modelled): the ports it shares with nobody, it thinks.
-    const std::vector<uint32_t> beyondNic(c.ports.begin() + 1, c.ports.end());
-    NoteOccupancy(
-        beyondNic, [](uint32_t port) { return port; }, start, nicIdleAt);
+    Time overlap;
+    for (size_t hop = 1; hop < c.ports.size(); ++hop)
+    {
+        overlap = std::max(overlap, Occupy(c.ports[hop], start, nicIdleAt));
+    }
+    CountContention(overlap);
     ++m_stats.messagesSent;
     m_stats.bytesSent += bytes;
     Simulator::Schedule(nicIdleAt + m_network->GetDeliveryDelay(c.ports, bytes) - Simulator::Now(),
@@ -174,20 +178,18 @@ NboxAnalyticalTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t chann
                         });
 }
 
-template<typename Ports, typename PortOf>
-void
-NboxAnalyticalTransport::NoteOccupancy(const Ports& ports, PortOf portOf, Time start, Time end)
+Time
+NboxAnalyticalTransport::Occupy(uint32_t port, Time start, Time end)
 {
-    Time overlap;
-    for (const auto& entry : ports)
-    {
-        Time& busyUntil = m_portBusyUntil[portOf(entry)];
-        if (busyUntil > start)
-        {
-            overlap = std::max(overlap, std::min(busyUntil, end) - start);
-        }
-        busyUntil = std::max(busyUntil, end);
-    }
+    Time& busyUntil = m_portBusyUntil[port];
+    const Time overlap = busyUntil > start ? std::min(busyUntil, end) - start : Time();
+    busyUntil = std::max(busyUntil, end);
+    return overlap;
+}
+
+void
+NboxAnalyticalTransport::CountContention(Time overlap)
+{
     if (overlap.IsStrictlyPositive())
     {
         ++m_stats.contendedOperations;
@@ -367,9 +369,13 @@ NboxAnalyticalTransport::TimeCollective(const nbox::coll::CollectiveSpec& spec,
     m_stats.bytesSent += timed.payloadBytes;
     const uint64_t payload = timed.payloadBytes;
     Simulator::Schedule(timed.duration, [this, payload]() { m_stats.bytesDelivered += payload; });
-    NoteOccupancy(
-        timed.ports, [](const PortCount& count) { return count.port; }, Simulator::Now(),
-        Simulator::Now() + timed.duration);
+    Time overlap;
+    for (const PortCount& count : timed.ports)
+    {
+        overlap = std::max(overlap,
+                           Occupy(count.port, Simulator::Now(), Simulator::Now() + timed.duration));
+    }
+    CountContention(overlap);
     return timed.duration;
 }
 

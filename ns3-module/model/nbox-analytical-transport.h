@@ -95,11 +95,12 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
 
     uint32_t GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel);
     /**
-     * Notes that an operation occupies `ports` from `start` to `end`, and counts it in the
-     * stats' contention figures if one of them is still busy with an earlier operation then.
+     * Notes that an operation occupies `port` from `start` to `end`; returns how long the
+     * port's earlier operations still ran then (the contention this model ignores).
      */
-    template<typename Ports, typename PortOf>
-    void NoteOccupancy(const Ports& ports, PortOf portOf, Time start, Time end);
+    Time Occupy(uint32_t port, Time start, Time end);
+    /** Counts an operation whose longest overlap on its ports was `overlap` (if any). */
+    void CountContention(Time overlap);
     Timed Compute(const nbox::coll::CollectiveSpec& spec, const std::vector<uint32_t>& members,
                   uint32_t laneBase);
 

@@ -263,6 +263,13 @@ NboxCommunicator::SetExternalRanks(std::vector<bool> isExternal, ExternalArrival
 }
 
 bool
+NboxCommunicator::BuildsCollectiveSchedules() const
+{
+    // Real ranks' messages must reach the gateway one by one, whatever the transport.
+    return m_transport->GetCollectiveTimer() == nullptr || !m_external.empty();
+}
+
+bool
 NboxCommunicator::IsExternal(uint32_t rank) const
 {
     NS_ABORT_MSG_IF(rank >= m_ranks.size(),
@@ -372,10 +379,9 @@ NboxCommunicator::StartNext(uint32_t rank)
         }
         return;
     }
-    NboxCollectiveTimer* timer = m_transport->GetCollectiveTimer();
-    if (timer && !state.queue.front().work.isTransfers && m_external.empty())
+    if (!state.queue.front().work.isTransfers && !BuildsCollectiveSchedules())
     {
-        StartTimed(rank, *timer);
+        StartTimed(rank, *m_transport->GetCollectiveTimer());
         return;
     }
     auto running = std::make_unique<Running>();

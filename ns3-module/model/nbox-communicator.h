@@ -148,6 +148,12 @@ class NboxCommunicator : public Object
     bool IsExternal(uint32_t rank) const;
 
     /**
+     * Whether collectives run their schedules message by message (else the transport's
+     * collective timer times each one whole: it has one and no rank is external).
+     */
+    bool BuildsCollectiveSchedules() const;
+
+    /**
      * A message from external rank `srcRank` has fully arrived (now) at emulated rank
      * `dstRank` on `channel`: matched with dstRank's receives like any arrival.
      */

@@ -35,9 +35,10 @@ struct NboxTransportStats
     /**
      * A model that ignores contention between operations (the analytical model): how many
      * collectives and messages shared a link with another one running at the same time, whose
-     * times are therefore optimistic, and the longest such overlap. 0 for the other models,
-     * which model that contention.
+     * times are therefore optimistic, and the longest such overlap. Counted only where
+     * ignoresContention is set; the other models model that contention.
      */
+    bool ignoresContention = false;
     uint64_t contendedOperations = 0;
     double longestContentionSeconds = 0;
 };

@@ -1,5 +1,10 @@
 #include "tests/fuzz/input_checks.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -54,6 +59,23 @@ std::string CheckTraceInput(const uint8_t* data, size_t size) {
   const std::string path = "fuzz.jsonl";
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   return Check<work::TraceError>(path, [&] { work::ParseCollectiveTrace(in, path); });
+}
+
+const std::string& FuzzScratchDir() {
+  static const std::string dir = [] {
+    const char* base = std::getenv("NBOX_FUZZ_SCRATCH");
+    const std::string path =
+        std::string(base ? base : "/dev/shm") + "/nbox-fuzz-" + std::to_string(getpid());
+    std::filesystem::create_directories(path);
+    return path;
+  }();
+  return dir;
+}
+
+void AbortOnViolation(const char* reader, const std::string& violation) {
+  if (violation.empty()) return;
+  std::fprintf(stderr, "%s reader promise broken: %s\n", reader, violation.c_str());
+  std::abort();
 }
 
 }  // namespace nbox::fuzz

@@ -21,4 +21,10 @@ std::string CheckScenarioInput(const uint8_t* data, size_t size, const std::stri
 std::string CheckTopologyInput(const uint8_t* data, size_t size, const std::string& scratch_dir);
 std::string CheckTraceInput(const uint8_t* data, size_t size);
 
+// For the libFuzzer targets: a scratch folder of this process's own (NBOX_FUZZ_SCRATCH, else
+// /dev/shm, plus the pid, so parallel fuzzing jobs do not share it; left for the user to
+// remove), and the abort that libFuzzer reports as a crash when `violation` is not empty.
+const std::string& FuzzScratchDir();
+void AbortOnViolation(const char* reader, const std::string& violation);
+
 }  // namespace nbox::fuzz

@@ -8,22 +8,17 @@ backend runs over the plain TCP plugin (libnccl-net-nboxtcp.so).
 """
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 
 import torch
 
+from torch_test_support import free_port, verdict
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.path.abspath(sys.argv[1])
 TIMEOUT_S = 120
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_ranks(script, backend, world, work):
@@ -84,11 +79,7 @@ def main():
             if not torch.equal(a, b):
                 failures.append(f"nbox ranks disagree on parameter {i}")
         print(f"DDP, {world} ranks: losses {nbox[0]['losses'].tolist()}")
-    if failures:
-        print("FAIL:\n" + "\n".join(failures))
-        return 1
-    print("ok")
-    return 0
+    return verdict(failures)
 
 
 if __name__ == "__main__":

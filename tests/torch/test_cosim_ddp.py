@@ -14,11 +14,12 @@
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from torch_test_support import free_port, verdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.abspath(sys.argv[1])
@@ -30,12 +31,6 @@ WORLD = 4
 
 def losses(text):
     return re.findall(r"^step (\d+) loss (\S+)$", text, re.M)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def all_real():
@@ -130,11 +125,7 @@ def main():
             else:
                 print(f"{name}: exit 1 after {took:.1f} s")
         failures += killed_cosim_ends_the_rank(work)
-    if failures:
-        print("FAIL:\n" + "\n".join(failures))
-        return 1
-    print("ok")
-    return 0
+    return verdict(failures)
 
 
 if __name__ == "__main__":

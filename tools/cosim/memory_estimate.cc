@@ -26,7 +26,6 @@ MemoryEstimate EstimateScheduleMemory(const JobAssembly& assembly) {
   MemoryEstimate estimate;
   const work::JobPrograms& job = assembly.workload.programs;
   const auto& communicators = assembly.job->GetCommunicators();
-  const bool timed = assembly.transport->GetCollectiveTimer() != nullptr;
   for (int rank = 0; rank < job.world_size(); ++rank) {
     const auto& program = job.programs[static_cast<size_t>(rank)];
     if (!program) continue;  // a real rank: its schedules live in its own process
@@ -35,9 +34,7 @@ MemoryEstimate EstimateScheduleMemory(const JobAssembly& assembly) {
     for (const auto& op : program->ops) {
       if (op.kind != work::OpKind::kCollective) continue;
       const auto& comm = *communicators[static_cast<size_t>(slots[static_cast<size_t>(op.comm)])];
-      bool external = false;
-      for (uint32_t r = 0; r < comm.GetSize(); ++r) external = external || comm.IsExternal(r);
-      if (timed && !external) continue;
+      if (!comm.BuildsCollectiveSchedules()) continue;
       largest = std::max(largest, StepBound(comm.MakeSpec(op.collective, op.bytes, op.counts)));
     }
     estimate.schedule_steps += largest;

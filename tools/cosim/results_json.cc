@@ -90,10 +90,9 @@ ordered_json Figure(const ns3::NboxNetworkStats& net, const char* name, ordered_
   return net.absent.count(name) ? ordered_json(nullptr) : value;
 }
 
-// `pfc`: the RoCE path, whose ports also report PFC pauses and paused time. `contention`: a
-// model that ignores contention between operations, which counts where it did.
+// `pfc`: the RoCE path, whose ports also report PFC pauses and paused time.
 ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransportStats& tr,
-                         bool pfc, bool contention) {
+                         bool pfc) {
   pfc = pfc && !net.absent.count("pfc_pauses");
   ordered_json ports = ordered_json::array();
   for (const auto& p : net.ports) {
@@ -133,7 +132,7 @@ ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransp
     out["pfc_pauses_received"] = net.pfcPausesReceived;
     out["paused_s"] = net.pausedSeconds;  // summed over ports
   }
-  if (contention) {
+  if (tr.ignoresContention) {  // the model counts where it did (analytical)
     out["contended_operations"] = tr.contendedOperations;
     out["longest_contention_s"] = tr.longestContentionSeconds;
   }
@@ -184,8 +183,7 @@ std::string ResultsJson(const RunResult& r) {
        workload_ran ? ordered_json(r.collectives_per_iteration) : ordered_json(nullptr)},
       {"iterations", IterationsJson(r.summary, compute_measured)},
       {"collectives", CollectivesJson(r.summary)},
-      {"network",
-       NetworkJson(r.network, r.transport, roce, r.scenario.network.model == "analytical")},
+      {"network", NetworkJson(r.network, r.transport, roce)},
       {"simulation", {{"events", r.events}, {"simulated_s", r.simulated_s}}},
   };
   if (!r.interrupted.empty()) {

@@ -207,7 +207,7 @@ void PrintNetwork(const RunResult& r, std::ostream& out) {
     for (const auto& [why, names] : by_reason) {
       out << fmt::format("             {}: not produced, {}\n", names, why);
     }
-    if (r.scenario.network.model == "analytical") {
+    if (t.ignoresContention) {
       out << fmt::format(
           "             contention ignored: {} operations shared a link with another running at "
           "the same time{}\n",
