@@ -16,6 +16,7 @@ packages=(
   libssl-dev                             # bridge: HMAC-SHA256 authentication of real ranks
   python3 python3-matplotlib python3-pytest  # nbox-sweep, its plots and its tests
   iproute2                               # fidelity test: network namespaces, veth, HTB (ip, tc)
+  time                                   # nbox-bench-memory: a child's own peak memory (GNU time)
 )
 
 # PyTorch for the torch.distributed backend (bridge/torch) and its tests, CPU only, for

@@ -206,6 +206,29 @@ TEST_F(CosimCli, AJobWhoseSchedulesCannotFitIsRefusedBeforeAnyWork) {
   EXPECT_EQ(check.status, 0) << check.output;
 }
 
+// Issue 12: a fat-tree of k = 64 on the packet model filled the machine while it was being
+// built. The network's build is estimated from its links and route entries before anything is
+// built (about 2.1 GiB for k = 40, tools/bench/nbox-bench-memory) and refused, with exit
+// status 3, when it cannot fit: here under an address-space limit of 1.5 GiB (ulimit -v), which
+// the estimate honours as it honours a container's memory cgroup. The flow model's build of the
+// same fabric (about 0.2 GiB) fits.
+TEST_F(CosimCli, ANetworkWhoseBuildCannotFitIsRefusedBeforeItIsBuilt) {
+  const std::string fabric = std::string(NBOX_COSIM_PATH) +
+                             " scenarios/default.ini --set topology.kind=fat-tree "
+                             "--set topology.k=40 --out " +
+                             dir_.string();
+  const auto packet = nbox::test_support::RunCommand("ulimit -v 1572864; " + fabric + " 2>&1");
+  EXPECT_EQ(packet.status, 3) << packet.output;
+  EXPECT_NE(packet.output.find("GiB for the packet network model's build: 48000 links"),
+            std::string::npos)
+      << packet.output;
+  EXPECT_NE(packet.output.find("network.model = flow"), std::string::npos) << packet.output;
+  EXPECT_FALSE(fs::exists(dir_));
+  const auto flow = nbox::test_support::RunCommand("ulimit -v 1572864; " + fabric +
+                                                   " --set network.model=flow --check 2>&1");
+  EXPECT_EQ(flow.status, 0) << flow.output;
+}
+
 // Issue 12: a second run into the same folder replaces the first run's files as one set (a
 // file the new run does not write goes), and keeps what is not nbox-cosim's.
 TEST_F(CosimCli, ASecondRunReplacesTheFirstRunsFilesAsOneSet) {

@@ -56,12 +56,14 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
   return c;
 }
 
-NetworkAssembly AssembleNetwork(const scenario::Scenario& s) {
+NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_bytes) {
   ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(s.job.seed % 4294967295u) + 1);
   ns3::RngSeedManager::SetRun(1);
   NetworkAssembly a;
   a.topology = BuildTopology(s);
   a.rank_to_host = topo::PlaceRanks(a.topology, s.job.world_size);
+  a.memory = EstimateNetworkMemory(s, a.topology);
+  RefuseUnlessItFits(a.memory, available_bytes, s);
   BuiltNetwork built = BuildNetworkModel(s, a.topology, a.rank_to_host);
   a.model = built.model;
   a.network = built.packet;
@@ -92,9 +94,9 @@ void RefuseGroupsWithRealRanks(const scenario::Scenario& s, const work::JobProgr
 
 }  // namespace
 
-JobAssembly AssembleJob(const scenario::Scenario& s) {
+JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   JobAssembly a;
-  a.net = AssembleNetwork(s);
+  a.net = AssembleNetwork(s, available_bytes);
   a.workload = BuildWorkload(s);
 
   a.transport = a.net.transport;
@@ -134,6 +136,9 @@ JobAssembly AssembleJob(const scenario::Scenario& s) {
     }
   }
   a.job = helper.Install(a.transport, programs);
+  a.memory = a.net.memory;
+  AddScheduleMemory(programs, a.job->GetCommunicators(), a.memory);
+  RefuseUnlessItFits(a.memory, available_bytes, s);
   return a;
 }
 

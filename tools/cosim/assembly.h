@@ -9,6 +9,7 @@
 #include "ns3/nbox-job.h"
 #include "ns3/nbox-network-helper.h"
 #include "ns3/nbox-transport.h"
+#include "tools/cosim/memory_estimate.h"
 #include "tools/cosim/run_result.h"
 #include "tools/cosim/sim_loop.h"
 #include "tools/cosim/workload_registry.h"
@@ -23,6 +24,7 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& scenario);
 struct NetworkAssembly {
   topo::Topology topology;
   std::vector<int> rank_to_host;
+  MemoryEstimate memory;                  // the network's build (EstimateNetworkMemory)
   ns3::Ptr<ns3::NboxNetworkModel> model;  // the network.model's counters, whatever the model
   // The packet model's ns-3 network (nodes, devices, queues); null for the flow model.
   ns3::Ptr<ns3::NboxNetwork> network;
@@ -35,13 +37,16 @@ struct JobAssembly {
   Workload workload;                       // every rank's program; with real ranks, theirs are null
   ns3::Ptr<ns3::NboxTransport> transport;  // net.transport
   ns3::Ptr<ns3::NboxJob> job;
+  MemoryEstimate memory;  // the network's build and the schedules (AddScheduleMemory)
 };
 
 // Seeds ns-3's RNG from job.seed and builds the network model and its transport. Call on a
-// fresh simulator.
-NetworkAssembly AssembleNetwork(const scenario::Scenario& scenario);
-// The network plus the job on it, ready for RunSimulation.
-JobAssembly AssembleJob(const scenario::Scenario& scenario);
+// fresh simulator. With `available_bytes` (AvailableMemoryBytes(); 0: unchecked), a network
+// whose build cannot fit is refused before it is built (ResourceRefusal).
+NetworkAssembly AssembleNetwork(const scenario::Scenario& scenario, uint64_t available_bytes = 0);
+// The network plus the job on it, ready for RunSimulation; with `available_bytes`, refuses
+// (ResourceRefusal) a network or a job whose schedules cannot fit, before either is run.
+JobAssembly AssembleJob(const scenario::Scenario& scenario, uint64_t available_bytes = 0);
 
 // Reads the records and counters of a finished (or stopped) run.
 RunResult CollectResult(const scenario::Scenario& scenario, const JobAssembly& assembly,

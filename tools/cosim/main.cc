@@ -76,7 +76,13 @@ int main(int argc, char** argv) {
   try {
     scenario = nbox::scenario::LoadScenario(scenario_path, overrides);
     if (scenario.output.dir.empty()) scenario.output.dir = DefaultOutputDir(scenario_path);
-    assembly = nbox::cosim::AssembleJob(scenario);
+    // A network or schedules that cannot fit are refused before they are built, in --check
+    // too (memory_estimate.h).
+    assembly = nbox::cosim::AssembleJob(scenario, nbox::cosim::AvailableMemoryBytes());
+  } catch (const nbox::cosim::ResourceRefusal& e) {
+    std::cerr << "nbox-cosim: " << scenario_path << ": " << e.what() << "\n";
+    ns3::Simulator::Destroy();
+    return kExitResources;
   } catch (const std::bad_alloc&) {
     std::cerr << "nbox-cosim: ran out of memory building the simulation of " << scenario_path
               << "; shrink job.world_size or the topology, or use network.model = flow or "
@@ -86,18 +92,13 @@ int main(int argc, char** argv) {
     std::cerr << "nbox-cosim: " << e.what() << "\n";
     return kExitBadInput;
   }
-  // Before any work, and in --check too: a run whose schedules cannot fit is refused.
-  const std::string refusal = nbox::cosim::MemoryRefusal(
-      nbox::cosim::EstimateScheduleMemory(assembly), nbox::cosim::AvailableMemoryBytes(), scenario);
-  if (!refusal.empty()) {
-    std::cerr << "nbox-cosim: " << scenario_path << ": " << refusal << "\n";
-    ns3::Simulator::Destroy();
-    return kExitResources;
-  }
   if (check_only) {
     std::cout << "nbox-cosim: " << scenario_path << " is valid ("
               << assembly.net.topology.description << ", " << scenario.job.world_size
-              << " ranks)\n";
+              << " ranks; estimated peak memory "
+              << fmt::format("{:.0f}",
+                             static_cast<double>(assembly.memory.total_bytes()) / (1 << 20))
+              << " MiB)\n";
     ns3::Simulator::Destroy();
     return 0;
   }

@@ -1,17 +1,20 @@
 #include "tools/cosim/memory_estimate.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "collectives/layout.h"
-#include "ns3/nbox-communicator.h"
-#include "ns3/nbox-job.h"
 
 namespace nbox::cosim {
 namespace {
+
+constexpr double kMiB = 1 << 20;
+constexpr double kGiB = 1 << 30;
 
 // Steps a rank's schedule of `spec` has at most: a Send and a Recv per chunk per phase (the
 // ring all-reduce has two phases, the hierarchical one four over fewer chunks, the others one).
@@ -20,12 +23,69 @@ uint64_t StepBound(const coll::CollectiveSpec& spec) {
   return 2 * phases * coll::ChunkCountBound(spec);
 }
 
+// The first number of the first line of `path`, or `fallback` if it has none ("max").
+uint64_t ReadNumber(const std::string& path, uint64_t fallback) {
+  std::ifstream in(path);
+  uint64_t value = 0;
+  return in >> value ? value : fallback;
+}
+
+// "Name: value kB" of /proc/<file>, in bytes; `fallback` if absent.
+uint64_t ReadProcKib(const std::string& path, const std::string& name, uint64_t fallback) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string word;
+    uint64_t kib = 0;
+    if (words >> word >> kib && word == name) return kib * 1024;
+  }
+  return fallback;
+}
+
+// Room left under a limit, or `none` when there is no limit (`limit` >= 2^60: "unlimited").
+uint64_t RoomUnder(uint64_t limit, uint64_t used, uint64_t none) {
+  if (limit >= (1ull << 60)) return none;
+  return limit > used ? limit - used : 1;  // 1, not 0: 0 means "unknown" to callers
+}
+
 }  // namespace
 
-MemoryEstimate EstimateScheduleMemory(const JobAssembly& assembly) {
+NetworkMemoryCost MeasuredNetworkMemoryCost(const scenario::Scenario& s) {
+  // tools/bench/nbox-bench-memory, 2026-11-24 (fat-trees, stars, leaf-spines and rail fabrics
+  // of 21 MiB to 2.1 GiB): every build within 8% of its fit. The packet model's links carry
+  // ns-3 nodes' devices, queues and channels, its routes are hash-map entries
+  // (NboxEcmpRouting); the flow model keeps links as plain records and routes compactly.
+  if (s.network.model == "packet" && s.network.transport == "roce") return {19.6 * kMiB, 9630, 9.5};
+  if (s.network.model == "packet") return {20.0 * kMiB, 19416, 39.2};
+  return {19.9 * kMiB, 1090, 4.0};  // flow, and analytical on the flow model's routes
+}
+
+MemoryEstimate EstimateNetworkMemory(const scenario::Scenario& s, const topo::Topology& topology) {
   MemoryEstimate estimate;
-  const work::JobPrograms& job = assembly.workload.programs;
-  const auto& communicators = assembly.job->GetCommunicators();
+  estimate.links = topology.links.size();
+  uint64_t routing_nodes = 0;
+  for (auto [v, end] = boost::vertices(topology.graph); v != end; ++v) {
+    if (boost::out_degree(*v, topology.graph) > 1) ++routing_nodes;
+  }
+  // A node routes per destination: per host on RoCE and flow, per host address (one per
+  // link of the host) on packet over TCP (nbox-network-helper.cc).
+  uint64_t destinations = topology.hosts.size();
+  if (s.network.model == "packet" && s.network.transport == "tcp") {
+    destinations = 0;
+    for (topo::Vertex host : topology.hosts)
+      destinations += boost::out_degree(host, topology.graph);
+  }
+  estimate.route_entries = routing_nodes * destinations;
+  const NetworkMemoryCost cost = MeasuredNetworkMemoryCost(s);
+  estimate.network_bytes = static_cast<uint64_t>(
+      cost.base_bytes + cost.bytes_per_link * static_cast<double>(estimate.links) +
+      cost.bytes_per_route * static_cast<double>(estimate.route_entries));
+  return estimate;
+}
+
+void AddScheduleMemory(const work::JobPrograms& job,
+                       const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
+                       MemoryEstimate& estimate) {
   for (int rank = 0; rank < job.world_size(); ++rank) {
     const auto& program = job.programs[static_cast<size_t>(rank)];
     if (!program) continue;  // a real rank: its schedules live in its own process
@@ -39,35 +99,55 @@ MemoryEstimate EstimateScheduleMemory(const JobAssembly& assembly) {
     }
     estimate.schedule_steps += largest;
   }
-  estimate.bytes =
+  estimate.schedule_bytes =
       static_cast<uint64_t>(static_cast<double>(estimate.schedule_steps) * kBytesPerScheduleStep);
-  return estimate;
+  estimate.schedules_counted = true;
 }
 
 uint64_t AvailableMemoryBytes() {
-  std::ifstream in("/proc/meminfo");
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream words(line);
-    std::string name;
-    uint64_t kib = 0;
-    if (words >> name >> kib && name == "MemAvailable:") return kib * 1024;
+  constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
+  uint64_t room = ReadProcKib("/proc/meminfo", "MemAvailable:", kNone);
+  // A container's memory cgroup: v2, else v1 (paths as seen from inside the container).
+  room = std::min(room, RoomUnder(ReadNumber("/sys/fs/cgroup/memory.max", kNone),
+                                  ReadNumber("/sys/fs/cgroup/memory.current", 0), kNone));
+  room = std::min(room,
+                  RoomUnder(ReadNumber("/sys/fs/cgroup/memory/memory.limit_in_bytes", kNone),
+                            ReadNumber("/sys/fs/cgroup/memory/memory.usage_in_bytes", 0), kNone));
+  rlimit address_space{};
+  if (getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY) {
+    room = std::min(room, RoomUnder(address_space.rlim_cur,
+                                    ReadProcKib("/proc/self/status", "VmSize:", 0), kNone));
   }
-  return 0;
+  return room == kNone ? 0 : room;
 }
 
-std::string MemoryRefusal(const MemoryEstimate& estimate, uint64_t available,
-                          const scenario::Scenario& s) {
-  if (available == 0 || estimate.bytes <= available) return "";
-  return fmt::format(
-      "the run needs about {:.1f} GiB for its collective schedules ({} steps over the emulated "
-      "ranks, {} bytes each, held at once) and the machine has {:.1f} GiB available; nothing was "
-      "simulated. Shrink it with network.model = analytical (collectives timed whole, no "
+void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scenario::Scenario& s) {
+  if (available == 0 || e.total_bytes() <= available) return;
+  const std::string schedules =
+      e.schedules_counted
+          ? fmt::format(
+                "; {:.1f} GiB for its collective schedules: {} steps over the emulated "
+                "ranks, {} bytes each, held at once",
+                static_cast<double>(e.schedule_bytes) / kGiB, e.schedule_steps,
+                kBytesPerScheduleStep)
+          : ", before its collective schedules are counted";
+  const std::string what = fmt::format(
+      "the run needs about {:.1f} GiB ({:.1f} GiB for the {} network model's build: {} links, "
+      "{} route entries{}) and the machine has {:.1f} GiB available; nothing was simulated.",
+      static_cast<double>(e.total_bytes()) / kGiB, static_cast<double>(e.network_bytes) / kGiB,
+      s.network.model, e.links, e.route_entries, schedules, static_cast<double>(available) / kGiB);
+  if (e.network_bytes >= e.schedule_bytes) {
+    throw ResourceRefusal(fmt::format(
+        "{} Shrink the network: network.model = flow or analytical (compact links and routes), "
+        "or a smaller topology (topology.k, topology.leaves, servers.count or the topology file)",
+        what));
+  }
+  throw ResourceRefusal(fmt::format(
+      "{} Shrink the schedules: network.model = analytical (collectives timed whole, no "
       "schedules), fewer ranks (job.world_size = {}), fewer steps per rank "
       "(collectives.channels = {}, a larger collectives.chunk or 0), or hierarchical "
       "collectives on servers (collectives.allreduce)",
-      static_cast<double>(estimate.bytes) / (1ull << 30), estimate.schedule_steps,
-      kBytesPerScheduleStep, static_cast<double>(available) / (1ull << 30), s.job.world_size,
-      s.collectives.channels);
+      what, s.job.world_size, s.collectives.channels));
 }
 
 }  // namespace nbox::cosim

@@ -1,14 +1,23 @@
-// Whether a built job's run fits in the machine's memory, estimated before it runs (issue 12):
-// the part that grows fastest with the world is the collective schedules every emulated rank
-// holds while its collective runs (2(W-1) x channels x chunks steps per rank for a ring of
-// W ranks, and all ranks run theirs at once), so a run that cannot fit is refused up front,
-// naming the keys to change, instead of dying part-way. docs/DESIGN.md, "Resource limits".
+// Whether a scenario's run fits in the machine's memory, estimated before it is built
+// (issue 12), so that a run that cannot fit is refused up front, naming the keys to change,
+// instead of dying part-way or under the kernel's OOM killer. Two parts grow with the job:
+// - the network model's build: per link (devices, queues, channels) and per route entry (a
+//   switch, or a host with several links, keeps one per destination host);
+// - the collective schedules every emulated rank holds while its collective runs
+//   (2(W-1) x channels x chunks steps per rank for a ring of W ranks, all at once).
+// Both coefficients are measured (tools/bench/nbox-bench-memory); docs/DESIGN.md, "Resource
+// limits".
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
-#include "tools/cosim/assembly.h"
+#include "ns3/nbox-communicator.h"
+#include "tools/scenario/scenario.h"
+#include "topologies/topology.h"
+#include "workloads/program.h"
 
 namespace nbox::cosim {
 
@@ -19,22 +28,51 @@ namespace nbox::cosim {
 // channels x a Send and a Recv): 126 bytes, rounded up.
 inline constexpr double kBytesPerScheduleStep = 130;
 
+// What one network build costs: a fixed part (the process, ns-3's libraries), a part per link
+// and a part per route entry. Measured by tools/bench/nbox-bench-memory (peak memory of
+// `--check` on fat-trees of k = 4 .. 40, least squares; figures in tools/bench/README.md).
+struct NetworkMemoryCost {
+  double base_bytes;
+  double bytes_per_link;
+  double bytes_per_route;
+};
+NetworkMemoryCost MeasuredNetworkMemoryCost(const scenario::Scenario& scenario);
+
 struct MemoryEstimate {
-  uint64_t schedule_steps = 0;  // summed over emulated ranks, each at its largest collective
-  uint64_t bytes = 0;           // schedule_steps x kBytesPerScheduleStep
+  uint64_t links = 0;
+  uint64_t route_entries = 0;      // nodes with several links x destinations
+  uint64_t network_bytes = 0;      // the network model's build, with the process itself
+  uint64_t schedule_steps = 0;     // summed over emulated ranks, each at its largest collective
+  uint64_t schedule_bytes = 0;     // schedule_steps x kBytesPerScheduleStep
+  bool schedules_counted = false;  // AddScheduleMemory ran (the job is built)
+  uint64_t total_bytes() const { return network_bytes + schedule_bytes; }
 };
 
-// The schedules' peak memory of `assembly`'s job: every emulated rank at its largest
+// The network model's build for `topology`, before it is built.
+MemoryEstimate EstimateNetworkMemory(const scenario::Scenario& scenario,
+                                     const topo::Topology& topology);
+
+// Adds the schedules' peak memory: every emulated rank (a non-null program) at its largest
 // collective at once. Collectives the transport times whole (the analytical model) build no
 // schedule and count nothing.
-MemoryEstimate EstimateScheduleMemory(const JobAssembly& assembly);
+void AddScheduleMemory(const work::JobPrograms& job,
+                       const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
+                       MemoryEstimate& estimate);
 
-// MemAvailable of /proc/meminfo in bytes, or 0 if it cannot be read.
+// Bytes this process may still allocate: the smallest of MemAvailable, the room left under
+// its memory cgroup's limit (v2 or v1) and under its address-space rlimit (ulimit -v); 0 if
+// none can be read.
 uint64_t AvailableMemoryBytes();
 
-// "" if `estimate` fits in `available` bytes (0: unknown, always fits); else the message
-// refusing the run, naming the keys that shrink it.
-std::string MemoryRefusal(const MemoryEstimate& estimate, uint64_t available,
-                          const scenario::Scenario& scenario);
+// A run refused for its resources (nbox-cosim's exit status 3).
+class ResourceRefusal : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws ResourceRefusal, naming the part that dominates and the keys that shrink it, unless
+// `estimate` fits in `available` bytes (0: unknown, always fits).
+void RefuseUnlessItFits(const MemoryEstimate& estimate, uint64_t available,
+                        const scenario::Scenario& scenario);
 
 }  // namespace nbox::cosim
