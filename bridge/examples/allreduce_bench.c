@@ -163,6 +163,11 @@ int main(int argc, char** argv) {
         world, count * sizeof(float), iterations, warmup, compute_us);
     printf("  time per iteration %.3f ms, all-reduce %.3f ms, algbw %.3f GB/s, busbw %.3f GB/s\n",
            per_iteration * 1e3, comm_seconds * 1e3, algbw, busbw);
+    /* Every timed iteration in order, for a spread (tools/fidelity/nbox-fidelity); before
+     * IterationMedian sorts them. */
+    printf("ITERATIONS_US");
+    for (int i = 0; i < iterations; ++i) printf(" %.1f", timed[i] * 1e6);
+    printf("\n");
     printf(
         "RESULT ranks=%d bytes=%zu iters=%d iter_us=%.1f allreduce_us=%.1f algbw_GBps=%.4f "
         "busbw_GBps=%.4f wall_iter_us=%.1f median_iter_us=%.1f\n",

@@ -4,16 +4,21 @@
 #include "ns3/config.h"
 #include "ns3/data-rate.h"
 #include "ns3/double.h"
+#include "ns3/drop-tail-queue.h"
 #include "ns3/enum.h"
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-routing-helper.h"
 #include "ns3/ipv4.h"
 #include "ns3/log.h"
+#include "ns3/mac48-address.h"
+#include "ns3/nbox-cut-through-channel.h"
 #include "ns3/nbox-ecmp-routing.h"
 #include "ns3/nbox-flow-hash.h"
 #include "ns3/nbox-tcp-small-queues.h"
 #include "ns3/nbox-tcp-socket.h"
+#include "ns3/net-device-queue-interface.h"
 #include "ns3/point-to-point-helper.h"
+#include "ns3/point-to-point-net-device.h"
 #include "ns3/queue-size.h"
 #include "ns3/string.h"
 #include "ns3/tcp-bbr.h"
@@ -44,6 +49,47 @@ using nbox::topo::Edge;
 using nbox::topo::NodeKind;
 using nbox::topo::Topology;
 using nbox::topo::Vertex;
+
+// The two devices and the wire of one link, as PointToPointHelper::Install builds them, with
+// an NboxCutThroughChannel when switches forward cut-through.
+NetDeviceContainer
+InstallLink(Ptr<Node> a, Ptr<Node> b, double rateBps, double latencyS,
+            const NboxNetworkConfig& config)
+{
+    Ptr<PointToPointChannel> channel;
+    if (config.cutThrough)
+    {
+        channel = CreateObject<NboxCutThroughChannel>();
+    }
+    else
+    {
+        channel = CreateObject<PointToPointChannel>();
+    }
+    channel->SetAttribute("Delay", TimeValue(Seconds(latencyS)));
+    NetDeviceContainer devices;
+    for (const Ptr<Node>& node : {a, b})
+    {
+        Ptr<PointToPointNetDevice> device = CreateObject<PointToPointNetDevice>();
+        device->SetAttribute("DataRate",
+                             DataRateValue(DataRate(static_cast<uint64_t>(std::llround(rateBps)))));
+        device->SetAttribute("Mtu", UintegerValue(config.mtu));
+        device->SetAddress(Mac48Address::Allocate());
+        node->AddDevice(device);
+        // The device queue holds one packet: the queue disc above it is the real queue. ns-3
+        // stops the queue disc while the device queue is full (flow control) and wakes it as
+        // soon as a packet leaves, so the link never idles, while the backlog (what RED marks
+        // on and the byte limit caps) stays where it is measured and controlled.
+        Ptr<Queue<Packet>> queue = CreateObject<DropTailQueue<Packet>>();
+        queue->SetAttribute("MaxSize", QueueSizeValue(QueueSize("1p")));
+        device->SetQueue(queue);
+        device->Attach(channel);
+        Ptr<NetDeviceQueueInterface> queueInterface = CreateObject<NetDeviceQueueInterface>();
+        queueInterface->GetTxQueue(0)->ConnectQueueTraces(queue);
+        device->AggregateObject(queueInterface);
+        devices.Add(device);
+    }
+    return devices;
+}
 
 constexpr uint32_t kMinMtu = 576;   // every IPv4 host must accept datagrams this large
 constexpr uint32_t kMaxMtu = 65535; // PointToPointNetDevice's Mtu is 16 bits
@@ -416,18 +462,8 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
         LinkEnds& link = links[id];
         link.vertex = {boost::source(edge, graph), boost::target(edge, graph)};
 
-        PointToPointHelper p2p;
-        p2p.SetDeviceAttribute(
-            "DataRate",
-            DataRateValue(DataRate(static_cast<uint64_t>(std::llround(props.rate_bps)))));
-        p2p.SetDeviceAttribute("Mtu", UintegerValue(m_config.mtu));
-        p2p.SetChannelAttribute("Delay", TimeValue(Seconds(props.latency_s)));
-        // The device queue holds one packet: the queue disc above it is the real queue. ns-3
-        // stops the queue disc while the device queue is full (flow control) and wakes it as
-        // soon as a packet leaves, so the link never idles, while the backlog (what RED marks
-        // on and the byte limit caps) stays where it is measured and controlled.
-        p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize("1p")));
-        NetDeviceContainer devices = p2p.Install(nodes[link.vertex[0]], nodes[link.vertex[1]]);
+        NetDeviceContainer devices = InstallLink(nodes[link.vertex[0]], nodes[link.vertex[1]],
+                                                 props.rate_bps, props.latency_s, m_config);
 
         for (int side = 0; side < 2; ++side)
         {

@@ -66,6 +66,12 @@ struct NboxNetworkConfig
      * false is for tests and benchmarks that compare the two.
      */
     bool tcpHashedLookup = true;
+    /**
+     * Switches forward cut-through (NboxCutThroughChannel: a packet leaves an idle port once
+     * its header is in) rather than store-and-forward (ns-3's point-to-point links: once it is
+     * whole). Hosts serialise every packet either way.
+     */
+    bool cutThrough = false;
 };
 
 class NboxNetworkHelper

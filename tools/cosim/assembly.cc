@@ -53,6 +53,7 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
   c.tcpDelAckTimeoutSeconds = std::min(c.tcpDelAckTimeoutSeconds, s.network.tcp_min_rto_s / 2);
   c.tcpLimitOutputBytes = static_cast<uint32_t>(s.network.tcp_limit_output_bytes);
   c.ecmpSeed = s.job.seed;
+  c.cutThrough = s.network.switching == "cut-through";
   return c;
 }
 

@@ -56,6 +56,17 @@ void CheckCongestionControl(RuleContext& context) {
   }
 }
 
+// Cut-through is a property of NboxCutThroughChannel, the TCP path's links; the RoCE path's
+// switches (NboxRoceSwitch) store and forward.
+void CheckSwitching(RuleContext& context) {
+  const NetworkSection& network = context.scenario().network;
+  if (network.switching == "cut-through" && network.transport == "roce") {
+    context.Fail(fmt::format("{} is not modelled on {}: its switches store and forward",
+                             context.Describe("network.switching"),
+                             context.Describe("network.transport")));
+  }
+}
+
 void CheckQueues(RuleContext& context) {
   const NetworkSection& network = context.scenario().network;
   if (network.switch_queue_bytes < network.mtu) {
@@ -291,6 +302,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   CheckHostCount(context);
   CheckCongestionControl(context);
   CheckQueues(context);
+  CheckSwitching(context);
   CheckChunk(context);
   CheckRoce(context);
   ApplyOversubscription(context);

@@ -109,6 +109,12 @@ std::vector<KeySpec> NetworkKeys() {
        "rate below this cap (1 MiB: Linux's tcp_limit_output_bytes); 0 = off, every byte the "
        "window allows waits in the host queue",
        Bytes(net(&NetworkSection::tcp_limit_output_bytes), 0, kGiB)},
+      {"network", "switching",
+       "how switches forward on the packet model over TCP: store-and-forward (once a packet is "
+       "whole; ns-3's links) or cut-through (once its 64-byte header is in, when the egress port "
+       "is idle: most datacenter Ethernet switches, InfiniBand, a Linux bridge); the flow and "
+       "analytical models have no packets and are the same either way",
+       Choice(net(&NetworkSection::switching), {"store-and-forward", "cut-through"})},
   };
 }
 

@@ -44,16 +44,17 @@ struct TopologySection {
 };
 
 struct NetworkSection {
-  std::string model = "packet";  // packet | flow | analytical (docs/DESIGN.md, "Network models")
+  std::string model = "packet";   // packet | flow | analytical (docs/DESIGN.md, "Network models")
   std::string transport = "tcp";  // tcp | roce
   std::string tcp_cc = "cubic";   // newreno | cubic | dctcp | bbr
   uint32_t mtu = 1500;
   uint64_t switch_queue_bytes = 4000000;  // per egress port
   bool ecn = false;
-  uint64_t ecn_threshold_bytes = 100000;      // step marking threshold K
-  uint64_t tcp_buffer_bytes = 4000000;        // socket send and receive buffers
-  double tcp_min_rto_s = 0.2;                 // Linux TCP_RTO_MIN
-  uint64_t tcp_limit_output_bytes = 1 << 20;  // TCP Small Queues cap; 0 = off
+  uint64_t ecn_threshold_bytes = 100000;        // step marking threshold K
+  uint64_t tcp_buffer_bytes = 4000000;          // socket send and receive buffers
+  double tcp_min_rto_s = 0.2;                   // Linux TCP_RTO_MIN
+  uint64_t tcp_limit_output_bytes = 1 << 20;    // TCP Small Queues cap; 0 = off
+  std::string switching = "store-and-forward";  // store-and-forward | cut-through
 };
 
 struct CollectivesSection {
