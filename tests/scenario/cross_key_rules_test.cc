@@ -66,6 +66,16 @@ TEST(CrossKeyRules, DctcpNeedsEcnAndNamesTheLines) {
                                  "on, got network.ecn = off (default)");
 }
 
+// Cut-through is modelled on the TCP path's links only (NboxCutThroughChannel).
+TEST(CrossKeyRules, CutThroughIsRefusedOnTheRocePath) {
+  EXPECT_EQ(LoadError(kEmpty, {"network.switching=cut-through", "network.transport=roce"}),
+            kEmpty +
+                ": network.switching = cut-through (--set) is not modelled on "
+                "network.transport = roce (--set): its switches store and forward");
+  EXPECT_EQ(LoadError(kEmpty, {"network.switching=cut-through"}), "");
+  EXPECT_EQ(LoadError(kEmpty, {"network.switching=cut-through", "network.model=flow"}), "");
+}
+
 TEST(CrossKeyRules, EcnThresholdBelowQueueWhenEcnIsOn) {
   EXPECT_EQ(LoadError(kEmpty, {"network.ecn=on", "network.ecn_threshold=4MB"}),
             kEmpty +
