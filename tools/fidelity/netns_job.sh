@@ -187,4 +187,20 @@ for ((r = 0; r < world; ++r)); do
 done
 pids=($root_pid)  # the cleanup ends the root
 cat "$workdir/rank0.log"
+# What the network did, from the namespaces' own counters (each namespace counts its own):
+# TCP segments retransmitted by the ranks, and packets the shapers' FIFOs dropped.
+retransmitted=0
+for ((r = 0; r < world; ++r)); do
+  n=$(ip netns exec "${prefix}r$r" awk '/^Tcp:/ { if (h) print $13; h = 1 }' /proc/net/snmp)
+  retransmitted=$((retransmitted + ${n:-0}))
+done
+dropped=0
+for ns in "${created[@]}"; do
+  # The FIFOs' own counts (HTB's root repeats its children's).
+  n=$(ip netns exec "$ns" tc -s qdisc show |
+    awk '/^qdisc/ { fifo = ($2 == "pfifo") } fifo && /dropped/ { gsub(",", "", $7); s += $7 }
+         END { print s + 0 }')
+  dropped=$((dropped + n))
+done
+echo "NETNS_COUNTERS retransmitted_segments=$retransmitted dropped_packets=$dropped"
 exit $failed
