@@ -229,6 +229,24 @@ TEST_F(CosimCli, ANetworkWhoseBuildCannotFitIsRefusedBeforeItIsBuilt) {
   EXPECT_EQ(flow.status, 0) << flow.output;
 }
 
+// Issue 12: 1 Mb/s host links with a TCP minimum RTO of 1 ms retransmitted for thousands of
+// simulated seconds. The scenario's rule refused it for built-in topologies only; a topology
+// file's slowest link now counts too, once the file is read: 2 x (9000 + 2) x 8 / 1 Mb/s =
+// 144 ms is the smallest round trip there, so 100 ms is refused (exit 2) and 200 ms accepted.
+TEST_F(CosimCli, ATcpMinimumRtoBelowATopologyFilesRoundTripIsRefused) {
+  const std::string base =
+      "tests/cosim/fixtures/tiny.ini --check --set topology.kind=file "
+      "--set topology.file=slow_links.topo --set network.tcp_min_rto=";
+  const auto refused = RunCosim(base + "100ms");
+  EXPECT_EQ(refused.status, 2) << refused.output;
+  EXPECT_NE(refused.output.find("network.tcp_min_rto = 100 ms is shorter than the smallest "
+                                "round trip on the network of topology.file"),
+            std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("144 ms (a 9000-byte packet"), std::string::npos) << refused.output;
+  EXPECT_EQ(RunCosim(base + "200ms").status, 0);
+}
+
 // Issue 12: a second run into the same folder replaces the first run's files as one set (a
 // file the new run does not write goes), and keeps what is not nbox-cosim's.
 TEST_F(CosimCli, ASecondRunReplacesTheFirstRunsFilesAsOneSet) {

@@ -1,13 +1,17 @@
 #include "tools/cosim/assembly.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 
+#include "common/units.h"
 #include "ns3/core-module.h"
 #include "ns3/enum.h"
 #include "ns3/nbox-communicator.h"
 #include "ns3/nbox-job-helper.h"
 #include "tools/cosim/network_models.h"
+#include "tools/scenario/cross_key_rules.h"
 #include "topologies/servers.h"
 
 namespace nbox::cosim {
@@ -57,11 +61,34 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
   return c;
 }
 
+namespace {
+
+// The scenario's rule (scenario::TcpMinRtoRefusal) for the networks only their build knows:
+// a topology file's links, a rail fabric's NVLink, NIC and fabric rates.
+void RefuseTcpMinRtoBelowTheRoundTrip(const scenario::Scenario& s, const topo::Topology& topology) {
+  if (s.topology.kind != "file" && s.topology.kind != "rail") return;
+  double slowest_bps = 0;
+  for (const topo::Edge& link : topology.links) {
+    const double rate = topology.graph[link].rate_bps;
+    if (slowest_bps == 0 || rate < slowest_bps) slowest_bps = rate;
+  }
+  const std::string network = s.topology.kind == "file"
+                                  ? "the network of topology.file = " + s.topology.file
+                                  : "this rail fabric";
+  const std::string refusal = scenario::TcpMinRtoRefusal(
+      s, slowest_bps,
+      fmt::format("network.tcp_min_rto = {}", FormatSeconds(s.network.tcp_min_rto_s)), network);
+  if (!refusal.empty()) throw std::invalid_argument(s.path + ": " + refusal);
+}
+
+}  // namespace
+
 NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_bytes) {
   ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(s.job.seed % 4294967295u) + 1);
   ns3::RngSeedManager::SetRun(1);
   NetworkAssembly a;
   a.topology = BuildTopology(s);
+  RefuseTcpMinRtoBelowTheRoundTrip(s, a.topology);
   a.rank_to_host = topo::PlaceRanks(a.topology, s.job.world_size);
   a.memory = EstimateNetworkMemory(s, a.topology);
   RefuseUnlessItFits(a.memory, available_bytes, s);

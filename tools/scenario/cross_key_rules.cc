@@ -88,10 +88,10 @@ void CheckQueues(RuleContext& context) {
 // packet stored and forwarded over two links of the slowest rate, the ACK back) fires before
 // any ACK can arrive: TCP then retransmits on a lossless network for as long as the run lasts
 // (1 Mb/s host links with a 1 ms timeout simulated thousands of seconds for 40 KB). The rate is
-// the scenario's slowest link of a built-in topology; topology files are not checked here.
+// the scenario's slowest link of a built-in topology; topology files and rail fabrics are
+// checked once built.
 void CheckTcpMinRto(RuleContext& context) {
   const Scenario& s = context.scenario();
-  if (s.network.model != "packet" || s.network.transport != "tcp") return;
   const std::string& kind = s.topology.kind;
   double slowest_bps = 0;
   if (kind == "star") {
@@ -99,17 +99,11 @@ void CheckTcpMinRto(RuleContext& context) {
   } else if (kind == "leaf-spine" || kind == "fat-tree") {
     slowest_bps = std::min(s.topology.host_link_bps, s.topology.fabric_link_bps);
   } else {
-    return;
+    return;  // a topology file or a rail fabric: checked once built (tools/cosim/assembly.cc)
   }
-  const double round_trip_s = 2.0 * (s.network.mtu + 2) * 8 / slowest_bps;
-  if (s.network.tcp_min_rto_s < round_trip_s) {
-    context.Fail(fmt::format(
-        "{} is shorter than the smallest round trip on this network, {} (a {}-byte packet "
-        "stored and forwarded over two links of {}): every timeout would fire before an ACK "
-        "can arrive; expected at least that (Linux's 200ms is the default)",
-        context.Describe("network.tcp_min_rto"), FormatSeconds(round_trip_s), s.network.mtu,
-        FormatRate(slowest_bps)));
-  }
+  const std::string refusal =
+      TcpMinRtoRefusal(s, slowest_bps, context.Describe("network.tcp_min_rto"), "this network");
+  if (!refusal.empty()) context.Fail(refusal);
 }
 
 void CheckChunk(RuleContext& context) {
@@ -295,6 +289,24 @@ void CheckRoce(RuleContext& context) {
 }
 
 }  // namespace
+
+double SmallestTcpRoundTripSeconds(uint32_t mtu, double slowest_bps) {
+  return 2.0 * (mtu + 2) * 8 / slowest_bps;
+}
+
+std::string TcpMinRtoRefusal(const Scenario& s, double slowest_bps,
+                             const std::string& key_described,
+                             const std::string& network_described) {
+  if (s.network.model != "packet" || s.network.transport != "tcp" || slowest_bps <= 0) return "";
+  const double round_trip_s = SmallestTcpRoundTripSeconds(s.network.mtu, slowest_bps);
+  if (s.network.tcp_min_rto_s >= round_trip_s) return "";
+  return fmt::format(
+      "{} is shorter than the smallest round trip on {}, {} (a {}-byte packet stored and "
+      "forwarded over two links of {}): every timeout would fire before an ACK can arrive; "
+      "expected at least that (Linux's 200ms is the default)",
+      key_described, network_described, FormatSeconds(round_trip_s), s.network.mtu,
+      FormatRate(slowest_bps));
+}
 
 std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins& origins,
                                             const std::filesystem::path& scenario_folder) {

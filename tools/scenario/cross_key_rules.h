@@ -24,4 +24,20 @@ using KeyOrigins = std::map<std::string, KeyOrigin>;  // "section.key" -> origin
 std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins& origins,
                                             const std::filesystem::path& scenario_folder);
 
+// The smallest round trip a TCP segment can make on a network whose slowest link runs at
+// `slowest_bps`: a full packet of `mtu` bytes (plus the link's 2-byte framing) stored and
+// forwarded over two links, the ACK back. network.tcp_min_rto must not be below it: every
+// timeout would fire before an ACK could arrive, and TCP would retransmit on a lossless network
+// for as long as the run lasts. Checked here for built-in topologies and, once a topology file
+// or a rail fabric is built, by nbox-cosim's assembly (TcpMinRtoRefusal).
+double SmallestTcpRoundTripSeconds(uint32_t mtu, double slowest_bps);
+
+// "" if `scenario`'s network.tcp_min_rto is at least SmallestTcpRoundTripSeconds for a
+// network whose slowest link runs at `slowest_bps` (or the run is not packet over TCP); else
+// what is wrong and what was expected, naming the key with `key_described` ("network.tcp_min_rto
+// = 1ms (line 5)") and the network with `network_described`.
+std::string TcpMinRtoRefusal(const Scenario& scenario, double slowest_bps,
+                             const std::string& key_described,
+                             const std::string& network_described);
+
 }  // namespace nbox::scenario
