@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -96,6 +98,33 @@ TEST_F(OutputFolderTest, ARunThatNeverCommitsChangesNothing) {
   }
   EXPECT_EQ(Read(target_ / "results.json"), "old");
   EXPECT_EQ(EntriesBeside(), 2);  // the target and the unrelated file: no staging folder
+}
+
+// A run killed with SIGKILL leaves its staging folder; the next run into the same target
+// removes it when the process it is named after no longer exists, and leaves a live one's (a
+// concurrent run: here this test's own process) and other targets' alone.
+TEST_F(OutputFolderTest, AKilledRunsStagingFolderIsRemovedByTheNextRun) {
+  // A process that has ended: a child that exited and was reaped.
+  const pid_t ended = fork();
+  if (ended == 0) _exit(0);
+  ASSERT_GT(ended, 0);
+  ASSERT_EQ(waitpid(ended, nullptr, 0), ended);
+  const fs::path abandoned = parent_ / (".run.nbox-staging-" + std::to_string(ended));
+  const fs::path live = parent_ / (".run.nbox-staging-" + std::to_string(getppid()));
+  const fs::path other = parent_ / (".other.nbox-staging-" + std::to_string(ended));
+  for (const fs::path& folder : {abandoned, live, other}) {
+    fs::create_directories(folder);
+    Write(folder / "results.json", "{}");
+  }
+  {
+    OutputFolder output(target_.string());
+    output.Write("results.json", "{\"run\": 2}");
+    output.Commit();
+  }
+  EXPECT_FALSE(fs::exists(abandoned));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_EQ(Read(target_ / "results.json"), "{\"run\": 2}");
 }
 
 TEST_F(OutputFolderTest, ATargetThatIsAFileIsRefusedUpFront) {

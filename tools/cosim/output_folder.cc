@@ -1,6 +1,7 @@
 #include "tools/cosim/output_folder.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,6 +20,28 @@ namespace {
   throw std::runtime_error(what + " " + path.string() + ": " + why);
 }
 
+// Removes the staging folders of `target` that runs killed with SIGKILL left behind: those
+// named after a process that no longer exists. A live process's (a run into the same folder
+// right now) is left alone, and so is one whose number a new process has taken (kept, not lost).
+void RemoveAbandonedStagingFolders(const fs::path& target) {
+  const std::string prefix = "." + target.filename().string() + ".nbox-staging-";
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(target.parent_path(), error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      fs::remove_all(entry.path(), ignored);
+    }
+  }
+}
+
 }  // namespace
 
 OutputFolder::OutputFolder(const std::string& target) : target_(fs::absolute(target)) {
@@ -29,6 +52,7 @@ OutputFolder::OutputFolder(const std::string& target) : target_(fs::absolute(tar
   if (fs::exists(target_) && !fs::is_directory(target_)) {
     Fail("cannot use output folder", target_, "it is not a folder");
   }
+  RemoveAbandonedStagingFolders(target_);
   staging_ = target_.parent_path() /
              ("." + target_.filename().string() + ".nbox-staging-" + std::to_string(getpid()));
   fs::remove_all(staging_, error);  // a previous process of the same pid, killed

@@ -7,7 +7,8 @@
 // Files in the target that nbox-cosim does not write (IsRunOutput: nbox-sweep's cosim.out,
 // cosim.err, status.json and pictures, a user's notes) are carried over into the new folder
 // by hard link (the same file: a writer still holding it open keeps writing into it), and
-// folders by rename, before the swap. A run killed with SIGKILL leaves its staging folder.
+// folders by rename, before the swap. A run killed with SIGKILL leaves its staging folder; the
+// next run into the same target removes it (the process it is named after no longer exists).
 #pragma once
 
 #include <filesystem>
