@@ -5,6 +5,7 @@
 
 #include "collectives/all_to_all.h"
 #include "collectives/broadcast.h"
+#include "collectives/direct.h"
 #include "collectives/hierarchical.h"
 #include "collectives/layout.h"
 #include "collectives/ring.h"
@@ -125,8 +126,10 @@ void ValidateSpec(const CollectiveSpec& spec) {
   if (IsAllToAll(spec.op) && spec.algorithm == Algorithm::kRing) {
     Invalid("algorithm", "all-to-all runs Direct or Hierarchical, not Ring");
   }
-  if (!IsAllToAll(spec.op) && spec.algorithm == Algorithm::kDirect) {
-    Invalid("algorithm", "Direct runs all-to-all only; op is " + std::string(ToString(spec.op)));
+  if (spec.op == CollectiveOp::kBroadcast && spec.algorithm == Algorithm::kDirect) {
+    Invalid("algorithm",
+            "Direct runs all-reduce, reduce-scatter, all-gather and all-to-all; op "
+            "is Broadcast");
   }
   if (spec.element_bytes == 0) Invalid("element_bytes", "must be at least 1");
   if (spec.op == CollectiveOp::kAllToAllV) ValidateCounts(spec);
@@ -152,7 +155,8 @@ RankSchedule BuildRankSchedule(const CollectiveSpec& spec, int rank) {
       return IsAllToAll(spec.op) ? BuildHierarchicalAllToAllRankSchedule(spec, rank)
                                  : BuildHierarchicalRankSchedule(spec, rank);
     case Algorithm::kDirect:
-      return BuildDirectAllToAllRankSchedule(spec, rank);
+      return IsAllToAll(spec.op) ? BuildDirectAllToAllRankSchedule(spec, rank)
+                                 : BuildDirectRankSchedule(spec, rank);
   }
   throw std::logic_error("BuildRankSchedule: algorithm not dispatched");
 }

@@ -30,7 +30,8 @@ enum class CollectiveOp {
 };
 // kRing: NCCL's ring (ring.h). kHierarchical: all-reduce in three phases over servers
 // (hierarchical.h), or all-to-all through the rail-aligned peer (all_to_all.h); needs
-// ranks_per_server. kDirect: every rank exchanges with every peer at once (all_to_all.h).
+// ranks_per_server. kDirect: every rank exchanges with every peer at once (all_to_all.h; for
+// all-reduce, reduce-scatter and all-gather direct.h).
 enum class Algorithm { kRing, kHierarchical, kDirect };
 
 std::string_view ToString(CollectiveOp op);

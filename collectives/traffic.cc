@@ -32,6 +32,20 @@ uint64_t PartsElements(uint64_t count, uint64_t parts, uint64_t first, uint64_t 
   return n * (count / parts) + extra;
 }
 
+// Elements of block (segment, channel) as the ring and direct schedules cut the buffer:
+// channel-major for all-reduce (a contiguous slice per channel, cut into W segments),
+// segment-major otherwise (W segments, each cut into channel slices).
+uint64_t BlockElements(const CollectiveSpec& spec, int segment, int channel) {
+  const uint64_t elements = spec.bytes / spec.element_bytes;
+  if (spec.op == CollectiveOp::kAllReduce) {
+    return SplitEvenly(SplitEvenly(elements, spec.channels, channel).count, spec.world_size,
+                       segment)
+        .count;
+  }
+  return SplitEvenly(SplitEvenly(elements, spec.world_size, segment).count, spec.channels, channel)
+      .count;
+}
+
 // ring.cc: channel c's ring; reduce-scatter sends every segment but the rank's own, all-gather
 // every segment but its next rank's. All-reduce cuts channel-major (a contiguous slice per
 // channel, cut into W segments), all-gather and reduce-scatter segment-major (W segments, each
@@ -45,13 +59,7 @@ void RingLanes(const CollectiveSpec& spec, int rank,
   for (int channel = 0; channel < spec.channels; ++channel) {
     const RingOrder ring(spec, channel);
     const int next = ring.Next(rank);
-    auto block = [&](int segment) -> uint64_t {
-      if (spec.op == CollectiveOp::kAllReduce) {
-        return SplitEvenly(SplitEvenly(elements, spec.channels, channel).count, world, segment)
-            .count;
-      }
-      return SplitEvenly(SplitEvenly(elements, world, segment).count, spec.channels, channel).count;
-    };
+    auto block = [&](int segment) { return BlockElements(spec, segment, channel); };
     uint64_t channel_elements = 0;  // every segment's block on this channel
     if (spec.op == CollectiveOp::kAllReduce) {
       channel_elements = SplitEvenly(elements, spec.channels, channel).count;
@@ -168,6 +176,23 @@ void AllToAllLanes(const CollectiveSpec& spec, int src,
   }
 }
 
+// direct.cc: to every peer, reduce-scatter sends the peer's segment and all-gather the rank's
+// own, each cut like the ring's (channel-major for all-reduce, segment-major otherwise).
+void DirectLanes(const CollectiveSpec& spec, int rank,
+                 const std::function<void(const LaneTraffic&)>& visit) {
+  const int world = spec.world_size;
+  const bool reduce_scatter = spec.op != CollectiveOp::kAllGather;
+  const bool all_gather = spec.op != CollectiveOp::kReduceScatter;
+  for (int k = 1; k < world; ++k) {
+    const int dst = (rank + k) % world;
+    for (int channel = 0; channel < spec.channels; ++channel) {
+      const uint64_t sent = (reduce_scatter ? BlockElements(spec, dst, channel) : 0) +
+                            (all_gather ? BlockElements(spec, rank, channel) : 0);
+      if (sent > 0) visit(LaneTraffic{rank, dst, channel, sent * spec.element_bytes, 0});
+    }
+  }
+}
+
 bool IsAllToAllOp(CollectiveOp op) {
   return op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV;
 }
@@ -179,6 +204,8 @@ void ForEachLaneFrom(const CollectiveSpec& spec, int src,
     AllToAllLanes(spec, src, visit);
   } else if (spec.algorithm == Algorithm::kHierarchical) {
     HierarchicalLanes(spec, src, visit);
+  } else if (spec.algorithm == Algorithm::kDirect) {
+    DirectLanes(spec, src, visit);
   } else if (spec.op == CollectiveOp::kBroadcast) {
     BroadcastLanes(spec, src, visit);
   } else {
@@ -216,6 +243,12 @@ CriticalPath CriticalPathOf(const CollectiveSpec& spec) {
   if (spec.algorithm == Algorithm::kHierarchical) {
     const int gpus = spec.ranks_per_server;
     return CriticalPath{{2 * (gpus - 1), 2 * (world / gpus - 1)}};
+  }
+  if (spec.algorithm == Algorithm::kDirect) {
+    // direct.cc: every lane at once, one message hop per phase.
+    CriticalPath path{{spec.op == CollectiveOp::kAllReduce ? 2 : 1}};
+    path.overlap = CriticalPath::Overlap::kParallel;
+    return path;
   }
   if (spec.op == CollectiveOp::kAllReduce) return CriticalPath{{2 * (world - 1)}};
   if (spec.op == CollectiveOp::kBroadcast && world > 1) {

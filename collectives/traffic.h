@@ -5,7 +5,8 @@
 // model"); tests check it against the sum of the schedules' Send steps.
 //
 // Cost: O(world_size x channels) for the rings, the hierarchical all-reduce and the
-// broadcast; O(world_size^2 x channels) for the all-to-alls (every pair is a lane). Memory
+// broadcast; O(world_size^2 x channels) for the all-to-alls and the direct algorithms (every
+// pair is a lane). Memory
 // O(1): lanes are visited, not stored.
 #pragma once
 
@@ -30,7 +31,7 @@ struct LaneTraffic {
 // s. Ring all-reduce: one stage of 2(W-1) steps; all-gather, reduce-scatter: W-1; broadcast:
 // W-1 (the chain); hierarchical all-reduce: stage 0 inside servers, 2(G-1) steps, stage 1 on
 // the rails, 2(S-1); direct all-to-all: 1; hierarchical all-to-all: 1 inside servers, 1
-// across them.
+// across them; direct all-reduce: 2 (lanes in parallel), direct all-gather, reduce-scatter: 1.
 struct CriticalPath {
   std::vector<int> steps;  // per stage
   // How the stages' latencies and the lanes' busy times combine into the collective's time

@@ -57,11 +57,13 @@ NboxCommunicator::GetTypeId()
                   UintegerValue(4), MakeUintegerAccessor(&NboxCommunicator::m_elementBytes),
                   MakeUintegerChecker<uint32_t>(1, 16))
               .AddAttribute("AllReduceAlgorithm",
-                            "How all-reduces run: NCCL's ring, or hierarchical over servers "
-                            "(needs RanksPerServer; other collectives always use the ring).",
+                            "How all-reduces run: NCCL's ring, hierarchical over servers "
+                            "(needs RanksPerServer), or direct (every rank exchanges with "
+                            "every peer at once; other collectives always use the ring).",
                             EnumValue(RING),
                             MakeEnumAccessor(&NboxCommunicator::m_allReduceAlgorithm),
-                            MakeEnumChecker(RING, "Ring", HIERARCHICAL, "Hierarchical"))
+                            MakeEnumChecker(RING, "Ring", HIERARCHICAL, "Hierarchical",
+                                            DIRECT_ALL_REDUCE, "Direct"))
               .AddAttribute(
                   "AllToAllAlgorithm",
                   "How all-to-alls run: Direct (every pair at once, NCCL's), or "
@@ -229,6 +231,10 @@ NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAll
              && spec.ranks_per_server > 0)
     {
         spec.algorithm = nbox::coll::Algorithm::kHierarchical;
+    }
+    else if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == DIRECT_ALL_REDUCE)
+    {
+        spec.algorithm = nbox::coll::Algorithm::kDirect;
     }
     return spec;
 }

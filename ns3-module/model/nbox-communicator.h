@@ -62,11 +62,12 @@ struct NboxCommWork
 class NboxCommunicator : public Object
 {
   public:
-    /** Attribute AllReduceAlgorithm: nbox::coll::Algorithm kRing or kHierarchical. */
+    /** Attribute AllReduceAlgorithm: nbox::coll::Algorithm kRing, kHierarchical or kDirect. */
     enum AllReduceAlgorithm
     {
         RING,
-        HIERARCHICAL
+        HIERARCHICAL,
+        DIRECT_ALL_REDUCE
     };
 
     /** Attribute AllToAllAlgorithm: nbox::coll::Algorithm kDirect or kHierarchical. */

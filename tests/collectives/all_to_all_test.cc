@@ -168,9 +168,9 @@ TEST(AllToAll, SpecErrorsNameTheField) {
   CollectiveSpec ring = AllToAllSpec(2, 1, 0, 8, nullptr);
   ring.algorithm = Algorithm::kRing;
   expect_error(ring, "algorithm");
-  CollectiveSpec direct_allreduce = testing::Spec(CollectiveOp::kAllReduce, 2, 8, 1, 0);
-  direct_allreduce.algorithm = Algorithm::kDirect;
-  expect_error(direct_allreduce, "algorithm");
+  CollectiveSpec direct_broadcast = testing::Spec(CollectiveOp::kBroadcast, 2, 8, 1, 0);
+  direct_broadcast.algorithm = Algorithm::kDirect;
+  expect_error(direct_broadcast, "algorithm");
   auto odd = std::make_shared<std::vector<uint64_t>>(4, kElement);
   (*odd)[1] = 3;
   expect_error(AllToAllSpec(2, 1, 0, 0, odd), "counts");

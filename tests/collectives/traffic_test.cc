@@ -89,6 +89,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Op::kAllReduce, Alg::kHierarchical, 4, 4, 4 * 100, 1, 0},  // one server
                       Case{Op::kAllReduce, Alg::kHierarchical, 5, 1, 4 * 101, 2,
                            0},  // one GPU per server
+                      Case{Op::kAllReduce, Alg::kDirect, 7, 0, 4 * 1001, 2, 128},
+                      Case{Op::kAllReduce, Alg::kDirect, 5, 0, 4 * 3, 2, 0},  // empty blocks
+                      Case{Op::kAllGather, Alg::kDirect, 6, 0, 4 * 6 * 17 + 4, 3, 16},
+                      Case{Op::kReduceScatter, Alg::kDirect, 4, 0, 4 * 99, 1, 0},
                       Case{Op::kAllToAll, Alg::kDirect, 7, 0, 4 * 7 * 11 + 8, 2, 32},
                       Case{Op::kAllToAllV, Alg::kDirect, 5, 0, 0, 2, 0},
                       Case{Op::kAllToAll, Alg::kHierarchical, 12, 4, 4 * 12 * 9, 2, 16},
@@ -107,6 +111,13 @@ TEST(CriticalPath, TextbookStepCounts) {
   EXPECT_EQ(CriticalPathOf(spec).steps, (std::vector<int>{6, 2}));
   EXPECT_EQ(CriticalPathOf(spec).bandwidth_scale, 1);
   EXPECT_EQ(CriticalPathOf(spec).overlap, CriticalPath::Overlap::kRing);
+  spec.op = CollectiveOp::kAllReduce;  // direct: every peer at once, one hop per phase
+  spec.algorithm = Algorithm::kDirect;
+  spec.ranks_per_server = 0;
+  EXPECT_EQ(CriticalPathOf(spec).steps, std::vector<int>{2});
+  EXPECT_EQ(CriticalPathOf(spec).overlap, CriticalPath::Overlap::kParallel);
+  spec.op = CollectiveOp::kAllGather;
+  EXPECT_EQ(CriticalPathOf(spec).steps, std::vector<int>{1});
   spec.op = CollectiveOp::kAllToAll;  // every pair at once: one step, lanes in parallel
   spec.algorithm = Algorithm::kDirect;
   EXPECT_EQ(CriticalPathOf(spec).steps, std::vector<int>{1});

@@ -66,6 +66,16 @@ TEST(CrossKeyRules, DctcpNeedsEcnAndNamesTheLines) {
                                  "on, got network.ecn = off (default)");
 }
 
+// Real ranks run the host runtime's ring all-reduce and direct all-to-all only.
+TEST(CrossKeyRules, RealRanksRunTheRingAllReduceOnly) {
+  EXPECT_EQ(LoadError(kEmpty, {"realranks.ranks=0", "collectives.allreduce=direct"}),
+            kEmpty +
+                ": collectives.allreduce = direct (--set) cannot run with real ranks "
+                "(realranks.ranks = 0 (--set)): the host runtime of real ranks builds NCCL's "
+                "ring (all-reduce) and direct (all-to-all) schedules only");
+  EXPECT_EQ(LoadError(kEmpty, {"collectives.allreduce=direct"}), "");
+}
+
 // Cut-through is modelled on the TCP path's links only (NboxCutThroughChannel).
 TEST(CrossKeyRules, CutThroughIsRefusedOnTheRocePath) {
   EXPECT_EQ(LoadError(kEmpty, {"network.switching=cut-through", "network.transport=roce"}),

@@ -75,7 +75,7 @@ TEST(ServersKeys, BadValuesNameFileLineKeyAndExpectation) {
   EXPECT_THAT(error, HasSubstr(path + ":8: [servers] nvlink = '450GB/s': expected a rate"));
   EXPECT_THAT(error, HasSubstr(path + ":9: [servers] nic = 'fast': expected a rate"));
   EXPECT_THAT(error, HasSubstr(path + ":12: [collectives] allreduce = 'hierarchal': expected "
-                                      "one of ring, hierarchical; did you mean "
+                                      "one of ring, hierarchical, direct; did you mean "
                                       "'hierarchical'?"));
 }
 

@@ -137,10 +137,11 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   const bool servers = s.topology.kind == "rail";
   helper.SetCommunicatorAttribute("RanksPerServer",
                                   ns3::UintegerValue(servers ? s.servers.gpus : 0));
-  helper.SetCommunicatorAttribute(
-      "AllReduceAlgorithm",
-      ns3::EnumValue(s.collectives.allreduce == "hierarchical" ? ns3::NboxCommunicator::HIERARCHICAL
-                                                               : ns3::NboxCommunicator::RING));
+  const auto all_reduce =
+      s.collectives.allreduce == "hierarchical" ? ns3::NboxCommunicator::HIERARCHICAL
+      : s.collectives.allreduce == "direct"     ? ns3::NboxCommunicator::DIRECT_ALL_REDUCE
+                                                : ns3::NboxCommunicator::RING;
+  helper.SetCommunicatorAttribute("AllReduceAlgorithm", ns3::EnumValue(all_reduce));
   helper.SetCommunicatorAttribute(
       "AllToAllAlgorithm", ns3::EnumValue(s.collectives.alltoall == "hierarchical"
                                               ? ns3::NboxCommunicator::HIERARCHICAL_ALL_TO_ALL

@@ -214,6 +214,19 @@ void CheckRealRanks(RuleContext& context) {
     if (s.debug.slowdown_s > 0) needs_ranks("debug.slowdown");
     return;
   }
+  // The host runtime builds rings: a real rank and its emulated peers would disagree on
+  // every message of another algorithm (one set of collective settings: issue 13).
+  for (const auto& [key, runs] :
+       {std::pair<const char*, const char*>{"collectives.allreduce", "ring"},
+        {"collectives.alltoall", "direct"}}) {
+    if (KeyByFullName(key).value.format(s) != runs) {
+      context.Fail(
+          fmt::format("{} cannot run with real ranks ({}): the host runtime of real "
+                      "ranks builds NCCL's ring (all-reduce) and direct (all-to-all) "
+                      "schedules only",
+                      context.Describe(key), context.Describe("realranks.ranks")));
+    }
+  }
   for (int rank : real.ranks) {
     if (rank >= s.job.world_size) {
       context.Fail(fmt::format("{} names rank {}, but {} has ranks 0 to {}",

@@ -122,9 +122,11 @@ std::vector<KeySpec> CollectivesKeys() {
   auto coll = [](auto member) { return FieldOf(&Scenario::collectives, member); };
   return {
       {"collectives", "allreduce",
-       "all-reduce algorithm: ring, or hierarchical (reduce-scatter inside each server, "
-       "all-reduce across servers over one rail, all-gather inside; topology.kind = rail)",
-       Choice(coll(&CollectivesSection::allreduce), {"ring", "hierarchical"})},
+       "all-reduce algorithm: ring (NCCL's), hierarchical (reduce-scatter inside each server, "
+       "all-reduce across servers over one rail, all-gather inside; topology.kind = rail), or "
+       "direct (one-shot: every rank sends each peer its segment, then its reduced segment to "
+       "every peer; one message hop per phase, W - 1 connections per rank)",
+       Choice(coll(&CollectivesSection::allreduce), {"ring", "hierarchical", "direct"})},
       {"collectives", "alltoall",
        "all-to-all algorithm: direct (every pair at once, NCCL's), or hierarchical (a block for "
        "another server goes first to the sender's GPU of the destination's local index, which "
