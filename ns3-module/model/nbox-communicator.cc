@@ -209,6 +209,27 @@ NboxCommunicator::FillsServers() const
     return m_fillsServers;
 }
 
+nbox::coll::Algorithm
+NboxCommunicator::AlgorithmFor(CollectiveOp op) const
+{
+    using nbox::coll::Algorithm;
+    const bool servers = FillsServers();
+    if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV)
+    {
+        return m_allToAllAlgorithm == HIERARCHICAL_ALL_TO_ALL && servers ? Algorithm::kHierarchical
+                                                                         : Algorithm::kDirect;
+    }
+    if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == HIERARCHICAL && servers)
+    {
+        return Algorithm::kHierarchical;
+    }
+    if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == DIRECT_ALL_REDUCE)
+    {
+        return Algorithm::kDirect;
+    }
+    return Algorithm::kRing;
+}
+
 nbox::coll::CollectiveSpec
 NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAllCounts counts) const
 {
@@ -221,21 +242,7 @@ NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAll
     spec.chunk_bytes = m_chunkBytes;
     spec.counts = std::move(counts);
     spec.ranks_per_server = FillsServers() ? static_cast<int>(m_ranksPerServer) : 0;
-    if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV)
-    {
-        spec.algorithm = m_allToAllAlgorithm == HIERARCHICAL_ALL_TO_ALL && spec.ranks_per_server > 0
-                           ? nbox::coll::Algorithm::kHierarchical
-                           : nbox::coll::Algorithm::kDirect;
-    }
-    else if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == HIERARCHICAL
-             && spec.ranks_per_server > 0)
-    {
-        spec.algorithm = nbox::coll::Algorithm::kHierarchical;
-    }
-    else if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == DIRECT_ALL_REDUCE)
-    {
-        spec.algorithm = nbox::coll::Algorithm::kDirect;
-    }
+    spec.algorithm = AlgorithmFor(op);
     return spec;
 }
 
@@ -595,6 +602,10 @@ NboxCommunicator::FinishHead(uint32_t rank)
     record.label = head.work.label;
     record.op = head.work.op;
     record.isTransfers = head.work.isTransfers;
+    if (!head.work.isTransfers)
+    {
+        record.algorithm = AlgorithmFor(head.work.op);
+    }
     record.bytes = RecordBytes(rank, head.work);
     record.groupSize = static_cast<int>(m_members.size());
     record.comm = m_id;

@@ -101,6 +101,13 @@ class NboxCommunicator : public Object
     nbox::work::Parallelism GetParallelism() const;
 
     /** The spec every member builds its schedule of this collective from. */
+    /**
+     * The algorithm this communicator runs `op` with: the attributes' choice, the ring where
+     * it is not given, and the ring (all-reduce) or direct (all-to-all) where the hierarchical
+     * one is asked for but the members do not fill whole servers. MakeSpec uses it.
+     */
+    nbox::coll::Algorithm AlgorithmFor(nbox::coll::CollectiveOp op) const;
+
     nbox::coll::CollectiveSpec MakeSpec(nbox::coll::CollectiveOp op, uint64_t bytes,
                                         nbox::work::AllToAllCounts counts = nullptr) const;
     /** The schedule member `rank` runs for `work` (built anew each call). */

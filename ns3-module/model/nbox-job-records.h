@@ -40,9 +40,11 @@ struct NboxCollectiveRecord
     std::string label;
     nbox::coll::CollectiveOp op = nbox::coll::CollectiveOp::kAllReduce; //!< collectives
     bool isTransfers = false; //!< a point-to-point group (op is then meaningless)
-    uint64_t bytes = 0;       //!< nccl-tests size convention (NboxCommunicator::RecordBytes)
-    int groupSize = 0;        //!< ranks in the communicator
-    uint32_t comm = 0;        //!< the communicator's id
+    /** Collectives: the algorithm the communicator ran it with (NboxCommunicator::AlgorithmFor). */
+    nbox::coll::Algorithm algorithm = nbox::coll::Algorithm::kRing;
+    uint64_t bytes = 0; //!< nccl-tests size convention (NboxCommunicator::RecordBytes)
+    int groupSize = 0;  //!< ranks in the communicator
+    uint32_t comm = 0;  //!< the communicator's id
     nbox::work::Parallelism parallelism = nbox::work::Parallelism::kOther;
     uint32_t stream = 0;
     Time issued;   //!< when the rank's program issued it

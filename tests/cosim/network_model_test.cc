@@ -80,6 +80,34 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"HybridParallel64Gpus", "tests/cosim/fixtures/models/hybrid_64.ini", false}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
+// Issue 13: the report and results.json name the algorithm each collective ran with: the
+// ring by default, the one collectives.allreduce names, and the hierarchical one on servers.
+TEST_F(NetworkModels, TheReportNamesEachCollectivesAlgorithm) {
+  const struct {
+    const char* args;
+    const char* algorithm;
+  } cases[] = {
+      {"tests/cosim/fixtures/models/ring_star.ini", "Ring"},
+      {"tests/cosim/fixtures/models/ring_star.ini --set collectives.allreduce=direct", "Direct"},
+      {"tests/cosim/fixtures/rail_tiny.ini --set collectives.allreduce=hierarchical",
+       "Hierarchical"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    const fs::path out = dir_ / c.algorithm;
+    const auto run =
+        RunCosim(std::string(c.args) + " --set network.model=analytical --out " + out.string());
+    ASSERT_EQ(run.status, 0) << run.output;
+    EXPECT_NE(run.output.find(std::string("AllReduce      ") + c.algorithm), std::string::npos)
+        << run.output;
+    const auto results = ReadJson(out / "results.json");
+    ASSERT_FALSE(results.at("collectives").empty());
+    for (const auto& collective : results.at("collectives")) {
+      EXPECT_EQ(collective.at("algorithm"), c.algorithm);
+    }
+  }
+}
+
 TEST_F(NetworkModels, TheAnalyticalModelSaysWhatItDoesNotProduce) {
   const auto run = RunCosim(
       "tests/cosim/fixtures/models/ring_star.ini --set network.model=analytical "

@@ -67,20 +67,23 @@ ordered_json ModelJson(const work::ModelSpec& model, bool workload_ran) {
 ordered_json CollectivesJson(const JobSummary& summary) {
   ordered_json out = ordered_json::array();
   for (const auto& c : summary.collectives) {
-    out.push_back({{"iteration", c.iteration},
-                   {"label", c.label},
-                   {"group", c.group},
-                   {"parallelism", std::string(work::ToString(c.parallelism))},
-                   {"op", OpName(c.is_transfers, c.op)},
-                   {"bytes", c.bytes},
-                   {"ranks", c.ranks},
-                   {"start_s", c.start_s},
-                   {"all_started_s", c.all_started_s},
-                   {"end_s", c.end_s},
-                   {"time_s", c.time_s},
-                   {"run_s", c.run_s},
-                   {"algbw_GBps", c.algbw_bytes_per_s / 1e9},
-                   {"busbw_GBps", c.busbw_bytes_per_s / 1e9}});
+    out.push_back(
+        {{"iteration", c.iteration},
+         {"label", c.label},
+         {"group", c.group},
+         {"parallelism", std::string(work::ToString(c.parallelism))},
+         {"op", OpName(c.is_transfers, c.op)},
+         {"algorithm", c.is_transfers ? ordered_json(nullptr)
+                                      : ordered_json(std::string(coll::ToString(c.algorithm)))},
+         {"bytes", c.bytes},
+         {"ranks", c.ranks},
+         {"start_s", c.start_s},
+         {"all_started_s", c.all_started_s},
+         {"end_s", c.end_s},
+         {"time_s", c.time_s},
+         {"run_s", c.run_s},
+         {"algbw_GBps", c.algbw_bytes_per_s / 1e9},
+         {"busbw_GBps", c.busbw_bytes_per_s / 1e9}});
   }
   return out;
 }

@@ -114,6 +114,7 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
     s.parallelism = c.parallelism;
     s.is_transfers = c.isTransfers;
     s.op = c.op;
+    s.algorithm = c.algorithm;
     s.bytes = inst.bytes;
     s.ranks = c.groupSize;
     s.start_s = inst.span.start;

@@ -56,6 +56,7 @@ struct CollectiveSummary {
   work::Parallelism parallelism = work::Parallelism::kOther;
   bool is_transfers = false;  // point-to-point (op is then meaningless)
   coll::CollectiveOp op = coll::CollectiveOp::kAllReduce;
+  coll::Algorithm algorithm = coll::Algorithm::kRing;  // collectives: what ran it
   uint64_t bytes = 0;
   int ranks = 0;
   double start_s = 0;        // the first member's start
@@ -81,6 +82,7 @@ struct CollectiveGroupSummary {
   work::Parallelism parallelism = work::Parallelism::kOther;
   bool is_transfers = false;
   coll::CollectiveOp op = coll::CollectiveOp::kAllReduce;
+  coll::Algorithm algorithm = coll::Algorithm::kRing;  // collectives: what ran it
   uint64_t bytes = 0;
   int ranks = 0;
   int count = 0;

@@ -176,12 +176,14 @@ void PrintCollectives(const RunResult& r, const RankRoles& roles, std::ostream& 
   // Only emulated ranks record collectives: with real ranks, say so.
   out << fmt::format("\n  collectives of iteration {}{} (nccl-tests algbw/busbw)\n", last,
                      roles.simulated_job() ? "" : " on the emulated ranks");
-  out << fmt::format("  {:<22} {:<14} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "label", "op", "size",
-                     "late", "time", "algbw GB/s", "busbw GB/s");
+  out << fmt::format("  {:<22} {:<14} {:<12} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "label", "op",
+                     "algorithm", "size", "late", "time", "algbw GB/s", "busbw GB/s");
   for (const auto& c : r.summary.collectives) {
     if (c.iteration != last) continue;
-    out << fmt::format("  {:<22} {:<14} {:>11} {:>11} {:>11} {:>11.2f} {:>11.2f}\n", c.label,
-                       OpName(c.is_transfers, c.op), FormatBytes(static_cast<double>(c.bytes)),
+    out << fmt::format("  {:<22} {:<14} {:<12} {:>11} {:>11} {:>11} {:>11.2f} {:>11.2f}\n", c.label,
+                       OpName(c.is_transfers, c.op),
+                       c.is_transfers ? "-" : std::string(coll::ToString(c.algorithm)),
+                       FormatBytes(static_cast<double>(c.bytes)),
                        FormatSeconds(c.all_started_s - c.start_s), FormatSeconds(c.run_s),
                        c.algbw_bytes_per_s / 1e9, c.busbw_bytes_per_s / 1e9);
   }
