@@ -59,11 +59,23 @@ NboxCommunicator::GetTypeId()
               .AddAttribute("AllReduceAlgorithm",
                             "How all-reduces run: NCCL's ring, hierarchical over servers "
                             "(needs RanksPerServer), or direct (every rank exchanges with "
-                            "every peer at once; other collectives always use the ring).",
+                            "every peer at once).",
                             EnumValue(RING),
                             MakeEnumAccessor(&NboxCommunicator::m_allReduceAlgorithm),
                             MakeEnumChecker(RING, "Ring", HIERARCHICAL, "Hierarchical",
                                             DIRECT_ALL_REDUCE, "Direct"))
+              .AddAttribute("AllGatherAlgorithm",
+                            "How all-gathers run: NCCL's ring, or direct (every rank sends its "
+                            "segment to every peer at once).",
+                            EnumValue(RING_EXCHANGE),
+                            MakeEnumAccessor(&NboxCommunicator::m_allGatherAlgorithm),
+                            MakeEnumChecker(RING_EXCHANGE, "Ring", DIRECT_EXCHANGE, "Direct"))
+              .AddAttribute("ReduceScatterAlgorithm",
+                            "How reduce-scatters run: NCCL's ring, or direct (every rank sends "
+                            "each peer the peer's segment at once).",
+                            EnumValue(RING_EXCHANGE),
+                            MakeEnumAccessor(&NboxCommunicator::m_reduceScatterAlgorithm),
+                            MakeEnumChecker(RING_EXCHANGE, "Ring", DIRECT_EXCHANGE, "Direct"))
               .AddAttribute(
                   "AllToAllAlgorithm",
                   "How all-to-alls run: Direct (every pair at once, NCCL's), or "
@@ -87,6 +99,8 @@ NboxCommunicator::NboxCommunicator()
     , m_chunkBytes(1 << 20)
     , m_elementBytes(4)
     , m_allReduceAlgorithm(RING)
+    , m_allGatherAlgorithm(RING_EXCHANGE)
+    , m_reduceScatterAlgorithm(RING_EXCHANGE)
     , m_allToAllAlgorithm(DIRECT)
     , m_ranksPerServer(0)
     , m_laneBase(0)
@@ -223,7 +237,9 @@ NboxCommunicator::AlgorithmFor(CollectiveOp op) const
     {
         return Algorithm::kHierarchical;
     }
-    if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == DIRECT_ALL_REDUCE)
+    if ((op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == DIRECT_ALL_REDUCE)
+        || (op == CollectiveOp::kAllGather && m_allGatherAlgorithm == DIRECT_EXCHANGE)
+        || (op == CollectiveOp::kReduceScatter && m_reduceScatterAlgorithm == DIRECT_EXCHANGE))
     {
         return Algorithm::kDirect;
     }

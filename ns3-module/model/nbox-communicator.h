@@ -70,6 +70,13 @@ class NboxCommunicator : public Object
         DIRECT_ALL_REDUCE
     };
 
+    /** Attributes AllGatherAlgorithm, ReduceScatterAlgorithm: kRing or kDirect. */
+    enum ExchangeAlgorithm
+    {
+        RING_EXCHANGE,
+        DIRECT_EXCHANGE
+    };
+
     /** Attribute AllToAllAlgorithm: nbox::coll::Algorithm kDirect or kHierarchical. */
     enum AllToAllAlgorithm
     {
@@ -255,6 +262,8 @@ class NboxCommunicator : public Object
     uint64_t m_chunkBytes;
     uint32_t m_elementBytes;
     AllReduceAlgorithm m_allReduceAlgorithm;
+    ExchangeAlgorithm m_allGatherAlgorithm;
+    ExchangeAlgorithm m_reduceScatterAlgorithm;
     AllToAllAlgorithm m_allToAllAlgorithm;
     uint32_t m_ranksPerServer;
     std::vector<uint32_t> m_members;

@@ -72,8 +72,11 @@ TEST(CrossKeyRules, RealRanksRunTheRingAllReduceOnly) {
             kEmpty +
                 ": collectives.allreduce = direct (--set) cannot run with real ranks "
                 "(realranks.ranks = 0 (--set)): the host runtime of real ranks builds NCCL's "
-                "ring (all-reduce) and direct (all-to-all) schedules only");
+                "ring (all-reduce, all-gather, reduce-scatter) and direct (all-to-all) "
+                "schedules only");
   EXPECT_EQ(LoadError(kEmpty, {"collectives.allreduce=direct"}), "");
+  EXPECT_NE(LoadError(kEmpty, {"realranks.ranks=0", "collectives.reducescatter=direct"}), "");
+  EXPECT_NE(LoadError(kEmpty, {"realranks.ranks=0", "collectives.allgather=direct"}), "");
 }
 
 // Cut-through is modelled on the TCP path's links only (NboxCutThroughChannel).

@@ -142,6 +142,12 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
       : s.collectives.allreduce == "direct"     ? ns3::NboxCommunicator::DIRECT_ALL_REDUCE
                                                 : ns3::NboxCommunicator::RING;
   helper.SetCommunicatorAttribute("AllReduceAlgorithm", ns3::EnumValue(all_reduce));
+  auto exchange = [](const std::string& algorithm) {
+    return ns3::EnumValue(algorithm == "direct" ? ns3::NboxCommunicator::DIRECT_EXCHANGE
+                                                : ns3::NboxCommunicator::RING_EXCHANGE);
+  };
+  helper.SetCommunicatorAttribute("AllGatherAlgorithm", exchange(s.collectives.allgather));
+  helper.SetCommunicatorAttribute("ReduceScatterAlgorithm", exchange(s.collectives.reducescatter));
   helper.SetCommunicatorAttribute(
       "AllToAllAlgorithm", ns3::EnumValue(s.collectives.alltoall == "hierarchical"
                                               ? ns3::NboxCommunicator::HIERARCHICAL_ALL_TO_ALL

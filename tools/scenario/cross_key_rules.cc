@@ -218,12 +218,14 @@ void CheckRealRanks(RuleContext& context) {
   // every message of another algorithm (one set of collective settings: issue 13).
   for (const auto& [key, runs] :
        {std::pair<const char*, const char*>{"collectives.allreduce", "ring"},
+        {"collectives.allgather", "ring"},
+        {"collectives.reducescatter", "ring"},
         {"collectives.alltoall", "direct"}}) {
     if (KeyByFullName(key).value.format(s) != runs) {
       context.Fail(
           fmt::format("{} cannot run with real ranks ({}): the host runtime of real "
-                      "ranks builds NCCL's ring (all-reduce) and direct (all-to-all) "
-                      "schedules only",
+                      "ranks builds NCCL's ring (all-reduce, all-gather, reduce-scatter) "
+                      "and direct (all-to-all) schedules only",
                       context.Describe(key), context.Describe("realranks.ranks")));
     }
   }

@@ -127,6 +127,14 @@ std::vector<KeySpec> CollectivesKeys() {
        "direct (one-shot: every rank sends each peer its segment, then its reduced segment to "
        "every peer; one message hop per phase, W - 1 connections per rank)",
        Choice(coll(&CollectivesSection::allreduce), {"ring", "hierarchical", "direct"})},
+      {"collectives", "allgather",
+       "all-gather algorithm: ring (NCCL's) or direct (every rank sends its segment to every "
+       "peer at once)",
+       Choice(coll(&CollectivesSection::allgather), {"ring", "direct"})},
+      {"collectives", "reducescatter",
+       "reduce-scatter algorithm: ring (NCCL's) or direct (every rank sends each peer the "
+       "peer's segment at once)",
+       Choice(coll(&CollectivesSection::reducescatter), {"ring", "direct"})},
       {"collectives", "alltoall",
        "all-to-all algorithm: direct (every pair at once, NCCL's), or hierarchical (a block for "
        "another server goes first to the sender's GPU of the destination's local index, which "

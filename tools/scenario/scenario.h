@@ -58,8 +58,10 @@ struct NetworkSection {
 };
 
 struct CollectivesSection {
-  std::string allreduce = "ring";   // ring | hierarchical (needs topology.kind = rail)
-  std::string alltoall = "direct";  // direct | hierarchical (needs topology.kind = rail)
+  std::string allreduce = "ring";      // ring | hierarchical (needs topology.kind = rail) | direct
+  std::string alltoall = "direct";     // direct | hierarchical (needs topology.kind = rail)
+  std::string allgather = "ring";      // ring | direct
+  std::string reducescatter = "ring";  // ring | direct
   int channels = 2;
   uint64_t chunk_bytes = 1 << 20;  // 0 = no chunking
 };
