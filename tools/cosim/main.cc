@@ -172,20 +172,20 @@ int main(int argc, char** argv) {
       output->Write(name, content);
       written.push_back((dir / name).string());
     };
-    write("results.json", nbox::cosim::ResultsJson(result));
-    write("perf.json", nbox::cosim::PerfJson(result, perf));
+    write(nbox::cosim::kResultsFile, nbox::cosim::ResultsJson(result));
+    write(nbox::cosim::kPerfFile, nbox::cosim::PerfJson(result, perf));
     // The traffic a program implies: real ranks run a program nbox-cosim does not know.
     if (!real_ranks) {
-      write("traffic.csv",
+      write(nbox::cosim::kTrafficFile,
             nbox::cosim::TrafficCsv(
                 nbox::cosim::ProgramTraffic(assembly.workload.programs, job->GetCommunicators()),
                 assembly.workload.programs));
     }
     if (link_sample_s > 0) {
-      write("links.csv", sampler.Csv(result.network, result.summary.job_start_s));
+      write(nbox::cosim::kLinksFile, sampler.Csv(result.network, result.summary.job_start_s));
     }
     if (scenario.output.trace == "chrome") {
-      write("trace.json", nbox::cosim::ChromeTraceJson(*job->GetRecords()));
+      write(nbox::cosim::kTraceFile, nbox::cosim::ChromeTraceJson(*job->GetRecords()));
     }
     output->Commit();
     nbox::cosim::PrintSummary(result, perf, written, std::cout);

@@ -85,8 +85,10 @@ void OutputFolder::Write(const std::string& name, const std::string& content) co
 
 bool OutputFolder::IsRunOutput(const std::string& name) {
   static const std::regex kRankLog("rank[0-9]+\\.log");
-  return name == "results.json" || name == "perf.json" || name == "traffic.csv" ||
-         name == "links.csv" || name == "trace.json" || std::regex_match(name, kRankLog);
+  for (const char* file : {kResultsFile, kPerfFile, kTrafficFile, kLinksFile, kTraceFile}) {
+    if (name == file) return true;
+  }
+  return std::regex_match(name, kRankLog);
 }
 
 void OutputFolder::Commit() {

@@ -16,6 +16,14 @@
 
 namespace nbox::cosim {
 
+// The files nbox-cosim writes into a run's folder (and rank<N>.log of real ranks): the names
+// OutputFolder::IsRunOutput knows, and main.cc writes.
+inline constexpr const char* kResultsFile = "results.json";
+inline constexpr const char* kPerfFile = "perf.json";
+inline constexpr const char* kTrafficFile = "traffic.csv";
+inline constexpr const char* kLinksFile = "links.csv";
+inline constexpr const char* kTraceFile = "trace.json";
+
 class OutputFolder {
  public:
   // Creates the target's parent folders and the staging folder, and checks that files can be
