@@ -6,6 +6,7 @@
 #include "collectives/all_to_all.h"
 #include "collectives/broadcast.h"
 #include "collectives/direct.h"
+#include "collectives/halving_doubling.h"
 #include "collectives/hierarchical.h"
 #include "collectives/layout.h"
 #include "collectives/ring.h"
@@ -32,7 +33,7 @@ bool IsKnown(CollectiveOp op) {
 
 bool IsKnown(Algorithm algorithm) {
   return algorithm == Algorithm::kRing || algorithm == Algorithm::kHierarchical ||
-         algorithm == Algorithm::kDirect;
+         algorithm == Algorithm::kDirect || algorithm == Algorithm::kHalvingDoubling;
 }
 
 bool IsAllToAll(CollectiveOp op) {
@@ -86,6 +87,8 @@ std::string_view ToString(Algorithm algorithm) {
       return "Hierarchical";
     case Algorithm::kDirect:
       return "Direct";
+    case Algorithm::kHalvingDoubling:
+      return "HalvingDoubling";
   }
   return "unknown";
 }
@@ -131,6 +134,11 @@ void ValidateSpec(const CollectiveSpec& spec) {
             "Direct runs all-reduce, reduce-scatter, all-gather and all-to-all; op "
             "is Broadcast");
   }
+  if (spec.algorithm == Algorithm::kHalvingDoubling && spec.op != CollectiveOp::kAllReduce &&
+      spec.op != CollectiveOp::kAllGather && spec.op != CollectiveOp::kReduceScatter) {
+    Invalid("algorithm", "HalvingDoubling runs all-reduce, reduce-scatter and all-gather; op is " +
+                             std::string(ToString(spec.op)));
+  }
   if (spec.element_bytes == 0) Invalid("element_bytes", "must be at least 1");
   if (spec.op == CollectiveOp::kAllToAllV) ValidateCounts(spec);
   if (spec.bytes % spec.element_bytes != 0) {
@@ -157,6 +165,8 @@ RankSchedule BuildRankSchedule(const CollectiveSpec& spec, int rank) {
     case Algorithm::kDirect:
       return IsAllToAll(spec.op) ? BuildDirectAllToAllRankSchedule(spec, rank)
                                  : BuildDirectRankSchedule(spec, rank);
+    case Algorithm::kHalvingDoubling:
+      return BuildHalvingDoublingRankSchedule(spec, rank);
   }
   throw std::logic_error("BuildRankSchedule: algorithm not dispatched");
 }

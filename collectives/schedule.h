@@ -31,8 +31,10 @@ enum class CollectiveOp {
 // kRing: NCCL's ring (ring.h). kHierarchical: all-reduce in three phases over servers
 // (hierarchical.h), or all-to-all through the rail-aligned peer (all_to_all.h); needs
 // ranks_per_server. kDirect: every rank exchanges with every peer at once (all_to_all.h; for
-// all-reduce, reduce-scatter and all-gather direct.h).
-enum class Algorithm { kRing, kHierarchical, kDirect };
+// all-reduce, reduce-scatter and all-gather direct.h). kHalvingDoubling: recursive halving
+// (reduce-scatter), recursive doubling (all-gather), both in turn (Rabenseifner's all-reduce;
+// halving_doubling.h).
+enum class Algorithm { kRing, kHierarchical, kDirect, kHalvingDoubling };
 
 std::string_view ToString(CollectiveOp op);
 std::string_view ToString(Algorithm algorithm);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "collectives/all_to_all.h"
+#include "collectives/halving_doubling.h"
 #include "collectives/layout.h"
 #include "collectives/ring_order.h"
 
@@ -193,6 +194,77 @@ void DirectLanes(const CollectiveSpec& spec, int rank,
   }
 }
 
+// Elements of segments [first, last) on `channel`, cut like BlockElements, in O(1).
+uint64_t SegmentsElements(const CollectiveSpec& spec, int first, int last, int channel) {
+  const uint64_t elements = spec.bytes / spec.element_bytes;
+  const auto world = static_cast<uint64_t>(spec.world_size);
+  if (spec.op == CollectiveOp::kAllReduce) {
+    return PartsElements(SplitEvenly(elements, spec.channels, channel).count, world, first,
+                         last - first);
+  }
+  // Segments of q + 1 elements come first (`longer` of them), then segments of q.
+  const uint64_t q = elements / world;
+  const auto longer = static_cast<int>(elements % world);
+  const int long_count = std::max(0, std::min(last, longer) - first);
+  const int short_count = (last - first) - long_count;
+  return long_count * SplitEvenly(q + 1, spec.channels, channel).count +
+         short_count * SplitEvenly(q, spec.channels, channel).count;
+}
+
+// halving_doubling.cc: a folded rank sends its host its whole buffer (its segment for
+// all-gather), stage 0; round j's partner (distance P / 2^(j+1)) gets the half given away in
+// recursive halving and the range held in recursive doubling, one stage per round; the host
+// answers its folded rank (the whole buffer, its segment, or every other segment), the last
+// stage.
+void HalvingDoublingLanes(const CollectiveSpec& spec, int rank,
+                          const std::function<void(const LaneTraffic&)>& visit) {
+  const HalvingDoublingRanks ranks(spec.world_size);
+  const int world = spec.world_size;
+  const bool reduce_scatter = spec.op != CollectiveOp::kAllGather;
+  const bool all_gather = spec.op != CollectiveOp::kReduceScatter;
+  const int first_round = ranks.virtual_ranks() < world ? 1 : 0;  // after the fold stage
+  auto send = [&](int dst, int stage, auto segments_elements) {
+    for (int channel = 0; channel < spec.channels; ++channel) {
+      const uint64_t sent = segments_elements(channel);
+      if (sent > 0) visit(LaneTraffic{rank, dst, channel, sent * spec.element_bytes, stage});
+    }
+  };
+  auto range = [&](int first, int last) {
+    return
+        [&spec, first, last](int channel) { return SegmentsElements(spec, first, last, channel); };
+  };
+  const int v = ranks.VirtualOf(rank);
+  if (v < 0) {
+    send(rank + 1, 0, reduce_scatter ? range(0, world) : range(rank, rank + 1));
+    return;
+  }
+  int low = 0;  // recursive halving's kept range, as halving_doubling.cc tracks it
+  int round = 0;
+  for (int mask = ranks.virtual_ranks() / 2; mask >= 1; mask /= 2, ++round) {
+    const bool keeps_lower = (v & mask) == 0;
+    const int given = keeps_lower ? low + mask : low;
+    const int held = v & ~(mask - 1);
+    const auto given_elements = range(ranks.FirstSegment(given), ranks.FirstSegment(given + mask));
+    const auto held_elements = range(ranks.FirstSegment(held), ranks.FirstSegment(held + mask));
+    send(ranks.RankOf(v ^ mask), first_round + round, [&](int channel) {
+      return (reduce_scatter ? given_elements(channel) : 0) +
+             (all_gather ? held_elements(channel) : 0);
+    });
+    low = keeps_lower ? low : low + mask;
+  }
+  const int folded = ranks.FoldedInto(rank);
+  if (folded < 0) return;
+  const int last_stage = first_round + ranks.rounds();
+  if (spec.op == CollectiveOp::kAllGather) {
+    send(folded, last_stage, [&](int channel) {
+      return SegmentsElements(spec, 0, world, channel) -
+             SegmentsElements(spec, folded, folded + 1, channel);
+    });
+  } else {
+    send(folded, last_stage, all_gather ? range(0, world) : range(folded, folded + 1));
+  }
+}
+
 bool IsAllToAllOp(CollectiveOp op) {
   return op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV;
 }
@@ -206,6 +278,8 @@ void ForEachLaneFrom(const CollectiveSpec& spec, int src,
     HierarchicalLanes(spec, src, visit);
   } else if (spec.algorithm == Algorithm::kDirect) {
     DirectLanes(spec, src, visit);
+  } else if (spec.algorithm == Algorithm::kHalvingDoubling) {
+    HalvingDoublingLanes(spec, src, visit);
   } else if (spec.op == CollectiveOp::kBroadcast) {
     BroadcastLanes(spec, src, visit);
   } else {
@@ -248,6 +322,19 @@ CriticalPath CriticalPathOf(const CollectiveSpec& spec) {
     // direct.cc: every lane at once, one message hop per phase.
     CriticalPath path{{spec.op == CollectiveOp::kAllReduce ? 2 : 1}};
     path.overlap = CriticalPath::Overlap::kParallel;
+    return path;
+  }
+  if (spec.algorithm == Algorithm::kHalvingDoubling) {
+    // halving_doubling.cc: a hop per round (two for all-reduce: halving, then doubling with the
+    // same partner), and one before and after the rounds when ranks are folded.
+    const HalvingDoublingRanks ranks(world);
+    const int per_round = spec.op == CollectiveOp::kAllReduce ? 2 : 1;
+    CriticalPath path{std::vector<int>(ranks.rounds(), per_round)};
+    if (ranks.virtual_ranks() < world) {
+      path.steps.insert(path.steps.begin(), 1);
+      path.steps.push_back(1);
+    }
+    path.overlap = CriticalPath::Overlap::kSequential;
     return path;
   }
   if (spec.op == CollectiveOp::kAllReduce) return CriticalPath{{2 * (world - 1)}};

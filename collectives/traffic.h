@@ -5,7 +5,8 @@
 // model"); tests check it against the sum of the schedules' Send steps.
 //
 // Cost: O(world_size x channels) for the rings, the hierarchical all-reduce and the
-// broadcast; O(world_size^2 x channels) for the all-to-alls and the direct algorithms (every
+// broadcast; O(world_size x log2 world_size x channels) for halving-doubling;
+// O(world_size^2 x channels) for the all-to-alls and the direct algorithms (every
 // pair is a lane). Memory
 // O(1): lanes are visited, not stored.
 #pragma once
@@ -45,7 +46,10 @@ struct CriticalPath {
   //    lane's busy time times bandwidth_scale (the pipeline's fill).
   //  kParallel: every lane at once (all-to-all): the slowest lane's latency per stage, plus
   //    the busiest lane's busy time.
-  enum class Overlap { kRing, kChain, kParallel };
+  //  kSequential: the stages one after the other (halving-doubling's rounds): per stage, its
+  //    slowest lane's latency times its steps plus its busiest lane's busy time counting only
+  //    that stage's bytes on each port.
+  enum class Overlap { kRing, kChain, kParallel, kSequential };
   Overlap overlap = Overlap::kRing;
   // kChain only: the chain of W ranks with n chunks per channel takes W - 2 + n chunk times
   // where its busiest port is busy for n: 1 + (W - 2) / n.
@@ -56,7 +60,8 @@ struct CriticalPath {
 // (ValidateSpec); throws std::invalid_argument otherwise.
 void ForEachLane(const CollectiveSpec& spec, const std::function<void(const LaneTraffic&)>& visit);
 // The lanes rank `src` sends on, in the same order: O(channels) for the rings, the
-// hierarchical all-reduce and the broadcast, O(world_size x channels) for the all-to-alls.
+// hierarchical all-reduce and the broadcast, O(log2 world_size x channels) for
+// halving-doubling, O(world_size x channels) for the all-to-alls and the direct algorithms.
 void ForEachLaneOf(const CollectiveSpec& spec, int src,
                    const std::function<void(const LaneTraffic&)>& visit);
 

@@ -94,6 +94,7 @@ NboxAnalyticalTransport::NboxAnalyticalTransport(Ptr<NboxFlowNetwork> network,
     m_network = network;
     m_portLoad.assign(network->GetNPorts(), 0.0);
     m_portPackets.assign(network->GetNPorts(), 0);
+    m_stageLoad.assign(network->GetNPorts(), 0.0);
     m_nicIdleAt.assign(network->GetNPorts(), Time());
     m_portBusyUntil.assign(network->GetNPorts(), Time());
 }
@@ -333,9 +334,72 @@ NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
         }
         seconds += busiest;
         break;
+    case Overlap::kSequential:
+    {
+        const std::vector<double> stageBusy = StageBusyTimes(spec, members, laneBase, stages);
+        for (size_t stage = 0; stage < stages; ++stage)
+        {
+            seconds += path.steps[stage] * alphaMax[stage] + stageBusy[stage] / factor;
+        }
+        break;
+    }
     }
     timed.duration = SecondsRoundedUp(seconds);
     return timed;
+}
+
+std::vector<double>
+NboxAnalyticalTransport::StageBusyTimes(const nbox::coll::CollectiveSpec& spec,
+                                        const std::vector<uint32_t>& members, uint32_t laneBase,
+                                        size_t stages)
+{
+    std::vector<double> busiest(stages);
+    std::vector<uint32_t> touched;
+    for (size_t stage = 0; stage < stages; ++stage)
+    {
+        auto forEachLaneOfStage = [&](auto visit)
+        {
+            nbox::coll::ForEachLane(
+                spec,
+                [&](const nbox::coll::LaneTraffic& lane)
+                {
+                    if (static_cast<size_t>(lane.stage) == stage)
+                    {
+                        visit(lane, m_connections[GetOrOpen(
+                                        members[lane.src], members[lane.dst],
+                                        laneBase + static_cast<uint32_t>(lane.channel))]);
+                    }
+                });
+        };
+        forEachLaneOfStage(
+            [&](const nbox::coll::LaneTraffic& lane, const Connection& c)
+            {
+                const double wire = m_network->GetMessageWireBytes(lane.bytes);
+                for (uint32_t port : c.ports)
+                {
+                    if (m_stageLoad[port] == 0)
+                    {
+                        touched.push_back(port);
+                    }
+                    m_stageLoad[port] += wire;
+                }
+            });
+        forEachLaneOfStage(
+            [&](const nbox::coll::LaneTraffic&, const Connection& c)
+            {
+                for (uint32_t port : c.ports)
+                {
+                    busiest[stage] = std::max(
+                        busiest[stage], 8 * m_stageLoad[port] / m_network->GetPortRateBps(port));
+                }
+            });
+        for (uint32_t port : touched)
+        {
+            m_stageLoad[port] = 0;
+        }
+        touched.clear();
+    }
+    return busiest;
 }
 
 Time

@@ -103,6 +103,13 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     void CountContention(Time overlap);
     Timed Compute(const nbox::coll::CollectiveSpec& spec, const std::vector<uint32_t>& members,
                   uint32_t laneBase);
+    /**
+     * Per stage of `spec`'s critical path, its busiest lane's busy time counting only that
+     * stage's bytes on each port (CriticalPath::Overlap::kSequential).
+     */
+    std::vector<double> StageBusyTimes(const nbox::coll::CollectiveSpec& spec,
+                                       const std::vector<uint32_t>& members, uint32_t laneBase,
+                                       size_t stages);
 
     Ptr<NboxFlowNetwork> m_network;
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> m_connectionIds;
@@ -111,6 +118,7 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     std::map<std::tuple<uint32_t, int, int, uint64_t, uint64_t, int>, Timed> m_timed;
     std::vector<double> m_portLoad;      //!< scratch, per port, all zero between computations
     std::vector<uint64_t> m_portPackets; //!< scratch, likewise
+    std::vector<double> m_stageLoad;     //!< scratch, per port: one stage's bytes, likewise
     std::vector<Time> m_nicIdleAt;       //!< per port: when a host's NIC has sent its messages
     std::vector<Time> m_portBusyUntil;   //!< per port: when its last operation ends
     NboxTransportStats m_stats;

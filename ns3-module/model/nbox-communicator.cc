@@ -56,26 +56,31 @@ NboxCommunicator::GetTypeId()
                   "ElementSize", "Bytes per element; regions are split on element boundaries.",
                   UintegerValue(4), MakeUintegerAccessor(&NboxCommunicator::m_elementBytes),
                   MakeUintegerChecker<uint32_t>(1, 16))
-              .AddAttribute("AllReduceAlgorithm",
-                            "How all-reduces run: NCCL's ring, hierarchical over servers "
-                            "(needs RanksPerServer), or direct (every rank exchanges with "
-                            "every peer at once).",
-                            EnumValue(RING),
-                            MakeEnumAccessor(&NboxCommunicator::m_allReduceAlgorithm),
-                            MakeEnumChecker(RING, "Ring", HIERARCHICAL, "Hierarchical",
-                                            DIRECT_ALL_REDUCE, "Direct"))
+              .AddAttribute(
+                  "AllReduceAlgorithm",
+                  "How all-reduces run: NCCL's ring, hierarchical over servers "
+                  "(needs RanksPerServer), direct (every rank exchanges with "
+                  "every peer at once), or halving-doubling (Rabenseifner's: "
+                  "recursive halving, then recursive doubling).",
+                  EnumValue(RING), MakeEnumAccessor(&NboxCommunicator::m_allReduceAlgorithm),
+                  MakeEnumChecker(RING, "Ring", HIERARCHICAL, "Hierarchical", DIRECT_ALL_REDUCE,
+                                  "Direct", HALVING_DOUBLING_ALL_REDUCE, "HalvingDoubling"))
               .AddAttribute("AllGatherAlgorithm",
-                            "How all-gathers run: NCCL's ring, or direct (every rank sends its "
-                            "segment to every peer at once).",
+                            "How all-gathers run: NCCL's ring, direct (every rank sends its "
+                            "segment to every peer at once), or halving-doubling (recursive "
+                            "doubling).",
                             EnumValue(RING_EXCHANGE),
                             MakeEnumAccessor(&NboxCommunicator::m_allGatherAlgorithm),
-                            MakeEnumChecker(RING_EXCHANGE, "Ring", DIRECT_EXCHANGE, "Direct"))
+                            MakeEnumChecker(RING_EXCHANGE, "Ring", DIRECT_EXCHANGE, "Direct",
+                                            HALVING_DOUBLING_EXCHANGE, "HalvingDoubling"))
               .AddAttribute("ReduceScatterAlgorithm",
-                            "How reduce-scatters run: NCCL's ring, or direct (every rank sends "
-                            "each peer the peer's segment at once).",
+                            "How reduce-scatters run: NCCL's ring, direct (every rank sends "
+                            "each peer the peer's segment at once), or halving-doubling "
+                            "(recursive halving).",
                             EnumValue(RING_EXCHANGE),
                             MakeEnumAccessor(&NboxCommunicator::m_reduceScatterAlgorithm),
-                            MakeEnumChecker(RING_EXCHANGE, "Ring", DIRECT_EXCHANGE, "Direct"))
+                            MakeEnumChecker(RING_EXCHANGE, "Ring", DIRECT_EXCHANGE, "Direct",
+                                            HALVING_DOUBLING_EXCHANGE, "HalvingDoubling"))
               .AddAttribute(
                   "AllToAllAlgorithm",
                   "How all-to-alls run: Direct (every pair at once, NCCL's), or "
@@ -242,6 +247,13 @@ NboxCommunicator::AlgorithmFor(CollectiveOp op) const
         || (op == CollectiveOp::kReduceScatter && m_reduceScatterAlgorithm == DIRECT_EXCHANGE))
     {
         return Algorithm::kDirect;
+    }
+    if ((op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == HALVING_DOUBLING_ALL_REDUCE)
+        || (op == CollectiveOp::kAllGather && m_allGatherAlgorithm == HALVING_DOUBLING_EXCHANGE)
+        || (op == CollectiveOp::kReduceScatter
+            && m_reduceScatterAlgorithm == HALVING_DOUBLING_EXCHANGE))
+    {
+        return Algorithm::kHalvingDoubling;
     }
     return Algorithm::kRing;
 }

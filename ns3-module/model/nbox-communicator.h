@@ -62,19 +62,27 @@ struct NboxCommWork
 class NboxCommunicator : public Object
 {
   public:
-    /** Attribute AllReduceAlgorithm: nbox::coll::Algorithm kRing, kHierarchical or kDirect. */
+    /**
+     * Attribute AllReduceAlgorithm: nbox::coll::Algorithm kRing, kHierarchical, kDirect or
+     * kHalvingDoubling.
+     */
     enum AllReduceAlgorithm
     {
         RING,
         HIERARCHICAL,
-        DIRECT_ALL_REDUCE
+        DIRECT_ALL_REDUCE,
+        HALVING_DOUBLING_ALL_REDUCE
     };
 
-    /** Attributes AllGatherAlgorithm, ReduceScatterAlgorithm: kRing or kDirect. */
+    /**
+     * Attributes AllGatherAlgorithm, ReduceScatterAlgorithm: kRing, kDirect or
+     * kHalvingDoubling.
+     */
     enum ExchangeAlgorithm
     {
         RING_EXCHANGE,
-        DIRECT_EXCHANGE
+        DIRECT_EXCHANGE,
+        HALVING_DOUBLING_EXCHANGE
     };
 
     /** Attribute AllToAllAlgorithm: nbox::coll::Algorithm kDirect or kHierarchical. */

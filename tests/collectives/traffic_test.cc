@@ -93,6 +93,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Op::kAllReduce, Alg::kDirect, 5, 0, 4 * 3, 2, 0},  // empty blocks
                       Case{Op::kAllGather, Alg::kDirect, 6, 0, 4 * 6 * 17 + 4, 3, 16},
                       Case{Op::kReduceScatter, Alg::kDirect, 4, 0, 4 * 99, 1, 0},
+                      Case{Op::kAllReduce, Alg::kHalvingDoubling, 8, 0, 4 * 1001, 2, 128},
+                      Case{Op::kAllReduce, Alg::kHalvingDoubling, 7, 0, 4 * 977, 3, 64},  // folded
+                      Case{Op::kAllReduce, Alg::kHalvingDoubling, 6, 0, 4 * 4, 2, 0},     // empty
+                      Case{Op::kAllGather, Alg::kHalvingDoubling, 12, 0, 4 * 12 * 5 + 8, 2, 0},
+                      Case{Op::kAllGather, Alg::kHalvingDoubling, 5, 0, 4 * 3, 1, 0},
+                      Case{Op::kReduceScatter, Alg::kHalvingDoubling, 11, 0, 4 * 1013, 2, 32},
+                      Case{Op::kReduceScatter, Alg::kHalvingDoubling, 16, 0, 4 * 160, 1, 0},
                       Case{Op::kAllToAll, Alg::kDirect, 7, 0, 4 * 7 * 11 + 8, 2, 32},
                       Case{Op::kAllToAllV, Alg::kDirect, 5, 0, 0, 2, 0},
                       Case{Op::kAllToAll, Alg::kHierarchical, 12, 4, 4 * 12 * 9, 2, 16},
@@ -118,6 +125,14 @@ TEST(CriticalPath, TextbookStepCounts) {
   EXPECT_EQ(CriticalPathOf(spec).overlap, CriticalPath::Overlap::kParallel);
   spec.op = CollectiveOp::kAllGather;
   EXPECT_EQ(CriticalPathOf(spec).steps, std::vector<int>{1});
+  spec.op = CollectiveOp::kAllReduce;  // halving-doubling: log2 W rounds of two hops each
+  spec.algorithm = Algorithm::kHalvingDoubling;
+  EXPECT_EQ(CriticalPathOf(spec).steps, (std::vector<int>{2, 2, 2}));
+  EXPECT_EQ(CriticalPathOf(spec).overlap, CriticalPath::Overlap::kSequential);
+  spec.world_size = 12;  // 4 folded ranks: a hop in, 3 rounds over 8, a hop out
+  spec.op = CollectiveOp::kReduceScatter;
+  EXPECT_EQ(CriticalPathOf(spec).steps, (std::vector<int>{1, 1, 1, 1, 1}));
+  spec.world_size = 8;
   spec.op = CollectiveOp::kAllToAll;  // every pair at once: one step, lanes in parallel
   spec.algorithm = Algorithm::kDirect;
   EXPECT_EQ(CriticalPathOf(spec).steps, std::vector<int>{1});

@@ -29,6 +29,8 @@ JobOutcome RunOnStar(const StarJob& setup, const work::JobPrograms& programs) {
   ns3::NboxJobHelper helper;
   helper.SetCommunicatorAttribute("Channels", ns3::UintegerValue(setup.channels));
   helper.SetCommunicatorAttribute("ChunkSize", ns3::UintegerValue(setup.chunk_bytes));
+  helper.SetCommunicatorAttribute("AllReduceAlgorithm",
+                                  ns3::StringValue(setup.all_reduce_algorithm));
   auto job = helper.Install(network, transport, programs, rank_to_host);
 
   std::ostringstream quiet;

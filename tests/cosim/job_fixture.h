@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ns3/nbox-job-helper.h"
@@ -22,6 +23,7 @@ struct StarJob {
   ns3::NboxNetworkConfig network;
   uint32_t channels = 1;
   uint64_t chunk_bytes = 0;
+  std::string all_reduce_algorithm = "Ring";  // attribute NboxCommunicator::AllReduceAlgorithm
 };
 
 // `iterations` iterations of one all-reduce of `bytes` each, nothing else.

@@ -1,6 +1,6 @@
 // network.model through nbox-cosim as a user runs it: the flow and analytical models against
 // the packet model (the reference) on the shapes issue 10 names — a ring all-reduce on a star
-// (and the direct one),
+// (and the direct and halving-doubling ones),
 // a 2:1 oversubscribed leaf-spine crossed by every ring hop, an incast (a DLRM's embedding
 // all-to-all on one switch), the hierarchical all-reduce on a rail fabric, a 64-GPU
 // hybrid-parallel job — within 5% on the steady iteration time (the analytical model:
@@ -71,6 +71,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"RingOnAStar", "tests/cosim/fixtures/models/ring_star.ini", false},
         Case{"DirectAllReduceOnAStar",
              "tests/cosim/fixtures/models/ring_star.ini --set collectives.allreduce=direct", false},
+        Case{"HalvingDoublingAllReduceOnAStar",
+             "tests/cosim/fixtures/models/ring_star.ini --set "
+             "collectives.allreduce=halving-doubling",
+             false},
         Case{"OversubscribedLeafSpine", "tests/cosim/fixtures/models/leaf_spine_2to1.ini", false},
         Case{"AllToAllIncast", "tests/cosim/fixtures/models/incast_alltoall.ini", true},
         Case{"HierarchicalOnRails",

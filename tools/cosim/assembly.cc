@@ -140,11 +140,15 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   const auto all_reduce =
       s.collectives.allreduce == "hierarchical" ? ns3::NboxCommunicator::HIERARCHICAL
       : s.collectives.allreduce == "direct"     ? ns3::NboxCommunicator::DIRECT_ALL_REDUCE
-                                                : ns3::NboxCommunicator::RING;
+      : s.collectives.allreduce == "halving-doubling"
+          ? ns3::NboxCommunicator::HALVING_DOUBLING_ALL_REDUCE
+          : ns3::NboxCommunicator::RING;
   helper.SetCommunicatorAttribute("AllReduceAlgorithm", ns3::EnumValue(all_reduce));
   auto exchange = [](const std::string& algorithm) {
     return ns3::EnumValue(algorithm == "direct" ? ns3::NboxCommunicator::DIRECT_EXCHANGE
-                                                : ns3::NboxCommunicator::RING_EXCHANGE);
+                          : algorithm == "halving-doubling"
+                              ? ns3::NboxCommunicator::HALVING_DOUBLING_EXCHANGE
+                              : ns3::NboxCommunicator::RING_EXCHANGE);
   };
   helper.SetCommunicatorAttribute("AllGatherAlgorithm", exchange(s.collectives.allgather));
   helper.SetCommunicatorAttribute("ReduceScatterAlgorithm", exchange(s.collectives.reducescatter));

@@ -125,16 +125,19 @@ std::vector<KeySpec> CollectivesKeys() {
        "all-reduce algorithm: ring (NCCL's), hierarchical (reduce-scatter inside each server, "
        "all-reduce across servers over one rail, all-gather inside; topology.kind = rail), or "
        "direct (one-shot: every rank sends each peer its segment, then its reduced segment to "
-       "every peer; one message hop per phase, W - 1 connections per rank)",
-       Choice(coll(&CollectivesSection::allreduce), {"ring", "hierarchical", "direct"})},
+       "every peer; one message hop per phase, W - 1 connections per rank), or "
+       "halving-doubling (Rabenseifner's: recursive halving, then recursive doubling; "
+       "2 log2 W message hops; other W fold into a power of two)",
+       Choice(coll(&CollectivesSection::allreduce),
+              {"ring", "hierarchical", "direct", "halving-doubling"})},
       {"collectives", "allgather",
-       "all-gather algorithm: ring (NCCL's) or direct (every rank sends its segment to every "
-       "peer at once)",
-       Choice(coll(&CollectivesSection::allgather), {"ring", "direct"})},
+       "all-gather algorithm: ring (NCCL's), direct (every rank sends its segment to every "
+       "peer at once), or halving-doubling (recursive doubling: log2 W rounds)",
+       Choice(coll(&CollectivesSection::allgather), {"ring", "direct", "halving-doubling"})},
       {"collectives", "reducescatter",
-       "reduce-scatter algorithm: ring (NCCL's) or direct (every rank sends each peer the "
-       "peer's segment at once)",
-       Choice(coll(&CollectivesSection::reducescatter), {"ring", "direct"})},
+       "reduce-scatter algorithm: ring (NCCL's), direct (every rank sends each peer the "
+       "peer's segment at once), or halving-doubling (recursive halving: log2 W rounds)",
+       Choice(coll(&CollectivesSection::reducescatter), {"ring", "direct", "halving-doubling"})},
       {"collectives", "alltoall",
        "all-to-all algorithm: direct (every pair at once, NCCL's), or hierarchical (a block for "
        "another server goes first to the sender's GPU of the destination's local index, which "

@@ -58,10 +58,11 @@ struct NetworkSection {
 };
 
 struct CollectivesSection {
-  std::string allreduce = "ring";      // ring | hierarchical (needs topology.kind = rail) | direct
+  // ring | hierarchical (needs topology.kind = rail) | direct | halving-doubling
+  std::string allreduce = "ring";
   std::string alltoall = "direct";     // direct | hierarchical (needs topology.kind = rail)
-  std::string allgather = "ring";      // ring | direct
-  std::string reducescatter = "ring";  // ring | direct
+  std::string allgather = "ring";      // ring | direct | halving-doubling
+  std::string reducescatter = "ring";  // ring | direct | halving-doubling
   int channels = 2;
   uint64_t chunk_bytes = 1 << 20;  // 0 = no chunking
 };
