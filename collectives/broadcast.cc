@@ -39,18 +39,10 @@ RankSchedule BuildRingBroadcastRankSchedule(const CollectiveSpec& spec, int rank
   const bool receives = rank != spec.root;
   const bool forwards = next != spec.root;
   RankScheduleBuilder steps(rank, spec.bytes, grid.region_count());
-  int max_chunks = 0;
-  for (int channel = 0; channel < spec.channels; ++channel) {
-    max_chunks = std::max(max_chunks, grid.chunks(0, channel));
-  }
-  for (int k = 0; k < max_chunks; ++k) {
-    for (int channel = 0; channel < spec.channels; ++channel) {
-      if (k >= grid.chunks(0, channel)) continue;
-      const Region chunk = grid.chunk(0, channel, k);
-      if (receives) steps.AddRecv(prev, channel, chunk, false);
-      if (forwards) steps.AddSend(next, channel, chunk);
-    }
-  }
+  ForEachChunkChunkMajor(grid, 0, spec.channels, [&](int channel, const Region& chunk) {
+    if (receives) steps.AddRecv(prev, channel, chunk, false);
+    if (forwards) steps.AddSend(next, channel, chunk);
+  });
   return std::move(steps).Finish();
 }
 

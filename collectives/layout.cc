@@ -65,6 +65,19 @@ Region BlockGrid::chunk(int segment, int channel, int k) const {
           (block.begin + part.begin) * element_bytes_, part.count * element_bytes_};
 }
 
+void ForEachChunkChunkMajor(const BlockGrid& grid, int segment, int channels,
+                            const std::function<void(int channel, const Region& chunk)>& visit) {
+  int max_chunks = 0;
+  for (int channel = 0; channel < channels; ++channel) {
+    max_chunks = std::max(max_chunks, grid.chunks(segment, channel));
+  }
+  for (int k = 0; k < max_chunks; ++k) {
+    for (int channel = 0; channel < channels; ++channel) {
+      if (k < grid.chunks(segment, channel)) visit(channel, grid.chunk(segment, channel, k));
+    }
+  }
+}
+
 uint64_t ChunkCountBound(const CollectiveSpec& spec) {
   // Each non-empty block has at most ceil(block / chunk) <= block / chunk + 1 chunks, and at
   // most min(blocks, elements) blocks are non-empty.

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,11 @@ class BlockGrid {
   BlockOrder order_;
   std::vector<size_t> first_region_;  // per block, and one past the last block
 };
+
+// Calls visit(channel, chunk) for every chunk of `segment`, chunk-major: chunk k of every
+// channel before chunk k + 1 (the order pipelined chains and trees number their steps in).
+void ForEachChunkChunkMajor(const BlockGrid& grid, int segment, int channels,
+                            const std::function<void(int channel, const Region& chunk)>& visit);
 
 // An upper bound on the chunks a BlockGrid of `spec` has, computed without building it.
 uint64_t ChunkCountBound(const CollectiveSpec& spec);

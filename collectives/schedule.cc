@@ -10,6 +10,7 @@
 #include "collectives/hierarchical.h"
 #include "collectives/layout.h"
 #include "collectives/ring.h"
+#include "collectives/tree.h"
 
 namespace nbox::coll {
 namespace {
@@ -33,7 +34,8 @@ bool IsKnown(CollectiveOp op) {
 
 bool IsKnown(Algorithm algorithm) {
   return algorithm == Algorithm::kRing || algorithm == Algorithm::kHierarchical ||
-         algorithm == Algorithm::kDirect || algorithm == Algorithm::kHalvingDoubling;
+         algorithm == Algorithm::kDirect || algorithm == Algorithm::kHalvingDoubling ||
+         algorithm == Algorithm::kTree;
 }
 
 bool IsAllToAll(CollectiveOp op) {
@@ -89,6 +91,8 @@ std::string_view ToString(Algorithm algorithm) {
       return "Direct";
     case Algorithm::kHalvingDoubling:
       return "HalvingDoubling";
+    case Algorithm::kTree:
+      return "Tree";
   }
   return "unknown";
 }
@@ -139,6 +143,9 @@ void ValidateSpec(const CollectiveSpec& spec) {
     Invalid("algorithm", "HalvingDoubling runs all-reduce, reduce-scatter and all-gather; op is " +
                              std::string(ToString(spec.op)));
   }
+  if (spec.algorithm == Algorithm::kTree && spec.op != CollectiveOp::kAllReduce) {
+    Invalid("algorithm", "Tree runs all-reduce only; op is " + std::string(ToString(spec.op)));
+  }
   if (spec.element_bytes == 0) Invalid("element_bytes", "must be at least 1");
   if (spec.op == CollectiveOp::kAllToAllV) ValidateCounts(spec);
   if (spec.bytes % spec.element_bytes != 0) {
@@ -167,6 +174,8 @@ RankSchedule BuildRankSchedule(const CollectiveSpec& spec, int rank) {
                                  : BuildDirectRankSchedule(spec, rank);
     case Algorithm::kHalvingDoubling:
       return BuildHalvingDoublingRankSchedule(spec, rank);
+    case Algorithm::kTree:
+      return BuildTreeRankSchedule(spec, rank);
   }
   throw std::logic_error("BuildRankSchedule: algorithm not dispatched");
 }

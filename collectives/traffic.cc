@@ -10,6 +10,7 @@
 #include "collectives/halving_doubling.h"
 #include "collectives/layout.h"
 #include "collectives/ring_order.h"
+#include "collectives/tree.h"
 
 namespace nbox::coll {
 namespace {
@@ -265,6 +266,30 @@ void HalvingDoublingLanes(const CollectiveSpec& spec, int rank,
   }
 }
 
+// tree.cc: on channel c, a rank sends its slice once to its parent and once to each child in
+// tree c mod 2.
+void TreeLanes(const CollectiveSpec& spec, int rank,
+               const std::function<void(const LaneTraffic&)>& visit) {
+  const uint64_t elements = spec.bytes / spec.element_bytes;
+  for (int channel = 0; channel < spec.channels; ++channel) {
+    const uint64_t slice = SplitEvenly(elements, spec.channels, channel).count;
+    if (slice == 0) continue;
+    const TreeLinks links = DoubleBinaryTreeLinks(spec.world_size, channel % 2, rank);
+    for (int peer : {links.parent, links.children[0], links.children[1]}) {
+      if (peer >= 0) visit(LaneTraffic{rank, peer, channel, slice * spec.element_bytes, 0});
+    }
+  }
+}
+
+// Chunks of channel `channel`'s slice when the whole buffer is one segment (tree.cc,
+// broadcast.cc).
+uint64_t SliceChunks(const CollectiveSpec& spec, int channel) {
+  const uint64_t slice = SplitEvenly(spec.bytes / spec.element_bytes, spec.channels, channel).count;
+  const uint64_t chunk_elements = spec.chunk_bytes / spec.element_bytes;
+  if (slice == 0) return 0;
+  return chunk_elements == 0 ? 1 : (slice + chunk_elements - 1) / chunk_elements;
+}
+
 bool IsAllToAllOp(CollectiveOp op) {
   return op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV;
 }
@@ -280,6 +305,8 @@ void ForEachLaneFrom(const CollectiveSpec& spec, int src,
     DirectLanes(spec, src, visit);
   } else if (spec.algorithm == Algorithm::kHalvingDoubling) {
     HalvingDoublingLanes(spec, src, visit);
+  } else if (spec.algorithm == Algorithm::kTree) {
+    TreeLanes(spec, src, visit);
   } else if (spec.op == CollectiveOp::kBroadcast) {
     BroadcastLanes(spec, src, visit);
   } else {
@@ -337,14 +364,33 @@ CriticalPath CriticalPathOf(const CollectiveSpec& spec) {
     path.overlap = CriticalPath::Overlap::kSequential;
     return path;
   }
+  if (spec.algorithm == Algorithm::kTree && world > 1) {
+    // tree.cc: a chunk goes up and down the deeper tree in use, 2 x depth hops, pipelined like
+    // the broadcast's chain. The fill counts each of the first chunk's 2 x depth - 1 further
+    // hops as one chunk message over the busiest port at full rate (its busy time over M, the
+    // chunk messages it sends): optimistic once many chunks share the ports (tree.h).
+    const int depth = std::max(TreeDepth(world, 0), spec.channels > 1 ? TreeDepth(world, 1) : 0);
+    uint64_t busiest_messages = 0;
+    for (int rank = 0; rank < world; ++rank) {
+      uint64_t messages = 0;
+      for (int channel = 0; channel < spec.channels; ++channel) {
+        const TreeLinks links = DoubleBinaryTreeLinks(world, channel % 2, rank);
+        const int neighbours =
+            (links.parent >= 0) + (links.children[0] >= 0) + (links.children[1] >= 0);
+        messages += SliceChunks(spec, channel) * neighbours;
+      }
+      busiest_messages = std::max(busiest_messages, messages);
+    }
+    CriticalPath path{{2 * depth}};
+    path.overlap = CriticalPath::Overlap::kChain;
+    path.bandwidth_scale =
+        1 + static_cast<double>(2 * depth - 1) / std::max<uint64_t>(1, busiest_messages);
+    return path;
+  }
   if (spec.op == CollectiveOp::kAllReduce) return CriticalPath{{2 * (world - 1)}};
   if (spec.op == CollectiveOp::kBroadcast && world > 1) {
     // broadcast.cc: channel 0's slice is the largest; chunks of at most chunk_bytes.
-    const uint64_t slice =
-        SplitEvenly(spec.bytes / spec.element_bytes, spec.channels, 0).count * spec.element_bytes;
-    const uint64_t chunk_elements = spec.chunk_bytes / spec.element_bytes;
-    const uint64_t chunk = chunk_elements == 0 ? slice : chunk_elements * spec.element_bytes;
-    const uint64_t chunks = slice == 0 ? 1 : (slice + chunk - 1) / chunk;
+    const uint64_t chunks = std::max<uint64_t>(1, SliceChunks(spec, 0));
     CriticalPath path{{world - 1}};
     path.overlap = CriticalPath::Overlap::kChain;
     path.bandwidth_scale = 1 + static_cast<double>(world - 2) / chunks;

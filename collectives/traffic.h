@@ -4,7 +4,7 @@
 // analytical network model times whole collectives from it (docs/DESIGN.md, "The analytical
 // model"); tests check it against the sum of the schedules' Send steps.
 //
-// Cost: O(world_size x channels) for the rings, the hierarchical all-reduce and the
+// Cost: O(world_size x channels) for the rings, the hierarchical all-reduce, the tree and the
 // broadcast; O(world_size x log2 world_size x channels) for halving-doubling;
 // O(world_size^2 x channels) for the all-to-alls and the direct algorithms (every
 // pair is a lane). Memory
@@ -42,8 +42,8 @@ struct CriticalPath {
   //    busy time and the sum over stages of (mean lane busy time + steps x mean lane
   //    latency). The first bounds a ring whose slow lanes have slack (a rail ring's NIC hops
   //    between NVLink hops), the second is the textbook lock-step ring.
-  //  kChain: a pipelined chain (broadcast): steps x mean lane latency, plus the busiest
-  //    lane's busy time times bandwidth_scale (the pipeline's fill).
+  //  kChain: a pipelined chain (broadcast, the tree's up and down): steps x mean lane
+  //    latency, plus the busiest lane's busy time times bandwidth_scale (the pipeline's fill).
   //  kParallel: every lane at once (all-to-all): the slowest lane's latency per stage, plus
   //    the busiest lane's busy time.
   //  kSequential: the stages one after the other (halving-doubling's rounds): per stage, its
@@ -52,7 +52,8 @@ struct CriticalPath {
   enum class Overlap { kRing, kChain, kParallel, kSequential };
   Overlap overlap = Overlap::kRing;
   // kChain only: the chain of W ranks with n chunks per channel takes W - 2 + n chunk times
-  // where its busiest port is busy for n: 1 + (W - 2) / n.
+  // where its busiest port is busy for n: 1 + (W - 2) / n. The tree, 2 x depth hops:
+  // 1 + (2 depth - 1) / M, M the chunk messages its busiest port sends.
   double bandwidth_scale = 1;
 };
 
@@ -60,7 +61,7 @@ struct CriticalPath {
 // (ValidateSpec); throws std::invalid_argument otherwise.
 void ForEachLane(const CollectiveSpec& spec, const std::function<void(const LaneTraffic&)>& visit);
 // The lanes rank `src` sends on, in the same order: O(channels) for the rings, the
-// hierarchical all-reduce and the broadcast, O(log2 world_size x channels) for
+// hierarchical all-reduce, the tree and the broadcast, O(log2 world_size x channels) for
 // halving-doubling, O(world_size x channels) for the all-to-alls and the direct algorithms.
 void ForEachLaneOf(const CollectiveSpec& spec, int src,
                    const std::function<void(const LaneTraffic&)>& visit);

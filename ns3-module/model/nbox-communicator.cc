@@ -1,12 +1,14 @@
 #include "nbox-communicator.h"
 
 #include "ns3/abort.h"
+#include "ns3/data-rate.h"
 #include "ns3/enum.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
 #include "collectives/all_to_all.h"
+#include "collectives/nccl_tuning.h"
 #include "collectives/send_lanes.h"
 
 #include <algorithm>
@@ -60,27 +62,32 @@ NboxCommunicator::GetTypeId()
                   "AllReduceAlgorithm",
                   "How all-reduces run: NCCL's ring, hierarchical over servers "
                   "(needs RanksPerServer), direct (every rank exchanges with "
-                  "every peer at once), or halving-doubling (Rabenseifner's: "
-                  "recursive halving, then recursive doubling).",
+                  "every peer at once), halving-doubling (Rabenseifner's: "
+                  "recursive halving, then recursive doubling), or tree (NCCL's double "
+                  "binary tree), or auto (ring or tree as NCCL 2.20's tuner picks them by size, "
+                  "from NicRate and ScaleUpRate).",
                   EnumValue(RING), MakeEnumAccessor(&NboxCommunicator::m_allReduceAlgorithm),
                   MakeEnumChecker(RING, "Ring", HIERARCHICAL, "Hierarchical", DIRECT_ALL_REDUCE,
-                                  "Direct", HALVING_DOUBLING_ALL_REDUCE, "HalvingDoubling"))
+                                  "Direct", HALVING_DOUBLING_ALL_REDUCE, "HalvingDoubling",
+                                  TREE_ALL_REDUCE, "Tree", AUTO_ALL_REDUCE, "Auto"))
               .AddAttribute("AllGatherAlgorithm",
                             "How all-gathers run: NCCL's ring, direct (every rank sends its "
                             "segment to every peer at once), or halving-doubling (recursive "
-                            "doubling).",
+                            "doubling), or auto (NCCL's choice: the ring).",
                             EnumValue(RING_EXCHANGE),
                             MakeEnumAccessor(&NboxCommunicator::m_allGatherAlgorithm),
                             MakeEnumChecker(RING_EXCHANGE, "Ring", DIRECT_EXCHANGE, "Direct",
-                                            HALVING_DOUBLING_EXCHANGE, "HalvingDoubling"))
+                                            HALVING_DOUBLING_EXCHANGE, "HalvingDoubling",
+                                            AUTO_EXCHANGE, "Auto"))
               .AddAttribute("ReduceScatterAlgorithm",
                             "How reduce-scatters run: NCCL's ring, direct (every rank sends "
                             "each peer the peer's segment at once), or halving-doubling "
-                            "(recursive halving).",
+                            "(recursive halving), or auto (NCCL's choice: the ring).",
                             EnumValue(RING_EXCHANGE),
                             MakeEnumAccessor(&NboxCommunicator::m_reduceScatterAlgorithm),
                             MakeEnumChecker(RING_EXCHANGE, "Ring", DIRECT_EXCHANGE, "Direct",
-                                            HALVING_DOUBLING_EXCHANGE, "HalvingDoubling"))
+                                            HALVING_DOUBLING_EXCHANGE, "HalvingDoubling",
+                                            AUTO_EXCHANGE, "Auto"))
               .AddAttribute(
                   "AllToAllAlgorithm",
                   "How all-to-alls run: Direct (every pair at once, NCCL's), or "
@@ -95,7 +102,20 @@ NboxCommunicator::GetTypeId()
                             "NVLink and cross between servers on one rail.",
                             UintegerValue(0),
                             MakeUintegerAccessor(&NboxCommunicator::m_ranksPerServer),
-                            MakeUintegerChecker<uint32_t>());
+                            MakeUintegerChecker<uint32_t>())
+              .AddAttribute("NicRate",
+                            "A rank's network interface rate, each direction: what the Auto "
+                            "algorithms (NCCL's tuner) take as the inter-node bandwidth.",
+                            DataRateValue(DataRate("100Gbps")),
+                            MakeDataRateAccessor(&NboxCommunicator::m_nicRate),
+                            MakeDataRateChecker())
+              .AddAttribute("ScaleUpRate",
+                            "A rank's scale-up (NVLink) rate, each direction: what the Auto "
+                            "algorithms take as the intra-server bandwidth when "
+                            "RanksPerServer is set.",
+                            DataRateValue(DataRate("3600Gbps")),
+                            MakeDataRateAccessor(&NboxCommunicator::m_scaleUpRate),
+                            MakeDataRateChecker());
     return tid;
 }
 
@@ -108,6 +128,8 @@ NboxCommunicator::NboxCommunicator()
     , m_reduceScatterAlgorithm(RING_EXCHANGE)
     , m_allToAllAlgorithm(DIRECT)
     , m_ranksPerServer(0)
+    , m_nicRate("100Gbps")
+    , m_scaleUpRate("3600Gbps")
     , m_laneBase(0)
     , m_id(0)
     , m_parallelism(nbox::work::Parallelism::kOther)
@@ -229,10 +251,22 @@ NboxCommunicator::FillsServers() const
 }
 
 nbox::coll::Algorithm
-NboxCommunicator::AlgorithmFor(CollectiveOp op) const
+NboxCommunicator::AlgorithmFor(CollectiveOp op, uint64_t bytes) const
 {
     using nbox::coll::Algorithm;
     const bool servers = FillsServers();
+    if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == AUTO_ALL_REDUCE)
+    {
+        const auto ranks = static_cast<int>(m_members.size());
+        nbox::coll::NcclTuningInputs inputs;
+        inputs.ranks = ranks;
+        inputs.nodes = servers ? ranks / static_cast<int>(m_ranksPerServer) : ranks;
+        inputs.channels = static_cast<int>(m_channels);
+        inputs.inter_bytes_per_s = static_cast<double>(m_nicRate.GetBitRate()) / 8;
+        inputs.intra_bytes_per_s = servers ? static_cast<double>(m_scaleUpRate.GetBitRate()) / 8
+                                           : inputs.inter_bytes_per_s;
+        return nbox::coll::NcclAutoAllReduce(bytes, inputs);
+    }
     if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV)
     {
         return m_allToAllAlgorithm == HIERARCHICAL_ALL_TO_ALL && servers ? Algorithm::kHierarchical
@@ -255,6 +289,10 @@ NboxCommunicator::AlgorithmFor(CollectiveOp op) const
     {
         return Algorithm::kHalvingDoubling;
     }
+    if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == TREE_ALL_REDUCE)
+    {
+        return Algorithm::kTree;
+    }
     return Algorithm::kRing;
 }
 
@@ -270,7 +308,7 @@ NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAll
     spec.chunk_bytes = m_chunkBytes;
     spec.counts = std::move(counts);
     spec.ranks_per_server = FillsServers() ? static_cast<int>(m_ranksPerServer) : 0;
-    spec.algorithm = AlgorithmFor(op);
+    spec.algorithm = AlgorithmFor(op, bytes);
     return spec;
 }
 
@@ -632,7 +670,7 @@ NboxCommunicator::FinishHead(uint32_t rank)
     record.isTransfers = head.work.isTransfers;
     if (!head.work.isTransfers)
     {
-        record.algorithm = AlgorithmFor(head.work.op);
+        record.algorithm = AlgorithmFor(head.work.op, head.work.bytes);
     }
     record.bytes = RecordBytes(rank, head.work);
     record.groupSize = static_cast<int>(m_members.size());

@@ -21,6 +21,7 @@
 #ifndef NBOX_COMMUNICATOR_H
 #define NBOX_COMMUNICATOR_H
 
+#include "ns3/data-rate.h"
 #include "ns3/nbox-job-records.h"
 #include "ns3/nbox-transport.h"
 #include "ns3/object.h"
@@ -63,15 +64,17 @@ class NboxCommunicator : public Object
 {
   public:
     /**
-     * Attribute AllReduceAlgorithm: nbox::coll::Algorithm kRing, kHierarchical, kDirect or
-     * kHalvingDoubling.
+     * Attribute AllReduceAlgorithm: nbox::coll::Algorithm kRing, kHierarchical, kDirect,
+     * kHalvingDoubling or kTree.
      */
     enum AllReduceAlgorithm
     {
         RING,
         HIERARCHICAL,
         DIRECT_ALL_REDUCE,
-        HALVING_DOUBLING_ALL_REDUCE
+        HALVING_DOUBLING_ALL_REDUCE,
+        TREE_ALL_REDUCE,
+        AUTO_ALL_REDUCE //!< NCCL's tuner: kRing or kTree by size (collectives/nccl_tuning.h)
     };
 
     /**
@@ -82,7 +85,8 @@ class NboxCommunicator : public Object
     {
         RING_EXCHANGE,
         DIRECT_EXCHANGE,
-        HALVING_DOUBLING_EXCHANGE
+        HALVING_DOUBLING_EXCHANGE,
+        AUTO_EXCHANGE //!< NCCL's tuner: the ring (NCCL has no other without NVLS or CollNet)
     };
 
     /** Attribute AllToAllAlgorithm: nbox::coll::Algorithm kDirect or kHierarchical. */
@@ -121,7 +125,7 @@ class NboxCommunicator : public Object
      * it is not given, and the ring (all-reduce) or direct (all-to-all) where the hierarchical
      * one is asked for but the members do not fill whole servers. MakeSpec uses it.
      */
-    nbox::coll::Algorithm AlgorithmFor(nbox::coll::CollectiveOp op) const;
+    nbox::coll::Algorithm AlgorithmFor(nbox::coll::CollectiveOp op, uint64_t bytes) const;
 
     nbox::coll::CollectiveSpec MakeSpec(nbox::coll::CollectiveOp op, uint64_t bytes,
                                         nbox::work::AllToAllCounts counts = nullptr) const;
@@ -274,6 +278,8 @@ class NboxCommunicator : public Object
     ExchangeAlgorithm m_reduceScatterAlgorithm;
     AllToAllAlgorithm m_allToAllAlgorithm;
     uint32_t m_ranksPerServer;
+    DataRate m_nicRate;     //!< a rank's NIC, for the Auto algorithms
+    DataRate m_scaleUpRate; //!< a rank's NVLink, for the Auto algorithms
     std::vector<uint32_t> m_members;
     uint32_t m_laneBase;
     uint32_t m_id;

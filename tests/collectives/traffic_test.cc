@@ -100,6 +100,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Op::kAllGather, Alg::kHalvingDoubling, 5, 0, 4 * 3, 1, 0},
                       Case{Op::kReduceScatter, Alg::kHalvingDoubling, 11, 0, 4 * 1013, 2, 32},
                       Case{Op::kReduceScatter, Alg::kHalvingDoubling, 16, 0, 4 * 160, 1, 0},
+                      Case{Op::kAllReduce, Alg::kTree, 8, 0, 4 * 1001, 2, 128},
+                      Case{Op::kAllReduce, Alg::kTree, 7, 0, 4 * 977, 3, 64},
+                      Case{Op::kAllReduce, Alg::kTree, 5, 0, 4 * 1, 2, 0},  // an empty slice
                       Case{Op::kAllToAll, Alg::kDirect, 7, 0, 4 * 7 * 11 + 8, 2, 32},
                       Case{Op::kAllToAllV, Alg::kDirect, 5, 0, 0, 2, 0},
                       Case{Op::kAllToAll, Alg::kHierarchical, 12, 4, 4 * 12 * 9, 2, 16},
@@ -129,6 +132,18 @@ TEST(CriticalPath, TextbookStepCounts) {
   spec.algorithm = Algorithm::kHalvingDoubling;
   EXPECT_EQ(CriticalPathOf(spec).steps, (std::vector<int>{2, 2, 2}));
   EXPECT_EQ(CriticalPathOf(spec).overlap, CriticalPath::Overlap::kSequential);
+  spec.world_size = 8;  // the double binary tree: up and down a depth of 3, pipelined
+  spec.algorithm = Algorithm::kTree;
+  spec.channels = 2;
+  spec.bytes = 16 << 20;
+  spec.chunk_bytes = 256 << 10;  // 32 chunks a channel; an inner node sends 3 x 32, a leaf 32
+  EXPECT_EQ(CriticalPathOf(spec).steps, std::vector<int>{6});
+  EXPECT_EQ(CriticalPathOf(spec).overlap, CriticalPath::Overlap::kChain);
+  EXPECT_DOUBLE_EQ(CriticalPathOf(spec).bandwidth_scale, 1 + 5.0 / 128);
+  spec.channels = 1;
+  spec.chunk_bytes = 0;
+  spec.bytes = 4096;
+  spec.algorithm = Algorithm::kHalvingDoubling;
   spec.world_size = 12;  // 4 folded ranks: a hop in, 3 rounds over 8, a hop out
   spec.op = CollectiveOp::kReduceScatter;
   EXPECT_EQ(CriticalPathOf(spec).steps, (std::vector<int>{1, 1, 1, 1, 1}));

@@ -95,6 +95,9 @@ TEST_F(NetworkModels, TheReportNamesEachCollectivesAlgorithm) {
       {"tests/cosim/fixtures/models/ring_star.ini --set collectives.allreduce=direct", "Direct"},
       {"tests/cosim/fixtures/rail_tiny.ini --set collectives.allreduce=hierarchical",
        "Hierarchical"},
+      {"tests/cosim/fixtures/models/ring_star.ini --set collectives.allreduce=halving-doubling",
+       "HalvingDoubling"},
+      {"tests/cosim/fixtures/models/ring_star.ini --set collectives.allreduce=tree", "Tree"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.args);
@@ -110,6 +113,29 @@ TEST_F(NetworkModels, TheReportNamesEachCollectivesAlgorithm) {
       EXPECT_EQ(collective.at("algorithm"), c.algorithm);
     }
   }
+}
+
+// collectives.allreduce = auto picks as NCCL 2.20's tuner (collectives/nccl_tuning.h): on 16
+// ranks with 100 Gb/s NICs and 2 channels its boundary lies between 2.5 and 3.5 MiB (worked by
+// hand in tests/collectives/nccl_tuning_test.cc), so the 2,000,000-byte bucket runs on the
+// tree and the 6,000,000-byte one on the ring, in every iteration.
+TEST_F(NetworkModels, AutoPicksTheTreeBelowNcclsBoundaryAndTheRingAbove) {
+  const fs::path out = dir_ / "auto";
+  const auto run = RunCosim(
+      "tests/cosim/fixtures/models/ring_star.ini --set job.world_size=16 --set "
+      "topology.host_link=100Gbps --set collectives.allreduce=auto --set network.model=flow "
+      "--out " +
+      out.string());
+  ASSERT_EQ(run.status, 0) << run.output;
+  const auto results = ReadJson(out / "results.json");
+  int checked = 0;
+  for (const auto& collective : results.at("collectives")) {
+    const uint64_t bytes = collective.at("bytes");
+    ASSERT_TRUE(bytes == 2000000 || bytes == 6000000) << bytes;
+    EXPECT_EQ(collective.at("algorithm"), bytes == 2000000 ? "Tree" : "Ring");
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);  // 3 iterations of 2 buckets
 }
 
 // All-gathers and reduce-scatters (FSDP's, on 16 rail GPUs) run direct when their keys say

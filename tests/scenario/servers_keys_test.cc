@@ -74,10 +74,12 @@ TEST(ServersKeys, BadValuesNameFileLineKeyAndExpectation) {
                                       "to 576"));
   EXPECT_THAT(error, HasSubstr(path + ":8: [servers] nvlink = '450GB/s': expected a rate"));
   EXPECT_THAT(error, HasSubstr(path + ":9: [servers] nic = 'fast': expected a rate"));
-  EXPECT_THAT(error,
-              HasSubstr(path + ":12: [collectives] allreduce = 'hierarchal': expected "
-                               "one of ring, hierarchical, direct, halving-doubling; did you mean "
-                               "'hierarchical'?"));
+  EXPECT_THAT(
+      error,
+      HasSubstr(path +
+                ":12: [collectives] allreduce = 'hierarchal': expected "
+                "one of ring, hierarchical, direct, halving-doubling, tree, auto; did you mean "
+                "'hierarchical'?"));
 }
 
 }  // namespace

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "common/units.h"
 #include "ns3/core-module.h"
+#include "ns3/data-rate.h"
 #include "ns3/enum.h"
 #include "ns3/nbox-communicator.h"
 #include "ns3/nbox-job-helper.h"
@@ -83,6 +85,20 @@ void RefuseTcpMinRtoBelowTheRoundTrip(const scenario::Scenario& s, const topo::T
 
 }  // namespace
 
+namespace {
+
+// The fastest link of host `host` (a multi-homed host's best).
+double HostLinkRateBps(const topo::Topology& topology, int host) {
+  double rate = 0;
+  for (auto [edge, end] = boost::out_edges(topology.hosts.at(host), topology.graph); edge != end;
+       ++edge) {
+    rate = std::max(rate, topology.graph[*edge].rate_bps);
+  }
+  return rate;
+}
+
+}  // namespace
+
 NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_bytes) {
   ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(s.job.seed % 4294967295u) + 1);
   ns3::RngSeedManager::SetRun(1);
@@ -137,25 +153,27 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   const bool servers = s.topology.kind == "rail";
   helper.SetCommunicatorAttribute("RanksPerServer",
                                   ns3::UintegerValue(servers ? s.servers.gpus : 0));
-  const auto all_reduce =
-      s.collectives.allreduce == "hierarchical" ? ns3::NboxCommunicator::HIERARCHICAL
-      : s.collectives.allreduce == "direct"     ? ns3::NboxCommunicator::DIRECT_ALL_REDUCE
-      : s.collectives.allreduce == "halving-doubling"
-          ? ns3::NboxCommunicator::HALVING_DOUBLING_ALL_REDUCE
-          : ns3::NboxCommunicator::RING;
-  helper.SetCommunicatorAttribute("AllReduceAlgorithm", ns3::EnumValue(all_reduce));
-  auto exchange = [](const std::string& algorithm) {
-    return ns3::EnumValue(algorithm == "direct" ? ns3::NboxCommunicator::DIRECT_EXCHANGE
-                          : algorithm == "halving-doubling"
-                              ? ns3::NboxCommunicator::HALVING_DOUBLING_EXCHANGE
-                              : ns3::NboxCommunicator::RING_EXCHANGE);
+  // The communicator's algorithm attributes take the scenario's values in ns-3's spelling.
+  auto algorithm = [](const std::string& value) {
+    static const std::map<std::string, std::string> kAttributeValue = {
+        {"ring", "Ring"},     {"hierarchical", "Hierarchical"},
+        {"direct", "Direct"}, {"halving-doubling", "HalvingDoubling"},
+        {"tree", "Tree"},     {"auto", "Auto"}};
+    return ns3::StringValue(kAttributeValue.at(value));
   };
-  helper.SetCommunicatorAttribute("AllGatherAlgorithm", exchange(s.collectives.allgather));
-  helper.SetCommunicatorAttribute("ReduceScatterAlgorithm", exchange(s.collectives.reducescatter));
+  helper.SetCommunicatorAttribute("AllReduceAlgorithm", algorithm(s.collectives.allreduce));
+  helper.SetCommunicatorAttribute("AllGatherAlgorithm", algorithm(s.collectives.allgather));
+  helper.SetCommunicatorAttribute("ReduceScatterAlgorithm", algorithm(s.collectives.reducescatter));
+  helper.SetCommunicatorAttribute("AllToAllAlgorithm", algorithm(s.collectives.alltoall));
+  // What the Auto algorithms take as a rank's NIC and NVLink: the rail fabric's, else the
+  // link of rank 0's host.
   helper.SetCommunicatorAttribute(
-      "AllToAllAlgorithm", ns3::EnumValue(s.collectives.alltoall == "hierarchical"
-                                              ? ns3::NboxCommunicator::HIERARCHICAL_ALL_TO_ALL
-                                              : ns3::NboxCommunicator::DIRECT));
+      "NicRate", ns3::DataRateValue(ns3::DataRate(static_cast<uint64_t>(
+                     servers ? s.servers.nic_bps
+                             : HostLinkRateBps(a.net.topology, a.net.rank_to_host.at(0))))));
+  helper.SetCommunicatorAttribute(
+      "ScaleUpRate",
+      ns3::DataRateValue(ns3::DataRate(static_cast<uint64_t>(s.servers.nvlink_bps))));
   work::JobPrograms programs = a.workload.programs;
   if (!s.realranks.ranks.empty()) {
     RefuseGroupsWithRealRanks(s, programs);

@@ -127,17 +127,25 @@ std::vector<KeySpec> CollectivesKeys() {
        "direct (one-shot: every rank sends each peer its segment, then its reduced segment to "
        "every peer; one message hop per phase, W - 1 connections per rank), or "
        "halving-doubling (Rabenseifner's: recursive halving, then recursive doubling; "
-       "2 log2 W message hops; other W fold into a power of two)",
+       "2 log2 W message hops; other W fold into a power of two), or tree (NCCL's double binary "
+       "tree: chunks up and down two complementary trees, channel c on tree c mod 2; "
+       "2 x depth message hops), or auto (ring or tree by size, as NCCL 2.20's tuner picks "
+       "them from the ranks, servers, channels and the NIC and NVLink rates; "
+       "collectives/nccl_tuning.h)",
        Choice(coll(&CollectivesSection::allreduce),
-              {"ring", "hierarchical", "direct", "halving-doubling"})},
+              {"ring", "hierarchical", "direct", "halving-doubling", "tree", "auto"})},
       {"collectives", "allgather",
        "all-gather algorithm: ring (NCCL's), direct (every rank sends its segment to every "
-       "peer at once), or halving-doubling (recursive doubling: log2 W rounds)",
-       Choice(coll(&CollectivesSection::allgather), {"ring", "direct", "halving-doubling"})},
+       "peer at once), halving-doubling (recursive doubling: log2 W rounds), or auto (NCCL's "
+       "choice without NVLS or CollNet: the ring)",
+       Choice(coll(&CollectivesSection::allgather),
+              {"ring", "direct", "halving-doubling", "auto"})},
       {"collectives", "reducescatter",
        "reduce-scatter algorithm: ring (NCCL's), direct (every rank sends each peer the "
-       "peer's segment at once), or halving-doubling (recursive halving: log2 W rounds)",
-       Choice(coll(&CollectivesSection::reducescatter), {"ring", "direct", "halving-doubling"})},
+       "peer's segment at once), halving-doubling (recursive halving: log2 W rounds), or auto "
+       "(NCCL's choice without NVLS or CollNet: the ring)",
+       Choice(coll(&CollectivesSection::reducescatter),
+              {"ring", "direct", "halving-doubling", "auto"})},
       {"collectives", "alltoall",
        "all-to-all algorithm: direct (every pair at once, NCCL's), or hierarchical (a block for "
        "another server goes first to the sender's GPU of the destination's local index, which "

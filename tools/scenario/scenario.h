@@ -58,11 +58,11 @@ struct NetworkSection {
 };
 
 struct CollectivesSection {
-  // ring | hierarchical (needs topology.kind = rail) | direct | halving-doubling
+  // ring | hierarchical (needs topology.kind = rail) | direct | halving-doubling | tree | auto
   std::string allreduce = "ring";
   std::string alltoall = "direct";     // direct | hierarchical (needs topology.kind = rail)
-  std::string allgather = "ring";      // ring | direct | halving-doubling
-  std::string reducescatter = "ring";  // ring | direct | halving-doubling
+  std::string allgather = "ring";      // ring | direct | halving-doubling | auto
+  std::string reducescatter = "ring";  // ring | direct | halving-doubling | auto
   int channels = 2;
   uint64_t chunk_bytes = 1 << 20;  // 0 = no chunking
 };

@@ -1,0 +1,43 @@
+// NCCL's double binary tree (Sanders, Speck and Träff, "Two-tree algorithms for full bandwidth
+// broadcast, reduction and scan", Parallel Computing 2009; NCCL 2.4's all-reduce).
+//
+// Tree 0 is an in-order binary tree over ranks 0..W-1: rank r > 0 with lowest set bit b has
+// the children r - b/2 and r + c, c the largest of b/2, b/4, ..., 1 with r + c < W (none
+// when b = 1), and the parent (r with bit b cleared and bit 2b set) if that is < W, else r - b;
+// rank 0 is the root, with the single child 2^floor(log2(W-1)). Its inner nodes are even
+// ranks, its leaves the odd ones. Tree 1 moves every rank to where tree 0 has a leaf:
+// mirrored (r -> W-1-r) for even W, shifted by one (r -> r+1 mod W) for odd W, so (but for
+// rank 0 at odd W) a rank is an inner node of one tree only, and the two trees together keep
+// every rank's link about equally busy.
+//
+// All-reduce (one message hop per tree edge and direction): every chunk goes up its tree,
+// each node adding its children's copies to its own before passing the sum to its parent, and
+// comes back down from the root, each node overwriting its copy with its parent's and passing
+// it on. Channel c runs tree c mod 2 on its contiguous 1/channels slice (NCCL runs tree 0 on
+// one half of its channels and tree 1 on the other); one channel is a single binary tree.
+// Chunks of at most chunk_bytes pipeline up and down at once. ranks_per_server is ignored:
+// the trees span the ranks (NCCL spans nodes with a tree and chains the GPUs inside each).
+#pragma once
+
+#include <array>
+
+#include "collectives/schedule.h"
+
+namespace nbox::coll {
+
+struct TreeLinks {
+  int parent = -1;                      // -1 at the root
+  std::array<int, 2> children{-1, -1};  // -1 where there is none
+};
+
+// Rank `rank`'s place in tree `tree` (0 or 1) over `world` ranks.
+TreeLinks DoubleBinaryTreeLinks(int world, int tree, int rank);
+
+// Edges from the root to the deepest leaf of tree `tree`.
+int TreeDepth(int world, int tree);
+
+// One rank's schedule for spec.algorithm == kTree and op kAllReduce; `spec` must be valid and
+// rank in range.
+RankSchedule BuildTreeRankSchedule(const CollectiveSpec& spec, int rank);
+
+}  // namespace nbox::coll
