@@ -143,8 +143,10 @@ void ValidateSpec(const CollectiveSpec& spec) {
     Invalid("algorithm", "HalvingDoubling runs all-reduce, reduce-scatter and all-gather; op is " +
                              std::string(ToString(spec.op)));
   }
-  if (spec.algorithm == Algorithm::kTree && spec.op != CollectiveOp::kAllReduce) {
-    Invalid("algorithm", "Tree runs all-reduce only; op is " + std::string(ToString(spec.op)));
+  if (spec.algorithm == Algorithm::kTree && spec.op != CollectiveOp::kAllReduce &&
+      spec.op != CollectiveOp::kBroadcast) {
+    Invalid("algorithm",
+            "Tree runs all-reduce and broadcast; op is " + std::string(ToString(spec.op)));
   }
   if (spec.element_bytes == 0) Invalid("element_bytes", "must be at least 1");
   if (spec.op == CollectiveOp::kAllToAllV) ValidateCounts(spec);

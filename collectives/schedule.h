@@ -33,7 +33,8 @@ enum class CollectiveOp {
 // ranks_per_server. kDirect: every rank exchanges with every peer at once (all_to_all.h; for
 // all-reduce, reduce-scatter and all-gather direct.h). kHalvingDoubling: recursive halving
 // (reduce-scatter), recursive doubling (all-gather), both in turn (Rabenseifner's all-reduce;
-// halving_doubling.h). kTree: NCCL's double binary tree all-reduce (tree.h).
+// halving_doubling.h). kTree: NCCL's double binary tree all-reduce, and the two-tree broadcast
+// (tree.h).
 enum class Algorithm { kRing, kHierarchical, kDirect, kHalvingDoubling, kTree };
 
 std::string_view ToString(CollectiveOp op);

@@ -266,15 +266,24 @@ void HalvingDoublingLanes(const CollectiveSpec& spec, int rank,
   }
 }
 
-// tree.cc: on channel c, a rank sends its slice once to its parent and once to each child in
-// tree c mod 2.
+// tree.cc: on channel c, a rank sends its slice once to each child in tree c mod 2 and, in an
+// all-reduce, once to its parent; a broadcast's trees are re-rooted at its root.
+TreeLinks TreeLinksOf(const CollectiveSpec& spec, int channel, int rank) {
+  if (spec.op != CollectiveOp::kBroadcast) {
+    return DoubleBinaryTreeLinks(spec.world_size, channel % 2, rank);
+  }
+  TreeLinks links = RootedTreeLinks(spec.world_size, channel % 2, spec.root, rank);
+  links.parent = -1;  // nothing goes up
+  return links;
+}
+
 void TreeLanes(const CollectiveSpec& spec, int rank,
                const std::function<void(const LaneTraffic&)>& visit) {
   const uint64_t elements = spec.bytes / spec.element_bytes;
   for (int channel = 0; channel < spec.channels; ++channel) {
     const uint64_t slice = SplitEvenly(elements, spec.channels, channel).count;
     if (slice == 0) continue;
-    const TreeLinks links = DoubleBinaryTreeLinks(spec.world_size, channel % 2, rank);
+    const TreeLinks links = TreeLinksOf(spec, channel, rank);
     for (int peer : {links.parent, links.children[0], links.children[1]}) {
       if (peer >= 0) visit(LaneTraffic{rank, peer, channel, slice * spec.element_bytes, 0});
     }
@@ -365,26 +374,28 @@ CriticalPath CriticalPathOf(const CollectiveSpec& spec) {
     return path;
   }
   if (spec.algorithm == Algorithm::kTree && world > 1) {
-    // tree.cc: a chunk goes up and down the deeper tree in use, 2 x depth hops, pipelined like
-    // the broadcast's chain. The fill counts each of the first chunk's 2 x depth - 1 further
-    // hops as one chunk message over the busiest port at full rate (its busy time over M, the
-    // chunk messages it sends): optimistic once many chunks share the ports (tree.h).
+    // tree.cc: a chunk goes up and down the deeper tree in use, 2 x depth hops (a broadcast:
+    // down only, depth hops), pipelined like the broadcast's chain. The fill counts each of the
+    // first chunk's 2 x depth - 1 further hops as one chunk message over the busiest port at full
+    // rate (its busy time over M, the chunk messages it sends): optimistic once many chunks share
+    // the ports (tree.h).
     const int depth = std::max(TreeDepth(world, 0), spec.channels > 1 ? TreeDepth(world, 1) : 0);
+    const int hops = spec.op == CollectiveOp::kBroadcast ? depth : 2 * depth;
     uint64_t busiest_messages = 0;
     for (int rank = 0; rank < world; ++rank) {
       uint64_t messages = 0;
       for (int channel = 0; channel < spec.channels; ++channel) {
-        const TreeLinks links = DoubleBinaryTreeLinks(world, channel % 2, rank);
+        const TreeLinks links = TreeLinksOf(spec, channel, rank);
         const int neighbours =
             (links.parent >= 0) + (links.children[0] >= 0) + (links.children[1] >= 0);
         messages += SliceChunks(spec, channel) * neighbours;
       }
       busiest_messages = std::max(busiest_messages, messages);
     }
-    CriticalPath path{{2 * depth}};
+    CriticalPath path{{hops}};
     path.overlap = CriticalPath::Overlap::kChain;
     path.bandwidth_scale =
-        1 + static_cast<double>(2 * depth - 1) / std::max<uint64_t>(1, busiest_messages);
+        1 + static_cast<double>(hops - 1) / std::max<uint64_t>(1, busiest_messages);
     return path;
   }
   if (spec.op == CollectiveOp::kAllReduce) return CriticalPath{{2 * (world - 1)}};

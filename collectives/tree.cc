@@ -55,6 +55,16 @@ TreeLinks DoubleBinaryTreeLinks(int world, int tree, int rank) {
   return links;
 }
 
+TreeLinks RootedTreeLinks(int world, int tree, int root, int rank) {
+  // The tree's own root: rank 0 in tree 0; in tree 1 the rank tree 0's root maps to.
+  const int own_root = tree == 0 ? 0 : (world % 2 == 0 ? world - 1 : 1 % world);
+  auto shift = [world](int r, int by) { return r < 0 ? -1 : ((r + by) % world + world) % world; };
+  const TreeLinks base = DoubleBinaryTreeLinks(world, tree, shift(rank, own_root - root));
+  return TreeLinks{
+      shift(base.parent, root - own_root),
+      {shift(base.children[0], root - own_root), shift(base.children[1], root - own_root)}};
+}
+
 int TreeDepth(int world, int tree) {
   int depth = 0;
   for (int rank = 0; rank < world; ++rank) {
@@ -76,19 +86,25 @@ RankSchedule BuildTreeRankSchedule(const CollectiveSpec& spec, int rank) {
   // Per chunk a rank receives from and sends to each of at most three neighbours.
   CheckStepBound(one_segment, 6, "tree");
   const BlockGrid grid(one_segment, BlockOrder::kChannelMajor);
-  const std::array<TreeLinks, 2> trees = {DoubleBinaryTreeLinks(world, 0, rank),
-                                          DoubleBinaryTreeLinks(world, 1, rank)};
+  const bool broadcast = spec.op == CollectiveOp::kBroadcast;
+  const int root = broadcast ? spec.root : 0;
+  // An all-reduce runs the trees as they are; a broadcast re-roots them at its root.
+  auto links = [&](int tree) {
+    return broadcast ? RootedTreeLinks(world, tree, root, rank)
+                     : DoubleBinaryTreeLinks(world, tree, rank);
+  };
+  const std::array<TreeLinks, 2> trees = {links(0), links(1)};
   RankScheduleBuilder steps(rank, spec.bytes, grid.region_count());
   // Chunk-major, as the broadcast.
   ForEachChunkChunkMajor(grid, 0, spec.channels, [&](int channel, const Region& chunk) {
     const TreeLinks& links = trees[channel % 2];
-    for (int child : links.children) {
-      if (child >= 0) steps.AddRecv(child, channel, chunk, true);
+    if (!broadcast) {
+      for (int child : links.children) {
+        if (child >= 0) steps.AddRecv(child, channel, chunk, true);
+      }
+      if (links.parent >= 0) steps.AddSend(links.parent, channel, chunk);
     }
-    if (links.parent >= 0) {
-      steps.AddSend(links.parent, channel, chunk);
-      steps.AddRecv(links.parent, channel, chunk, false);
-    }
+    if (links.parent >= 0) steps.AddRecv(links.parent, channel, chunk, false);
     for (int child : links.children) {
       if (child >= 0) steps.AddSend(child, channel, chunk);
     }

@@ -36,8 +36,14 @@ TreeLinks DoubleBinaryTreeLinks(int world, int tree, int rank);
 // Edges from the root to the deepest leaf of tree `tree`.
 int TreeDepth(int world, int tree);
 
-// One rank's schedule for spec.algorithm == kTree and op kAllReduce; `spec` must be valid and
-// rank in range.
+// Rank `rank`'s place in tree `tree` re-rooted at `root`: every rank r plays the part of the
+// rank at the same distance (mod W) from the tree's own root as r is from `root`.
+TreeLinks RootedTreeLinks(int world, int tree, int root, int rank);
+
+// One rank's schedule for spec.algorithm == kTree and op kAllReduce or kBroadcast; `spec` must
+// be valid and rank in range. Broadcast (the two-tree broadcast of Sanders, Speck and Träff):
+// channel c's slice goes down tree c mod 2 re-rooted at spec.root, chunks pipelined, each
+// rank receiving a chunk from its parent and passing it to its children.
 RankSchedule BuildTreeRankSchedule(const CollectiveSpec& spec, int rank);
 
 }  // namespace nbox::coll

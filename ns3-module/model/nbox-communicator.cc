@@ -88,6 +88,14 @@ NboxCommunicator::GetTypeId()
                             MakeEnumChecker(RING_EXCHANGE, "Ring", DIRECT_EXCHANGE, "Direct",
                                             HALVING_DOUBLING_EXCHANGE, "HalvingDoubling",
                                             AUTO_EXCHANGE, "Auto"))
+              .AddAttribute("BroadcastAlgorithm",
+                            "How broadcasts run: NCCL's ring (a pipelined chain from the root), "
+                            "tree (two trees re-rooted at the root, channel c on tree c mod 2), "
+                            "or auto (NCCL's choice: the ring).",
+                            EnumValue(RING_BROADCAST),
+                            MakeEnumAccessor(&NboxCommunicator::m_broadcastAlgorithm),
+                            MakeEnumChecker(RING_BROADCAST, "Ring", TREE_BROADCAST, "Tree",
+                                            AUTO_BROADCAST, "Auto"))
               .AddAttribute(
                   "AllToAllAlgorithm",
                   "How all-to-alls run: Direct (every pair at once, NCCL's), or "
@@ -126,6 +134,7 @@ NboxCommunicator::NboxCommunicator()
     , m_allReduceAlgorithm(RING)
     , m_allGatherAlgorithm(RING_EXCHANGE)
     , m_reduceScatterAlgorithm(RING_EXCHANGE)
+    , m_broadcastAlgorithm(RING_BROADCAST)
     , m_allToAllAlgorithm(DIRECT)
     , m_ranksPerServer(0)
     , m_nicRate("100Gbps")
@@ -289,7 +298,8 @@ NboxCommunicator::AlgorithmFor(CollectiveOp op, uint64_t bytes) const
     {
         return Algorithm::kHalvingDoubling;
     }
-    if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == TREE_ALL_REDUCE)
+    if ((op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == TREE_ALL_REDUCE)
+        || (op == CollectiveOp::kBroadcast && m_broadcastAlgorithm == TREE_BROADCAST))
     {
         return Algorithm::kTree;
     }

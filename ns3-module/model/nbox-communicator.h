@@ -89,6 +89,14 @@ class NboxCommunicator : public Object
         AUTO_EXCHANGE //!< NCCL's tuner: the ring (NCCL has no other without NVLS or CollNet)
     };
 
+    /** Attribute BroadcastAlgorithm: nbox::coll::Algorithm kRing (the chain) or kTree. */
+    enum BroadcastAlgorithm
+    {
+        RING_BROADCAST,
+        TREE_BROADCAST,
+        AUTO_BROADCAST //!< NCCL's tuner: the ring (its only broadcast)
+    };
+
     /** Attribute AllToAllAlgorithm: nbox::coll::Algorithm kDirect or kHierarchical. */
     enum AllToAllAlgorithm
     {
@@ -276,6 +284,7 @@ class NboxCommunicator : public Object
     AllReduceAlgorithm m_allReduceAlgorithm;
     ExchangeAlgorithm m_allGatherAlgorithm;
     ExchangeAlgorithm m_reduceScatterAlgorithm;
+    BroadcastAlgorithm m_broadcastAlgorithm;
     AllToAllAlgorithm m_allToAllAlgorithm;
     uint32_t m_ranksPerServer;
     DataRate m_nicRate;     //!< a rank's NIC, for the Auto algorithms

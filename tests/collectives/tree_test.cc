@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <set>
 #include <stdexcept>
+#include <vector>
 
+#include "collectives/reference_executor.h"
 #include "collectives/schedule.h"
 #include "collectives_test_util.h"
 #include "numeric_check.h"
@@ -144,7 +146,62 @@ TEST(TreeStructure, EveryEdgeCarriesItsSliceUpAndDown) {
   }
 }
 
-TEST(TreeStructure, OnlyAllReduceRunsOnTheTree) {
+// The two-tree broadcast from every root of 1..9 ranks, 1 to 3 channels, chunked or not:
+// every rank ends with the root's input; the others start with a value no input has.
+TEST(TreeBroadcast, EveryRankEndsWithTheRootsData) {
+  for (int world = 1; world <= 9; ++world) {
+    for (int root = 0; root < world; ++root) {
+      for (int channels : {1, 2, 3}) {
+        for (uint64_t chunk : {uint64_t{0}, uint64_t{12}}) {
+          const uint64_t elements = 29;
+          CollectiveSpec spec = Tree(world, 4 * elements, channels, chunk);
+          spec.op = CollectiveOp::kBroadcast;
+          spec.root = root;
+          const Schedule schedule = BuildSchedule(spec);
+          for (uint64_t seed : {1, 2}) {
+            std::vector<std::vector<int32_t>> buffers(world,
+                                                      std::vector<int32_t>(elements, -77777));
+            for (uint64_t i = 0; i < elements; ++i) {
+              buffers[root][i] = static_cast<int32_t>(1000 * root + 3 * i + 1);
+            }
+            ExecuteSchedule<int32_t>(schedule, buffers, seed);
+            for (int r = 0; r < world; ++r) {
+              for (uint64_t i = 0; i < elements; ++i) {
+                ASSERT_EQ(buffers[r][i], static_cast<int32_t>(1000 * root + 3 * i + 1))
+                    << "W=" << world << " root=" << root << " channels=" << channels
+                    << " chunk=" << chunk << " seed=" << seed << " rank " << r;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Re-rooted at 3 of 6, tree 0 keeps its shape (rank r plays rank r - 3 mod 6): 3 -> 1,
+// 1 -> {5, 2}, 5 -> {4, 0}; the root receives nothing, and the W - 1 other ranks each receive
+// every channel's slice once: (W - 1) buffers in all.
+TEST(TreeStructure, BroadcastReRootsTheTrees) {
+  EXPECT_EQ(RootedTreeLinks(6, 0, 3, 3).parent, -1);
+  EXPECT_EQ(Children(RootedTreeLinks(6, 0, 3, 3)), (std::set<int>{1}));
+  EXPECT_EQ(Children(RootedTreeLinks(6, 0, 3, 1)), (std::set<int>{5, 2}));
+  EXPECT_EQ(Children(RootedTreeLinks(6, 0, 3, 5)), (std::set<int>{4, 0}));
+  for (int tree = 0; tree < 2; ++tree) EXPECT_EQ(RootedTreeLinks(6, tree, 3, 3).parent, -1);
+  CollectiveSpec spec = Tree(6, 4 * 600, 2, 256);
+  spec.op = CollectiveOp::kBroadcast;
+  spec.root = 3;
+  uint64_t received = 0;
+  for (const RankSchedule& rank : BuildSchedule(spec).ranks) {
+    for (const Step& step : rank.steps) {
+      if (step.kind == StepKind::kRecv) received += step.bytes;
+      if (step.kind == StepKind::kRecv) EXPECT_NE(rank.rank, 3);
+    }
+  }
+  EXPECT_EQ(received, 5u * 4 * 600);
+}
+
+TEST(TreeStructure, OnlyAllReduceAndBroadcastRunOnTheTree) {
   CollectiveSpec spec = Tree(4, 64, 1, 0);
   spec.op = CollectiveOp::kAllGather;
   EXPECT_THROW(BuildSchedule(spec), std::invalid_argument);

@@ -72,7 +72,7 @@ TEST(CrossKeyRules, RealRanksRunTheRingAllReduceOnly) {
             kEmpty +
                 ": collectives.allreduce = direct (--set) cannot run with real ranks "
                 "(realranks.ranks = 0 (--set)): the host runtime of real ranks builds NCCL's "
-                "ring (all-reduce, all-gather, reduce-scatter) and direct (all-to-all) "
+                "ring (all-reduce, all-gather, reduce-scatter, broadcast) and direct (all-to-all) "
                 "schedules only");
   EXPECT_EQ(LoadError(kEmpty, {"collectives.allreduce=direct"}), "");
   EXPECT_NE(LoadError(kEmpty, {"realranks.ranks=0", "collectives.reducescatter=direct"}), "");

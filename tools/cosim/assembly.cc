@@ -164,6 +164,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   helper.SetCommunicatorAttribute("AllReduceAlgorithm", algorithm(s.collectives.allreduce));
   helper.SetCommunicatorAttribute("AllGatherAlgorithm", algorithm(s.collectives.allgather));
   helper.SetCommunicatorAttribute("ReduceScatterAlgorithm", algorithm(s.collectives.reducescatter));
+  helper.SetCommunicatorAttribute("BroadcastAlgorithm", algorithm(s.collectives.broadcast));
   helper.SetCommunicatorAttribute("AllToAllAlgorithm", algorithm(s.collectives.alltoall));
   // What the Auto algorithms take as a rank's NIC and NVLink: the rail fabric's, else the
   // link of rank 0's host.

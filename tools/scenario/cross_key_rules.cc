@@ -220,13 +220,14 @@ void CheckRealRanks(RuleContext& context) {
        {std::pair<const char*, const char*>{"collectives.allreduce", "ring"},
         {"collectives.allgather", "ring"},
         {"collectives.reducescatter", "ring"},
+        {"collectives.broadcast", "ring"},
         {"collectives.alltoall", "direct"}}) {
     if (KeyByFullName(key).value.format(s) != runs) {
-      context.Fail(
-          fmt::format("{} cannot run with real ranks ({}): the host runtime of real "
-                      "ranks builds NCCL's ring (all-reduce, all-gather, reduce-scatter) "
-                      "and direct (all-to-all) schedules only",
-                      context.Describe(key), context.Describe("realranks.ranks")));
+      context.Fail(fmt::format(
+          "{} cannot run with real ranks ({}): the host runtime of real "
+          "ranks builds NCCL's ring (all-reduce, all-gather, reduce-scatter, broadcast) "
+          "and direct (all-to-all) schedules only",
+          context.Describe(key), context.Describe("realranks.ranks")));
     }
   }
   for (int rank : real.ranks) {

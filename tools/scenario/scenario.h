@@ -63,6 +63,7 @@ struct CollectivesSection {
   std::string alltoall = "direct";     // direct | hierarchical (needs topology.kind = rail)
   std::string allgather = "ring";      // ring | direct | halving-doubling | auto
   std::string reducescatter = "ring";  // ring | direct | halving-doubling | auto
+  std::string broadcast = "ring";      // ring | tree | auto
   int channels = 2;
   uint64_t chunk_bytes = 1 << 20;  // 0 = no chunking
 };
