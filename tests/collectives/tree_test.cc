@@ -10,9 +10,7 @@
 #include <cstdint>
 #include <set>
 #include <stdexcept>
-#include <vector>
 
-#include "collectives/reference_executor.h"
 #include "collectives/schedule.h"
 #include "collectives_test_util.h"
 #include "numeric_check.h"
