@@ -94,15 +94,13 @@ std::string Describe(const char* what, size_t count, nboxDataType_t type) {
 
 coll::CollectiveSpec SpecFor(const Communicator& comm, coll::CollectiveOp op, uint64_t bytes,
                              nboxDataType_t type) {
-  coll::CollectiveSpec spec;
-  spec.op = op;
-  spec.algorithm = coll::Algorithm::kRing;
-  spec.world_size = comm.nranks();
-  spec.bytes = bytes;
-  spec.element_bytes = ElementBytes(type);
-  spec.channels = comm.channels();
-  spec.chunk_bytes = comm.chunk_bytes();
-  return spec;
+  // The communicator spans the job's ranks in order, so it fills whole servers when there are
+  // servers and their size divides it (as an emulated rank's world communicator decides).
+  const coll::CollectiveSettings& settings = comm.collectives();
+  const bool fills_servers =
+      settings.ranks_per_server > 0 && comm.nranks() % settings.ranks_per_server == 0;
+  return coll::SpecFromSettings(settings, op, bytes, ElementBytes(type), comm.nranks(),
+                                fills_servers);
 }
 
 // A point-to-point transfer as a schedule: the buffer in chunk_bytes messages to or from

@@ -58,6 +58,7 @@ class Root : public BootstrapRootCore {
       nranks_ = join.nranks;
       channels_ = join.channels;
       chunk_bytes_ = join.chunk_bytes;
+      settings_ = join.settings;
       blob_bytes_ = join.blob.size();
       if (nranks_ < 1) {
         Abort("nboxCommInitRank: nranks " + std::to_string(nranks_) + " is less than 1");
@@ -81,6 +82,12 @@ class Root : public BootstrapRootCore {
                 " NBOX_CHUNK_BYTES=" + std::to_string(join.chunk_bytes) +
                 ", the first rank that joined has " + std::to_string(channels_) + " and " +
                 std::to_string(chunk_bytes_) + " (they must be equal on every rank)";
+    } else if (join.settings != settings_) {
+      problem = "rank " + std::to_string(join.rank) +
+                " has other collective settings (NBOX_COLLECTIVES) than the first rank that "
+                "joined: " +
+                SettingsDifference(join.settings, settings_) +
+                " (they must be equal on every rank)";
     } else if (join.blob.size() != blob_bytes_) {
       problem = "rank " + std::to_string(join.rank) + " sent a table of another size";
     }
@@ -99,6 +106,7 @@ class Root : public BootstrapRootCore {
   int nranks_ = 0;
   int channels_ = 0;
   uint64_t chunk_bytes_ = 0;
+  std::string settings_;
   size_t blob_bytes_ = 0;
   int joined_ = 0;
   std::vector<bool> has_joined_;

@@ -3,6 +3,9 @@
 #include <endian.h>
 
 #include <cstring>
+#include <stdexcept>
+
+#include "collectives/settings.h"
 
 namespace nbox::host {
 namespace {
@@ -51,15 +54,24 @@ bool DecodeFrameHeader(const uint8_t* header, FrameType* type, uint64_t* length)
   return true;
 }
 
+std::string SettingsDifference(const std::string& here, const std::string& there) {
+  try {
+    return coll::DescribeDifference(coll::DecodeSettings(here), coll::DecodeSettings(there));
+  } catch (const std::invalid_argument&) {
+    return "'" + here + "' here, '" + there + "' there";
+  }
+}
+
 std::vector<uint8_t> EncodeJoin(const JoinRequest& join) {
   std::vector<uint8_t> payload;
-  payload.reserve(kJoinFixedBytes + join.blob.size());
+  payload.reserve(kJoinFixedBytes + join.settings.size() + join.blob.size());
   Put64(payload, join.nonce);
   Put32(payload, static_cast<uint32_t>(join.nranks));
   Put32(payload, static_cast<uint32_t>(join.rank));
   Put32(payload, static_cast<uint32_t>(join.channels));
-  Put32(payload, 0);
+  Put32(payload, static_cast<uint32_t>(join.settings.size()));
   Put64(payload, join.chunk_bytes);
+  payload.insert(payload.end(), join.settings.begin(), join.settings.end());
   payload.insert(payload.end(), join.blob.begin(), join.blob.end());
   return payload;
 }
@@ -71,8 +83,12 @@ bool DecodeJoin(const std::vector<uint8_t>& payload, JoinRequest* join) {
   join->nranks = static_cast<int32_t>(Get32(in + 8));
   join->rank = static_cast<int32_t>(Get32(in + 12));
   join->channels = static_cast<int32_t>(Get32(in + 16));
+  const uint32_t settings_bytes = Get32(in + 20);
   join->chunk_bytes = Get64(in + 24);
-  join->blob.assign(payload.begin() + kJoinFixedBytes, payload.end());
+  if (settings_bytes > payload.size() - kJoinFixedBytes) return false;
+  const auto settings_begin = payload.begin() + kJoinFixedBytes;
+  join->settings.assign(settings_begin, settings_begin + settings_bytes);
+  join->blob.assign(settings_begin + settings_bytes, payload.end());
   return true;
 }
 

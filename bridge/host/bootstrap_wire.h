@@ -1,8 +1,9 @@
 // Frames between the ranks of a communicator and its bootstrap root: a 16-byte header
 // (type u32, reserved u32, payload length u64; little-endian) and the payload.
 //
-//   rank -> root  kJoin   nonce u64, nranks i32, rank i32, channels i32, reserved i32,
-//                         chunk_bytes u64, then the rank's blob of listen handles
+//   rank -> root  kJoin   nonce u64, nranks i32, rank i32, channels i32, settings length
+//                         u32, chunk_bytes u64, the rank's collective settings
+//                         (coll::EncodeSettings), then its blob of listen handles
 //   root -> rank  kTable  every rank's blob, in rank order (sent once all ranks joined)
 //   rank -> root  kBye    the rank destroyed its communicator normally
 //   root -> rank  kAbort  text: why the communicator cannot go on (a rank died, bad join)
@@ -28,8 +29,13 @@ struct JoinRequest {
   int32_t rank = 0;
   int32_t channels = 0;
   uint64_t chunk_bytes = 0;
+  std::string settings;  // coll::EncodeSettings of the rank's collective settings
   std::vector<uint8_t> blob;
 };
+
+// How two joins' encoded collective settings differ, field by field ("allreduce: tree here,
+// ring there"), for a bootstrap root's refusal; the raw texts when one does not decode.
+std::string SettingsDifference(const std::string& here, const std::string& there);
 
 std::vector<uint8_t> EncodeFrame(FrameType type, const std::vector<uint8_t>& payload);
 // Parses a header; false when the type is unknown or the length too large.

@@ -55,15 +55,16 @@ std::unique_ptr<Communicator> Communicator::Create(int nranks, const nboxUniqueI
                                              ": the plugin has " + std::to_string(devices) +
                                              " devices");
   }
-  const int lanes = comm->config_.channels + 1;  // + the point-to-point lane
+  const int lanes = comm->config_.collectives.channels + 1;  // + the point-to-point lane
   comm->connections_ = std::make_unique<Connections>(*comm->plugin_, comm->net_ctx_,
                                                      comm->config_.device, rank, nranks, lanes);
   JoinRequest join;
   join.nonce = contents.nonce;
   join.nranks = nranks;
   join.rank = rank;
-  join.channels = comm->config_.channels;
-  join.chunk_bytes = comm->config_.chunk_bytes;
+  join.channels = comm->config_.collectives.channels;
+  join.chunk_bytes = comm->config_.collectives.chunk_bytes;
+  join.settings = coll::EncodeSettings(comm->config_.collectives);
   join.blob = comm->connections_->Listen();
   const auto blobs = comm->bootstrap_.Join(contents, join, comm->config_.bootstrap_timeout);
   comm->connections_->SetPeerHandles(blobs);
@@ -250,7 +251,7 @@ void Communicator::Loop() {
 }
 
 void Communicator::Run(Operation& operation) {
-  OperationRun run(operation, *connections_, *plugin_, staging_, config_.channels,
+  OperationRun run(operation, *connections_, *plugin_, staging_, config_.collectives.channels,
                    has_emulated_peers_);
   try {
     run.Begin();

@@ -35,8 +35,9 @@ class Communicator {
 
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
-  int channels() const { return config_.channels; }
-  uint64_t chunk_bytes() const { return config_.chunk_bytes; }
+  int channels() const { return config_.collectives.channels; }
+  uint64_t chunk_bytes() const { return config_.collectives.chunk_bytes; }
+  const coll::CollectiveSettings& collectives() const { return config_.collectives; }
 
   // What identifies a CollectiveSpec in the caches.
   using SpecKey = std::tuple<int, int, uint64_t, uint32_t, int, uint64_t, int>;

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "bridge/host/host_error.h"
 #include "bridge/net/inet_address.h"
@@ -23,21 +24,55 @@ long IntFromEnvironment(const char* name, long fallback, long min, long max) {
   return parsed;
 }
 
+coll::CollectiveSettings StandaloneCollectiveSettings() {
+  coll::CollectiveSettings settings;
+  settings.channels = kDefaultChannels;
+  settings.chunk_bytes = kDefaultChunkBytes;
+  return settings;
+}
+
+namespace {
+
+// NBOX_CHANNELS and NBOX_CHUNK_BYTES over `settings`.
+void ReadChannelsAndChunk(coll::CollectiveSettings& settings) {
+  settings.channels =
+      static_cast<int>(IntFromEnvironment("NBOX_CHANNELS", settings.channels, 1, 64));
+  const std::string chunk = bridge::EnvOr("NBOX_CHUNK_BYTES", "");
+  if (chunk.empty()) return;
+  try {
+    settings.chunk_bytes = ParseBytes(chunk);
+  } catch (const UnitError& error) {
+    throw HostError(nboxInvalidArgument, std::string("NBOX_CHUNK_BYTES: ") + error.what());
+  }
+  if (settings.chunk_bytes < 8 || settings.chunk_bytes > (uint64_t{1} << 30)) {
+    throw HostError(nboxInvalidArgument,
+                    "NBOX_CHUNK_BYTES: expected 8B..1GiB, got '" + chunk + "'");
+  }
+}
+
+}  // namespace
+
 RuntimeConfig ConfigFromEnvironment() {
   RuntimeConfig config;
   config.plugin = bridge::EnvOr("NBOX_NET_PLUGIN", "nboxtcp");
   config.device = static_cast<int>(IntFromEnvironment("NBOX_NET_DEV", 0, 0, 1 << 20));
-  config.channels = static_cast<int>(IntFromEnvironment("NBOX_CHANNELS", kDefaultChannels, 1, 64));
-  const std::string chunk = bridge::EnvOr("NBOX_CHUNK_BYTES", "");
-  if (!chunk.empty()) {
+  const std::string whole = bridge::EnvOr("NBOX_COLLECTIVES", "");
+  if (whole.empty()) {
+    ReadChannelsAndChunk(config.collectives);
+  } else {
     try {
-      config.chunk_bytes = ParseBytes(chunk);
-    } catch (const UnitError& error) {
-      throw HostError(nboxInvalidArgument, std::string("NBOX_CHUNK_BYTES: ") + error.what());
+      config.collectives = coll::DecodeSettings(whole);
+    } catch (const std::invalid_argument& error) {
+      throw HostError(nboxInvalidArgument, std::string("NBOX_COLLECTIVES: ") + error.what());
     }
-    if (config.chunk_bytes < 8 || config.chunk_bytes > (uint64_t{1} << 30)) {
+    // One description: the separate variables may only repeat it.
+    coll::CollectiveSettings separate = config.collectives;
+    ReadChannelsAndChunk(separate);
+    if (separate != config.collectives) {
       throw HostError(nboxInvalidArgument,
-                      "NBOX_CHUNK_BYTES: expected 8B..1GiB, got '" + chunk + "'");
+                      "NBOX_CHANNELS/NBOX_CHUNK_BYTES disagree with NBOX_COLLECTIVES (" +
+                          coll::DescribeDifference(separate, config.collectives) +
+                          "); set NBOX_COLLECTIVES alone");
     }
   }
   config.bootstrap_timeout = std::chrono::seconds(IntFromEnvironment(

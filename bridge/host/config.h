@@ -6,17 +6,24 @@
 #include <cstdint>
 #include <string>
 
+#include "collectives/settings.h"
+
 namespace nbox::host {
 
 inline constexpr int kDefaultChannels = 1;
 inline constexpr uint64_t kDefaultChunkBytes = uint64_t{1} << 20;
 inline constexpr int kDefaultBootstrapTimeoutSeconds = 120;
 
+// How collectives run when NBOX_COLLECTIVES does not say: NCCL's ring with NBOX_CHANNELS
+// channels (default 1) and NBOX_CHUNK_BYTES chunks (default 1 MiB), no servers.
+coll::CollectiveSettings StandaloneCollectiveSettings();
+
 struct RuntimeConfig {
-  std::string plugin = "nboxtcp";             // NBOX_NET_PLUGIN
-  int device = 0;                             // NBOX_NET_DEV
-  int channels = kDefaultChannels;            // NBOX_CHANNELS
-  uint64_t chunk_bytes = kDefaultChunkBytes;  // NBOX_CHUNK_BYTES
+  std::string plugin = "nboxtcp";  // NBOX_NET_PLUGIN
+  int device = 0;                  // NBOX_NET_DEV
+  // NBOX_COLLECTIVES (coll::EncodeSettings; nbox-cosim sends its scenario's whole), else
+  // StandaloneCollectiveSettings().
+  coll::CollectiveSettings collectives = StandaloneCollectiveSettings();
   std::chrono::seconds bootstrap_timeout{kDefaultBootstrapTimeoutSeconds};
 };
 

@@ -30,6 +30,8 @@
  * Environment (identical on every rank where marked *):
  *   NBOX_NET_PLUGIN    plugin name or path (default nboxtcp)
  *   NBOX_NET_DEV       plugin device index to use (default 0)
+ *   NBOX_COLLECTIVES * the whole collective settings (collectives/settings.h; nbox-cosim
+ *                      sets it), else:
  *   NBOX_CHANNELS *    parallel rings per collective, 1..64 (default 1)
  *   NBOX_CHUNK_BYTES * pipelining chunk, e.g. 1MiB (default 1MiB)
  *   NBOX_BOOTSTRAP_ADDR   address nboxGetUniqueId listens on (default: first entry of

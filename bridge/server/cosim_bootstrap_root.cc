@@ -109,6 +109,11 @@ class CosimBootstrapRoot::Impl : public BootstrapRootCore {
              std::to_string(options_.channels) + " and " + std::to_string(options_.chunk_bytes) +
              " (emulated ranks must build the same schedules)";
     }
+    if (!options_.settings.empty() && join.settings != options_.settings) {
+      return who + " has other collective settings than the emulated ranks: " +
+             host::SettingsDifference(join.settings, options_.settings) +
+             " (NBOX_COLLECTIVES; emulated ranks must build the same schedules)";
+    }
     if (join.blob.size() != blob_bytes_) {
       return who + " sent a table of " + std::to_string(join.blob.size()) + " bytes, expected " +
              std::to_string(blob_bytes_) + " (not the nbox plugin's handles?)";

@@ -33,6 +33,9 @@ struct CosimBootstrapOptions {
   std::vector<bool> real;    // index = rank; which ranks join (the server's ServerOptions::real)
   int channels = 1;          // NBOX_CHANNELS of the real ranks (= collectives.channels)
   uint64_t chunk_bytes = 0;  // NBOX_CHUNK_BYTES of the real ranks (= collectives.chunk)
+  // The emulated ranks' collective settings (coll::EncodeSettings); a real rank that joins with
+  // others is refused, naming the fields. Empty: not compared.
+  std::string settings;
   // Where the root listens: an IP literal or interface name, port chosen by the OS.
   std::string address = "127.0.0.1";
   // Real ranks must all join within this; afterwards failure() says who is missing.

@@ -8,7 +8,6 @@
 #include "ns3/uinteger.h"
 
 #include "collectives/all_to_all.h"
-#include "collectives/nccl_tuning.h"
 #include "collectives/send_lanes.h"
 
 #include <algorithm>
@@ -259,66 +258,68 @@ NboxCommunicator::FillsServers() const
     return m_fillsServers;
 }
 
+nbox::coll::CollectiveSettings
+NboxCommunicator::GetCollectiveSettings() const
+{
+    using C = nbox::coll::AlgorithmChoice;
+    nbox::coll::CollectiveSettings settings;
+    settings.channels = static_cast<int>(m_channels);
+    settings.chunk_bytes = m_chunkBytes;
+    settings.ranks_per_server = static_cast<int>(m_ranksPerServer);
+    switch (m_allReduceAlgorithm)
+    {
+    case RING:
+        settings.all_reduce = C::kRing;
+        break;
+    case HIERARCHICAL:
+        settings.all_reduce = C::kHierarchical;
+        break;
+    case DIRECT_ALL_REDUCE:
+        settings.all_reduce = C::kDirect;
+        break;
+    case HALVING_DOUBLING_ALL_REDUCE:
+        settings.all_reduce = C::kHalvingDoubling;
+        break;
+    case TREE_ALL_REDUCE:
+        settings.all_reduce = C::kTree;
+        break;
+    case AUTO_ALL_REDUCE:
+        settings.all_reduce = C::kAuto;
+        break;
+    }
+    auto exchange = [](ExchangeAlgorithm algorithm)
+    {
+        return algorithm == DIRECT_EXCHANGE           ? C::kDirect
+             : algorithm == HALVING_DOUBLING_EXCHANGE ? C::kHalvingDoubling
+             : algorithm == AUTO_EXCHANGE             ? C::kAuto
+                                                      : C::kRing;
+    };
+    settings.all_gather = exchange(m_allGatherAlgorithm);
+    settings.reduce_scatter = exchange(m_reduceScatterAlgorithm);
+    settings.broadcast = m_broadcastAlgorithm == TREE_BROADCAST ? C::kTree
+                       : m_broadcastAlgorithm == AUTO_BROADCAST ? C::kAuto
+                                                                : C::kRing;
+    settings.all_to_all
+        = m_allToAllAlgorithm == HIERARCHICAL_ALL_TO_ALL ? C::kHierarchical : C::kDirect;
+    settings.nic_bps = m_nicRate.GetBitRate();
+    settings.scale_up_bps = m_scaleUpRate.GetBitRate();
+    return settings;
+}
+
 nbox::coll::Algorithm
 NboxCommunicator::AlgorithmFor(CollectiveOp op, uint64_t bytes) const
 {
-    using nbox::coll::Algorithm;
-    const bool servers = FillsServers();
-    if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == AUTO_ALL_REDUCE)
-    {
-        const auto ranks = static_cast<int>(m_members.size());
-        nbox::coll::NcclTuningInputs inputs;
-        inputs.ranks = ranks;
-        inputs.nodes = servers ? ranks / static_cast<int>(m_ranksPerServer) : ranks;
-        inputs.channels = static_cast<int>(m_channels);
-        inputs.inter_bytes_per_s = static_cast<double>(m_nicRate.GetBitRate()) / 8;
-        inputs.intra_bytes_per_s = servers ? static_cast<double>(m_scaleUpRate.GetBitRate()) / 8
-                                           : inputs.inter_bytes_per_s;
-        return nbox::coll::NcclAutoAllReduce(bytes, inputs);
-    }
-    if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV)
-    {
-        return m_allToAllAlgorithm == HIERARCHICAL_ALL_TO_ALL && servers ? Algorithm::kHierarchical
-                                                                         : Algorithm::kDirect;
-    }
-    if (op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == HIERARCHICAL && servers)
-    {
-        return Algorithm::kHierarchical;
-    }
-    if ((op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == DIRECT_ALL_REDUCE)
-        || (op == CollectiveOp::kAllGather && m_allGatherAlgorithm == DIRECT_EXCHANGE)
-        || (op == CollectiveOp::kReduceScatter && m_reduceScatterAlgorithm == DIRECT_EXCHANGE))
-    {
-        return Algorithm::kDirect;
-    }
-    if ((op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == HALVING_DOUBLING_ALL_REDUCE)
-        || (op == CollectiveOp::kAllGather && m_allGatherAlgorithm == HALVING_DOUBLING_EXCHANGE)
-        || (op == CollectiveOp::kReduceScatter
-            && m_reduceScatterAlgorithm == HALVING_DOUBLING_EXCHANGE))
-    {
-        return Algorithm::kHalvingDoubling;
-    }
-    if ((op == CollectiveOp::kAllReduce && m_allReduceAlgorithm == TREE_ALL_REDUCE)
-        || (op == CollectiveOp::kBroadcast && m_broadcastAlgorithm == TREE_BROADCAST))
-    {
-        return Algorithm::kTree;
-    }
-    return Algorithm::kRing;
+    return nbox::coll::ChooseAlgorithm(GetCollectiveSettings(), op, bytes,
+                                       static_cast<int>(m_members.size()), FillsServers());
 }
 
 nbox::coll::CollectiveSpec
 NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAllCounts counts) const
 {
-    nbox::coll::CollectiveSpec spec;
-    spec.op = op;
-    spec.world_size = static_cast<int>(m_members.size());
-    spec.bytes = bytes;
-    spec.element_bytes = m_elementBytes;
-    spec.channels = static_cast<int>(m_channels);
-    spec.chunk_bytes = m_chunkBytes;
+    nbox::coll::CollectiveSpec spec
+        = nbox::coll::SpecFromSettings(GetCollectiveSettings(), op, bytes, m_elementBytes,
+                                       static_cast<int>(m_members.size()), FillsServers());
     spec.counts = std::move(counts);
-    spec.ranks_per_server = FillsServers() ? static_cast<int>(m_ranksPerServer) : 0;
-    spec.algorithm = AlgorithmFor(op, bytes);
     return spec;
 }
 

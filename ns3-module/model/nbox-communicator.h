@@ -28,6 +28,7 @@
 
 #include "collectives/point_to_point.h"
 #include "collectives/schedule.h"
+#include "collectives/settings.h"
 #include "collectives/step_tracker.h"
 #include "workloads/program.h"
 
@@ -134,6 +135,12 @@ class NboxCommunicator : public Object
      * one is asked for but the members do not fill whole servers. MakeSpec uses it.
      */
     nbox::coll::Algorithm AlgorithmFor(nbox::coll::CollectiveOp op, uint64_t bytes) const;
+
+    /**
+     * The attributes as the one description of how collectives run (collectives/settings.h):
+     * what a real rank must be given to build the same schedules.
+     */
+    nbox::coll::CollectiveSettings GetCollectiveSettings() const;
 
     nbox::coll::CollectiveSpec MakeSpec(nbox::coll::CollectiveOp op, uint64_t bytes,
                                         nbox::work::AllToAllCounts counts = nullptr) const;

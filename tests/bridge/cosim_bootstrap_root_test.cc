@@ -16,6 +16,7 @@
 #include "bridge/host/unique_id.h"
 #include "bridge/net/socket_util.h"
 #include "bridge/wire/listen_handle.h"
+#include "collectives/settings.h"
 #include "tests/bridge/raw_client.h"
 
 namespace nbox::bridge::server {
@@ -31,7 +32,8 @@ constexpr uint64_t kChunk = 1 << 20;
 // A server (ranks 0 and 2 real) and a root, polled on a background thread.
 class Job {
  public:
-  explicit Job(std::chrono::milliseconds join_timeout = std::chrono::seconds(10)) {
+  explicit Job(std::chrono::milliseconds join_timeout = std::chrono::seconds(10),
+               std::string settings = "") {
     ServerOptions options = Options(kWorld);
     options.real = {true, false, true, false};
     server_ = std::make_unique<BridgeServer>(options, &sink_);
@@ -40,6 +42,7 @@ class Job {
     root.real = options.real;
     root.channels = kChannels;
     root.chunk_bytes = kChunk;
+    root.settings = std::move(settings);
     root.join_timeout = join_timeout;
     root_ = std::make_unique<CosimBootstrapRoot>(root, server_.get());
     thread_ = std::thread([this] {
@@ -93,7 +96,8 @@ std::vector<uint8_t> RealBlob(int rank) {
 
 class Member {
  public:
-  Member(const Job& job, int rank, int channels = kChannels, uint64_t nonce = 0) {
+  Member(const Job& job, int rank, int channels = kChannels, uint64_t nonce = 0,
+         std::string settings = "") {
     fd_ = ConnectBlocking(job.root_address(), Deadline(), "root");
     host::JoinRequest join;
     join.nonce = nonce != 0 ? nonce : job.nonce();
@@ -101,6 +105,7 @@ class Member {
     join.rank = rank;
     join.channels = channels;
     join.chunk_bytes = kChunk;
+    join.settings = std::move(settings);
     join.blob = RealBlob(rank);
     const auto frame = host::EncodeFrame(host::FrameType::kJoin, host::EncodeJoin(join));
     SendAll(fd_.get(), frame.data(), frame.size(), Deadline(), "root");
@@ -220,6 +225,26 @@ TEST(CosimBootstrapRoot, JoinsThatDoNotFitTheJobAbortItNamingWhy) {
               "rank 1 joined, but it is emulated in this job (NBOX_RANK of a real "
               "rank?)");
   }
+}
+
+// The emulated ranks' collective settings travel whole to the real ranks (NBOX_COLLECTIVES);
+// a rank that joins with others is refused, field by field.
+TEST(CosimBootstrapRoot, ARankWithOtherCollectiveSettingsIsRefusedNamingTheFields) {
+  coll::CollectiveSettings emulated;
+  emulated.channels = kChannels;
+  emulated.chunk_bytes = kChunk;
+  emulated.all_reduce = coll::AlgorithmChoice::kTree;
+  coll::CollectiveSettings real = emulated;
+  real.all_reduce = coll::AlgorithmChoice::kRing;
+  real.broadcast = coll::AlgorithmChoice::kTree;
+  Job job(std::chrono::seconds(10), coll::EncodeSettings(emulated));
+  Member zero(job, 0, kChannels, 0, coll::EncodeSettings(real));
+  const auto [type, text] = zero.Answer();
+  EXPECT_EQ(type, host::FrameType::kAbort);
+  EXPECT_EQ(Text(text),
+            "rank 0 has other collective settings than the emulated ranks: allreduce: ring here, "
+            "tree there; broadcast: tree here, ring there (NBOX_COLLECTIVES; emulated ranks must "
+            "build the same schedules)");
 }
 
 TEST(CosimBootstrapRoot, MissingRanksAreNamedAfterTheJoinTimeout) {

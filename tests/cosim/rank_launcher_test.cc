@@ -103,8 +103,7 @@ TEST(RealRankEnvironment, NamesEveryVariableARankNeedsInOrder) {
   access.job_id = "nbox-1";
   access.unique_id = "abc";
   access.world_size = 8;
-  access.channels = 2;
-  access.chunk_bytes = 1048576;
+  access.collectives = "channels=2 chunk=1048576";
   access.clock = "virtual";
   const Environment expected = {
       {"NBOX_NET_PLUGIN", "/b/libnccl-net-nbox.so"},
@@ -114,8 +113,7 @@ TEST(RealRankEnvironment, NamesEveryVariableARankNeedsInOrder) {
       {"NBOX_RANK", "3"},
       {"NBOX_WORLD_SIZE", "8"},
       {"NBOX_UNIQUE_ID", "abc"},
-      {"NBOX_CHANNELS", "2"},
-      {"NBOX_CHUNK_BYTES", "1048576"},
+      {"NBOX_COLLECTIVES", "channels=2 chunk=1048576"},
       {"NBOX_CLOCK", "virtual"},
   };
   EXPECT_EQ(RankEnvironment(access, 3), expected);

@@ -185,6 +185,34 @@ TEST_F(RealRanksEndToEnd, OneRealRankMatchesTheAllEmulatedJob) {
   }
 }
 
+// Issue 13, part 3: the real rank builds its schedules from the emulated ranks' settings
+// (NBOX_COLLECTIVES), so every all-reduce algorithm runs with a real rank and the bench's own
+// check of the result (W x its input) passes. With direct the real rank's iteration is the
+// all-emulated job's within 2%, as the ring's (above); halving-doubling comes out 2.0% above
+// it and the tree 20% below (at 10 Mb/s its queues reach 1.2 MB, about a second): not
+// analysed yet, README.md's issue 13 row.
+TEST_F(RealRanksEndToEnd, EveryAllReduceAlgorithmRunsWithARealRank) {
+  for (const std::string algorithm : {"tree", "halving-doubling", "direct"}) {
+    SCOPED_TRACE(algorithm);
+    const std::string key = "collectives.allreduce=" + algorithm;
+    const CosimRun reference = RunCosim(dir_ / (algorithm + "-reference"),
+                                        {"realranks.ranks=", "output.progress=off", key});
+    ASSERT_EQ(reference.exit_code, 0) << reference.err;
+    const double expected = reference.results["steady_iteration_time_s"].get<double>();
+    const CosimRun real = RunCosim(
+        dir_ / algorithm, {"realranks.launch=" + kBench + "3", "realranks.peers=mirror", key});
+    ASSERT_EQ(real.exit_code, 0) << real.out << real.err
+                                 << ReadFile(dir_ / algorithm / "rank0.log");
+    EXPECT_NE(ReadFile(dir_ / algorithm / "rank0.log").find("RESULT ranks=4"), std::string::npos);
+    if (algorithm == "direct") EXPECT_NEAR(RealRankSteady(real), expected, 0.02 * expected);
+    for (const auto& collective : real.results["collectives"]) {
+      EXPECT_EQ(collective["algorithm"], algorithm == "tree"     ? "Tree"
+                                         : algorithm == "direct" ? "Direct"
+                                                                 : "HalvingDoubling");
+    }
+  }
+}
+
 // The real-rank loop over the fast network models (issue 10: "the real-rank loop works with
 // every model"): the real rank's iteration is the all-emulated job's on the same model. On the
 // analytical model the emulated job times collectives whole while the real rank's run message
@@ -329,8 +357,9 @@ TEST_F(RealRanksEndToEnd, AKilledSimulatorFailsTheRankWithinASecond) {
                              "realranks.join_timeout=20s", "--set", "realranks.peers=mirror"},
                             dir_, "cosim");
   std::map<std::string, std::string> env;
-  const std::regex line("export (NBOX_[A-Z_]+)=(\\S+)");
-  for (int i = 0; i < 500 && env.size() < 10; ++i) {
+  // Values with spaces (NBOX_COLLECTIVES) come single-quoted.
+  const std::regex line("export (NBOX_[A-Z_]+)=('[^']*'|\\S+)");
+  for (int i = 0; i < 500 && env.size() < 9; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     const std::string text = ReadFile(cosim.out);
     env.clear();
@@ -340,7 +369,7 @@ TEST_F(RealRanksEndToEnd, AKilledSimulatorFailsTheRankWithinASecond) {
       env[(*it)[1]] = value;
     }
   }
-  ASSERT_EQ(env.size(), 10u) << ReadFile(cosim.out) << ReadFile(cosim.err);
+  ASSERT_EQ(env.size(), 9u) << ReadFile(cosim.out) << ReadFile(cosim.err);
   std::vector<std::string> bench_argv;
   std::istringstream words(kBench + "1000");
   for (std::string word; words >> word;) bench_argv.push_back(word);

@@ -66,17 +66,22 @@ TEST(CrossKeyRules, DctcpNeedsEcnAndNamesTheLines) {
                                  "on, got network.ecn = off (default)");
 }
 
-// Real ranks run the host runtime's ring all-reduce and direct all-to-all only.
-TEST(CrossKeyRules, RealRanksRunTheRingAllReduceOnly) {
-  EXPECT_EQ(LoadError(kEmpty, {"realranks.ranks=0", "collectives.allreduce=direct"}),
+// Real ranks run whatever algorithm the emulated ranks do (the settings travel whole), but
+// the host runtime has no all-to-all of its own.
+TEST(CrossKeyRules, RealRanksRunEveryAlgorithmButAHierarchicalAllToAll) {
+  for (const char* key :
+       {"collectives.allreduce=tree", "collectives.allreduce=halving-doubling",
+        "collectives.allreduce=direct", "collectives.allreduce=auto",
+        "collectives.allgather=direct", "collectives.reducescatter=halving-doubling",
+        "collectives.broadcast=tree"}) {
+    EXPECT_EQ(LoadError(kEmpty, {"realranks.ranks=0", key}), "") << key;
+  }
+  EXPECT_EQ(LoadError(kEmpty, {"realranks.ranks=0", "topology.kind=rail", "servers.count=2",
+                               "collectives.alltoall=hierarchical"}),
             kEmpty +
-                ": collectives.allreduce = direct (--set) cannot run with real ranks "
-                "(realranks.ranks = 0 (--set)): the host runtime of real ranks builds NCCL's "
-                "ring (all-reduce, all-gather, reduce-scatter, broadcast) and direct (all-to-all) "
-                "schedules only");
-  EXPECT_EQ(LoadError(kEmpty, {"collectives.allreduce=direct"}), "");
-  EXPECT_NE(LoadError(kEmpty, {"realranks.ranks=0", "collectives.reducescatter=direct"}), "");
-  EXPECT_NE(LoadError(kEmpty, {"realranks.ranks=0", "collectives.allgather=direct"}), "");
+                ": collectives.alltoall = hierarchical (--set) cannot run with real ranks "
+                "(realranks.ranks = 0 (--set)): the host runtime of real ranks has no all-to-all "
+                "collective (its ranks exchange point to point), so only direct matches them");
 }
 
 // Cut-through is modelled on the TCP path's links only (NboxCutThroughChannel).

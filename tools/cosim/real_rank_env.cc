@@ -16,8 +16,7 @@ Environment RankEnvironment(const BridgeAccess& access, int rank) {
       {"NBOX_RANK", std::to_string(rank)},
       {"NBOX_WORLD_SIZE", std::to_string(access.world_size)},
       {"NBOX_UNIQUE_ID", access.unique_id},
-      {"NBOX_CHANNELS", std::to_string(access.channels)},
-      {"NBOX_CHUNK_BYTES", std::to_string(access.chunk_bytes)},
+      {"NBOX_COLLECTIVES", access.collectives},
       {"NBOX_CLOCK", access.clock},
   };
 }

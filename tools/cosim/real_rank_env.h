@@ -18,13 +18,12 @@ struct BridgeAccess {
   std::string job_id;
   std::string unique_id;  // the bootstrap root's id in the runtime's text form
   int world_size = 1;
-  int channels = 1;
-  uint64_t chunk_bytes = 0;
+  std::string collectives;  // coll::EncodeSettings of the emulated ranks' (NBOX_COLLECTIVES)
   std::string clock = "virtual";
 };
 
 // NBOX_NET_PLUGIN, NBOX_BRIDGE, NBOX_SECRET, NBOX_JOB_ID, NBOX_RANK, NBOX_WORLD_SIZE,
-// NBOX_UNIQUE_ID, NBOX_CHANNELS, NBOX_CHUNK_BYTES, NBOX_CLOCK, in that order.
+// NBOX_UNIQUE_ID, NBOX_COLLECTIVES, NBOX_CLOCK, in that order.
 Environment RankEnvironment(const BridgeAccess& access, int rank);
 
 // `bytes` random bytes from OpenSSL's generator (seeded from the OS), as lower-case hex.

@@ -10,6 +10,8 @@
 
 #include "bridge/server/bridge_server.h"
 #include "bridge/server/cosim_bootstrap_root.h"
+#include "collectives/settings.h"
+#include "ns3/nbox-communicator.h"
 #include "ns3/nbox-real-rank-gateway.h"
 #include "ns3/simulator.h"
 #include "tools/cosim/interrupt.h"
@@ -111,8 +113,13 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   server::CosimBootstrapOptions root_options;
   root_options.world_size = s.job.world_size;
   root_options.real = real;
-  root_options.channels = s.collectives.channels;
-  root_options.chunk_bytes = s.collectives.chunk_bytes;
+  // What the emulated ranks build their schedules from, sent whole to the real ranks and
+  // compared whole when they join (collectives/settings.h).
+  const coll::CollectiveSettings collectives =
+      assembly.job->GetCommunicator()->GetCollectiveSettings();
+  root_options.channels = collectives.channels;
+  root_options.chunk_bytes = collectives.chunk_bytes;
+  root_options.settings = coll::EncodeSettings(collectives);
   root_options.address = RootAddress(s);
   // The root gives up a little after the loop's own join timeout, which names the ranks missing.
   root_options.join_timeout =
@@ -127,8 +134,7 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   access.job_id = options.job_id;
   access.unique_id = root.unique_id_text();
   access.world_size = s.job.world_size;
-  access.channels = s.collectives.channels;
-  access.chunk_bytes = s.collectives.chunk_bytes;
+  access.collectives = root_options.settings;
   access.clock = s.realranks.clock;
 
   // SIGINT and SIGTERM are noted (interrupt.h); the loop below kills the children and stops.

@@ -214,21 +214,13 @@ void CheckRealRanks(RuleContext& context) {
     if (s.debug.slowdown_s > 0) needs_ranks("debug.slowdown");
     return;
   }
-  // The host runtime builds rings: a real rank and its emulated peers would disagree on
-  // every message of another algorithm (one set of collective settings: issue 13).
-  for (const auto& [key, runs] :
-       {std::pair<const char*, const char*>{"collectives.allreduce", "ring"},
-        {"collectives.allgather", "ring"},
-        {"collectives.reducescatter", "ring"},
-        {"collectives.broadcast", "ring"},
-        {"collectives.alltoall", "direct"}}) {
-    if (KeyByFullName(key).value.format(s) != runs) {
-      context.Fail(fmt::format(
-          "{} cannot run with real ranks ({}): the host runtime of real "
-          "ranks builds NCCL's ring (all-reduce, all-gather, reduce-scatter, broadcast) "
-          "and direct (all-to-all) schedules only",
-          context.Describe(key), context.Describe("realranks.ranks")));
-    }
+  // Real ranks build their schedules from the emulated ranks' collective settings, sent whole
+  // (NBOX_COLLECTIVES), but the host runtime has no all-to-all collective of its own.
+  if (s.collectives.alltoall != "direct") {
+    context.Fail(fmt::format(
+        "{} cannot run with real ranks ({}): the host runtime of real ranks has no all-to-all "
+        "collective (its ranks exchange point to point), so only direct matches them",
+        context.Describe("collectives.alltoall"), context.Describe("realranks.ranks")));
   }
   for (int rank : real.ranks) {
     if (rank >= s.job.world_size) {

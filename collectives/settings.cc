@@ -1,0 +1,245 @@
+#include "collectives/settings.h"
+
+#include <array>
+#include <charconv>
+#include <functional>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "collectives/nccl_tuning.h"
+
+namespace nbox::coll {
+namespace {
+
+constexpr std::array<std::pair<AlgorithmChoice, std::string_view>, 6> kChoiceNames = {{
+    {AlgorithmChoice::kRing, "ring"},
+    {AlgorithmChoice::kHierarchical, "hierarchical"},
+    {AlgorithmChoice::kDirect, "direct"},
+    {AlgorithmChoice::kHalvingDoubling, "halving-doubling"},
+    {AlgorithmChoice::kTree, "tree"},
+    {AlgorithmChoice::kAuto, "auto"},
+}};
+
+[[noreturn]] void Invalid(const std::string& field, const std::string& problem) {
+  throw std::invalid_argument("collective settings: " + field + ": " + problem);
+}
+
+// One field of the encoded form: its name, how to print it, how to read it.
+struct Field {
+  std::string_view name;
+  std::function<std::string(const CollectiveSettings&)> format;
+  std::function<void(CollectiveSettings&, std::string_view)> parse;
+};
+
+uint64_t ParseWhole(std::string_view name, std::string_view text) {
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    Invalid(std::string(name), "expected a whole number, got '" + std::string(text) + "'");
+  }
+  return value;
+}
+
+AlgorithmChoice ParseChoice(std::string_view name, std::string_view text) {
+  for (const auto& [choice, spelling] : kChoiceNames) {
+    if (spelling == text) return choice;
+  }
+  Invalid(std::string(name), "unknown algorithm '" + std::string(text) + "'");
+}
+
+Field WholeField(std::string_view name, uint64_t CollectiveSettings::*member) {
+  return {name, [member](const CollectiveSettings& s) { return std::to_string(s.*member); },
+          [name, member](CollectiveSettings& s, std::string_view v) {
+            s.*member = ParseWhole(name, v);
+          }};
+}
+Field IntField(std::string_view name, int CollectiveSettings::*member) {
+  return {name, [member](const CollectiveSettings& s) { return std::to_string(s.*member); },
+          [name, member](CollectiveSettings& s, std::string_view v) {
+            const uint64_t value = ParseWhole(name, v);
+            if (value > (1u << 30)) Invalid(std::string(name), "too large: " + std::string(v));
+            s.*member = static_cast<int>(value);
+          }};
+}
+Field ChoiceField(std::string_view name, AlgorithmChoice CollectiveSettings::*member) {
+  return {name, [member](const CollectiveSettings& s) { return std::string(ToString(s.*member)); },
+          [name, member](CollectiveSettings& s, std::string_view v) {
+            s.*member = ParseChoice(name, v);
+          }};
+}
+
+// The fields in their encoded order; the names are the scenario keys' (collectives.*).
+const std::vector<Field>& Fields() {
+  static const std::vector<Field> fields = {
+      IntField("channels", &CollectiveSettings::channels),
+      WholeField("chunk", &CollectiveSettings::chunk_bytes),
+      IntField("ranks_per_server", &CollectiveSettings::ranks_per_server),
+      ChoiceField("allreduce", &CollectiveSettings::all_reduce),
+      ChoiceField("allgather", &CollectiveSettings::all_gather),
+      ChoiceField("reducescatter", &CollectiveSettings::reduce_scatter),
+      ChoiceField("broadcast", &CollectiveSettings::broadcast),
+      ChoiceField("alltoall", &CollectiveSettings::all_to_all),
+      WholeField("nic_bps", &CollectiveSettings::nic_bps),
+      WholeField("scaleup_bps", &CollectiveSettings::scale_up_bps),
+  };
+  return fields;
+}
+
+void CheckChoice(const char* field, AlgorithmChoice choice,
+                 std::initializer_list<AlgorithmChoice> allowed) {
+  for (AlgorithmChoice ok : allowed) {
+    if (choice == ok) return;
+  }
+  std::string names;
+  for (AlgorithmChoice ok : allowed)
+    names += (names.empty() ? "" : ", ") + std::string(ToString(ok));
+  Invalid(field,
+          "'" + std::string(ToString(choice)) + "' does not run it; expected one of " + names);
+}
+
+Algorithm Resolved(AlgorithmChoice choice) {
+  switch (choice) {
+    case AlgorithmChoice::kHierarchical:
+      return Algorithm::kHierarchical;
+    case AlgorithmChoice::kDirect:
+      return Algorithm::kDirect;
+    case AlgorithmChoice::kHalvingDoubling:
+      return Algorithm::kHalvingDoubling;
+    case AlgorithmChoice::kTree:
+      return Algorithm::kTree;
+    case AlgorithmChoice::kRing:
+    case AlgorithmChoice::kAuto:
+      return Algorithm::kRing;
+  }
+  return Algorithm::kRing;
+}
+
+}  // namespace
+
+std::string_view ToString(AlgorithmChoice choice) {
+  for (const auto& [known, spelling] : kChoiceNames) {
+    if (known == choice) return spelling;
+  }
+  return "unknown";
+}
+
+bool CollectiveSettings::operator==(const CollectiveSettings& other) const {
+  return EncodeSettings(*this) == EncodeSettings(other);
+}
+
+void ValidateSettings(const CollectiveSettings& s) {
+  using C = AlgorithmChoice;
+  if (s.channels < 1 || s.channels > kMaxChannels) {
+    Invalid("channels",
+            "expected 1.." + std::to_string(kMaxChannels) + ", got " + std::to_string(s.channels));
+  }
+  if (s.chunk_bytes != 0 && (s.chunk_bytes < 8 || s.chunk_bytes > (uint64_t{1} << 30))) {
+    Invalid("chunk", "expected 0 or 8 bytes..1 GiB, got " + std::to_string(s.chunk_bytes));
+  }
+  if (s.ranks_per_server < 0) {
+    Invalid("ranks_per_server", "expected 0 or more, got " + std::to_string(s.ranks_per_server));
+  }
+  CheckChoice("allgather", s.all_gather, {C::kRing, C::kDirect, C::kHalvingDoubling, C::kAuto});
+  CheckChoice("reducescatter", s.reduce_scatter,
+              {C::kRing, C::kDirect, C::kHalvingDoubling, C::kAuto});
+  CheckChoice("broadcast", s.broadcast, {C::kRing, C::kTree, C::kAuto});
+  CheckChoice("alltoall", s.all_to_all, {C::kDirect, C::kHierarchical});
+  if (s.nic_bps == 0) Invalid("nic_bps", "must be more than 0");
+  if (s.scale_up_bps == 0) Invalid("scaleup_bps", "must be more than 0");
+}
+
+Algorithm ChooseAlgorithm(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
+                          int group_size, bool fills_servers) {
+  switch (op) {
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kAllToAllV:
+      return settings.all_to_all == AlgorithmChoice::kHierarchical && fills_servers
+                 ? Algorithm::kHierarchical
+                 : Algorithm::kDirect;
+    case CollectiveOp::kAllReduce:
+      if (settings.all_reduce == AlgorithmChoice::kAuto) {
+        NcclTuningInputs inputs;
+        inputs.ranks = group_size;
+        inputs.nodes = fills_servers ? group_size / settings.ranks_per_server : group_size;
+        inputs.channels = settings.channels;
+        inputs.inter_bytes_per_s = static_cast<double>(settings.nic_bps) / 8;
+        inputs.intra_bytes_per_s = fills_servers ? static_cast<double>(settings.scale_up_bps) / 8
+                                                 : inputs.inter_bytes_per_s;
+        return NcclAutoAllReduce(bytes, inputs);
+      }
+      if (settings.all_reduce == AlgorithmChoice::kHierarchical && !fills_servers) {
+        return Algorithm::kRing;
+      }
+      return Resolved(settings.all_reduce);
+    case CollectiveOp::kAllGather:
+      return Resolved(settings.all_gather);
+    case CollectiveOp::kReduceScatter:
+      return Resolved(settings.reduce_scatter);
+    case CollectiveOp::kBroadcast:
+      return Resolved(settings.broadcast);
+  }
+  throw std::invalid_argument("ChooseAlgorithm: unknown op");
+}
+
+CollectiveSpec SpecFromSettings(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
+                                uint32_t element_bytes, int group_size, bool fills_servers) {
+  CollectiveSpec spec;
+  spec.op = op;
+  spec.algorithm = ChooseAlgorithm(settings, op, bytes, group_size, fills_servers);
+  spec.world_size = group_size;
+  spec.bytes = bytes;
+  spec.element_bytes = element_bytes;
+  spec.channels = settings.channels;
+  spec.chunk_bytes = settings.chunk_bytes;
+  spec.ranks_per_server = fills_servers ? settings.ranks_per_server : 0;
+  return spec;
+}
+
+std::string EncodeSettings(const CollectiveSettings& settings) {
+  std::string text;
+  for (const Field& field : Fields()) {
+    if (!text.empty()) text += ' ';
+    text += std::string(field.name) + "=" + field.format(settings);
+  }
+  return text;
+}
+
+CollectiveSettings DecodeSettings(std::string_view text) {
+  CollectiveSettings settings;
+  std::vector<bool> seen(Fields().size());
+  while (!text.empty()) {
+    const size_t end = std::min(text.find(' '), text.size());
+    const std::string_view item = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    if (item.empty()) continue;
+    const size_t equals = item.find('=');
+    if (equals == std::string_view::npos) Invalid(std::string(item), "expected name=value");
+    const std::string_view name = item.substr(0, equals);
+    size_t index = 0;
+    while (index < Fields().size() && Fields()[index].name != name) ++index;
+    if (index == Fields().size()) Invalid(std::string(name), "unknown field");
+    if (seen[index]) Invalid(std::string(name), "given twice");
+    seen[index] = true;
+    Fields()[index].parse(settings, item.substr(equals + 1));
+  }
+  for (size_t i = 0; i < seen.size(); ++i) {
+    if (!seen[i]) Invalid(std::string(Fields()[i].name), "missing");
+  }
+  ValidateSettings(settings);
+  return settings;
+}
+
+std::string DescribeDifference(const CollectiveSettings& here, const CollectiveSettings& there) {
+  std::string difference;
+  for (const Field& field : Fields()) {
+    const std::string a = field.format(here);
+    const std::string b = field.format(there);
+    if (a == b) continue;
+    if (!difference.empty()) difference += "; ";
+    difference += std::string(field.name) + ": " + a + " here, " + b + " there";
+  }
+  return difference;
+}
+
+}  // namespace nbox::coll

@@ -1,0 +1,66 @@
+// The one description of how a job's collectives run: channels, chunks, servers and the
+// algorithm of every operation. nbox-cosim derives it from the scenario (the ns-3
+// communicator's attributes are its ns-3 face), sends it whole to every real rank
+// (NBOX_COLLECTIVES, EncodeSettings), and the bootstrap compares it whole, so a real rank and
+// its emulated peers always build the same schedule (ChooseAlgorithm + BuildRankSchedule).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "collectives/schedule.h"
+
+namespace nbox::coll {
+
+// What a scenario key names: an Algorithm, or kAuto (NCCL's tuner: nccl_tuning.h).
+enum class AlgorithmChoice { kRing, kHierarchical, kDirect, kHalvingDoubling, kTree, kAuto };
+
+// The scenario's spelling: "ring", "hierarchical", "direct", "halving-doubling", "tree", "auto".
+std::string_view ToString(AlgorithmChoice choice);
+
+struct CollectiveSettings {
+  int channels = 2;
+  uint64_t chunk_bytes = uint64_t{1} << 20;  // 0 = no chunking
+  int ranks_per_server = 0;                  // 0 = no servers
+  AlgorithmChoice all_reduce = AlgorithmChoice::kRing;
+  AlgorithmChoice all_gather = AlgorithmChoice::kRing;
+  AlgorithmChoice reduce_scatter = AlgorithmChoice::kRing;
+  AlgorithmChoice broadcast = AlgorithmChoice::kRing;
+  AlgorithmChoice all_to_all = AlgorithmChoice::kDirect;
+  // A rank's NIC and scale-up (NVLink) rates, each direction: what kAuto decides by.
+  uint64_t nic_bps = 100'000'000'000;
+  uint64_t scale_up_bps = 3'600'000'000'000;
+
+  bool operator==(const CollectiveSettings& other) const;
+  bool operator!=(const CollectiveSettings& other) const { return !(*this == other); }
+};
+
+// Throws std::invalid_argument naming the field and what it must be: channels 1..64, chunk 0
+// or 8 bytes..1 GiB, ranks_per_server >= 0, each operation's algorithm one that runs it
+// (all-reduce: any; all-gather, reduce-scatter: ring, direct, halving-doubling, auto;
+// broadcast: ring, tree, auto; all-to-all: direct, hierarchical), rates > 0.
+void ValidateSettings(const CollectiveSettings& settings);
+
+// The algorithm a collective of `op` and `bytes` runs with in a group of `group_size` ranks
+// that fills whole servers or not: the operation's choice, with kAuto resolved by NCCL's
+// tuner (all-reduce: ring or tree; others: the ring), and hierarchical falling back to the
+// ring (all-reduce) or direct (all-to-all) when the group does not fill whole servers.
+Algorithm ChooseAlgorithm(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
+                          int group_size, bool fills_servers);
+
+// The spec a collective of `op` runs with: ChooseAlgorithm's algorithm, the settings' channels
+// and chunk, and ranks_per_server when the group fills whole servers. What an emulated rank
+// (NboxCommunicator::MakeSpec) and a real rank (the host runtime) both build schedules from.
+CollectiveSpec SpecFromSettings(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
+                                uint32_t element_bytes, int group_size, bool fills_servers);
+
+// "channels=2 chunk=1048576 ranks_per_server=0 allreduce=ring ..." and back. DecodeSettings
+// throws std::invalid_argument naming the field; it validates what it read.
+std::string EncodeSettings(const CollectiveSettings& settings);
+CollectiveSettings DecodeSettings(std::string_view text);
+
+// "allreduce: tree here, ring there; channels: 2 here, 4 there", or "" when equal.
+std::string DescribeDifference(const CollectiveSettings& here, const CollectiveSettings& there);
+
+}  // namespace nbox::coll

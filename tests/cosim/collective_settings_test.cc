@@ -1,0 +1,99 @@
+// Issue 13, part 3: an emulated rank (the ns-3 communicator nbox-cosim assembles from the
+// scenario) and a real rank (the host runtime, given the emulated ranks' settings as text in
+// NBOX_COLLECTIVES) build identical schedules, for every algorithm of every operation, on a
+// star and on NVLink servers with rails, at sizes on both sides of auto's boundary.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "collectives/schedule.h"
+#include "collectives/settings.h"
+#include "ns3/core-module.h"
+#include "ns3/nbox-communicator.h"
+#include "ns3/uinteger.h"
+#include "tools/cosim/assembly.h"
+#include "tools/scenario/scenario.h"
+
+namespace nbox::testing {
+namespace {
+
+struct Case {
+  const char* scenario;
+  std::vector<std::string> overrides;
+};
+
+void ExpectSameSteps(const coll::RankSchedule& emulated, const coll::RankSchedule& real) {
+  ASSERT_EQ(emulated.steps.size(), real.steps.size());
+  EXPECT_EQ(emulated.buffer_bytes, real.buffer_bytes);
+  for (size_t i = 0; i < emulated.steps.size(); ++i) {
+    const coll::Step& a = emulated.steps[i];
+    const coll::Step& b = real.steps[i];
+    ASSERT_TRUE(a.kind == b.kind && a.peer == b.peer && a.channel == b.channel &&
+                a.offset == b.offset && a.bytes == b.bytes && a.reduce == b.reduce &&
+                a.deps == b.deps)
+        << "step " << i;
+  }
+}
+
+TEST(CollectiveSettingsTravelWhole, EmulatedAndRealRanksBuildIdenticalSchedules) {
+  const std::vector<Case> cases = {
+      {"tests/cosim/fixtures/models/ring_star.ini", {}},
+      {"tests/cosim/fixtures/models/ring_star.ini",
+       {"collectives.allreduce=tree", "collectives.allgather=halving-doubling",
+        "collectives.reducescatter=direct", "collectives.broadcast=tree"}},
+      {"tests/cosim/fixtures/models/ring_star.ini",
+       {"collectives.allreduce=halving-doubling", "collectives.allgather=direct",
+        "collectives.reducescatter=halving-doubling", "job.world_size=6"}},
+      {"tests/cosim/fixtures/models/ring_star.ini",
+       {"collectives.allreduce=auto", "job.world_size=16", "topology.host_link=100Gbps",
+        "collectives.channels=3", "collectives.chunk=0"}},
+      {"tests/cosim/fixtures/models/ring_star.ini",
+       {"collectives.allreduce=direct", "collectives.allgather=auto"}},
+      {"tests/cosim/fixtures/rail_tiny.ini", {}},
+      {"tests/cosim/fixtures/rail_tiny.ini", {"collectives.allreduce=hierarchical"}},
+      {"tests/cosim/fixtures/rail_tiny.ini",
+       {"collectives.allreduce=auto", "collectives.broadcast=tree"}},
+  };
+  int compared = 0;
+  for (const Case& c : cases) {
+    std::string label = c.scenario;
+    for (const std::string& o : c.overrides) label += " " + o;
+    SCOPED_TRACE(label);
+    const scenario::Scenario s = scenario::LoadScenario(c.scenario, c.overrides);
+    cosim::JobAssembly assembly = cosim::AssembleJob(s);
+    const ns3::Ptr<ns3::NboxCommunicator> comm = assembly.job->GetCommunicator();
+    // What nbox-cosim sends a real rank, and what the real rank reads back from it.
+    const std::string text = coll::EncodeSettings(comm->GetCollectiveSettings());
+    const coll::CollectiveSettings real = coll::DecodeSettings(text);
+    ns3::UintegerValue element;
+    comm->GetAttribute("ElementSize", element);
+    const int world = static_cast<int>(comm->GetSize());
+    // The host runtime's rule: its communicator spans the job's ranks in order.
+    const bool fills = real.ranks_per_server > 0 && world % real.ranks_per_server == 0;
+    for (coll::CollectiveOp op :
+         {coll::CollectiveOp::kAllReduce, coll::CollectiveOp::kAllGather,
+          coll::CollectiveOp::kReduceScatter, coll::CollectiveOp::kBroadcast}) {
+      for (uint64_t bytes : {uint64_t{4096} * world, uint64_t{3} << 20, uint64_t{48} << 20}) {
+        ns3::NboxCommWork work;
+        work.op = op;
+        work.bytes = bytes;
+        const coll::CollectiveSpec spec = coll::SpecFromSettings(
+            real, op, bytes, static_cast<uint32_t>(element.Get()), world, fills);
+        for (int rank = 0; rank < world; ++rank) {
+          SCOPED_TRACE(std::string(coll::ToString(op)) + " " + std::to_string(bytes) +
+                       " bytes, rank " + std::to_string(rank));
+          ExpectSameSteps(comm->BuildRankSchedule(static_cast<uint32_t>(rank), work),
+                          coll::BuildRankSchedule(spec, rank));
+          ++compared;
+        }
+      }
+    }
+    ns3::Simulator::Destroy();
+    ns3::Config::Reset();
+  }
+  EXPECT_EQ(compared, 12 * (8 + 8 + 6 + 16 + 8 + 16 + 16 + 16));
+}
+
+}  // namespace
+}  // namespace nbox::testing
