@@ -189,8 +189,8 @@ TEST_F(RealRanksEndToEnd, OneRealRankMatchesTheAllEmulatedJob) {
 // (NBOX_COLLECTIVES), so every all-reduce algorithm runs with a real rank and the bench's own
 // check of the result (W x its input) passes. With direct the real rank's iteration is the
 // all-emulated job's within 2%, as the ring's (above); halving-doubling comes out 2.0% above
-// it and the tree 20% below (at 10 Mb/s its queues reach 1.2 MB, about a second): not
-// analysed yet, README.md's issue 13 row.
+// it and the tree 20% below (the all-emulated job's steady tree all-reduces are slower than its
+// first one, even on the flow model): not analysed yet, README.md's issue 13 row.
 TEST_F(RealRanksEndToEnd, EveryAllReduceAlgorithmRunsWithARealRank) {
   for (const std::string algorithm : {"tree", "halving-doubling", "direct"}) {
     SCOPED_TRACE(algorithm);
