@@ -270,7 +270,7 @@ void HalvingDoublingLanes(const CollectiveSpec& spec, int rank,
 // all-reduce, once to its parent; a broadcast's trees are re-rooted at its root.
 TreeLinks TreeLinksOf(const CollectiveSpec& spec, int channel, int rank) {
   if (spec.op != CollectiveOp::kBroadcast) {
-    return DoubleBinaryTreeLinks(spec.world_size, channel % 2, rank);
+    return AllReduceTreeLinks(spec.world_size, spec.ranks_per_server, channel, rank);
   }
   TreeLinks links = RootedTreeLinks(spec.world_size, channel % 2, spec.root, rank);
   links.parent = -1;  // nothing goes up
@@ -284,7 +284,7 @@ void TreeLanes(const CollectiveSpec& spec, int rank,
     const uint64_t slice = SplitEvenly(elements, spec.channels, channel).count;
     if (slice == 0) continue;
     const TreeLinks links = TreeLinksOf(spec, channel, rank);
-    for (int peer : {links.parent, links.children[0], links.children[1]}) {
+    for (int peer : {links.parent, links.children[0], links.children[1], links.children[2]}) {
       if (peer >= 0) visit(LaneTraffic{rank, peer, channel, slice * spec.element_bytes, 0});
     }
   }
@@ -379,15 +379,17 @@ CriticalPath CriticalPathOf(const CollectiveSpec& spec) {
     // first chunk's 2 x depth - 1 further hops as one chunk message over the busiest port at full
     // rate (its busy time over M, the chunk messages it sends): optimistic once many chunks share
     // the ports (tree.h).
-    const int depth = std::max(TreeDepth(world, 0), spec.channels > 1 ? TreeDepth(world, 1) : 0);
-    const int hops = spec.op == CollectiveOp::kBroadcast ? depth : 2 * depth;
+    const int hops =
+        spec.op == CollectiveOp::kBroadcast
+            ? std::max(TreeDepth(world, 0), spec.channels > 1 ? TreeDepth(world, 1) : 0)
+            : 2 * AllReduceTreeDepth(world, spec.ranks_per_server, spec.channels);
     uint64_t busiest_messages = 0;
     for (int rank = 0; rank < world; ++rank) {
       uint64_t messages = 0;
       for (int channel = 0; channel < spec.channels; ++channel) {
         const TreeLinks links = TreeLinksOf(spec, channel, rank);
-        const int neighbours =
-            (links.parent >= 0) + (links.children[0] >= 0) + (links.children[1] >= 0);
+        const int neighbours = (links.parent >= 0) + (links.children[0] >= 0) +
+                               (links.children[1] >= 0) + (links.children[2] >= 0);
         messages += SliceChunks(spec, channel) * neighbours;
       }
       busiest_messages = std::max(busiest_messages, messages);

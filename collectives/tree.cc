@@ -1,6 +1,7 @@
 #include "collectives/tree.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "collectives/layout.h"
 #include "collectives/rank_schedule_builder.h"
@@ -51,7 +52,7 @@ TreeLinks DoubleBinaryTreeLinks(int world, int tree, int rank) {
   TreeLinks links;
   links.parent = Mapped(base.parent, world, mirror);
   links.children = {Mapped(base.children[0], world, mirror),
-                    Mapped(base.children[1], world, mirror)};
+                    Mapped(base.children[1], world, mirror), -1};
   return links;
 }
 
@@ -60,9 +61,12 @@ TreeLinks RootedTreeLinks(int world, int tree, int root, int rank) {
   const int own_root = tree == 0 ? 0 : (world % 2 == 0 ? world - 1 : 1 % world);
   auto shift = [world](int r, int by) { return r < 0 ? -1 : ((r + by) % world + world) % world; };
   const TreeLinks base = DoubleBinaryTreeLinks(world, tree, shift(rank, own_root - root));
-  return TreeLinks{
-      shift(base.parent, root - own_root),
-      {shift(base.children[0], root - own_root), shift(base.children[1], root - own_root)}};
+  TreeLinks links;
+  links.parent = shift(base.parent, root - own_root);
+  for (size_t i = 0; i < links.children.size(); ++i) {
+    links.children[i] = shift(base.children[i], root - own_root);
+  }
+  return links;
 }
 
 int TreeDepth(int world, int tree) {
@@ -78,26 +82,59 @@ int TreeDepth(int world, int tree) {
   return depth;
 }
 
+TreeLinks AllReduceTreeLinks(int world, int ranks_per_server, int channel, int rank) {
+  const int tree = channel % 2;
+  if (ranks_per_server <= 0) return DoubleBinaryTreeLinks(world, tree, rank);
+  const int gpus = ranks_per_server;
+  const int server = rank / gpus;
+  const int head = (channel / 2) % gpus;
+  const int position = (rank % gpus - head + gpus) % gpus;  // along the server's chain
+  auto gpu = [&](int on_server, int at_position) {
+    return on_server * gpus + (head + at_position) % gpus;
+  };
+  TreeLinks links;
+  const int next = position + 1 < gpus ? gpu(server, position + 1) : -1;
+  if (position > 0) {
+    links.parent = gpu(server, position - 1);
+    links.children[0] = next;
+    return links;
+  }
+  const TreeLinks servers = DoubleBinaryTreeLinks(world / gpus, tree, server);
+  links.parent = servers.parent >= 0 ? gpu(servers.parent, 0) : -1;
+  links.children = {servers.children[0] >= 0 ? gpu(servers.children[0], 0) : -1,
+                    servers.children[1] >= 0 ? gpu(servers.children[1], 0) : -1, next};
+  return links;
+}
+
+int AllReduceTreeDepth(int world, int ranks_per_server, int channels) {
+  const int gpus = std::max(ranks_per_server, 1);
+  const int nodes = world / gpus;
+  const int depth = std::max(TreeDepth(nodes, 0), channels > 1 ? TreeDepth(nodes, 1) : 0);
+  return depth + gpus - 1;
+}
+
 RankSchedule BuildTreeRankSchedule(const CollectiveSpec& spec, int rank) {
   const int world = spec.world_size;
   if (world == 1) return RankSchedule{rank, spec.bytes, {}};
   CollectiveSpec one_segment = spec;
   one_segment.world_size = 1;
-  // Per chunk a rank receives from and sends to each of at most three neighbours.
-  CheckStepBound(one_segment, 6, "tree");
+  // Per chunk a rank receives from and sends to each of at most four neighbours (a server's
+  // head: its parent, two child servers and its chain).
+  CheckStepBound(one_segment, 8, "tree");
   const BlockGrid grid(one_segment, BlockOrder::kChannelMajor);
   const bool broadcast = spec.op == CollectiveOp::kBroadcast;
   const int root = broadcast ? spec.root : 0;
-  // An all-reduce runs the trees as they are; a broadcast re-roots them at its root.
-  auto links = [&](int tree) {
-    return broadcast ? RootedTreeLinks(world, tree, root, rank)
-                     : DoubleBinaryTreeLinks(world, tree, rank);
-  };
-  const std::array<TreeLinks, 2> trees = {links(0), links(1)};
+  // An all-reduce runs each channel's tree as it is (over servers when there are); a broadcast
+  // re-roots the flat trees at its root.
+  std::vector<TreeLinks> trees;
+  for (int channel = 0; channel < spec.channels; ++channel) {
+    trees.push_back(broadcast ? RootedTreeLinks(world, channel % 2, root, rank)
+                              : AllReduceTreeLinks(world, spec.ranks_per_server, channel, rank));
+  }
   RankScheduleBuilder steps(rank, spec.bytes, grid.region_count());
   // Chunk-major, as the broadcast.
   ForEachChunkChunkMajor(grid, 0, spec.channels, [&](int channel, const Region& chunk) {
-    const TreeLinks& links = trees[channel % 2];
+    const TreeLinks& links = trees[channel];
     if (!broadcast) {
       for (int child : links.children) {
         if (child >= 0) steps.AddRecv(child, channel, chunk, true);

@@ -15,8 +15,8 @@
 // comes back down from the root, each node overwriting its copy with its parent's and passing
 // it on. Channel c runs tree c mod 2 on its contiguous 1/channels slice (NCCL runs tree 0 on
 // one half of its channels and tree 1 on the other); one channel is a single binary tree.
-// Chunks of at most chunk_bytes pipeline up and down at once. ranks_per_server is ignored:
-// the trees span the ranks (NCCL spans nodes with a tree and chains the GPUs inside each).
+// Chunks of at most chunk_bytes pipeline up and down at once. With ranks_per_server the trees
+// span servers and chain the GPUs inside each, as NCCL's (AllReduceTreeLinks).
 #pragma once
 
 #include <array>
@@ -26,8 +26,8 @@
 namespace nbox::coll {
 
 struct TreeLinks {
-  int parent = -1;                      // -1 at the root
-  std::array<int, 2> children{-1, -1};  // -1 where there is none
+  int parent = -1;                          // -1 at the root
+  std::array<int, 3> children{-1, -1, -1};  // -1 where there is none
 };
 
 // Rank `rank`'s place in tree `tree` (0 or 1) over `world` ranks.
@@ -35,6 +35,18 @@ TreeLinks DoubleBinaryTreeLinks(int world, int tree, int rank);
 
 // Edges from the root to the deepest leaf of tree `tree`.
 int TreeDepth(int world, int tree);
+
+// Rank `rank`'s place in channel `channel`'s all-reduce tree. Without servers
+// (ranks_per_server = 0) the flat tree channel mod 2. With servers of G ranks (world a
+// multiple of G), NCCL's shape: tree channel mod 2 over the servers joins one GPU of each,
+// local index (channel / 2) mod G (the same in every server, so the edges between servers stay
+// on one rail, and channels spread over rails), and a chain through the server's other GPUs
+// hangs below it (head -> next local index -> ...): up to two children servers and the chain.
+TreeLinks AllReduceTreeLinks(int world, int ranks_per_server, int channel, int rank);
+
+// The deepest all-reduce tree of the channels in use: TreeDepth of the servers' (or ranks')
+// trees, plus G - 1 chain hops with servers.
+int AllReduceTreeDepth(int world, int ranks_per_server, int channels);
 
 // Rank `rank`'s place in tree `tree` re-rooted at `root`: every rank r plays the part of the
 // rank at the same distance (mod W) from the tree's own root as r is from `root`.

@@ -104,6 +104,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Op::kAllReduce, Alg::kTree, 7, 0, 4 * 977, 3, 64},
                       Case{Op::kAllReduce, Alg::kTree, 5, 0, 4 * 1, 2, 0},  // an empty slice
                       Case{Op::kBroadcast, Alg::kTree, 7, 0, 4 * 1003, 2, 400},
+                      Case{Op::kAllReduce, Alg::kTree, 12, 4, 4 * 1001, 4, 128},  // servers
+                      Case{Op::kAllReduce, Alg::kTree, 6, 3, 4 * 77, 1, 0},
                       Case{Op::kBroadcast, Alg::kTree, 6, 0, 4 * 999, 3, 0},
                       Case{Op::kAllToAll, Alg::kDirect, 7, 0, 4 * 7 * 11 + 8, 2, 32},
                       Case{Op::kAllToAllV, Alg::kDirect, 5, 0, 0, 2, 0},

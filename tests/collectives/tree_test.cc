@@ -94,6 +94,31 @@ TEST(TreeShape, EveryWorldIsOneBinaryTree) {
   }
 }
 
+// Two servers of 4 GPUs, drawn by hand from tree.h. Channel 0 (tree 0 over the servers:
+// server 0 the root, server 1 its child; heads at local index 0): 0 -> {4, 1}, 1 -> 2 -> 3,
+// 4 -> 5 -> 6 -> 7. Channel 1 (tree 1: server 1 the root): 4 -> {0, 5}, 0 -> 1. Channel 2 (tree
+// 0, heads at local index 1): 1 -> {5, 2}, 2 -> 3 -> 0, 5 -> 6 -> 7 -> 4. Depth: 1 + 3.
+TEST(TreeShape, ServersJoinOneGpuEachAndChainTheRest) {
+  auto links = [](int channel, int rank) { return AllReduceTreeLinks(8, 4, channel, rank); };
+  EXPECT_EQ(links(0, 0).parent, -1);
+  EXPECT_EQ(Children(links(0, 0)), (std::set<int>{4, 1}));
+  EXPECT_EQ(links(0, 2).parent, 1);
+  EXPECT_EQ(Children(links(0, 2)), (std::set<int>{3}));
+  EXPECT_EQ(links(0, 4).parent, 0);
+  EXPECT_EQ(Children(links(0, 4)), (std::set<int>{5}));
+  EXPECT_EQ(Children(links(0, 7)), (std::set<int>{}));
+  EXPECT_EQ(links(1, 4).parent, -1);
+  EXPECT_EQ(Children(links(1, 4)), (std::set<int>{0, 5}));
+  EXPECT_EQ(links(1, 0).parent, 4);
+  EXPECT_EQ(Children(links(2, 1)), (std::set<int>{5, 2}));
+  EXPECT_EQ(links(2, 0).parent, 3);
+  EXPECT_EQ(links(2, 4).parent, 7);
+  EXPECT_EQ(links(2, 5).parent, 1);
+  EXPECT_EQ(AllReduceTreeDepth(8, 4, 2), 4);
+  // Without servers the flat trees.
+  EXPECT_EQ(AllReduceTreeLinks(6, 0, 1, 3).parent, DoubleBinaryTreeLinks(6, 1, 3).parent);
+}
+
 template <typename T>
 class CollectivesTreeNumeric : public ::testing::Test {};
 using ElementTypes = ::testing::Types<float, int32_t>;
@@ -121,6 +146,26 @@ TYPED_TEST(CollectivesTreeNumeric, MatchesTheSerialResult) {
     }
   }
   EXPECT_EQ(runs, 9 * 3 * 3 * 2 * 3);
+}
+
+// Trees over servers with chains inside: 2 to 4 servers of 2 to 4 GPUs, 1 to 4 channels (the
+// heads move to the next local index every two channels).
+TYPED_TEST(CollectivesTreeNumeric, OverServersMatchesTheSerialResult) {
+  using T = TypeParam;
+  for (int gpus : {2, 3, 4}) {
+    for (int servers : {2, 3, 4}) {
+      for (int channels : {1, 2, 4}) {
+        CollectiveSpec spec =
+            Tree(gpus * servers, 41 * sizeof(T), channels, 4 * sizeof(T), sizeof(T));
+        spec.ranks_per_server = gpus;
+        const Schedule schedule = BuildSchedule(spec);
+        for (uint64_t seed = 0; seed < 2; ++seed) {
+          ASSERT_EQ(CheckRun<T>(schedule, seed, 41 + gpus), "")
+              << "G=" << gpus << " S=" << servers << " channels=" << channels;
+        }
+      }
+    }
+  }
 }
 
 // Each tree has W - 1 edges and every edge carries its channel's slice up and down once: the
