@@ -103,6 +103,18 @@ NboxCommunicator::GetTypeId()
                   "server (NCCL's PXN; needs RanksPerServer).",
                   EnumValue(DIRECT), MakeEnumAccessor(&NboxCommunicator::m_allToAllAlgorithm),
                   MakeEnumChecker(DIRECT, "Direct", HIERARCHICAL_ALL_TO_ALL, "Hierarchical"))
+              .AddAttribute("CollectiveOrder",
+                            "Which of a rank's waiting collectives starts next: the one issued "
+                            "first (FIFO, NCCL's stream order) or last (LIFO). Point-to-point "
+                            "groups keep their place.",
+                            EnumValue(FIFO_ORDER), MakeEnumAccessor(&NboxCommunicator::m_order),
+                            MakeEnumChecker(FIFO_ORDER, "FIFO", LIFO_ORDER, "LIFO"))
+              .AddAttribute("MaxConcurrentCollectives",
+                            "How many collectives a rank runs at once (their messages carry "
+                            "tags, so they may share connections).",
+                            UintegerValue(1),
+                            MakeUintegerAccessor(&NboxCommunicator::m_maxConcurrent),
+                            MakeUintegerChecker<uint32_t>(1, 64))
               .AddAttribute("RanksPerServer",
                             "Ranks per scale-up server (GPUs on one NVSwitch), placed "
                             "server-major; 0: no servers. Rings then stay inside a server on "
@@ -135,6 +147,8 @@ NboxCommunicator::NboxCommunicator()
     , m_reduceScatterAlgorithm(RING_EXCHANGE)
     , m_broadcastAlgorithm(RING_BROADCAST)
     , m_allToAllAlgorithm(DIRECT)
+    , m_order(FIFO_ORDER)
+    , m_maxConcurrent(1)
     , m_ranksPerServer(0)
     , m_nicRate("100Gbps")
     , m_scaleUpRate("3600Gbps")
@@ -306,6 +320,18 @@ NboxCommunicator::GetCollectiveSettings() const
     return settings;
 }
 
+NboxCommunicator::CollectiveOrder
+NboxCommunicator::GetCollectiveOrder() const
+{
+    return m_order;
+}
+
+uint32_t
+NboxCommunicator::GetMaxConcurrentCollectives() const
+{
+    return m_maxConcurrent;
+}
+
 nbox::coll::Algorithm
 NboxCommunicator::AlgorithmFor(CollectiveOp op, uint64_t bytes) const
 {
@@ -377,8 +403,10 @@ NboxCommunicator::DeliverExternal(uint32_t dstRank, uint32_t srcRank, uint32_t c
     NS_ABORT_MSG_IF(IsExternal(dstRank), "DeliverExternal to external rank "
                                              << dstRank << " (from rank " << srcRank
                                              << "): the gateway matches those");
-    // A real rank's send is posted outside the simulation; its arrival is all ns-3 knows.
-    OnArrival(dstRank, srcRank, channel, bytes, Simulator::Now());
+    // A real rank's send is posted outside the simulation; its arrival is all ns-3 knows, and
+    // its messages carry no tag: they go to the op that expects them next (one runs at a time
+    // with real ranks).
+    OnArrival(dstRank, srcRank, channel, bytes, Simulator::Now(), kUntagged);
 }
 
 void
@@ -418,11 +446,13 @@ NboxCommunicator::Issue(uint32_t rank, NboxCommWork work, Done done)
                                           << " of '" << m_name
                                           << "': its schedule runs outside the simulator");
     RankState& state = m_ranks.at(rank);
-    state.queue.push_back(Pending{std::move(work), std::move(done), Simulator::Now()});
-    if (!state.running)
+    uint64_t tag = kUntagged;
+    if (!work.isTransfers)
     {
-        StartNext(rank);
+        tag = work.sequence != UINT64_MAX ? work.sequence : state.collectivesIssued++;
     }
+    state.queue.push_back(Pending{std::move(work), std::move(done), Simulator::Now(), tag});
+    StartNext(rank);
 }
 
 void
@@ -440,7 +470,7 @@ NboxCommunicator::Issue(uint32_t rank, CollectiveOp op, uint64_t bytes, const st
 bool
 NboxCommunicator::IsIdle(uint32_t rank) const
 {
-    return m_ranks.at(rank).queue.empty();
+    return m_ranks.at(rank).queue.empty() && m_ranks.at(rank).running.empty();
 }
 
 void
@@ -459,84 +489,127 @@ void
 NboxCommunicator::StartNext(uint32_t rank)
 {
     RankState& state = m_ranks[rank];
-    if (state.queue.empty())
+    while (!state.queue.empty())
     {
-        if (state.whenIdle)
+        // A point-to-point group runs alone, in its place in the stream.
+        if (state.running.count(kUntagged) > 0)
         {
-            auto idle = std::move(state.whenIdle);
-            state.whenIdle = nullptr;
-            idle();
+            return;
         }
-        return;
-    }
-    if (!state.queue.front().work.isTransfers && !BuildsCollectiveSchedules())
-    {
-        StartTimed(rank, *m_transport->GetCollectiveTimer());
-        return;
-    }
-    auto running = std::make_unique<Running>();
-    running->schedule = std::make_unique<nbox::coll::RankSchedule>(
-        BuildRankSchedule(rank, state.queue.front().work));
-    running->tracker = std::make_unique<nbox::coll::StepTracker>(*running->schedule);
-    running->recvState.assign(running->schedule->steps.size(), Running::kNone);
-    running->early.resize(running->schedule->steps.size());
-    running->started = Simulator::Now();
-    if (!state.queue.front().work.isTransfers)
-    {
-        running->instance = state.collectivesStarted++;
-        Instance& instance = m_instances[running->instance];
-        ++instance.started;
-        instance.lastStart = Simulator::Now();
-    }
-    state.running = std::move(running);
-    // Messages that came before this op started: each belongs to the op if it still expects
-    // one from that connection (they are in order, so stop at the first that does not).
-    for (auto& [key, inbox] : state.inboxes)
-    {
-        const auto [src, channel] = key;
-        while (!inbox.arrived.empty()
-               && state.running->tracker->ExpectsArrival(static_cast<int>(src),
-                                                         static_cast<int>(channel)))
+        size_t group = 0;
+        while (group < state.queue.size() && !state.queue[group].work.isTransfers)
         {
-            const Arrival arrival = inbox.arrived.front();
-            inbox.arrived.pop_front();
-            MatchToRunning(rank, src, channel, arrival);
+            ++group;
         }
+        if (group == 0)
+        {
+            if (!state.running.empty())
+            {
+                return;
+            }
+            Pending pending = std::move(state.queue.front());
+            state.queue.pop_front();
+            Start(rank, std::move(pending));
+            continue;
+        }
+        if (state.running.size() >= m_maxConcurrent)
+        {
+            return;
+        }
+        const size_t chosen = m_order == LIFO_ORDER ? group - 1 : 0;
+        Pending pending = std::move(state.queue[chosen]);
+        state.queue.erase(state.queue.begin() + static_cast<std::ptrdiff_t>(chosen));
+        Start(rank, std::move(pending));
     }
-    Advance(rank);
+    if (state.running.empty() && state.whenIdle)
+    {
+        auto idle = std::move(state.whenIdle);
+        state.whenIdle = nullptr;
+        idle();
+    }
 }
 
 void
-NboxCommunicator::StartTimed(uint32_t rank, NboxCollectiveTimer& timer)
+NboxCommunicator::Start(uint32_t rank, Pending pending)
 {
     RankState& state = m_ranks[rank];
-    auto running = std::make_unique<Running>();
-    running->started = Simulator::Now();
-    running->instance = state.collectivesStarted++;
-    Instance& instance = m_instances[running->instance];
-    ++instance.started;
-    instance.lastStart = Simulator::Now();
+    auto owned = std::make_shared<Running>();
+    Running& running = *owned;
+    running.tag = pending.tag;
+    running.rank = rank;
+    running.started = Simulator::Now();
+    running.pending = std::move(pending);
+    const bool collective = !running.pending.work.isTransfers;
+    state.running[running.tag] = std::move(owned);
+    if (collective)
+    {
+        Instance& instance = m_instances[running.tag];
+        ++instance.started;
+        instance.lastStart = Simulator::Now();
+        if (!BuildsCollectiveSchedules())
+        {
+            StartTimed(rank, running, *m_transport->GetCollectiveTimer());
+            return;
+        }
+    }
+    running.schedule
+        = std::make_unique<nbox::coll::RankSchedule>(BuildRankSchedule(rank, running.pending.work));
+    running.tracker = std::make_unique<nbox::coll::StepTracker>(*running.schedule);
+    running.recvState.assign(running.schedule->steps.size(), Running::kNone);
+    running.early.resize(running.schedule->steps.size());
+    // Messages that came before this op started: a collective's carry its tag; the others'
+    // (groups', external ranks') are in order per connection, so each belongs to this op if
+    // it still expects one from that connection (stop at the first that does not).
+    if (collective)
+    {
+        auto it = state.tagged.lower_bound({running.tag, 0, 0});
+        while (it != state.tagged.end() && std::get<0>(it->first) == running.tag)
+        {
+            for (const Arrival& arrival : it->second.arrived)
+            {
+                MatchToRunning(running, std::get<1>(it->first), std::get<2>(it->first), arrival);
+            }
+            it = state.tagged.erase(it);
+        }
+    }
+    for (auto& [key, inbox] : state.untagged)
+    {
+        const auto [src, channel] = key;
+        while (!inbox.arrived.empty()
+               && running.tracker->ExpectsArrival(static_cast<int>(src), static_cast<int>(channel)))
+        {
+            const Arrival arrival = inbox.arrived.front();
+            inbox.arrived.pop_front();
+            MatchToRunning(running, src, channel, arrival);
+        }
+    }
+    Advance(rank, running.tag);
+}
+
+void
+NboxCommunicator::StartTimed(uint32_t rank, Running& running, NboxCollectiveTimer& timer)
+{
+    Instance& instance = m_instances[running.tag];
     instance.timedRanks.push_back(rank);
-    state.running = std::move(running);
     if (instance.started < m_members.size())
     {
         return;
     }
-    const NboxCommWork& work = state.queue.front().work;
+    const NboxCommWork& work = running.pending.work;
     const Time duration
         = timer.TimeCollective(MakeSpec(work.op, work.bytes, work.counts), m_members, m_laneBase);
     // In the order the members started it, so equal end times finish in a fixed order.
     for (uint32_t member : instance.timedRanks)
     {
-        Simulator::Schedule(duration, &NboxCommunicator::FinishHead, this, member);
+        Simulator::Schedule(duration, &NboxCommunicator::Finish, this, member, running.tag);
     }
 }
 
 void
-NboxCommunicator::Advance(uint32_t rank)
+NboxCommunicator::Advance(uint32_t rank, uint64_t tag)
 {
-    RankState& state = m_ranks[rank];
-    nbox::coll::StepTracker& tracker = *state.running->tracker;
+    Running& running = *m_ranks[rank].running.at(tag);
+    nbox::coll::StepTracker& tracker = *running.tracker;
     // Receives whose message is already in the inbox complete at once and may release more
     // steps, so keep going until nothing new is ready.
     for (auto ready = tracker.TakeReady(); !ready.empty(); ready = tracker.TakeReady())
@@ -551,46 +624,58 @@ NboxCommunicator::Advance(uint32_t rank)
                 const uint64_t bytes = step.bytes;
                 const Time posted = Simulator::Now();
                 m_transport->Send(m_members[rank], m_members[peer], m_laneBase + channel, bytes,
-                                  [this, rank, id, peer, channel, bytes, posted]()
+                                  [this, rank, id, peer, channel, bytes, posted, tag]()
                                   {
-                                      OnArrival(peer, rank, channel, bytes, posted);
-                                      OnSendDelivered(rank, id);
+                                      OnArrival(peer, rank, channel, bytes, posted, tag);
+                                      OnSendDelivered(rank, tag, id);
                                   });
                 continue;
             }
-            Running& running = *state.running;
             if (running.recvState[id] != Running::kEarly)
             {
                 running.recvState[id] = Running::kPosted;
                 continue;
             }
             running.recvState[id] = Running::kNone;
-            CompleteRecv(rank, id, running.early[id]);
+            CompleteRecv(running, id, running.early[id]);
         }
     }
     if (tracker.Done())
     {
-        FinishHead(rank);
+        Finish(rank, tag);
     }
 }
 
 void
-NboxCommunicator::CompleteRecv(uint32_t rank, uint32_t stepId, const Arrival& arrival)
+NboxCommunicator::CompleteRecv(Running& running, uint32_t stepId, const Arrival& arrival)
 {
-    Running& running = *m_ranks[rank].running;
     const nbox::coll::Step& step = running.tracker->schedule().steps[stepId];
     // Both ends follow the same schedule, so a size mismatch means the matching rule broke.
     NS_ABORT_MSG_IF(arrival.bytes != step.bytes,
-                    "rank " << rank << " of '" << m_name << "' matched a " << arrival.bytes
+                    "rank " << running.rank << " of '" << m_name << "' matched a " << arrival.bytes
                             << "-byte message from rank " << step.peer << " to a " << step.bytes
                             << "-byte receive");
     running.peersPosted = std::max(running.peersPosted, arrival.posted);
     running.tracker->Complete(stepId);
 }
 
+NboxCommunicator::Running*
+NboxCommunicator::UntaggedReceiver(uint32_t rank, uint32_t src, uint32_t channel)
+{
+    for (auto& [tag, running] : m_ranks[rank].running)
+    {
+        if (running->tracker
+            && running->tracker->ExpectsArrival(static_cast<int>(src), static_cast<int>(channel)))
+        {
+            return running.get();
+        }
+    }
+    return nullptr;
+}
+
 void
 NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes,
-                            Time posted)
+                            Time posted, uint64_t tag)
 {
     if (!m_external.empty() && m_external[dst])
     {
@@ -598,31 +683,42 @@ NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64
         return;
     }
     RankState& state = m_ranks[dst];
-    Inbox& inbox = state.inboxes[{src, channel}];
-    // Messages of one connection arrive in order; one for a later op waits in the inbox, and
-    // so must every message after it.
-    if (!state.running || !state.running->tracker || !inbox.arrived.empty()
-        || !state.running->tracker->ExpectsArrival(static_cast<int>(src),
-                                                   static_cast<int>(channel)))
+    const Arrival arrival{bytes, posted};
+    if (tag != kUntagged)
     {
-        inbox.arrived.push_back(Arrival{bytes, posted});
+        auto running = state.running.find(tag);
+        if (running == state.running.end())
+        {
+            state.tagged[{tag, src, channel}].arrived.push_back(arrival);
+            return;
+        }
+        MatchToRunning(*running->second, src, channel, arrival);
+        Advance(dst, tag);
         return;
     }
-    MatchToRunning(dst, src, channel, Arrival{bytes, posted});
-    Advance(dst);
+    // Untagged messages of one connection arrive in order; one for a later op waits in the
+    // inbox, and so must every message after it.
+    Inbox& inbox = state.untagged[{src, channel}];
+    Running* receiver = inbox.arrived.empty() ? UntaggedReceiver(dst, src, channel) : nullptr;
+    if (receiver == nullptr)
+    {
+        inbox.arrived.push_back(arrival);
+        return;
+    }
+    MatchToRunning(*receiver, src, channel, arrival);
+    Advance(dst, receiver->tag);
 }
 
 void
-NboxCommunicator::MatchToRunning(uint32_t rank, uint32_t src, uint32_t channel,
+NboxCommunicator::MatchToRunning(Running& running, uint32_t src, uint32_t channel,
                                  const Arrival& arrival)
 {
-    Running& running = *m_ranks[rank].running;
     const uint32_t id
         = running.tracker->MatchArrival(static_cast<int>(src), static_cast<int>(channel));
     if (running.recvState[id] == Running::kPosted)
     {
         running.recvState[id] = Running::kNone;
-        CompleteRecv(rank, id, arrival);
+        CompleteRecv(running, id, arrival);
         return;
     }
     running.recvState[id] = Running::kEarly;
@@ -630,11 +726,10 @@ NboxCommunicator::MatchToRunning(uint32_t rank, uint32_t src, uint32_t channel,
 }
 
 void
-NboxCommunicator::OnSendDelivered(uint32_t rank, uint32_t stepId)
+NboxCommunicator::OnSendDelivered(uint32_t rank, uint64_t tag, uint32_t stepId)
 {
-    RankState& state = m_ranks[rank];
-    state.running->tracker->Complete(stepId);
-    Advance(rank);
+    m_ranks[rank].running.at(tag)->tracker->Complete(stepId);
+    Advance(rank, tag);
 }
 
 uint64_t
@@ -666,12 +761,13 @@ NboxCommunicator::RecordBytes(uint32_t rank, const NboxCommWork& work) const
 }
 
 void
-NboxCommunicator::FinishHead(uint32_t rank)
+NboxCommunicator::Finish(uint32_t rank, uint64_t tag)
 {
     RankState& state = m_ranks[rank];
-    Pending head = std::move(state.queue.front());
-    state.queue.pop_front();
-    const Running& running = *state.running;
+    auto node = state.running.extract(tag);
+    NS_ABORT_MSG_IF(node.empty(), "rank " << rank << " finished an op it was not running");
+    const Running& running = *node.mapped();
+    const Pending& head = running.pending;
     NboxCollectiveRecord record;
     record.rank = m_members[rank];
     record.iteration = head.work.iteration;
@@ -694,7 +790,7 @@ NboxCommunicator::FinishHead(uint32_t rank)
     record.peersReady = running.peersPosted;
     if (!head.work.isTransfers)
     {
-        auto instance = m_instances.find(running.instance);
+        auto instance = m_instances.find(running.tag);
         record.peersReady = instance->second.lastStart;
         uint32_t emulated = m_members.size();
         for (bool external : m_external)
@@ -708,16 +804,14 @@ NboxCommunicator::FinishHead(uint32_t rank)
     }
     const Time peersReady = record.peersReady;
     m_records->collectives.push_back(std::move(record));
-    state.running.reset();
-    if (head.done)
+    Done done = std::move(node.mapped()->pending.done);
+    node = {};
+    if (done)
     {
-        head.done(peersReady);
+        done(peersReady);
     }
-    // `done` may have issued more on this rank, which started it if the queue was empty.
-    if (!m_ranks[rank].running)
-    {
-        StartNext(rank);
-    }
+    // `done` may have issued more on this rank (and started it); start what may start now.
+    StartNext(rank);
 }
 
 } // namespace ns3

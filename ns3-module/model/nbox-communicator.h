@@ -38,6 +38,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,10 @@ struct NboxCommWork
     int iteration = 0;
     int microbatch = -1;
     uint32_t stream = 0; //!< the issuing rank's stream, for the records
+    /** Collectives: the op's place among its rank's collectives on the communicator in
+     * program order, which every member agrees on (the tag its messages carry); unset: the
+     * communicator counts them in issue order. */
+    uint64_t sequence = UINT64_MAX;
 
     /** The work of a program's communication op (kCollective or kTransfers). */
     static NboxCommWork FromOp(const nbox::work::Op& op);
@@ -96,6 +101,13 @@ class NboxCommunicator : public Object
         RING_BROADCAST,
         TREE_BROADCAST,
         AUTO_BROADCAST //!< NCCL's tuner: the ring (its only broadcast)
+    };
+
+    /** Attribute CollectiveOrder: which waiting collective of a rank's queue starts next. */
+    enum CollectiveOrder
+    {
+        FIFO_ORDER, //!< the one issued first (NCCL's stream order)
+        LIFO_ORDER  //!< the one issued last
     };
 
     /** Attribute AllToAllAlgorithm: nbox::coll::Algorithm kDirect or kHierarchical. */
@@ -141,6 +153,11 @@ class NboxCommunicator : public Object
      * what a real rank must be given to build the same schedules.
      */
     nbox::coll::CollectiveSettings GetCollectiveSettings() const;
+
+    /** Attribute CollectiveOrder: which waiting collective of a stream starts next. */
+    CollectiveOrder GetCollectiveOrder() const;
+    /** Attribute MaxConcurrentCollectives. */
+    uint32_t GetMaxConcurrentCollectives() const;
 
     nbox::coll::CollectiveSpec MakeSpec(nbox::coll::CollectiveOp op, uint64_t bytes,
                                         nbox::work::AllToAllCounts counts = nullptr) const;
@@ -210,7 +227,11 @@ class NboxCommunicator : public Object
         NboxCommWork work;
         Done done;
         Time issued;
+        uint64_t tag = 0; //!< collectives: the rank's count of collectives issued before it
     };
+
+    /** The tag of point-to-point groups and of external ranks' messages: matched in order. */
+    static constexpr uint64_t kUntagged = UINT64_MAX;
 
     /** A message that arrived before its receive: its size and when its sender posted it. */
     struct Arrival
@@ -226,14 +247,16 @@ class NboxCommunicator : public Object
         std::deque<Arrival> arrived;
     };
 
-    /** The op at the head of a rank's queue, while it runs. */
+    /** An op while it runs. */
     struct Running
     {
+        Pending pending;
+        uint32_t rank = 0;                                  //!< the member running it
         std::unique_ptr<nbox::coll::RankSchedule> schedule; //!< null when timed
         std::unique_ptr<nbox::coll::StepTracker> tracker;   //!< on *schedule; null when timed
         Time started;
-        Time peersPosted;      //!< latest post time of a message this rank received in the op
-        uint64_t instance = 0; //!< collectives: the rank's count of collectives before it
+        Time peersPosted;         //!< latest post time of a message this rank received in the op
+        uint64_t tag = kUntagged; //!< collectives: Pending::tag, what its messages carry
         /** Per step id, a receive's state under schedule.h's matching rule (the n-th message
          * of a connection is its n-th receive in id order): its message came before the step
          * was ready (kEarly, kept in `early`), or the step is ready and waits (kPosted). */
@@ -258,28 +281,42 @@ class NboxCommunicator : public Object
 
     struct RankState
     {
-        std::deque<Pending> queue; //!< head is running when `running` is set
-        std::unique_ptr<Running> running;
-        std::map<std::pair<uint32_t, uint32_t>, Inbox> inboxes; //!< by (source, channel)
+        std::deque<Pending> queue; //!< issued, not started
+        std::map<uint64_t, std::shared_ptr<Running>>
+            running; //!< by tag (shared_ptr: vector<RankState> copies)
+        /** Messages that came before their op started: collectives' by (tag, source,
+         * channel); point-to-point groups' and external ranks' by (source, channel), in
+         * order, for the op that expects them next. */
+        std::map<std::tuple<uint64_t, uint32_t, uint32_t>, Inbox> tagged;
+        std::map<std::pair<uint32_t, uint32_t>, Inbox> untagged;
         std::function<void()> whenIdle;
-        uint64_t collectivesStarted = 0;
+        uint64_t collectivesIssued = 0;
     };
 
-    void StartNext(uint32_t rank);
     /**
-     * Starts the collective at the head of `rank`'s queue on the transport's collective
-     * timer: once every member has started it, all of them finish it together when the
-     * timer says.
+     * Starts what `rank` may start now: a point-to-point group alone, when it is the oldest
+     * op; else up to MaxConcurrentCollectives collectives, chosen by CollectiveOrder among
+     * those issued before the next group.
      */
-    void StartTimed(uint32_t rank, NboxCollectiveTimer& timer);
-    void Advance(uint32_t rank);
-    void FinishHead(uint32_t rank);
-    void OnSendDelivered(uint32_t rank, uint32_t stepId);
-    void OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes, Time posted);
-    void CompleteRecv(uint32_t rank, uint32_t stepId, const Arrival& arrival);
-    /** Gives the running op of `rank` the message from `src` on `channel`: completes its
-     * receive if ready, else keeps it for when it is. */
-    void MatchToRunning(uint32_t rank, uint32_t src, uint32_t channel, const Arrival& arrival);
+    void StartNext(uint32_t rank);
+    /** Starts `pending` (taken off the queue) on `rank`. */
+    void Start(uint32_t rank, Pending pending);
+    /**
+     * Starts a collective on the transport's collective timer: once every member has started
+     * it, all of them finish it together when the timer says.
+     */
+    void StartTimed(uint32_t rank, Running& running, NboxCollectiveTimer& timer);
+    void Advance(uint32_t rank, uint64_t tag);
+    void Finish(uint32_t rank, uint64_t tag);
+    void OnSendDelivered(uint32_t rank, uint64_t tag, uint32_t stepId);
+    void OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes, Time posted,
+                   uint64_t tag);
+    void CompleteRecv(Running& running, uint32_t stepId, const Arrival& arrival);
+    /** Gives `running` the message from `src` on `channel`: completes its receive if ready,
+     * else keeps it for when it is. */
+    void MatchToRunning(Running& running, uint32_t src, uint32_t channel, const Arrival& arrival);
+    /** The running op of `rank` an untagged message from (src, channel) belongs to, if any. */
+    Running* UntaggedReceiver(uint32_t rank, uint32_t src, uint32_t channel);
     /** Whether the members are whole servers of RanksPerServer ranks, in rank order. */
     bool FillsServers() const;
     /** The record bytes of `work` for member `rank` (nccl-tests' size; see the .cc). */
@@ -293,6 +330,8 @@ class NboxCommunicator : public Object
     ExchangeAlgorithm m_reduceScatterAlgorithm;
     BroadcastAlgorithm m_broadcastAlgorithm;
     AllToAllAlgorithm m_allToAllAlgorithm;
+    CollectiveOrder m_order;
+    uint32_t m_maxConcurrent;
     uint32_t m_ranksPerServer;
     DataRate m_nicRate;     //!< a rank's NIC, for the Auto algorithms
     DataRate m_scaleUpRate; //!< a rank's NVLink, for the Auto algorithms

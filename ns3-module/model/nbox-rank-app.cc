@@ -74,7 +74,7 @@ bool
 NboxRankApp::IsIdle() const
 {
     return std::all_of(m_streams.begin(), m_streams.end(),
-                       [](const Stream& s) { return s.queue.empty(); });
+                       [](const Stream& s) { return s.waiting.empty() && s.running == 0; });
 }
 
 void
@@ -93,6 +93,8 @@ NboxRankApp::Begin()
     m_next = 0;
     m_opDone.assign(m_program->ops.size(), false);
     m_opPeersReady.assign(m_program->ops.size(), Time(0));
+    m_opSequence.assign(m_program->ops.size(), 0);
+    m_commSequence.assign(m_comms.size(), 0);
     RunUntilBlocked();
 }
 
@@ -104,7 +106,7 @@ NboxRankApp::WaitSatisfied(const nbox::work::Op& op) const
     case OpKind::kWait:
         return m_opDone[op.target];
     case OpKind::kWaitStream:
-        return m_streams.at(op.stream).queue.empty();
+        return m_streams.at(op.stream).waiting.empty() && m_streams.at(op.stream).running == 0;
     case OpKind::kWaitAll:
         return IsIdle();
     default:
@@ -176,40 +178,72 @@ NboxRankApp::Issue(uint32_t opIndex)
     NS_ABORT_MSG_IF(op.stream < 0 || static_cast<size_t>(op.stream) >= m_streams.size(),
                     "rank " << m_rank << " issues '" << op.label << "' on stream " << op.stream
                             << " of " << m_streams.size());
-    Stream& stream = m_streams[op.stream];
-    stream.queue.push_back(opIndex);
-    if (stream.queue.size() == 1)
+    NS_ABORT_MSG_IF(op.comm < 0 || static_cast<size_t>(op.comm) >= m_comms.size(),
+                    "rank " << m_rank << " has no communicator slot " << op.comm);
+    if (op.kind == OpKind::kCollective)
     {
-        StartStreamHead(op.stream);
+        // In program order, which every member of the communicator shares.
+        m_opSequence[opIndex] = m_commSequence[op.comm]++;
     }
+    m_streams[op.stream].waiting.push_back(opIndex);
+    StartStreamOps(op.stream);
 }
 
 void
-NboxRankApp::StartStreamHead(uint32_t stream)
+NboxRankApp::StartStreamOps(uint32_t stream)
 {
-    const uint32_t opIndex = m_streams[stream].queue.front();
-    const nbox::work::Op& op = m_program->ops[opIndex];
-    NS_ABORT_MSG_IF(op.comm < 0 || static_cast<size_t>(op.comm) >= m_comms.size(),
-                    "rank " << m_rank << " has no communicator slot " << op.comm);
-    NboxCommWork work = NboxCommWork::FromOp(op);
-    m_comms[op.comm]->Issue(m_ranksInComms[op.comm], std::move(work),
-                            [this, stream, opIndex](Time peersReady)
-                            { OnOpDone(stream, opIndex, peersReady); });
+    Stream& s = m_streams[stream];
+    while (!s.waiting.empty() && !s.runningGroup)
+    {
+        size_t group = 0;
+        while (group < s.waiting.size()
+               && m_program->ops[s.waiting[group]].kind != OpKind::kTransfers)
+        {
+            ++group;
+        }
+        size_t chosen = 0;
+        if (group == 0)
+        {
+            if (s.running > 0)
+            {
+                return;
+            }
+        }
+        else
+        {
+            const Ptr<NboxCommunicator> comm = m_comms[m_program->ops[s.waiting[0]].comm];
+            if (s.running >= comm->GetMaxConcurrentCollectives())
+            {
+                return;
+            }
+            chosen = comm->GetCollectiveOrder() == NboxCommunicator::LIFO_ORDER ? group - 1 : 0;
+        }
+        const uint32_t opIndex = s.waiting[chosen];
+        s.waiting.erase(s.waiting.begin() + static_cast<std::ptrdiff_t>(chosen));
+        const nbox::work::Op& op = m_program->ops[opIndex];
+        ++s.running;
+        s.runningGroup = op.kind == OpKind::kTransfers;
+        NboxCommWork work = NboxCommWork::FromOp(op);
+        if (op.kind == OpKind::kCollective)
+        {
+            work.sequence = m_opSequence[opIndex];
+        }
+        m_comms[op.comm]->Issue(m_ranksInComms[op.comm], std::move(work),
+                                [this, stream, opIndex](Time peersReady)
+                                { OnOpDone(stream, opIndex, peersReady); });
+    }
 }
 
 void
 NboxRankApp::OnOpDone(uint32_t stream, uint32_t opIndex, Time peersReady)
 {
     Stream& s = m_streams[stream];
-    NS_ABORT_MSG_IF(s.queue.empty() || s.queue.front() != opIndex,
-                    "rank " << m_rank << ": op " << opIndex << " completed out of order");
-    s.queue.pop_front();
+    NS_ABORT_MSG_IF(s.running == 0, "rank " << m_rank << ": op " << opIndex << " completed twice");
+    --s.running;
+    s.runningGroup = false;
     m_opDone[opIndex] = true;
     m_opPeersReady[opIndex] = peersReady;
-    if (!s.queue.empty())
-    {
-        StartStreamHead(stream);
-    }
+    StartStreamOps(stream);
     if (m_waiting && WaitSatisfied(m_program->ops[m_next - 1]))
     {
         EndWait(opIndex);

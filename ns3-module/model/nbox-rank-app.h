@@ -61,7 +61,13 @@ class NboxRankApp : public Object
     void RunUntilBlocked();
     void EndCompute();
     void Issue(uint32_t opIndex);
-    void StartStreamHead(uint32_t stream);
+    /**
+     * Hands `stream`'s waiting ops to their communicators as its policy allows: a point-to-
+     * point group alone, in its place; collectives up to the communicator's
+     * MaxConcurrentCollectives at once, chosen by its CollectiveOrder among those before the
+     * next group.
+     */
+    void StartStreamOps(uint32_t stream);
     void OnOpDone(uint32_t stream, uint32_t opIndex, Time peersReady);
     /** Whether the wait of op `opIndex` is over. */
     bool WaitSatisfied(const nbox::work::Op& op) const;
@@ -70,12 +76,16 @@ class NboxRankApp : public Object
 
     struct Stream
     {
-        std::deque<uint32_t> queue; //!< op indices; the head is running
+        std::deque<uint32_t> waiting; //!< op indices issued, not started, in program order
+        uint32_t running = 0;         //!< ops handed to their communicator, not done
+        bool runningGroup = false;    //!< one of them is a point-to-point group
     };
 
     uint32_t m_rank;
     std::shared_ptr<const nbox::work::RankProgram> m_program;
     std::vector<Ptr<NboxCommunicator>> m_comms;
+    std::vector<uint64_t> m_opSequence;   //!< per op: its place among its comm's collectives
+    std::vector<uint64_t> m_commSequence; //!< per communicator slot: collectives issued
     std::vector<uint32_t> m_ranksInComms;
     std::vector<Stream> m_streams;
     std::vector<bool> m_opDone;       //!< per op index: a communication op that has completed

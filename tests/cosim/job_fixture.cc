@@ -31,6 +31,9 @@ JobOutcome RunOnStar(const StarJob& setup, const work::JobPrograms& programs) {
   helper.SetCommunicatorAttribute("ChunkSize", ns3::UintegerValue(setup.chunk_bytes));
   helper.SetCommunicatorAttribute("AllReduceAlgorithm",
                                   ns3::StringValue(setup.all_reduce_algorithm));
+  helper.SetCommunicatorAttribute("CollectiveOrder", ns3::StringValue(setup.collective_order));
+  helper.SetCommunicatorAttribute("MaxConcurrentCollectives",
+                                  ns3::UintegerValue(setup.max_concurrent));
   auto job = helper.Install(network, transport, programs, rank_to_host);
 
   std::ostringstream quiet;

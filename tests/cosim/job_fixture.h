@@ -24,6 +24,8 @@ struct StarJob {
   uint32_t channels = 1;
   uint64_t chunk_bytes = 0;
   std::string all_reduce_algorithm = "Ring";  // attribute NboxCommunicator::AllReduceAlgorithm
+  std::string collective_order = "FIFO";      // attribute CollectiveOrder
+  uint32_t max_concurrent = 1;                // attribute MaxConcurrentCollectives
 };
 
 // `iterations` iterations of one all-reduce of `bytes` each, nothing else.

@@ -84,6 +84,17 @@ TEST(CrossKeyRules, RealRanksRunEveryAlgorithmButAHierarchicalAllToAll) {
                 "collective (its ranks exchange point to point), so only direct matches them");
 }
 
+// The host runtime runs a real rank's collectives one at a time in issue order.
+TEST(CrossKeyRules, RealRanksRunCollectivesInOrderOneAtATime) {
+  EXPECT_EQ(LoadError(kEmpty, {"collectives.order=lifo", "collectives.concurrent=4"}), "");
+  EXPECT_EQ(LoadError(kEmpty, {"realranks.ranks=0", "collectives.order=lifo"}),
+            kEmpty +
+                ": collectives.order = lifo (--set) and collectives.concurrent = 1 (default) "
+                "cannot run with real ranks (realranks.ranks = 0 (--set)): the host runtime "
+                "runs collectives one at a time in issue order (fifo, 1)");
+  EXPECT_NE(LoadError(kEmpty, {"realranks.ranks=0", "collectives.concurrent=2"}), "");
+}
+
 // Cut-through is modelled on the TCP path's links only (NboxCutThroughChannel).
 TEST(CrossKeyRules, CutThroughIsRefusedOnTheRocePath) {
   EXPECT_EQ(LoadError(kEmpty, {"network.switching=cut-through", "network.transport=roce"}),

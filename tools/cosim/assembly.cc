@@ -166,6 +166,10 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   helper.SetCommunicatorAttribute("ReduceScatterAlgorithm", algorithm(s.collectives.reducescatter));
   helper.SetCommunicatorAttribute("BroadcastAlgorithm", algorithm(s.collectives.broadcast));
   helper.SetCommunicatorAttribute("AllToAllAlgorithm", algorithm(s.collectives.alltoall));
+  helper.SetCommunicatorAttribute(
+      "CollectiveOrder", ns3::StringValue(s.collectives.order == "lifo" ? "LIFO" : "FIFO"));
+  helper.SetCommunicatorAttribute("MaxConcurrentCollectives",
+                                  ns3::UintegerValue(s.collectives.concurrent));
   // What the Auto algorithms take as a rank's NIC and NVLink: the rail fabric's, else the
   // link of rank 0's host.
   helper.SetCommunicatorAttribute(

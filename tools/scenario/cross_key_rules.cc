@@ -214,6 +214,15 @@ void CheckRealRanks(RuleContext& context) {
     if (s.debug.slowdown_s > 0) needs_ranks("debug.slowdown");
     return;
   }
+  // A real rank's host runtime runs its collectives one at a time in issue order, and its
+  // messages carry no tags to tell concurrent collectives apart.
+  if (s.collectives.order != "fifo" || s.collectives.concurrent != 1) {
+    context.Fail(fmt::format(
+        "{} and {} cannot run with real ranks ({}): the host runtime runs "
+        "collectives one at a time in issue order (fifo, 1)",
+        context.Describe("collectives.order"), context.Describe("collectives.concurrent"),
+        context.Describe("realranks.ranks")));
+  }
   // Real ranks build their schedules from the emulated ranks' collective settings, sent whole
   // (NBOX_COLLECTIVES), but the host runtime has no all-to-all collective of its own.
   if (s.collectives.alltoall != "direct") {

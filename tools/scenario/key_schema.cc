@@ -156,6 +156,15 @@ std::vector<KeySpec> CollectivesKeys() {
        "another server goes first to the sender's GPU of the destination's local index, which "
        "sends it on its rail: only rail-aligned traffic leaves a server; topology.kind = rail)",
        Choice(coll(&CollectivesSection::alltoall), {"direct", "hierarchical"})},
+      {"collectives", "order",
+       "which of a rank's waiting collectives (on one communicator) starts next: fifo (the one "
+       "issued first, NCCL's stream order) or lifo (the one issued last); point-to-point "
+       "transfers keep their place",
+       Choice(coll(&CollectivesSection::order), {"fifo", "lifo"})},
+      {"collectives", "concurrent",
+       "how many collectives a rank runs at once on one communicator (1 = one after another, "
+       "as NCCL on one stream)",
+       WholeNumber(coll(&CollectivesSection::concurrent), 1, 64)},
       {"collectives", "channels", "parallel channels a collective is split over, like NCCL's",
        WholeNumber(coll(&CollectivesSection::channels), 1, 32)},
       {"collectives", "chunk",

@@ -64,6 +64,8 @@ struct CollectivesSection {
   std::string allgather = "ring";      // ring | direct | halving-doubling | auto
   std::string reducescatter = "ring";  // ring | direct | halving-doubling | auto
   std::string broadcast = "ring";      // ring | tree | auto
+  std::string order = "fifo";          // fifo | lifo: which waiting collective starts next
+  int concurrent = 1;                  // collectives a rank runs at once per communicator
   int channels = 2;
   uint64_t chunk_bytes = 1 << 20;  // 0 = no chunking
 };
