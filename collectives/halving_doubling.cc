@@ -52,7 +52,6 @@ class HalvingDoublingSchedule {
   RankSchedule Build() && {
     const bool reduce_scatter = spec_.op != CollectiveOp::kAllGather;
     const bool all_gather = spec_.op != CollectiveOp::kReduceScatter;
-    const int world = spec_.world_size;
     const int v = ranks_.VirtualOf(rank_);
     const int folded = v < 0 ? rank_ : ranks_.FoldedInto(rank_);
     const int host = v < 0 ? rank_ + 1 : rank_;  // the rank that runs the folded rank's rounds

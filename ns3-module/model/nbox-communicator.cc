@@ -320,16 +320,28 @@ NboxCommunicator::GetCollectiveSettings() const
     return settings;
 }
 
-NboxCommunicator::CollectiveOrder
-NboxCommunicator::GetCollectiveOrder() const
+int
+NboxCommunicator::NextToStart(size_t waiting, const std::function<bool(size_t)>& isGroup,
+                              size_t running, bool groupRunning) const
 {
-    return m_order;
-}
-
-uint32_t
-NboxCommunicator::GetMaxConcurrentCollectives() const
-{
-    return m_maxConcurrent;
+    if (waiting == 0 || groupRunning)
+    {
+        return -1;
+    }
+    size_t group = 0;
+    while (group < waiting && !isGroup(group))
+    {
+        ++group;
+    }
+    if (group == 0)
+    {
+        return running == 0 ? 0 : -1;
+    }
+    if (running >= m_maxConcurrent)
+    {
+        return -1;
+    }
+    return static_cast<int>(m_order == LIFO_ORDER ? group - 1 : 0);
 }
 
 nbox::coll::Algorithm
@@ -449,7 +461,8 @@ NboxCommunicator::Issue(uint32_t rank, NboxCommWork work, Done done)
     uint64_t tag = kUntagged;
     if (!work.isTransfers)
     {
-        tag = work.sequence != UINT64_MAX ? work.sequence : state.collectivesIssued++;
+        tag = work.sequence != NboxCommWork::kNoSequence ? work.sequence
+                                                         : state.collectivesIssued++;
     }
     state.queue.push_back(Pending{std::move(work), std::move(done), Simulator::Now(), tag});
     StartNext(rank);
@@ -489,37 +502,17 @@ void
 NboxCommunicator::StartNext(uint32_t rank)
 {
     RankState& state = m_ranks[rank];
-    while (!state.queue.empty())
+    for (int next = 0; next >= 0;)
     {
-        // A point-to-point group runs alone, in its place in the stream.
-        if (state.running.count(kUntagged) > 0)
+        next = NextToStart(
+            state.queue.size(), [&state](size_t i) { return state.queue[i].work.isTransfers; },
+            state.running.size(), state.running.count(kUntagged) > 0);
+        if (next >= 0)
         {
-            return;
-        }
-        size_t group = 0;
-        while (group < state.queue.size() && !state.queue[group].work.isTransfers)
-        {
-            ++group;
-        }
-        if (group == 0)
-        {
-            if (!state.running.empty())
-            {
-                return;
-            }
-            Pending pending = std::move(state.queue.front());
-            state.queue.pop_front();
+            Pending pending = std::move(state.queue[next]);
+            state.queue.erase(state.queue.begin() + next);
             Start(rank, std::move(pending));
-            continue;
         }
-        if (state.running.size() >= m_maxConcurrent)
-        {
-            return;
-        }
-        const size_t chosen = m_order == LIFO_ORDER ? group - 1 : 0;
-        Pending pending = std::move(state.queue[chosen]);
-        state.queue.erase(state.queue.begin() + static_cast<std::ptrdiff_t>(chosen));
-        Start(rank, std::move(pending));
     }
     if (state.running.empty() && state.whenIdle)
     {

@@ -60,7 +60,8 @@ struct NboxCommWork
     /** Collectives: the op's place among its rank's collectives on the communicator in
      * program order, which every member agrees on (the tag its messages carry); unset: the
      * communicator counts them in issue order. */
-    uint64_t sequence = UINT64_MAX;
+    uint64_t sequence = kNoSequence;
+    static constexpr uint64_t kNoSequence = UINT64_MAX;
 
     /** The work of a program's communication op (kCollective or kTransfers). */
     static NboxCommWork FromOp(const nbox::work::Op& op);
@@ -154,10 +155,17 @@ class NboxCommunicator : public Object
      */
     nbox::coll::CollectiveSettings GetCollectiveSettings() const;
 
-    /** Attribute CollectiveOrder: which waiting collective of a stream starts next. */
-    CollectiveOrder GetCollectiveOrder() const;
-    /** Attribute MaxConcurrentCollectives. */
-    uint32_t GetMaxConcurrentCollectives() const;
+    /**
+     * The scheduling rule a rank's streams and this communicator both apply
+     * (docs/DESIGN.md, "Collective scheduling"): of `waiting` ops in issue order
+     * (`isGroup(i)`: op i is a point-to-point group), the index of the one to start now while
+     * `running` ops run (one of them a group if `groupRunning`), or -1 for none. A group
+     * starts alone and only when it is the oldest; else a collective, while fewer than
+     * MaxConcurrentCollectives run: the first, or with LIFO the last, of those before the next
+     * group.
+     */
+    int NextToStart(size_t waiting, const std::function<bool(size_t)>& isGroup, size_t running,
+                    bool groupRunning) const;
 
     nbox::coll::CollectiveSpec MakeSpec(nbox::coll::CollectiveOp op, uint64_t bytes,
                                         nbox::work::AllToAllCounts counts = nullptr) const;

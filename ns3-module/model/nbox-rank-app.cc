@@ -193,30 +193,18 @@ void
 NboxRankApp::StartStreamOps(uint32_t stream)
 {
     Stream& s = m_streams[stream];
-    while (!s.waiting.empty() && !s.runningGroup)
+    while (!s.waiting.empty())
     {
-        size_t group = 0;
-        while (group < s.waiting.size()
-               && m_program->ops[s.waiting[group]].kind != OpKind::kTransfers)
+        // The policy is the communicator's (every communicator of a job has the same).
+        const Ptr<NboxCommunicator> policy = m_comms[m_program->ops[s.waiting[0]].comm];
+        const int chosen = policy->NextToStart(
+            s.waiting.size(),
+            [this, &s](size_t i)
+            { return m_program->ops[s.waiting[i]].kind == OpKind::kTransfers; },
+            s.running, s.runningGroup);
+        if (chosen < 0)
         {
-            ++group;
-        }
-        size_t chosen = 0;
-        if (group == 0)
-        {
-            if (s.running > 0)
-            {
-                return;
-            }
-        }
-        else
-        {
-            const Ptr<NboxCommunicator> comm = m_comms[m_program->ops[s.waiting[0]].comm];
-            if (s.running >= comm->GetMaxConcurrentCollectives())
-            {
-                return;
-            }
-            chosen = comm->GetCollectiveOrder() == NboxCommunicator::LIFO_ORDER ? group - 1 : 0;
+            return;
         }
         const uint32_t opIndex = s.waiting[chosen];
         s.waiting.erase(s.waiting.begin() + static_cast<std::ptrdiff_t>(chosen));

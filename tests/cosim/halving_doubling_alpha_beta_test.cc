@@ -33,24 +33,20 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 
 constexpr uint32_t kMtu = 9000;
 
-// The steady iteration (iteration 1; iteration 0 opens the TCP windows) of an all-reduce job.
-double SteadyAllReduceSeconds(const Case& c, const std::string& algorithm) {
+double SteadySeconds(const Case& c, const std::string& algorithm) {
   StarJob setup;
   setup.world = c.world;
   setup.latency_s = c.latency_s;
   setup.network.mtu = kMtu;
   setup.all_reduce_algorithm = algorithm;
-  const auto outcome = RunOnStar(setup, AllReduceProgram(c.bytes, 2));
-  EXPECT_TRUE(outcome.finished);
-  EXPECT_EQ(outcome.summary.iterations.size(), 2u);
-  return outcome.summary.iterations.size() == 2 ? outcome.summary.iterations[1].time_s : 0;
+  return SteadyAllReduceSeconds(setup, c.bytes);
 }
 
 class HalvingDoublingAlphaBeta : public ::testing::TestWithParam<Case> {};
 
 TEST_P(HalvingDoublingAlphaBeta, SteadyIterationWithinFivePercent) {
   const Case c = GetParam();
-  const double measured = SteadyAllReduceSeconds(c, "HalvingDoubling");
+  const double measured = SteadySeconds(c, "HalvingDoubling");
   const double expected = HalvingDoublingAlphaBetaSeconds(c.world, static_cast<double>(c.bytes),
                                                           StarJob{}.rate_bps, c.latency_s, kMtu);
   std::printf("%s: simulated %.6f s, alpha-beta %.6f s, ratio %.4f\n", Describe(c).c_str(),
@@ -71,7 +67,7 @@ INSTANTIATE_TEST_SUITE_P(Star, HalvingDoublingAlphaBeta,
 // buffer's transfer (measured: 6% above the closed form, a quarter of a buffer).
 TEST(HalvingDoublingAlphaBetaFolded, BetweenTheClosedFormAndItPlusTheFirstRoundsContention) {
   const Case c{6, 12 << 20, 1e-6};
-  const double measured = SteadyAllReduceSeconds(c, "HalvingDoubling");
+  const double measured = SteadySeconds(c, "HalvingDoubling");
   const double rate = StarJob{}.rate_bps;
   const double expected = HalvingDoublingAlphaBetaSeconds(c.world, static_cast<double>(c.bytes),
                                                           rate, c.latency_s, kMtu);
@@ -87,8 +83,8 @@ TEST(HalvingDoublingAlphaBetaFolded, BetweenTheClosedFormAndItPlusTheFirstRounds
 // against halving-doubling's 8 decide: the closed forms predict a ratio of about 3.5.
 TEST(HalvingDoublingAgainstRing, FewerStepsWinWhereLatencyDominates) {
   const Case c{16, 64 << 10, 20e-6};
-  const double ring = SteadyAllReduceSeconds(c, "Ring");
-  const double halving_doubling = SteadyAllReduceSeconds(c, "HalvingDoubling");
+  const double ring = SteadySeconds(c, "Ring");
+  const double halving_doubling = SteadySeconds(c, "HalvingDoubling");
   const double predicted = AlphaBetaSeconds(c.world, static_cast<double>(c.bytes),
                                             StarJob{}.rate_bps, c.latency_s, kMtu) /
                            HalvingDoublingAlphaBetaSeconds(c.world, static_cast<double>(c.bytes),

@@ -1,5 +1,7 @@
 #include "tests/cosim/job_fixture.h"
 
+#include <gtest/gtest.h>
+
 #include <sstream>
 
 #include "ns3/core-module.h"
@@ -11,6 +13,13 @@ namespace nbox::testing {
 
 work::RankProgram AllReduceProgram(uint64_t bytes, int iterations) {
   return work::RepeatedCollectiveProgram(coll::CollectiveOp::kAllReduce, bytes, iterations);
+}
+
+double SteadyAllReduceSeconds(const StarJob& setup, uint64_t bytes) {
+  const auto outcome = RunOnStar(setup, AllReduceProgram(bytes, 2));
+  EXPECT_TRUE(outcome.finished);
+  EXPECT_EQ(outcome.summary.iterations.size(), 2u);
+  return outcome.summary.iterations.size() == 2 ? outcome.summary.iterations[1].time_s : 0;
 }
 
 JobOutcome RunOnStar(const StarJob& setup, const work::RankProgram& program) {

@@ -41,6 +41,10 @@ struct JobOutcome {
   bool finished = false;
 };
 
+// The steady time of an all-reduce of `bytes` on the star: iteration 1 of two (iteration 0
+// opens the TCP windows). Fails the calling test if the job does not finish.
+double SteadyAllReduceSeconds(const StarJob& setup, uint64_t bytes);
+
 // Runs `program` on every rank of a star and tears the simulator down again.
 JobOutcome RunOnStar(const StarJob& setup, const work::RankProgram& program);
 // The same for a whole job's programs (world_size must be setup.world).
