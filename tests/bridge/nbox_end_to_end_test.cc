@@ -167,7 +167,10 @@ int64_t ValueAfter(const std::string& output, const std::string& key) {
 }
 
 // nbox-cosim dies in the middle of a loop of all-reduces: every rank's pending call must fail
-// with an error (not hang) within 1 s, and later calls fail at once (host_worker checks).
+// with an error (not hang) within 1 s, and later calls fail at once (host_worker checks). A
+// rank learns it from its own broken connection (its error names nbox-cosim) or, when a peer
+// that learnt it first has already exited, from the bootstrap root (its error names that
+// peer): the two race. At least one rank always sees nbox-cosim go.
 TEST(NboxEndToEndFailures, KilledServerFailsEveryRankWithinOneSecond) {
   constexpr int kWorld = 3;
   ServerProcess server(kWorld);
@@ -185,15 +188,21 @@ TEST(NboxEndToEndFailures, KilledServerFailsEveryRankWithinOneSecond) {
   const std::vector<RankOutcome> outcomes = LaunchRanks("die", kWorld, options);
   killer.join();
   ASSERT_GT(killed_ns.load(), 0) << server.Output() << Describe(outcomes);
+  int naming_cosim = 0;
   for (int r = 0; r < kWorld; ++r) {
     ASSERT_EQ(outcomes[r].exit_code, 3) << Describe(outcomes);
     const int64_t detected_ns = ValueAfter(outcomes[r].output, "DETECTED_NS");
     ASSERT_GT(detected_ns, 0) << Describe(outcomes);
     const double seconds = (detected_ns - killed_ns.load()) / 1e9;
     EXPECT_LT(seconds, 1.0) << "rank " << r << "\n" << Describe(outcomes);
-    EXPECT_NE(outcomes[r].output.find("nbox-cosim"), std::string::npos) << Describe(outcomes);
+    const bool names_cosim = outcomes[r].output.find("nbox-cosim") != std::string::npos;
+    const bool names_peer =
+        outcomes[r].output.find("left without destroying its communicator") != std::string::npos;
+    EXPECT_TRUE(names_cosim || names_peer) << Describe(outcomes);
+    naming_cosim += names_cosim ? 1 : 0;
     std::printf("rank %d failed %.1f ms after the server was killed\n", r, seconds * 1e3);
   }
+  EXPECT_GE(naming_cosim, 1) << Describe(outcomes);
 }
 
 // A rank is killed: the server names it (its session ended without Goodbye), while the others
