@@ -14,6 +14,7 @@ uint32_t InitialCount(const CollectiveSpec& spec, int rank, const Step& step) {
   switch (spec.op) {
     case CollectiveOp::kAllReduce:
     case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kReduce:
       return 1;
     case CollectiveOp::kAllGather: {
       const ByteRange own = RankSegment(spec, rank);

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "collectives/all_to_all.h"
-#include "collectives/broadcast.h"
+#include "collectives/chain.h"
 #include "collectives/direct.h"
 #include "collectives/halving_doubling.h"
 #include "collectives/hierarchical.h"
@@ -29,7 +29,12 @@ void CheckRank(const CollectiveSpec& spec, int rank) {
 bool IsKnown(CollectiveOp op) {
   return op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
          op == CollectiveOp::kReduceScatter || op == CollectiveOp::kBroadcast ||
-         op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV;
+         op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV ||
+         op == CollectiveOp::kReduce;
+}
+
+bool IsRooted(CollectiveOp op) {
+  return op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
 }
 
 bool IsKnown(Algorithm algorithm) {
@@ -77,6 +82,8 @@ std::string_view ToString(CollectiveOp op) {
       return "AllToAll";
     case CollectiveOp::kAllToAllV:
       return "AllToAllV";
+    case CollectiveOp::kReduce:
+      return "Reduce";
   }
   return "unknown";
 }
@@ -112,7 +119,7 @@ void ValidateSpec(const CollectiveSpec& spec) {
     Invalid("channels",
             std::to_string(spec.channels) + " is not in 1.." + std::to_string(kMaxChannels));
   }
-  if (spec.op == CollectiveOp::kBroadcast && (spec.root < 0 || spec.root >= spec.world_size)) {
+  if (IsRooted(spec.op) && (spec.root < 0 || spec.root >= spec.world_size)) {
     Invalid("root",
             std::to_string(spec.root) + " is not in 0.." + std::to_string(spec.world_size - 1));
   }
@@ -133,10 +140,10 @@ void ValidateSpec(const CollectiveSpec& spec) {
   if (IsAllToAll(spec.op) && spec.algorithm == Algorithm::kRing) {
     Invalid("algorithm", "all-to-all runs Direct or Hierarchical, not Ring");
   }
-  if (spec.op == CollectiveOp::kBroadcast && spec.algorithm == Algorithm::kDirect) {
+  if (IsRooted(spec.op) && spec.algorithm == Algorithm::kDirect) {
     Invalid("algorithm",
-            "Direct runs all-reduce, reduce-scatter, all-gather and all-to-all; op "
-            "is Broadcast");
+            "Direct runs all-reduce, reduce-scatter, all-gather and all-to-all; op is " +
+                std::string(ToString(spec.op)));
   }
   if (spec.algorithm == Algorithm::kHalvingDoubling && spec.op != CollectiveOp::kAllReduce &&
       spec.op != CollectiveOp::kAllGather && spec.op != CollectiveOp::kReduceScatter) {
@@ -144,9 +151,9 @@ void ValidateSpec(const CollectiveSpec& spec) {
                              std::string(ToString(spec.op)));
   }
   if (spec.algorithm == Algorithm::kTree && spec.op != CollectiveOp::kAllReduce &&
-      spec.op != CollectiveOp::kBroadcast) {
+      !IsRooted(spec.op)) {
     Invalid("algorithm",
-            "Tree runs all-reduce and broadcast; op is " + std::string(ToString(spec.op)));
+            "Tree runs all-reduce, broadcast and reduce; op is " + std::string(ToString(spec.op)));
   }
   if (spec.element_bytes == 0) Invalid("element_bytes", "must be at least 1");
   if (spec.op == CollectiveOp::kAllToAllV) ValidateCounts(spec);
@@ -166,8 +173,8 @@ RankSchedule BuildRankSchedule(const CollectiveSpec& spec, int rank) {
   CheckRank(spec, rank);
   switch (spec.algorithm) {
     case Algorithm::kRing:
-      return spec.op == CollectiveOp::kBroadcast ? BuildRingBroadcastRankSchedule(spec, rank)
-                                                 : BuildRingRankSchedule(spec, rank);
+      return IsRooted(spec.op) ? BuildChainRankSchedule(spec, rank)
+                               : BuildRingRankSchedule(spec, rank);
     case Algorithm::kHierarchical:
       return IsAllToAll(spec.op) ? BuildHierarchicalAllToAllRankSchedule(spec, rank)
                                  : BuildHierarchicalRankSchedule(spec, rank);
@@ -215,6 +222,7 @@ double BusBandwidthFactor(CollectiveOp op, int world_size) {
     case CollectiveOp::kAllToAllV:
       return (n - 1) / n;
     case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce:
       return 1.0;
   }
   throw std::invalid_argument("BusBandwidthFactor: unknown op " +

@@ -27,6 +27,7 @@ enum class CollectiveOp {
   kBroadcast,
   kAllToAll,   // every rank sends an equal share of its buffer to every rank
   kAllToAllV,  // every rank sends counts[src][dst] bytes to every rank
+  kReduce,     // the sum of every rank's buffer at the root (appended: ops are numbered)
 };
 // kRing: NCCL's ring (ring.h). kHierarchical: all-reduce in three phases over servers
 // (hierarchical.h), or all-to-all through the rail-aligned peer (all_to_all.h); needs
@@ -34,7 +35,7 @@ enum class CollectiveOp {
 // all-reduce, reduce-scatter and all-gather direct.h). kHalvingDoubling: recursive halving
 // (reduce-scatter), recursive doubling (all-gather), both in turn (Rabenseifner's all-reduce;
 // halving_doubling.h). kTree: NCCL's double binary tree all-reduce, and the two-tree broadcast
-// (tree.h).
+// and reduce (tree.h). Broadcast and reduce on kRing are the ring's chains (chain.h).
 enum class Algorithm { kRing, kHierarchical, kDirect, kHalvingDoubling, kTree };
 
 std::string_view ToString(CollectiveOp op);
@@ -51,6 +52,8 @@ std::string_view ToString(Algorithm algorithm);
 //                  the buffer holds partial sums and is not meaningful).
 //   Broadcast:     before, the buffer of rank `root` holds the data (the others' are
 //                  overwritten); after, every rank's buffer holds it.
+//   Reduce:        before, the buffer is the rank's input; after, rank `root`'s buffer holds
+//                  the sum of all inputs (the others' hold partial sums, not meaningful).
 //   AllToAll:      `bytes` is each rank's send buffer (nccl-tests' size); segment d of it
 //                  goes to rank d. The schedule's buffer is the send buffer followed by the
 //                  receive buffer, whose segment s holds what rank s sent (all_to_all.h).
@@ -65,12 +68,12 @@ struct CollectiveSpec {
   uint32_t element_bytes = 4;  // regions are split on element boundaries
   int channels = 1;            // parallel rings, each moving a contiguous 1/channels slice
   uint64_t chunk_bytes = 0;    // pipelining unit inside a ring step; 0 = no chunking
-  int root = 0;                // Broadcast only: the rank whose data every rank receives
+  int root = 0;  // Broadcast: the rank whose data every rank receives; Reduce: the one that sums
   // Ranks per scale-up server (GPUs on one NVSwitch), placed server-major: rank r is local
   // GPU r % n of server r / n. 0 = no servers known. When > 0, world_size must be a multiple
   // of it; rings then keep each server's ranks consecutive and cross between servers only
   // between GPUs of the same local index (ring_order.h), and kHierarchical may be used.
-  // Broadcast ignores it.
+  // Broadcast and reduce ignore it.
   int ranks_per_server = 0;
   // AllToAllV only: world_size x world_size bytes, row-major by sender
   // (counts[src * world_size + dst]), each a multiple of element_bytes. Shared, not copied:
@@ -129,7 +132,7 @@ struct ByteRange {
 ByteRange RankSegment(const CollectiveSpec& spec, int rank);
 
 // nccl-tests' bus bandwidth factor: busbw = algbw * factor (2(n-1)/n for all-reduce,
-// (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast). Throws
+// (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast and reduce). Throws
 // std::invalid_argument if n < 1.
 double BusBandwidthFactor(CollectiveOp op, int world_size);
 

@@ -79,6 +79,7 @@ const std::vector<Field>& Fields() {
       ChoiceField("allgather", &CollectiveSettings::all_gather),
       ChoiceField("reducescatter", &CollectiveSettings::reduce_scatter),
       ChoiceField("broadcast", &CollectiveSettings::broadcast),
+      ChoiceField("reduce", &CollectiveSettings::reduce),
       ChoiceField("alltoall", &CollectiveSettings::all_to_all),
       WholeField("nic_bps", &CollectiveSettings::nic_bps),
       WholeField("scaleup_bps", &CollectiveSettings::scale_up_bps),
@@ -144,6 +145,7 @@ void ValidateSettings(const CollectiveSettings& s) {
   CheckChoice("reducescatter", s.reduce_scatter,
               {C::kRing, C::kDirect, C::kHalvingDoubling, C::kAuto});
   CheckChoice("broadcast", s.broadcast, {C::kRing, C::kTree, C::kAuto});
+  CheckChoice("reduce", s.reduce, {C::kRing, C::kTree, C::kAuto});
   CheckChoice("alltoall", s.all_to_all, {C::kDirect, C::kHierarchical});
   if (s.nic_bps == 0) Invalid("nic_bps", "must be more than 0");
   if (s.scale_up_bps == 0) Invalid("scaleup_bps", "must be more than 0");
@@ -178,14 +180,18 @@ Algorithm ChooseAlgorithm(const CollectiveSettings& settings, CollectiveOp op, u
       return Resolved(settings.reduce_scatter);
     case CollectiveOp::kBroadcast:
       return Resolved(settings.broadcast);
+    case CollectiveOp::kReduce:
+      return Resolved(settings.reduce);
   }
   throw std::invalid_argument("ChooseAlgorithm: unknown op");
 }
 
 CollectiveSpec SpecFromSettings(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
-                                uint32_t element_bytes, int group_size, bool fills_servers) {
+                                uint32_t element_bytes, int group_size, bool fills_servers,
+                                int root) {
   CollectiveSpec spec;
   spec.op = op;
+  spec.root = root;
   spec.algorithm = ChooseAlgorithm(settings, op, bytes, group_size, fills_servers);
   spec.world_size = group_size;
   spec.bytes = bytes;

@@ -27,6 +27,7 @@ struct CollectiveSettings {
   AlgorithmChoice all_gather = AlgorithmChoice::kRing;
   AlgorithmChoice reduce_scatter = AlgorithmChoice::kRing;
   AlgorithmChoice broadcast = AlgorithmChoice::kRing;
+  AlgorithmChoice reduce = AlgorithmChoice::kRing;
   AlgorithmChoice all_to_all = AlgorithmChoice::kDirect;
   // A rank's NIC and scale-up (NVLink) rates, each direction: what kAuto decides by.
   uint64_t nic_bps = 100'000'000'000;
@@ -39,21 +40,24 @@ struct CollectiveSettings {
 // Throws std::invalid_argument naming the field and what it must be: channels 1..64, chunk 0
 // or 8 bytes..1 GiB, ranks_per_server >= 0, each operation's algorithm one that runs it
 // (all-reduce: any; all-gather, reduce-scatter: ring, direct, halving-doubling, auto;
-// broadcast: ring, tree, auto; all-to-all: direct, hierarchical), rates > 0.
+// broadcast, reduce: ring, tree, auto; all-to-all: direct, hierarchical), rates > 0.
 void ValidateSettings(const CollectiveSettings& settings);
 
 // The algorithm a collective of `op` and `bytes` runs with in a group of `group_size` ranks
 // that fills whole servers or not: the operation's choice, with kAuto resolved by NCCL's
-// tuner (all-reduce: ring or tree; others: the ring), and hierarchical falling back to the
+// tuner (all-reduce: ring or tree; others: the ring, NCCL's only algorithm for them without
+// NVLS or CollNet), and hierarchical falling back to the
 // ring (all-reduce) or direct (all-to-all) when the group does not fill whole servers.
 Algorithm ChooseAlgorithm(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
                           int group_size, bool fills_servers);
 
 // The spec a collective of `op` runs with: ChooseAlgorithm's algorithm, the settings' channels
-// and chunk, and ranks_per_server when the group fills whole servers. What an emulated rank
+// and chunk, ranks_per_server when the group fills whole servers, and `root` (broadcast and
+// reduce; 0 for the others). What an emulated rank
 // (NboxCommunicator::MakeSpec) and a real rank (the host runtime) both build schedules from.
 CollectiveSpec SpecFromSettings(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
-                                uint32_t element_bytes, int group_size, bool fills_servers);
+                                uint32_t element_bytes, int group_size, bool fills_servers,
+                                int root = 0);
 
 // "channels=2 chunk=1048576 ranks_per_server=0 allreduce=ring ..." and back. DecodeSettings
 // throws std::invalid_argument naming the field; it validates what it read.

@@ -79,13 +79,15 @@ void RingLanes(const CollectiveSpec& spec, int rank,
   }
 }
 
-// broadcast.cc: every rank but the chain's last (root - 1) forwards its channel's slice.
-void BroadcastLanes(const CollectiveSpec& spec, int rank,
-                    const std::function<void(const LaneTraffic&)>& visit) {
+// chain.cc: every rank but the chain's last (broadcast: root - 1; reduce: the root) sends its
+// channel's slice to the next.
+void ChainLanes(const CollectiveSpec& spec, int rank,
+                const std::function<void(const LaneTraffic&)>& visit) {
   const int world = spec.world_size;
   const uint64_t elements = spec.bytes / spec.element_bytes;
   const int next = (rank + 1) % world;
-  if (next == spec.root) return;
+  const int first = spec.op == CollectiveOp::kReduce ? (spec.root + 1) % world : spec.root;
+  if (next == first) return;
   for (int channel = 0; channel < spec.channels; ++channel) {
     const uint64_t slice = SplitEvenly(elements, spec.channels, channel).count;
     if (slice > 0) visit({rank, next, channel, slice * spec.element_bytes, 0});
@@ -266,14 +268,16 @@ void HalvingDoublingLanes(const CollectiveSpec& spec, int rank,
   }
 }
 
-// tree.cc: on channel c, a rank sends its slice once to each child in tree c mod 2 and, in an
-// all-reduce, once to its parent; a broadcast's trees are re-rooted at its root.
+// tree.cc: on channel c, a rank sends its slice once to its parent in tree c mod 2 (but in a
+// broadcast) and once to each child (but in a reduce); a broadcast's and a reduce's trees are
+// re-rooted at their root.
 TreeLinks TreeLinksOf(const CollectiveSpec& spec, int channel, int rank) {
-  if (spec.op != CollectiveOp::kBroadcast) {
+  if (spec.op == CollectiveOp::kAllReduce) {
     return AllReduceTreeLinks(spec.world_size, spec.ranks_per_server, channel, rank);
   }
   TreeLinks links = RootedTreeLinks(spec.world_size, channel % 2, spec.root, rank);
-  links.parent = -1;  // nothing goes up
+  if (spec.op == CollectiveOp::kBroadcast) links.parent = -1;           // nothing goes up
+  if (spec.op == CollectiveOp::kReduce) links.children = {-1, -1, -1};  // nothing goes down
   return links;
 }
 
@@ -291,7 +295,7 @@ void TreeLanes(const CollectiveSpec& spec, int rank,
 }
 
 // Chunks of channel `channel`'s slice when the whole buffer is one segment (tree.cc,
-// broadcast.cc).
+// chain.cc).
 uint64_t SliceChunks(const CollectiveSpec& spec, int channel) {
   const uint64_t slice = SplitEvenly(spec.bytes / spec.element_bytes, spec.channels, channel).count;
   const uint64_t chunk_elements = spec.chunk_bytes / spec.element_bytes;
@@ -316,8 +320,8 @@ void ForEachLaneFrom(const CollectiveSpec& spec, int src,
     HalvingDoublingLanes(spec, src, visit);
   } else if (spec.algorithm == Algorithm::kTree) {
     TreeLanes(spec, src, visit);
-  } else if (spec.op == CollectiveOp::kBroadcast) {
-    BroadcastLanes(spec, src, visit);
+  } else if (spec.op == CollectiveOp::kBroadcast || spec.op == CollectiveOp::kReduce) {
+    ChainLanes(spec, src, visit);
   } else {
     RingLanes(spec, src, visit);
   }
@@ -374,15 +378,14 @@ CriticalPath CriticalPathOf(const CollectiveSpec& spec) {
     return path;
   }
   if (spec.algorithm == Algorithm::kTree && world > 1) {
-    // tree.cc: a chunk goes up and down the deeper tree in use, 2 x depth hops (a broadcast:
-    // down only, depth hops), pipelined like the broadcast's chain. The fill counts each of the
+    // tree.cc: a chunk goes up and down the deeper tree in use, 2 x depth hops (a broadcast or
+    // a reduce: one way, depth hops), pipelined like the chains. The fill counts each of the
     // first chunk's 2 x depth - 1 further hops as one chunk message over the busiest port at full
     // rate (its busy time over M, the chunk messages it sends): optimistic once many chunks share
     // the ports (tree.h).
-    const int hops =
-        spec.op == CollectiveOp::kBroadcast
-            ? std::max(TreeDepth(world, 0), spec.channels > 1 ? TreeDepth(world, 1) : 0)
-            : 2 * AllReduceTreeDepth(world, spec.ranks_per_server, spec.channels);
+    const int hops = spec.op != CollectiveOp::kAllReduce
+                         ? RootedTreeDepth(world, spec.channels)
+                         : 2 * AllReduceTreeDepth(world, spec.ranks_per_server, spec.channels);
     uint64_t busiest_messages = 0;
     for (int rank = 0; rank < world; ++rank) {
       uint64_t messages = 0;
@@ -401,8 +404,8 @@ CriticalPath CriticalPathOf(const CollectiveSpec& spec) {
     return path;
   }
   if (spec.op == CollectiveOp::kAllReduce) return CriticalPath{{2 * (world - 1)}};
-  if (spec.op == CollectiveOp::kBroadcast && world > 1) {
-    // broadcast.cc: channel 0's slice is the largest; chunks of at most chunk_bytes.
+  if ((spec.op == CollectiveOp::kBroadcast || spec.op == CollectiveOp::kReduce) && world > 1) {
+    // chain.cc: channel 0's slice is the largest; chunks of at most chunk_bytes.
     const uint64_t chunks = std::max<uint64_t>(1, SliceChunks(spec, 0));
     CriticalPath path{{world - 1}};
     path.overlap = CriticalPath::Overlap::kChain;

@@ -5,7 +5,7 @@
 // model"); tests check it against the sum of the schedules' Send steps.
 //
 // Cost: O(world_size x channels) for the rings, the hierarchical all-reduce, the tree and the
-// broadcast; O(world_size x log2 world_size x channels) for halving-doubling;
+// chains (broadcast, reduce); O(world_size x log2 world_size x channels) for halving-doubling;
 // O(world_size^2 x channels) for the all-to-alls and the direct algorithms (every
 // pair is a lane). Memory
 // O(1): lanes are visited, not stored.
@@ -29,10 +29,10 @@ struct LaneTraffic {
 
 // The message latencies a chunk pays from the collective's start to its end, grouped by the
 // lanes that carry them: a chunk crosses steps[s] hops of stage s, each on some lane of stage
-// s. Ring all-reduce: one stage of 2(W-1) steps; all-gather, reduce-scatter: W-1; broadcast:
-// W-1 (the chain); hierarchical all-reduce: stage 0 inside servers, 2(G-1) steps, stage 1 on
-// the rails, 2(S-1); direct all-to-all: 1; hierarchical all-to-all: 1 inside servers, 1
-// across them; direct all-reduce: 2 (lanes in parallel), direct all-gather, reduce-scatter: 1.
+// s. Ring all-reduce: one stage of 2(W-1) steps; all-gather, reduce-scatter: W-1; broadcast,
+// reduce: W-1 (the chain); hierarchical all-reduce: stage 0 inside servers, 2(G-1) steps, stage 1
+// on the rails, 2(S-1); direct all-to-all: 1; hierarchical all-to-all: 1 inside servers, 1 across
+// them; direct all-reduce: 2 (lanes in parallel), direct all-gather, reduce-scatter: 1.
 struct CriticalPath {
   std::vector<int> steps;  // per stage
   // How the stages' latencies and the lanes' busy times combine into the collective's time
@@ -42,7 +42,7 @@ struct CriticalPath {
   //    busy time and the sum over stages of (mean lane busy time + steps x mean lane
   //    latency). The first bounds a ring whose slow lanes have slack (a rail ring's NIC hops
   //    between NVLink hops), the second is the textbook lock-step ring.
-  //  kChain: a pipelined chain (broadcast, the tree's up and down): steps x mean lane
+  //  kChain: a pipelined chain (broadcast, reduce, the tree's up and down): steps x mean lane
   //    latency, plus the busiest lane's busy time times bandwidth_scale (the pipeline's fill).
   //  kParallel: every lane at once (all-to-all): the slowest lane's latency per stage, plus
   //    the busiest lane's busy time.
@@ -61,7 +61,7 @@ struct CriticalPath {
 // (ValidateSpec); throws std::invalid_argument otherwise.
 void ForEachLane(const CollectiveSpec& spec, const std::function<void(const LaneTraffic&)>& visit);
 // The lanes rank `src` sends on, in the same order: O(channels) for the rings, the
-// hierarchical all-reduce, the tree and the broadcast, O(log2 world_size x channels) for
+// hierarchical all-reduce, the tree and the chains, O(log2 world_size x channels) for
 // halving-doubling, O(world_size x channels) for the all-to-alls and the direct algorithms.
 void ForEachLaneOf(const CollectiveSpec& spec, int src,
                    const std::function<void(const LaneTraffic&)>& visit);

@@ -57,16 +57,27 @@ TreeLinks DoubleBinaryTreeLinks(int world, int tree, int rank) {
 }
 
 TreeLinks RootedTreeLinks(int world, int tree, int root, int rank) {
-  // The tree's own root: rank 0 in tree 0; in tree 1 the rank tree 0's root maps to.
-  const int own_root = tree == 0 ? 0 : (world % 2 == 0 ? world - 1 : 1 % world);
-  auto shift = [world](int r, int by) { return r < 0 ? -1 : ((r + by) % world + world) % world; };
-  const TreeLinks base = DoubleBinaryTreeLinks(world, tree, shift(rank, own_root - root));
   TreeLinks links;
-  links.parent = shift(base.parent, root - own_root);
-  for (size_t i = 0; i < links.children.size(); ++i) {
-    links.children[i] = shift(base.children[i], root - own_root);
+  if (world == 1) return links;
+  const int others = world - 1;
+  // Position p among the others is rank root + 1 + p.
+  auto rank_of = [&](int position) { return position < 0 ? -1 : (root + 1 + position) % world; };
+  if (rank == root) {
+    // The own root of tree `tree` over the others: position 0 in tree 0; in tree 1 the
+    // position tree 0's root maps to (DoubleBinaryTreeLinks: mirrored or shifted by one).
+    const int own_root = tree == 0 ? 0 : (others % 2 == 0 ? others - 1 : 1 % others);
+    links.children[0] = rank_of(own_root);
+    return links;
   }
+  const TreeLinks base = DoubleBinaryTreeLinks(others, tree, (rank - root - 1 + world) % world);
+  links.parent = base.parent < 0 ? root : rank_of(base.parent);
+  for (size_t i = 0; i < links.children.size(); ++i) links.children[i] = rank_of(base.children[i]);
   return links;
+}
+
+int RootedTreeDepth(int world, int channels) {
+  if (world == 1) return 0;
+  return 1 + std::max(TreeDepth(world - 1, 0), channels > 1 ? TreeDepth(world - 1, 1) : 0);
 }
 
 int TreeDepth(int world, int tree) {
@@ -122,28 +133,31 @@ RankSchedule BuildTreeRankSchedule(const CollectiveSpec& spec, int rank) {
   // head: its parent, two child servers and its chain).
   CheckStepBound(one_segment, 8, "tree");
   const BlockGrid grid(one_segment, BlockOrder::kChannelMajor);
-  const bool broadcast = spec.op == CollectiveOp::kBroadcast;
-  const int root = broadcast ? spec.root : 0;
-  // An all-reduce runs each channel's tree as it is (over servers when there are); a broadcast
-  // re-roots the flat trees at its root.
+  // An all-reduce runs each channel's tree as it is (over servers when there are), up then
+  // down; a broadcast (down) and a reduce (up) re-root the flat trees at their root.
+  const bool up = spec.op != CollectiveOp::kBroadcast;
+  const bool down = spec.op != CollectiveOp::kReduce;
+  const bool rooted = spec.op != CollectiveOp::kAllReduce;
   std::vector<TreeLinks> trees;
   for (int channel = 0; channel < spec.channels; ++channel) {
-    trees.push_back(broadcast ? RootedTreeLinks(world, channel % 2, root, rank)
-                              : AllReduceTreeLinks(world, spec.ranks_per_server, channel, rank));
+    trees.push_back(rooted ? RootedTreeLinks(world, channel % 2, spec.root, rank)
+                           : AllReduceTreeLinks(world, spec.ranks_per_server, channel, rank));
   }
   RankScheduleBuilder steps(rank, spec.bytes, grid.region_count());
-  // Chunk-major, as the broadcast.
+  // Chunk-major, as the chains.
   ForEachChunkChunkMajor(grid, 0, spec.channels, [&](int channel, const Region& chunk) {
     const TreeLinks& links = trees[channel];
-    if (!broadcast) {
+    if (up) {
       for (int child : links.children) {
         if (child >= 0) steps.AddRecv(child, channel, chunk, true);
       }
       if (links.parent >= 0) steps.AddSend(links.parent, channel, chunk);
     }
-    if (links.parent >= 0) steps.AddRecv(links.parent, channel, chunk, false);
-    for (int child : links.children) {
-      if (child >= 0) steps.AddSend(child, channel, chunk);
+    if (down) {
+      if (links.parent >= 0) steps.AddRecv(links.parent, channel, chunk, false);
+      for (int child : links.children) {
+        if (child >= 0) steps.AddSend(child, channel, chunk);
+      }
     }
   });
   return std::move(steps).Finish();

@@ -48,14 +48,25 @@ TreeLinks AllReduceTreeLinks(int world, int ranks_per_server, int channel, int r
 // trees, plus G - 1 chain hops with servers.
 int AllReduceTreeDepth(int world, int ranks_per_server, int channels);
 
-// Rank `rank`'s place in tree `tree` re-rooted at `root`: every rank r plays the part of the
-// rank at the same distance (mod W) from the tree's own root as r is from `root`.
+// Rank `rank`'s place in tree `tree` of the two-tree broadcast and reduce rooted at `root`
+// (Sanders, Speck and Träff 2009): the W - 1 other ranks, in ring order from root + 1, form
+// the double binary tree of W - 1 ranks (DoubleBinaryTreeLinks), and the root is the parent of
+// each tree's own root. The two trees stay complementary (a rank inner in one is a leaf in the
+// other), so every port carries at most two chunk messages per pair of chunks: full bandwidth.
+// (Re-rooting the W-rank trees by a shift instead loses that: for even W both trees then have
+// the same inner ranks, whose ports carry twice the load.)
 TreeLinks RootedTreeLinks(int world, int tree, int root, int rank);
 
-// One rank's schedule for spec.algorithm == kTree and op kAllReduce or kBroadcast; `spec` must
-// be valid and rank in range. Broadcast (the two-tree broadcast of Sanders, Speck and Träff):
-// channel c's slice goes down tree c mod 2 re-rooted at spec.root, chunks pipelined, each
-// rank receiving a chunk from its parent and passing it to its children.
+// Edges from the root to the deepest leaf of the rooted trees in use (tree 0, and tree 1 when
+// channels > 1): 1 + TreeDepth of the W - 1 other ranks' tree; 0 for one rank.
+int RootedTreeDepth(int world, int channels);
+
+// One rank's schedule for spec.algorithm == kTree and op kAllReduce, kBroadcast or kReduce;
+// `spec` must be valid and rank in range. Broadcast (the two-tree broadcast of Sanders, Speck
+// and Träff): channel c's slice goes down tree c mod 2 re-rooted at spec.root, chunks
+// pipelined, each rank receiving a chunk from its parent and passing it to its children.
+// Reduce: the same trees the other way, each rank adding its children's chunks to its own and
+// passing the sum to its parent, so the root ends with the sum (the all-reduce's up phase).
 RankSchedule BuildTreeRankSchedule(const CollectiveSpec& spec, int rank);
 
 }  // namespace nbox::coll

@@ -33,6 +33,7 @@ std::optional<coll::CollectiveOp> ReplayableOp(const std::string& func) {
   if (func == "AllGather") return coll::CollectiveOp::kAllGather;
   if (func == "ReduceScatter") return coll::CollectiveOp::kReduceScatter;
   if (func == "Broadcast") return coll::CollectiveOp::kBroadcast;
+  if (func == "Reduce") return coll::CollectiveOp::kReduce;
   return std::nullopt;
 }
 
@@ -113,14 +114,12 @@ ParsedLine ParseLine(const std::string& text, const std::string& where, int line
   if (!op.has_value()) {
     read.Fail(
         fmt::format("{} cannot be replayed: nbox simulates AllReduce, AllGather, "
-                    "ReduceScatter and Broadcast",
+                    "ReduceScatter, Broadcast and Reduce",
                     func));
   }
   c.op = *op;
-  if (c.op == coll::CollectiveOp::kBroadcast && read.SmallInt("root", 0, parsed.nranks - 1) != 0) {
-    read.Fail(
-        "a Broadcast from a root other than rank 0 cannot be replayed (nbox's workloads "
-        "broadcast from rank 0)");
+  if (c.op == coll::CollectiveOp::kBroadcast || c.op == coll::CollectiveOp::kReduce) {
+    c.root = read.SmallInt("root", 0, parsed.nranks - 1);
   }
   const std::string datatype = read.Text("datatype");
   const std::optional<uint64_t> element = DatatypeBytes(datatype);
@@ -153,7 +152,9 @@ ParsedLine ParseLine(const std::string& text, const std::string& where, int line
 }
 
 std::string Describe(const TraceCollective& c) {
-  return fmt::format("{} of {} B", coll::ToString(c.op), c.bytes);
+  const bool rooted = c.op == coll::CollectiveOp::kBroadcast || c.op == coll::CollectiveOp::kReduce;
+  return rooted ? fmt::format("{} of {} B from root {}", coll::ToString(c.op), c.bytes, c.root)
+                : fmt::format("{} of {} B", coll::ToString(c.op), c.bytes);
 }
 
 // Every rank must run the same collectives in the same order (NCCL requires it of a job).
@@ -163,7 +164,8 @@ void CheckSameSequence(const CollectiveTrace& trace) {
     const std::vector<TraceCollective>& other = trace.ranks[r];
     const size_t common = std::min(first.size(), other.size());
     for (size_t i = 0; i < common; ++i) {
-      if (first[i].op != other[i].op || first[i].bytes != other[i].bytes) {
+      if (first[i].op != other[i].op || first[i].bytes != other[i].bytes ||
+          first[i].root != other[i].root) {
         throw TraceError(fmt::format(
             "{}:{}: rank {}'s collective #{} ({}) differs from rank 0's (line {}: {}); every "
             "rank must run the same collectives in the same order",

@@ -29,6 +29,7 @@ struct TraceCollective {
   uint64_t bytes = 0;
   uint64_t start_ns = 0;  // when the rank launched it (host clock)
   uint64_t end_ns = 0;    // when its last work stopped (>= start_ns)
+  int root = 0;           // Broadcast and Reduce: the recorded root
 };
 
 struct CollectiveTrace {
@@ -36,13 +37,13 @@ struct CollectiveTrace {
   std::string comm;  // the communicator's id, as written ("0x...")
   int nranks = 0;
   // ranks[r]: rank r's collectives in launch order (start_ns, then line). Every rank has the
-  // same sequence of (op, bytes).
+  // same sequence of (op, bytes, root).
   std::vector<std::vector<TraceCollective>> ranks;
 };
 
 // Reads and checks a trace file. Throws TraceError naming the file and line: a line that is
 // not a JSON object of format version 1, a missing or mistyped field, a collective nbox cannot
-// replay (Reduce, AlltoAll, ...; a broadcast from a root other than 0), an unknown datatype,
+// replay (AlltoAll, Send, ...), an unknown datatype,
 // end before start, a second communicator, a rank outside nranks, a rank without collectives,
 // ranks whose sequences of collectives differ, an empty file.
 CollectiveTrace ReadCollectiveTrace(const std::string& path);

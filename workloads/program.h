@@ -68,6 +68,7 @@ struct Op {
   // kAllToAllV takes `counts` instead of `bytes`.
   coll::CollectiveOp collective = coll::CollectiveOp::kAllReduce;
   uint64_t bytes = 0;
+  int root = 0;  // kBroadcast, kReduce: the communicator rank at the chain's or trees' root
   AllToAllCounts counts;
   std::vector<coll::Transfer> transfers;  // kTransfers: peers are ranks of the communicator
   int comm = 0;                           // kCollective, kTransfers: communicator slot

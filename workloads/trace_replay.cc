@@ -31,8 +31,10 @@ void AppendIteration(const std::vector<TraceCollective>& collectives, int iterat
     }
     // The same label on every rank (their sequences are the same), so reports group the
     // ranks' parts of one collective.
-    program->ops.push_back(CollectiveOp(
-        iteration, fmt::format("trace #{} {}", i, coll::ToString(c.op)), c.op, c.bytes));
+    Op collective = CollectiveOp(iteration, fmt::format("trace #{} {}", i, coll::ToString(c.op)),
+                                 c.op, c.bytes);
+    collective.root = c.root;
+    program->ops.push_back(std::move(collective));
   }
   program->ops.push_back(WaitAllOp(iteration));
   program->ops.push_back(MarkerOp(OpKind::kIterationEnd, iteration));

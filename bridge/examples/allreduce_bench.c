@@ -1,12 +1,13 @@
-/* allreduce_bench: an all-reduce loop over the nbox host runtime, nccl-tests style.
+/* allreduce_bench: an all-reduce (or, with --op reduce, a reduce to --root) loop over the nbox
+ * host runtime, nccl-tests style.
  *
  * Each iteration optionally waits --compute-us microseconds (a timed wait: a stand-in for
- * compute that does not depend on how many processes share the CPU) and then all-reduces
- * --bytes of float32. Iterations are timed on the rank's clock (iteration_clock.h: virtual time
- * under nbox-cosim) and marked for nbox-cosim's report.
- * Rank 0 prints the mean time per iteration and the algorithm and bus bandwidth of the
- * all-reduce, plus one machine-readable RESULT line (also with the wall-clock mean and the
- * median iteration, which a stall on a busy machine does not move).
+ * compute that does not depend on how many processes share the CPU) and then all-reduces (or
+ * reduces) --bytes of float32. Iterations are timed on the rank's clock (iteration_clock.h: virtual
+ * time under nbox-cosim) and marked for nbox-cosim's report. Rank 0 prints the mean time per
+ * iteration and the algorithm and bus bandwidth of the all-reduce, plus one machine-readable RESULT
+ * line (also with the wall-clock mean and the median iteration, which a stall on a busy machine
+ * does not move).
  *
  * Ranks find each other through the environment (nboxCommInitFromEnv): NBOX_RANK,
  * NBOX_WORLD_SIZE and NBOX_UNIQUE_ID or NBOX_UNIQUE_ID_FILE. For a quick run on one machine,
@@ -70,18 +71,19 @@ static size_t ParseBytes(const char* text) {
 static void Usage(const char* program) {
   fprintf(stderr,
           "usage: %s [--bytes SIZE] [--iters N] [--warmup N] [--compute-us US] [--launch W]\n"
-          "          [--check sum|self]\n"
+          "          [--check sum|self] [--op allreduce|reduce] [--root R]\n"
           "  SIZE like 32MiB (default 32MiB, float32 elements); ranks from NBOX_RANK,\n"
           "  NBOX_WORLD_SIZE, NBOX_UNIQUE_ID[_FILE], or --launch W to start W local ranks.\n"
           "  --check sum (default): every element must be 1 + 2 + ... + W (rank r adds r + 1);\n"
           "  --check self: W * (r + 1), what nbox-cosim's emulated peers give with\n"
-          "  [realranks] payload = self (each holds the receiving rank's own data)\n",
+          "  [realranks] payload = self (each holds the receiving rank's own data).\n"
+          "  --op reduce: the sum lands on rank R (default 0) only, which checks it\n",
           program);
 }
 
 int main(int argc, char** argv) {
   size_t bytes = 32u << 20;
-  int iterations = 20, warmup = 3, launch = 0, check_self = 0;
+  int iterations = 20, warmup = 3, launch = 0, check_self = 0, reduce = 0, root = 0;
   double compute_us = 0;
   for (int i = 1; i < argc; ++i) {
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -94,6 +96,11 @@ int main(int argc, char** argv) {
     } else if (strcmp(argv[i], "--check") == 0 && value &&
                (strcmp(value, "sum") == 0 || strcmp(value, "self") == 0)) {
       check_self = strcmp(value, "self") == 0;
+    } else if (strcmp(argv[i], "--op") == 0 && value &&
+               (strcmp(value, "allreduce") == 0 || strcmp(value, "reduce") == 0)) {
+      reduce = strcmp(value, "reduce") == 0;
+    } else if (strcmp(argv[i], "--root") == 0 && value) {
+      root = atoi(value);
     } else if (strcmp(argv[i], "--compute-us") == 0 && value) {
       compute_us = atof(value);
     } else if (strcmp(argv[i], "--launch") == 0 && value) {
@@ -104,7 +111,7 @@ int main(int argc, char** argv) {
     }
     ++i;
   }
-  if (bytes < 4 || iterations < 1 || warmup < 0 || compute_us < 0) {
+  if (bytes < 4 || iterations < 1 || warmup < 0 || compute_us < 0 || root < 0) {
     Usage(argv[0]);
     return 2;
   }
@@ -115,6 +122,10 @@ int main(int argc, char** argv) {
   int rank = 0, world = 0;
   CHECK(nboxCommUserRank(comm, &rank));
   CHECK(nboxCommCount(comm, &world));
+  if (root >= world) {
+    fprintf(stderr, "--root %d is not a rank of %d\n", root, world);
+    return 2;
+  }
   const size_t count = bytes / sizeof(float);
   float* send = malloc(count * sizeof(float));
   float* recv = malloc(count * sizeof(float));
@@ -136,7 +147,11 @@ int main(int argc, char** argv) {
     CHECK(MarkIteration(comm, (uint64_t)it, 1));
     if (compute_us > 0) SleepUntil(Now() + compute_us * 1e-6);
     nboxRequest_t request = NULL;
-    CHECK(nboxAllReduce(send, recv, count, nboxFloat32, nboxSum, comm, &request));
+    if (reduce) {
+      CHECK(nboxReduce(send, recv, count, nboxFloat32, nboxSum, root, comm, &request));
+    } else {
+      CHECK(nboxAllReduce(send, recv, count, nboxFloat32, nboxSum, comm, &request));
+    }
     CHECK(nboxWait(request));
     CHECK(MarkIteration(comm, (uint64_t)it, 0));
     if (it >= warmup) {
@@ -146,23 +161,27 @@ int main(int argc, char** argv) {
     }
   }
   /* Every element is 1 + 2 + ... + world (or world * (rank + 1) when every peer sent this rank's
-   * own data), exact in float for any sane world size. */
+   * own data), exact in float for any sane world size; a reduce's only at the root. */
   const float want =
       check_self ? (float)world * (float)(rank + 1) : (float)world * (float)(world + 1) / 2;
   size_t wrong = 0;
-  for (size_t i = 0; i < count; ++i) wrong += recv[i] != want;
+  if (!reduce || rank == root) {
+    for (size_t i = 0; i < count; ++i) wrong += recv[i] != want;
+  }
 
   const double per_iteration = total / iterations;
   const double comm_seconds = per_iteration - compute_us * 1e-6;
   const double algbw = comm_seconds > 0 ? (double)(count * sizeof(float)) / comm_seconds / 1e9 : 0;
-  const double busbw = algbw * 2.0 * (world - 1) / world;
+  /* nccl-tests' bus bandwidth factors: 2 (W - 1) / W for all-reduce, 1 for reduce. */
+  const double busbw = reduce ? algbw : algbw * 2.0 * (world - 1) / world;
+  const char* op_name = reduce ? "reduce" : "all-reduce";
   if (rank == 0) {
     printf(
-        "nbox all-reduce: %d ranks, %zu bytes float32 sum, %d iterations (+%d warm-up), "
+        "nbox %s: %d ranks, %zu bytes float32 sum, %d iterations (+%d warm-up), "
         "compute %.0f us\n",
-        world, count * sizeof(float), iterations, warmup, compute_us);
-    printf("  time per iteration %.3f ms, all-reduce %.3f ms, algbw %.3f GB/s, busbw %.3f GB/s\n",
-           per_iteration * 1e3, comm_seconds * 1e3, algbw, busbw);
+        op_name, world, count * sizeof(float), iterations, warmup, compute_us);
+    printf("  time per iteration %.3f ms, %s %.3f ms, algbw %.3f GB/s, busbw %.3f GB/s\n",
+           per_iteration * 1e3, op_name, comm_seconds * 1e3, algbw, busbw);
     /* Every timed iteration in order, for a spread (tools/fidelity/nbox-fidelity); before
      * IterationMedian sorts them. */
     printf("ITERATIONS_US");

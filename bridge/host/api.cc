@@ -72,6 +72,13 @@ void CheckOp(nboxRedOp_t op, const char* call) {
   }
 }
 
+void CheckRoot(int root, const nbox::host::Communicator& impl, const char* call) {
+  if (root < 0 || root >= impl.nranks()) {
+    throw HostError(nboxInvalidArgument, std::string(call) + ": root " + std::to_string(root) +
+                                             " is not in 0.." + std::to_string(impl.nranks() - 1));
+  }
+}
+
 void CheckBuffer(const void* buffer, uint64_t bytes, const char* name, const char* call) {
   if (buffer == nullptr && bytes > 0) {
     throw HostError(nboxInvalidArgument, std::string(call) + ": " + name + " is NULL");
@@ -207,6 +214,7 @@ using nbox::host::Bytes;
 using nbox::host::CheckBuffer;
 using nbox::host::CheckComm;
 using nbox::host::CheckOp;
+using nbox::host::CheckRoot;
 using nbox::host::CheckType;
 using nbox::host::Describe;
 using nbox::host::Guard;
@@ -418,11 +426,7 @@ nboxResult_t nboxBroadcast(const void* sendbuff, void* recvbuff, size_t count,
     CheckComm(comm, kCall);
     CheckType(datatype, kCall);
     auto& impl = *comm->impl;
-    if (root < 0 || root >= impl.nranks()) {
-      throw HostError(nboxInvalidArgument, std::string(kCall) + ": root " + std::to_string(root) +
-                                               " is not in 0.." +
-                                               std::to_string(impl.nranks() - 1));
-    }
+    CheckRoot(root, impl, kCall);
     const uint64_t bytes = Bytes(count, 1, datatype, kCall);
     if (impl.rank() == root) CheckBuffer(sendbuff, bytes, "sendbuff", kCall);
     CheckBuffer(recvbuff, bytes, "recvbuff", kCall);
@@ -439,6 +443,42 @@ nboxResult_t nboxBroadcast(const void* sendbuff, void* recvbuff, size_t count,
       part.before.push_back({part.work, static_cast<const uint8_t*>(sendbuff), bytes});
     }
     part.what = Describe("Broadcast", count, datatype);
+    Submit(comm, std::move(part), request);
+  });
+}
+
+nboxResult_t nboxReduce(const void* sendbuff, void* recvbuff, size_t count, nboxDataType_t datatype,
+                        nboxRedOp_t op, int root, nboxComm_t comm, nboxRequest_t* request) {
+  constexpr const char* kCall = "nboxReduce";
+  return Guard([&] {
+    CheckComm(comm, kCall);
+    CheckType(datatype, kCall);
+    CheckOp(op, kCall);
+    auto& impl = *comm->impl;
+    CheckRoot(root, impl, kCall);
+    const uint64_t bytes = Bytes(count, 1, datatype, kCall);
+    CheckBuffer(sendbuff, bytes, "sendbuff", kCall);
+    const bool at_root = impl.rank() == root;
+    if (at_root) CheckBuffer(recvbuff, bytes, "recvbuff", kCall);
+    coll::CollectiveSpec spec = SpecFor(impl, coll::CollectiveOp::kReduce, bytes, datatype);
+    spec.root = root;
+    Part part;
+    part.spec = spec;
+    part.schedule = impl.ScheduleFor(spec);
+    part.contributions = impl.ContributionsFor(spec);
+    impl.ReportCollective(Report(NBOX_REPORTED_OP_REDUCE, datatype, op, count, bytes, root));
+    // The root sums into recvbuff; the others' buffers end with partial sums, and their
+    // sendbuff is const: they work on a copy.
+    if (at_root) {
+      part.work = static_cast<uint8_t*>(recvbuff);
+    } else {
+      part.scratch.reset(new uint8_t[bytes > 0 ? bytes : 1]);
+      part.work = part.scratch.get();
+    }
+    part.type = datatype;
+    part.op = op;
+    part.before.push_back({part.work, static_cast<const uint8_t*>(sendbuff), bytes});
+    part.what = Describe("Reduce", count, datatype);
     Submit(comm, std::move(part), request);
   });
 }

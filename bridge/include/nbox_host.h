@@ -128,6 +128,10 @@ nboxResult_t nboxReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
 nboxResult_t nboxBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                            nboxDataType_t datatype, int root, nboxComm_t comm,
                            nboxRequest_t* request);
+/* Reduces every rank's sendbuff into root's recvbuff (recvbuff is written on the root only;
+ * in place when sendbuff == recvbuff there). */
+nboxResult_t nboxReduce(const void* sendbuff, void* recvbuff, size_t count, nboxDataType_t datatype,
+                        nboxRedOp_t op, int root, nboxComm_t comm, nboxRequest_t* request);
 /* Point to point (peer != own rank). Sends to a peer match that peer's receives from this
  * rank in call order; counts and types must agree. */
 nboxResult_t nboxSend(const void* sendbuff, size_t count, nboxDataType_t datatype, int peer,

@@ -192,18 +192,32 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::allreduce(std::vector<at::Tenso
   Check(nboxAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), DataTypeOf(t), RedOpOf(opts.reduceOp),
                       comm_, &request),
         "allreduce");
-  std::function<void()> finish;
-  if (opts.reduceOp.op_ == c10d::ReduceOp::AVG) {
-    const int size = size_;
-    finish = [t, size]() mutable {
-      if (t.is_floating_point()) {
-        t.div_(size);
-      } else {
-        t.div_(size, "floor");
-      }
-    };
-  }
-  return Enqueue(c10d::OpType::ALLREDUCE, request, tensors, std::move(finish));
+  return Enqueue(c10d::OpType::ALLREDUCE, request, tensors, AverageIf(opts.reduceOp, t));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::reduce(std::vector<at::Tensor>& tensors,
+                                                        const c10d::ReduceOptions& opts) {
+  at::Tensor t = Single(tensors);
+  const int root = static_cast<int>(opts.rootRank);
+  nboxRequest_t request = nullptr;
+  Check(nboxReduce(t.data_ptr(), t.data_ptr(), t.numel(), DataTypeOf(t), RedOpOf(opts.reduceOp),
+                   root, comm_, &request),
+        "reduce");
+  // Only the root's tensor holds the result (the others' are left as they were).
+  return Enqueue(c10d::OpType::REDUCE, request, tensors,
+                 rank_ == root ? AverageIf(opts.reduceOp, t) : nullptr);
+}
+
+std::function<void()> ProcessGroupNbox::AverageIf(const c10d::ReduceOp& op, at::Tensor t) const {
+  if (op.op_ != c10d::ReduceOp::AVG) return nullptr;
+  const int size = size_;
+  return [t, size]() mutable {
+    if (t.is_floating_point()) {
+      t.div_(size);
+    } else {
+      t.div_(size, "floor");
+    }
+  };
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::_allgather_base(

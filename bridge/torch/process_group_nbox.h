@@ -40,6 +40,8 @@ class ProcessGroupNbox : public c10d::ProcessGroup {
                                            const c10d::BroadcastOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
                                            const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
+                                        const c10d::ReduceOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
                                            std::vector<at::Tensor>& inputs,
                                            const c10d::AllgatherOptions& opts) override;
@@ -79,6 +81,9 @@ class ProcessGroupNbox : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> Enqueue(c10d::OpType type, nboxRequest_t request,
                                          std::vector<at::Tensor> outputs,
                                          std::function<void()> finish = nullptr);
+  // What a reduction with `op` does once done: divide `t` by the group size for AVG (the
+  // runtime sums), nothing otherwise.
+  std::function<void()> AverageIf(const c10d::ReduceOp& op, at::Tensor t) const;
   // Throws a c10 error naming `what` and the runtime's last error unless `result` succeeded.
   void Check(nboxResult_t result, const char* what) const;
   void CompleteInOrder();

@@ -437,10 +437,11 @@ std::string DecodeOpReport(ByteReader& r, Message* out) {
   if (m.op == ReportedOp::kNone) return "OpReport: a collective with op 0 (none)";
   if (m.dtype > kLastDataType) return "OpReport: unknown data type " + std::to_string(m.dtype);
   if (m.redop > kLastReduceOp) return "OpReport: unknown reduction " + std::to_string(m.redop);
-  const bool reduces = m.op == ReportedOp::kAllReduce || m.op == ReportedOp::kReduceScatter;
+  const bool reduces = m.op == ReportedOp::kAllReduce || m.op == ReportedOp::kReduceScatter ||
+                       m.op == ReportedOp::kReduce;
   if (!reduces && m.redop != 0) return "OpReport: a reduction op on a call that does not reduce";
-  const bool rooted =
-      m.op == ReportedOp::kBroadcast || m.op == ReportedOp::kSend || m.op == ReportedOp::kRecv;
+  const bool rooted = m.op == ReportedOp::kBroadcast || m.op == ReportedOp::kReduce ||
+                      m.op == ReportedOp::kSend || m.op == ReportedOp::kRecv;
   if (rooted ? (m.root < 0 || static_cast<uint32_t>(m.root) >= kMaxWorld) : m.root != -1) {
     return "OpReport: root " + std::to_string(m.root) +
            (rooted ? " is not a rank" : " on a call without a root (must be -1)");

@@ -100,7 +100,7 @@ NboxJobHelper::Install(Ptr<NboxTransport> transport, const nbox::work::JobProgra
     }
 
     // Open every connection up front, as NCCL does at communicator init.
-    std::set<std::tuple<int, nbox::coll::CollectiveOp, uint64_t>> collectives;
+    std::set<std::tuple<int, nbox::coll::CollectiveOp, uint64_t, int>> collectives;
     std::set<std::tuple<int, uint32_t, int>> transfers; // (communicator, rank in it, peer)
     for (uint32_t rank = 0; rank < worldSize; ++rank)
     {
@@ -113,7 +113,7 @@ NboxJobHelper::Install(Ptr<NboxTransport> transport, const nbox::work::JobProgra
         {
             if (op.kind == nbox::work::OpKind::kCollective)
             {
-                collectives.insert({slots[op.comm], op.collective, op.bytes});
+                collectives.insert({slots[op.comm], op.collective, op.bytes, op.root});
             }
             else if (op.kind == nbox::work::OpKind::kTransfers)
             {
@@ -130,9 +130,9 @@ NboxJobHelper::Install(Ptr<NboxTransport> transport, const nbox::work::JobProgra
             }
         }
     }
-    for (const auto& [comm, op, bytes] : collectives)
+    for (const auto& [comm, op, bytes, root] : collectives)
     {
-        communicators[comm]->ConnectFor(op, bytes);
+        communicators[comm]->ConnectFor(op, bytes, root);
     }
     for (const auto& [comm, rank, peer] : transfers)
     {

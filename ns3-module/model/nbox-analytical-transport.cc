@@ -43,6 +43,7 @@ NboxAnalyticalTransport::GetTypeId()
     static const std::string allGather = factor("all-gather");
     static const std::string reduceScatter = factor("reduce-scatter");
     static const std::string broadcast = factor("broadcast");
+    static const std::string reduce = factor("reduce");
     static const std::string allToAll = factor("all-to-all (uniform and -v)");
     static const std::string pointToPoint = factor("point-to-point messages");
     static TypeId tid
@@ -62,6 +63,9 @@ NboxAnalyticalTransport::GetTypeId()
               .AddAttribute("BroadcastFactor", broadcast, DoubleValue(1.0),
                             MakeDoubleAccessor(&NboxAnalyticalTransport::m_broadcastFactor),
                             MakeDoubleChecker<double>(0.01, 10))
+              .AddAttribute("ReduceFactor", reduce, DoubleValue(1.0),
+                            MakeDoubleAccessor(&NboxAnalyticalTransport::m_reduceFactor),
+                            MakeDoubleChecker<double>(0.01, 10))
               .AddAttribute("AllToAllFactor", allToAll, DoubleValue(1.0),
                             MakeDoubleAccessor(&NboxAnalyticalTransport::m_allToAllFactor),
                             MakeDoubleChecker<double>(0.01, 10))
@@ -76,6 +80,7 @@ NboxAnalyticalTransport::NboxAnalyticalTransport()
     , m_allGatherFactor(1)
     , m_reduceScatterFactor(1)
     , m_broadcastFactor(1)
+    , m_reduceFactor(1)
     , m_allToAllFactor(1)
     , m_pointToPointFactor(1)
 {
@@ -224,6 +229,8 @@ NboxAnalyticalTransport::GetFactor(nbox::coll::CollectiveOp op) const
         return m_reduceScatterFactor;
     case nbox::coll::CollectiveOp::kBroadcast:
         return m_broadcastFactor;
+    case nbox::coll::CollectiveOp::kReduce:
+        return m_reduceFactor;
     case nbox::coll::CollectiveOp::kAllToAll:
     case nbox::coll::CollectiveOp::kAllToAllV:
         return m_allToAllFactor;

@@ -126,6 +126,7 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     double m_allGatherFactor;
     double m_reduceScatterFactor;
     double m_broadcastFactor;
+    double m_reduceFactor;
     double m_allToAllFactor;
     double m_pointToPointFactor;
 };

@@ -28,6 +28,7 @@ NboxCommWork::FromOp(const nbox::work::Op& op)
     work.isTransfers = op.kind == nbox::work::OpKind::kTransfers;
     work.op = op.collective;
     work.bytes = op.bytes;
+    work.root = op.root;
     work.counts = op.counts;
     work.transfers = op.transfers;
     work.label = op.label;
@@ -87,14 +88,21 @@ NboxCommunicator::GetTypeId()
                             MakeEnumChecker(RING_EXCHANGE, "Ring", DIRECT_EXCHANGE, "Direct",
                                             HALVING_DOUBLING_EXCHANGE, "HalvingDoubling",
                                             AUTO_EXCHANGE, "Auto"))
-              .AddAttribute("BroadcastAlgorithm",
-                            "How broadcasts run: NCCL's ring (a pipelined chain from the root), "
-                            "tree (two trees re-rooted at the root, channel c on tree c mod 2), "
-                            "or auto (NCCL's choice: the ring).",
-                            EnumValue(RING_BROADCAST),
-                            MakeEnumAccessor(&NboxCommunicator::m_broadcastAlgorithm),
-                            MakeEnumChecker(RING_BROADCAST, "Ring", TREE_BROADCAST, "Tree",
-                                            AUTO_BROADCAST, "Auto"))
+              .AddAttribute(
+                  "BroadcastAlgorithm",
+                  "How broadcasts run: NCCL's ring (a pipelined chain from the root), "
+                  "tree (two complementary trees over the other ranks below the root, "
+                  "channel c on tree c mod 2), "
+                  "or auto (NCCL's choice: the ring).",
+                  EnumValue(RING_ROOTED), MakeEnumAccessor(&NboxCommunicator::m_broadcastAlgorithm),
+                  MakeEnumChecker(RING_ROOTED, "Ring", TREE_ROOTED, "Tree", AUTO_ROOTED, "Auto"))
+              .AddAttribute(
+                  "ReduceAlgorithm",
+                  "How reduces run: NCCL's ring (a pipelined chain ending at the "
+                  "root), tree (the broadcast's trees, sums going up), or auto (NCCL's "
+                  "choice: the ring).",
+                  EnumValue(RING_ROOTED), MakeEnumAccessor(&NboxCommunicator::m_reduceAlgorithm),
+                  MakeEnumChecker(RING_ROOTED, "Ring", TREE_ROOTED, "Tree", AUTO_ROOTED, "Auto"))
               .AddAttribute(
                   "AllToAllAlgorithm",
                   "How all-to-alls run: Direct (every pair at once, NCCL's), or "
@@ -145,7 +153,8 @@ NboxCommunicator::NboxCommunicator()
     , m_allReduceAlgorithm(RING)
     , m_allGatherAlgorithm(RING_EXCHANGE)
     , m_reduceScatterAlgorithm(RING_EXCHANGE)
-    , m_broadcastAlgorithm(RING_BROADCAST)
+    , m_broadcastAlgorithm(RING_ROOTED)
+    , m_reduceAlgorithm(RING_ROOTED)
     , m_allToAllAlgorithm(DIRECT)
     , m_order(FIFO_ORDER)
     , m_maxConcurrent(1)
@@ -310,9 +319,11 @@ NboxCommunicator::GetCollectiveSettings() const
     };
     settings.all_gather = exchange(m_allGatherAlgorithm);
     settings.reduce_scatter = exchange(m_reduceScatterAlgorithm);
-    settings.broadcast = m_broadcastAlgorithm == TREE_BROADCAST ? C::kTree
-                       : m_broadcastAlgorithm == AUTO_BROADCAST ? C::kAuto
-                                                                : C::kRing;
+    auto rooted = [](RootedAlgorithm algorithm) {
+        return algorithm == TREE_ROOTED ? C::kTree : algorithm == AUTO_ROOTED ? C::kAuto : C::kRing;
+    };
+    settings.broadcast = rooted(m_broadcastAlgorithm);
+    settings.reduce = rooted(m_reduceAlgorithm);
     settings.all_to_all
         = m_allToAllAlgorithm == HIERARCHICAL_ALL_TO_ALL ? C::kHierarchical : C::kDirect;
     settings.nic_bps = m_nicRate.GetBitRate();
@@ -352,11 +363,12 @@ NboxCommunicator::AlgorithmFor(CollectiveOp op, uint64_t bytes) const
 }
 
 nbox::coll::CollectiveSpec
-NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAllCounts counts) const
+NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAllCounts counts,
+                           int root) const
 {
     nbox::coll::CollectiveSpec spec
         = nbox::coll::SpecFromSettings(GetCollectiveSettings(), op, bytes, m_elementBytes,
-                                       static_cast<int>(m_members.size()), FillsServers());
+                                       static_cast<int>(m_members.size()), FillsServers(), root);
     spec.counts = std::move(counts);
     return spec;
 }
@@ -370,7 +382,7 @@ NboxCommunicator::BuildRankSchedule(uint32_t rank, const NboxCommWork& work) con
                                                       static_cast<int>(m_members.size()),
                                                       work.transfers, static_cast<int>(m_channels));
     }
-    return nbox::coll::BuildRankSchedule(MakeSpec(work.op, work.bytes, work.counts),
+    return nbox::coll::BuildRankSchedule(MakeSpec(work.op, work.bytes, work.counts, work.root),
                                          static_cast<int>(rank));
 }
 
@@ -422,9 +434,9 @@ NboxCommunicator::DeliverExternal(uint32_t dstRank, uint32_t srcRank, uint32_t c
 }
 
 void
-NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes)
+NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes, int root)
 {
-    nbox::coll::CollectiveSpec spec = MakeSpec(op, bytes);
+    nbox::coll::CollectiveSpec spec = MakeSpec(op, bytes, nullptr, root);
     if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV)
     {
         // Sizes vary between calls: connect what an all-to-all with every block on every
@@ -469,12 +481,13 @@ NboxCommunicator::Issue(uint32_t rank, NboxCommWork work, Done done)
 }
 
 void
-NboxCommunicator::Issue(uint32_t rank, CollectiveOp op, uint64_t bytes, const std::string& label,
-                        int iteration)
+NboxCommunicator::Issue(uint32_t rank, CollectiveOp op, uint64_t bytes, int root,
+                        const std::string& label, int iteration)
 {
     NboxCommWork work;
     work.op = op;
     work.bytes = bytes;
+    work.root = root;
     work.label = label;
     work.iteration = iteration;
     Issue(rank, std::move(work));

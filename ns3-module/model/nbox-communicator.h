@@ -51,6 +51,7 @@ struct NboxCommWork
     bool isTransfers = false; //!< a point-to-point group, else a collective
     nbox::coll::CollectiveOp op = nbox::coll::CollectiveOp::kAllReduce;
     uint64_t bytes = 0;                          //!< collectives but all-to-all-v
+    int root = 0;                                //!< broadcast and reduce
     nbox::work::AllToAllCounts counts;           //!< all-to-all-v
     std::vector<nbox::coll::Transfer> transfers; //!< isTransfers
     std::string label;
@@ -96,12 +97,15 @@ class NboxCommunicator : public Object
         AUTO_EXCHANGE //!< NCCL's tuner: the ring (NCCL has no other without NVLS or CollNet)
     };
 
-    /** Attribute BroadcastAlgorithm: nbox::coll::Algorithm kRing (the chain) or kTree. */
-    enum BroadcastAlgorithm
+    /**
+     * Attributes BroadcastAlgorithm and ReduceAlgorithm: nbox::coll::Algorithm kRing (the
+     * chain) or kTree.
+     */
+    enum RootedAlgorithm
     {
-        RING_BROADCAST,
-        TREE_BROADCAST,
-        AUTO_BROADCAST //!< NCCL's tuner: the ring (its only broadcast)
+        RING_ROOTED,
+        TREE_ROOTED,
+        AUTO_ROOTED //!< NCCL's tuner: the ring (its only broadcast and reduce)
     };
 
     /** Attribute CollectiveOrder: which waiting collective of a rank's queue starts next. */
@@ -168,12 +172,13 @@ class NboxCommunicator : public Object
                     bool groupRunning) const;
 
     nbox::coll::CollectiveSpec MakeSpec(nbox::coll::CollectiveOp op, uint64_t bytes,
-                                        nbox::work::AllToAllCounts counts = nullptr) const;
+                                        nbox::work::AllToAllCounts counts = nullptr,
+                                        int root = 0) const;
     /** The schedule member `rank` runs for `work` (built anew each call). */
     nbox::coll::RankSchedule BuildRankSchedule(uint32_t rank, const NboxCommWork& work) const;
 
     /** Opens every connection a collective of this kind and size will use. */
-    void ConnectFor(nbox::coll::CollectiveOp op, uint64_t bytes);
+    void ConnectFor(nbox::coll::CollectiveOp op, uint64_t bytes, int root = 0);
     /** Opens the point-to-point connection from member `rank` to member `peer`. */
     void ConnectPointToPoint(uint32_t rank, uint32_t peer);
 
@@ -193,8 +198,8 @@ class NboxCommunicator : public Object
      */
     void Issue(uint32_t rank, NboxCommWork work, Done done = nullptr);
     /** A collective without a completion callback (mirror mode of the real-rank gateway). */
-    void Issue(uint32_t rank, nbox::coll::CollectiveOp op, uint64_t bytes, const std::string& label,
-               int iteration);
+    void Issue(uint32_t rank, nbox::coll::CollectiveOp op, uint64_t bytes, int root,
+               const std::string& label, int iteration);
 
     /** True when `rank` has no op queued or running. */
     bool IsIdle(uint32_t rank) const;
@@ -336,7 +341,8 @@ class NboxCommunicator : public Object
     AllReduceAlgorithm m_allReduceAlgorithm;
     ExchangeAlgorithm m_allGatherAlgorithm;
     ExchangeAlgorithm m_reduceScatterAlgorithm;
-    BroadcastAlgorithm m_broadcastAlgorithm;
+    RootedAlgorithm m_broadcastAlgorithm;
+    RootedAlgorithm m_reduceAlgorithm;
     AllToAllAlgorithm m_allToAllAlgorithm;
     CollectiveOrder m_order;
     uint32_t m_maxConcurrent;

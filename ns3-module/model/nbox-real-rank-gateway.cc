@@ -199,7 +199,7 @@ NboxRealRankGateway::Deliver(uint32_t dst, uint32_t src, uint32_t lane, const Po
 
 bool
 NboxRealRankGateway::MirrorCollective(uint32_t rank, nbox::coll::CollectiveOp op, uint64_t bytes,
-                                      const std::string& label, int iteration)
+                                      int root, const std::string& label, int iteration)
 {
     NS_LOG_FUNCTION(this << rank << bytes << label << iteration);
     CheckRank(rank, "MirrorCollective");
@@ -207,15 +207,15 @@ NboxRealRankGateway::MirrorCollective(uint32_t rank, nbox::coll::CollectiveOp op
     {
         return false;
     }
-    if (m_connected.insert({op, bytes}).second)
+    if (m_connected.insert({op, bytes, root}).second)
     {
-        m_comm->ConnectFor(op, bytes);
+        m_comm->ConnectFor(op, bytes, root);
     }
     for (uint32_t peer = 0; peer < m_isReal.size(); ++peer)
     {
         if (!m_isReal[peer])
         {
-            m_comm->Issue(peer, op, bytes, label, iteration);
+            m_comm->Issue(peer, op, bytes, root, label, iteration);
         }
     }
     m_stats.collectivesMirrored++;

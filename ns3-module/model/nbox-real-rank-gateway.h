@@ -112,7 +112,8 @@ class NboxRealRankGateway : public Object
     void PostRecv(uint32_t rank, uint32_t peer, uint32_t lane, uint64_t request, uint64_t capacity);
 
     /**
-     * Mirror mode: real rank `rank` started a collective at Simulator::Now(). When `rank` is
+     * Mirror mode: real rank `rank` started a collective at Simulator::Now() (`root`: a
+     * broadcast's or reduce's root, else 0). When `rank` is
      * the lowest real rank, every emulated rank issues the same collective on its stream now
      * (NboxCommunicator::Issue, so the records show it with this label and iteration), after
      * opening the connections it needs if that was not done yet (NboxCommunicator::ConnectFor;
@@ -120,7 +121,7 @@ class NboxRealRankGateway : public Object
      * should call ConnectFor before the run). Reports of other real ranks are ignored: by the
      * homogeneity assumption they start the same collectives. Returns true if it issued.
      */
-    bool MirrorCollective(uint32_t rank, nbox::coll::CollectiveOp op, uint64_t bytes,
+    bool MirrorCollective(uint32_t rank, nbox::coll::CollectiveOp op, uint64_t bytes, int root,
                           const std::string& label, int iteration);
 
     /**
@@ -190,7 +191,7 @@ class NboxRealRankGateway : public Object
     std::map<InboxKey, Inbox> m_inboxes;
     std::vector<uint64_t> m_outstanding;                       //!< per rank
     std::map<uint32_t, std::pair<int, Time>> m_iterationStart; //!< real rank -> (iteration, start)
-    std::set<std::pair<nbox::coll::CollectiveOp, uint64_t>> m_connected; //!< mirror mode
+    std::set<std::tuple<nbox::coll::CollectiveOp, uint64_t, int>> m_connected; //!< mirror mode
     NboxRealRankGatewayStats m_stats;
 };
 

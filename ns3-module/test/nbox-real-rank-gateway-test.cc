@@ -123,7 +123,8 @@ class FakeRealRank
     {
         if (m_mirror)
         {
-            m_gateway->MirrorCollective(m_rank, m_spec.op, m_spec.bytes, "allreduce", m_iteration);
+            m_gateway->MirrorCollective(m_rank, m_spec.op, m_spec.bytes, m_spec.root, "allreduce",
+                                        m_iteration);
         }
         m_gateway->BeginIteration(m_rank, m_iteration);
         m_tracker = std::make_unique<nbox::coll::StepTracker>(m_schedule);
@@ -633,7 +634,7 @@ TEST_F(NboxRealRankPairTest, PostsOfEmulatedRanksAreRefused)
 {
     EXPECT_DEATH(m_gateway->PostSend(2, 0, 0, 1, 10), "PostSend from rank 2, which is emulated");
     EXPECT_DEATH(m_gateway->PostRecv(0, 0, 0, 1, 10), "receives from rank 0");
-    EXPECT_DEATH(m_comm->Issue(1, CollectiveOp::kAllReduce, 1024, "x", 0),
+    EXPECT_DEATH(m_comm->Issue(1, CollectiveOp::kAllReduce, 1024, 0, "x", 0),
                  "issued on external rank 1");
 }
 

@@ -171,19 +171,44 @@ void CheckBroadcast(nboxComm_t comm, nboxDataType_t type, size_t count, bool in_
   }
 }
 
+// Only the root's recvbuff is written; a non-root's stays as it was (its runtime works on a
+// copy), which is checked too.
+void CheckReduce(nboxComm_t comm, nboxDataType_t type, nboxRedOp_t op, size_t count, bool in_place,
+                 int root, uint64_t salt) {
+  Buffer send(type, count), recv(type, count);
+  for (size_t i = 0; i < count; ++i) send.Set(i, Input(g_rank, i, salt, type, op));
+  for (size_t i = 0; i < count; ++i) recv.Set(i, Input(g_rank, i, salt + 1, type, op));
+  Buffer& target = in_place ? send : recv;
+  nboxRequest_t request = nullptr;
+  CHECK_OK(nboxReduce(send.at(0), target.at(0), count, type, op, root, comm, &request), comm);
+  Wait(request, comm);
+  for (size_t i = 0; i < count; ++i) {
+    const bool ok = g_rank == root
+                        ? target.Holds(i, ReducedInput(i, salt, type, op))
+                        : send.Holds(i, Input(g_rank, i, salt, type, op)) &&
+                              (in_place || recv.Holds(i, Input(g_rank, i, salt + 1, type, op)));
+    if (!ok) {
+      Fail(Label("Reduce", type, op, count, in_place, root) + ": element " + std::to_string(i));
+      return;
+    }
+  }
+}
+
 const nboxDataType_t kAllTypes[] = {nboxInt8,    nboxUint8,   nboxInt32,   nboxUint32,
                                     nboxInt64,   nboxUint64,  nboxFloat16, nboxFloat32,
                                     nboxFloat64, nboxBfloat16};
 const nboxRedOp_t kAllOps[] = {nboxSum, nboxProd, nboxMax, nboxMin};
 
 // Every collective; every type x op for the reductions; sizes from empty to several chunks;
-// in place and not; broadcast from the first and the last rank.
+// in place and not; broadcast and reduce to the first, middle and last rank.
 void ScenarioCollectives(nboxComm_t comm, size_t large) {
   uint64_t salt = 1;
   for (nboxDataType_t type : kAllTypes) {
     for (nboxRedOp_t op : kAllOps) {
       CheckAllReduce(comm, type, op, 333, false, salt++);
       CheckReduceScatter(comm, type, op, 111, false, salt++);
+      CheckReduce(comm, type, op, 149, false, g_nranks / 2, salt++);
+      salt++;  // CheckReduce uses salt + 1 too
     }
     CheckAllGather(comm, type, 97, false, salt++);
     CheckBroadcast(comm, type, 301, false, g_nranks - 1, salt++);
@@ -194,6 +219,8 @@ void ScenarioCollectives(nboxComm_t comm, size_t large) {
       CheckReduceScatter(comm, nboxInt32, nboxMax, count, in_place, salt++);
       CheckAllGather(comm, nboxFloat16, count, in_place, salt++);
       CheckBroadcast(comm, nboxFloat64, count, in_place, 0, salt++);
+      CheckReduce(comm, nboxFloat32, nboxSum, count, in_place, g_nranks - 1, salt++);
+      salt++;
     }
   }
   CheckAllReduce(comm, nboxInt64, nboxSum, large + 3, false, salt++);

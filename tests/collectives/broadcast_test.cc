@@ -20,9 +20,8 @@ using testing::Spec;
 
 CollectiveSpec Broadcast(int world, uint64_t bytes, int root, int channels = 1,
                          uint64_t chunk_bytes = 0) {
-  CollectiveSpec spec = Spec(CollectiveOp::kBroadcast, world, bytes, channels, chunk_bytes);
-  spec.root = root;
-  return spec;
+  return testing::RootedSpec(CollectiveOp::kBroadcast, Algorithm::kRing, world, bytes, root,
+                             channels, chunk_bytes);
 }
 
 struct Expected {

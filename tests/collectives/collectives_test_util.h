@@ -43,6 +43,15 @@ inline CollectiveSpec Spec(CollectiveOp op, int world_size, uint64_t bytes, int 
   return spec;
 }
 
+// A broadcast or reduce from `root`.
+inline CollectiveSpec RootedSpec(CollectiveOp op, Algorithm algorithm, int world_size,
+                                 uint64_t bytes, int root, int channels, uint64_t chunk_bytes) {
+  CollectiveSpec spec = Spec(op, world_size, bytes, channels, chunk_bytes);
+  spec.algorithm = algorithm;
+  spec.root = root;
+  return spec;
+}
+
 inline const std::vector<CollectiveOp>& AllOps() {
   static const std::vector<CollectiveOp> ops = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
                                                 CollectiveOp::kReduceScatter};

@@ -1,6 +1,6 @@
 // Runs a schedule on the reference executor with generated inputs and compares every rank's
 // buffer against a serial computation of the collective (sum of all inputs; concatenation of
-// the contributions; the reduced own segment).
+// the contributions; the reduced own segment; the sum at the root).
 #pragma once
 
 #include <cstdint>
@@ -59,7 +59,8 @@ std::string CheckRun(const Schedule& schedule, uint64_t seed, uint64_t salt = 1)
       T want{};
       if (spec.op == CollectiveOp::kAllGather) {
         want = InputValue<T>(owner, i, salt);
-      } else if (spec.op == CollectiveOp::kReduceScatter && owner != r) {
+      } else if ((spec.op == CollectiveOp::kReduceScatter && owner != r) ||
+                 (spec.op == CollectiveOp::kReduce && r != spec.root)) {
         continue;  // partial sums, not part of the result
       } else {
         for (int q = 0; q < world; ++q) want += InputValue<T>(q, i, salt);

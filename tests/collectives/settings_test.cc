@@ -29,13 +29,14 @@ TEST(CollectiveSettings, TheTextFormRoundTrips) {
   CollectiveSettings settings;
   EXPECT_EQ(EncodeSettings(settings),
             "channels=2 chunk=1048576 ranks_per_server=0 allreduce=ring allgather=ring "
-            "reducescatter=ring broadcast=ring alltoall=direct nic_bps=100000000000 "
+            "reducescatter=ring broadcast=ring reduce=ring alltoall=direct nic_bps=100000000000 "
             "scaleup_bps=3600000000000");
   for (C all_reduce :
        {C::kRing, C::kHierarchical, C::kDirect, C::kHalvingDoubling, C::kTree, C::kAuto}) {
     settings.all_reduce = all_reduce;
     settings.all_gather = C::kHalvingDoubling;
     settings.broadcast = C::kTree;
+    settings.reduce = C::kTree;
     settings.all_to_all = C::kHierarchical;
     settings.channels = 7;
     settings.chunk_bytes = 0;
@@ -55,6 +56,11 @@ TEST(CollectiveSettings, BadTextIsRefusedNamingTheField) {
   EXPECT_EQ(DecodeError(text),
             "collective settings: allgather: 'tree' does not run it; expected one of ring, "
             "direct, halving-doubling, auto");
+  text = good;
+  text.replace(text.find(" reduce=ring"), 12, " reduce=direct");
+  EXPECT_EQ(DecodeError(text),
+            "collective settings: reduce: 'direct' does not run it; expected one of ring, tree, "
+            "auto");
   text = good;
   text.replace(text.find("channels=2"), 10, "channels=0");
   EXPECT_EQ(DecodeError(text), "collective settings: channels: expected 1..64, got 0");
@@ -81,11 +87,16 @@ TEST(CollectiveSettings, ChoicesResolveAsDocumented) {
   settings = CollectiveSettings{};
   settings.all_reduce = C::kAuto;
   settings.broadcast = C::kAuto;
+  settings.reduce = C::kAuto;
   EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllReduce, 5 << 19, 16, false),
             Algorithm::kTree);
   EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllReduce, 7 << 19, 16, false),
             Algorithm::kRing);
   EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kBroadcast, 1024, 16, false), Algorithm::kRing);
+  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kReduce, 1024, 16, false), Algorithm::kRing);
+  settings.reduce = C::kTree;
+  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kReduce, 1024, 16, false), Algorithm::kTree);
+  EXPECT_EQ(SpecFromSettings(settings, CollectiveOp::kReduce, 64, 4, 16, false, 5).root, 5);
   const CollectiveSpec spec =
       SpecFromSettings(settings, CollectiveOp::kAllReduce, 5 << 19, 4, 16, false);
   EXPECT_EQ(spec.algorithm, Algorithm::kTree);

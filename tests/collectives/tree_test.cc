@@ -208,14 +208,22 @@ TEST(TreeBroadcast, EveryRankEndsWithTheRootsData) {
   }
 }
 
-// Re-rooted at 3 of 6, tree 0 keeps its shape (rank r plays rank r - 3 mod 6): 3 -> 1,
-// 1 -> {5, 2}, 5 -> {4, 0}; the root receives nothing, and the W - 1 other ranks each receive
-// every channel's slice once: (W - 1) buffers in all.
-TEST(TreeStructure, BroadcastReRootsTheTrees) {
+// Rooted at 3 of 6: the other ranks 4, 5, 0, 1, 2 are positions 0..4 of the 5-rank double
+// binary tree. Tree 0 of 5 (by hand, tree.h's rule), worked position by position: position 0 (rank
+// 4) has child position 4 (rank 2); position 4 has child position 2 (rank 0) (4 + 2 and 4 + 1 are
+// outside 5); position 2 has children 1 and 3 (ranks 5 and 1). Tree 1 (5 is odd: position p
+// plays p - 1 of tree 0) has its own root at position 1 (rank 5). The root receives nothing,
+// and the W - 1 other ranks each receive every channel's slice once: (W - 1) buffers in all.
+TEST(TreeStructure, RootedTreesHangTheOtherRanksBelowTheRoot) {
   EXPECT_EQ(RootedTreeLinks(6, 0, 3, 3).parent, -1);
-  EXPECT_EQ(Children(RootedTreeLinks(6, 0, 3, 3)), (std::set<int>{1}));
-  EXPECT_EQ(Children(RootedTreeLinks(6, 0, 3, 1)), (std::set<int>{5, 2}));
-  EXPECT_EQ(Children(RootedTreeLinks(6, 0, 3, 5)), (std::set<int>{4, 0}));
+  EXPECT_EQ(Children(RootedTreeLinks(6, 0, 3, 3)), (std::set<int>{4}));
+  EXPECT_EQ(Children(RootedTreeLinks(6, 0, 3, 4)), (std::set<int>{2}));
+  EXPECT_EQ(Children(RootedTreeLinks(6, 0, 3, 2)), (std::set<int>{0}));
+  EXPECT_EQ(Children(RootedTreeLinks(6, 0, 3, 0)), (std::set<int>{5, 1}));
+  EXPECT_EQ(RootedTreeLinks(6, 0, 3, 4).parent, 3);
+  EXPECT_EQ(RootedTreeLinks(6, 0, 3, 5).parent, 0);
+  EXPECT_EQ(Children(RootedTreeLinks(6, 1, 3, 3)), (std::set<int>{5}));
+  EXPECT_EQ(RootedTreeLinks(6, 1, 3, 5).parent, 3);
   for (int tree = 0; tree < 2; ++tree) EXPECT_EQ(RootedTreeLinks(6, tree, 3, 3).parent, -1);
   CollectiveSpec spec = Tree(6, 4 * 600, 2, 256);
   spec.op = CollectiveOp::kBroadcast;
@@ -230,7 +238,29 @@ TEST(TreeStructure, BroadcastReRootsTheTrees) {
   EXPECT_EQ(received, 5u * 4 * 600);
 }
 
-TEST(TreeStructure, OnlyAllReduceAndBroadcastRunOnTheTree) {
+// Full bandwidth needs complementary trees: with two channels no rank but the root sends more
+// than two chunk messages per pair of chunks (a rank inner in both trees would send up to four),
+// from every root of W = 2..64.
+TEST(TreeStructure, RootedTreesAreComplementary) {
+  for (int world = 2; world <= 64; ++world) {
+    for (int root : {0, world / 3, world - 1}) {
+      for (int rank = 0; rank < world; ++rank) {
+        int sends = 0;
+        for (int tree = 0; tree < 2; ++tree) {
+          const TreeLinks links = RootedTreeLinks(world, tree, root, rank);
+          for (int child : links.children) sends += child >= 0;
+          EXPECT_EQ(links.parent < 0, rank == root);
+        }
+        EXPECT_LE(sends, 2) << "W=" << world << " root=" << root << " rank=" << rank;
+      }
+    }
+  }
+  EXPECT_EQ(RootedTreeDepth(1, 2), 0);
+  EXPECT_EQ(RootedTreeDepth(2, 2), 1);
+  EXPECT_EQ(RootedTreeDepth(8, 2), 1 + std::max(TreeDepth(7, 0), TreeDepth(7, 1)));
+}
+
+TEST(TreeStructure, OnlyAllReduceBroadcastAndReduceRunOnTheTree) {
   CollectiveSpec spec = Tree(4, 64, 1, 0);
   spec.op = CollectiveOp::kAllGather;
   EXPECT_THROW(BuildSchedule(spec), std::invalid_argument);

@@ -16,10 +16,31 @@ work::RankProgram AllReduceProgram(uint64_t bytes, int iterations) {
 }
 
 double SteadyAllReduceSeconds(const StarJob& setup, uint64_t bytes) {
-  const auto outcome = RunOnStar(setup, AllReduceProgram(bytes, 2));
+  return CollectiveSeconds(setup, coll::CollectiveOp::kAllReduce, bytes, 1);
+}
+
+double CollectiveSeconds(const StarJob& setup, coll::CollectiveOp op, uint64_t bytes,
+                         int iteration) {
+  const auto outcome = RunOnStar(setup, work::RepeatedCollectiveProgram(op, bytes, 2));
   EXPECT_TRUE(outcome.finished);
   EXPECT_EQ(outcome.summary.iterations.size(), 2u);
-  return outcome.summary.iterations.size() == 2 ? outcome.summary.iterations[1].time_s : 0;
+  return outcome.summary.iterations.size() == 2 ? outcome.summary.iterations[iteration].time_s : 0;
+}
+
+ScenarioOutcome RunScenario(const scenario::Scenario& s) {
+  cosim::JobAssembly assembly = cosim::AssembleJob(s);
+  auto job = assembly.job;
+  std::ostringstream quiet;
+  const auto loop =
+      cosim::RunSimulation([job] { return job->IsFinished(); }, [job] { return job->IsStalled(); },
+                           cosim::ProgressMode::kOff, quiet);
+  ScenarioOutcome outcome;
+  outcome.finished = loop.finished;
+  outcome.summary = cosim::Summarize(*job->GetRecords());
+  outcome.result = cosim::CollectResult(s, assembly, loop);
+  ns3::Simulator::Destroy();
+  ns3::Config::Reset();
+  return outcome;
 }
 
 JobOutcome RunOnStar(const StarJob& setup, const work::RankProgram& program) {
@@ -40,6 +61,8 @@ JobOutcome RunOnStar(const StarJob& setup, const work::JobPrograms& programs) {
   helper.SetCommunicatorAttribute("ChunkSize", ns3::UintegerValue(setup.chunk_bytes));
   helper.SetCommunicatorAttribute("AllReduceAlgorithm",
                                   ns3::StringValue(setup.all_reduce_algorithm));
+  helper.SetCommunicatorAttribute("BroadcastAlgorithm", ns3::StringValue(setup.rooted_algorithm));
+  helper.SetCommunicatorAttribute("ReduceAlgorithm", ns3::StringValue(setup.rooted_algorithm));
   helper.SetCommunicatorAttribute("CollectiveOrder", ns3::StringValue(setup.collective_order));
   helper.SetCommunicatorAttribute("MaxConcurrentCollectives",
                                   ns3::UintegerValue(setup.max_concurrent));

@@ -9,8 +9,10 @@
 #include "ns3/nbox-job-helper.h"
 #include "ns3/nbox-network-helper.h"
 #include "ns3/nbox-tcp-transport.h"
+#include "tools/cosim/assembly.h"
 #include "tools/cosim/summary.h"
 #include "tools/cosim/traffic_matrix.h"
+#include "tools/scenario/scenario.h"
 #include "topologies/topology.h"
 #include "workloads/program.h"
 
@@ -24,6 +26,7 @@ struct StarJob {
   uint32_t channels = 1;
   uint64_t chunk_bytes = 0;
   std::string all_reduce_algorithm = "Ring";  // attribute NboxCommunicator::AllReduceAlgorithm
+  std::string rooted_algorithm = "Ring";      // attributes BroadcastAlgorithm, ReduceAlgorithm
   std::string collective_order = "FIFO";      // attribute CollectiveOrder
   uint32_t max_concurrent = 1;                // attribute MaxConcurrentCollectives
 };
@@ -41,13 +44,25 @@ struct JobOutcome {
   bool finished = false;
 };
 
-// The steady time of an all-reduce of `bytes` on the star: iteration 1 of two (iteration 0
-// opens the TCP windows). Fails the calling test if the job does not finish.
+// The time of iteration `iteration` (0 or 1) of two, each one collective of `bytes` (from or
+// to rank 0 if rooted) on the star. Fails the calling test if the job does not finish.
+double CollectiveSeconds(const StarJob& setup, coll::CollectiveOp op, uint64_t bytes,
+                         int iteration);
+// The steady time of an all-reduce: iteration 1 (iteration 0 opens the TCP windows).
 double SteadyAllReduceSeconds(const StarJob& setup, uint64_t bytes);
 
 // Runs `program` on every rank of a star and tears the simulator down again.
 JobOutcome RunOnStar(const StarJob& setup, const work::RankProgram& program);
 // The same for a whole job's programs (world_size must be setup.world).
 JobOutcome RunOnStar(const StarJob& setup, const work::JobPrograms& job);
+
+// A scenario run through nbox-cosim's assembly and simulation loop, in this process and
+// without writing files; the simulator is torn down again.
+struct ScenarioOutcome {
+  bool finished = false;
+  cosim::JobSummary summary;
+  cosim::RunResult result;
+};
+ScenarioOutcome RunScenario(const scenario::Scenario& s);
 
 }  // namespace nbox::testing

@@ -136,6 +136,30 @@ TEST_F(NetworkModels, EveryAllReduceAlgorithmRunsOnRoceAndTcpAlike) {
   }
 }
 
+// Reduce and broadcast, on the chain and on the trees, run on both transports: a replayed
+// trace of a reduce to rank 1 and a broadcast from rank 2 (1 MiB each, 4 ranks, 2 iterations)
+// delivers (W - 1) x S per collective on TCP and RoCE alike, and names its algorithm.
+TEST_F(NetworkModels, ReduceAndBroadcastRunOnRoceAndTcpAlike) {
+  for (const std::string algorithm : {"ring", "tree"}) {
+    for (const std::string transport : {"tcp", "roce"}) {
+      SCOPED_TRACE(algorithm + " on " + transport);
+      const fs::path out = dir_ / ("rooted-" + algorithm + "-" + transport);
+      const auto run =
+          RunCosim("tests/cosim/fixtures/rooted_trace.ini --set collectives.reduce=" + algorithm +
+                   " --set collectives.broadcast=" + algorithm +
+                   " --set network.transport=" + transport + " --out " + out.string());
+      ASSERT_EQ(run.status, 0) << run.output;
+      const auto results = ReadJson(out / "results.json");
+      EXPECT_EQ(results.at("network").at("payload_bytes_delivered"),
+                uint64_t{2} * 2 * 3 * (1 << 20));
+      ASSERT_EQ(results.at("collectives").size(), 4u);
+      for (const auto& collective : results.at("collectives")) {
+        EXPECT_EQ(collective.at("algorithm"), algorithm == "tree" ? "Tree" : "Ring");
+      }
+    }
+  }
+}
+
 // collectives.allreduce = auto picks as NCCL 2.20's tuner (collectives/nccl_tuning.h): on 16
 // ranks with 100 Gb/s NICs and 2 channels its boundary lies between 2.5 and 3.5 MiB (worked by
 // hand in tests/collectives/nccl_tuning_test.cc), so the 2,000,000-byte bucket runs on the

@@ -213,6 +213,29 @@ TEST_F(RealRanksEndToEnd, EveryAllReduceAlgorithmRunsWithARealRank) {
   }
 }
 
+// A real rank reduces with its emulated peers (mirror) on the ring's chain and on the trees,
+// to itself (it checks the sum) and to an emulated root (the root reaches the peers with the
+// report: a peer that took rank 0 as the root would build another schedule and the run would
+// not finish).
+TEST_F(RealRanksEndToEnd, ReduceRunsWithARealRankToAnyRoot) {
+  for (const std::string algorithm : {"ring", "tree"}) {
+    for (int root : {0, 2}) {
+      const std::string name = algorithm + "-root" + std::to_string(root);
+      SCOPED_TRACE(name);
+      const CosimRun real =
+          RunCosim(dir_ / name,
+                   {"realranks.launch=" + kBench + "3 --op reduce --root " + std::to_string(root),
+                    "realranks.peers=mirror", "collectives.reduce=" + algorithm});
+      ASSERT_EQ(real.exit_code, 0) << real.out << real.err << ReadFile(dir_ / name / "rank0.log");
+      EXPECT_NE(ReadFile(dir_ / name / "rank0.log").find("RESULT ranks=4"), std::string::npos);
+      ASSERT_FALSE(real.results["collectives"].empty());
+      for (const auto& collective : real.results["collectives"]) {
+        EXPECT_EQ(collective["algorithm"], algorithm == "tree" ? "Tree" : "Ring");
+      }
+    }
+  }
+}
+
 // The real-rank loop over the fast network models (issue 10: "the real-rank loop works with
 // every model"): the real rank's iteration is the all-emulated job's on the same model. On the
 // analytical model the emulated job times collectives whole while the real rank's run message

@@ -10,8 +10,8 @@
 
 #include "ns3/core-module.h"
 #include "tests/cosim/alpha_beta.h"
+#include "tests/cosim/job_fixture.h"
 #include "tools/cosim/assembly.h"
-#include "tools/cosim/sim_loop.h"
 #include "tools/cosim/summary.h"
 #include "tools/cosim/terminal_report.h"
 #include "tools/scenario/scenario.h"
@@ -22,17 +22,10 @@ namespace {
 TEST(TraceReplayJob, IterationIsTwoAllReducesPlusTheSlowestRanksGap) {
   const scenario::Scenario s = scenario::LoadScenario("tests/cosim/fixtures/trace_replay.ini");
   ASSERT_EQ(s.workload.model, "trace");
-  cosim::JobAssembly assembly = cosim::AssembleJob(s);
-  auto job = assembly.job;
-  std::ostringstream quiet;
-  const auto loop =
-      cosim::RunSimulation([job] { return job->IsFinished(); }, [job] { return job->IsStalled(); },
-                           cosim::ProgressMode::kOff, quiet);
-  ASSERT_TRUE(loop.finished);
-  const cosim::JobSummary summary = cosim::Summarize(*job->GetRecords());
-  const cosim::RunResult result = cosim::CollectResult(s, assembly, loop);
-  ns3::Simulator::Destroy();
-  ns3::Config::Reset();
+  const ScenarioOutcome outcome = RunScenario(s);
+  ASSERT_TRUE(outcome.finished);
+  const cosim::JobSummary& summary = outcome.summary;
+  const cosim::RunResult& result = outcome.result;
 
   EXPECT_EQ(result.model.name, "trace");
   EXPECT_EQ(result.collectives_per_iteration, 2);

@@ -35,6 +35,12 @@ for dtype in DTYPES:
         t = data(37, dtype)
         dist.all_reduce(t, op=op)
         results[f"all_reduce/{op_name}/{name}"] = t
+    for op_name, op in ops:
+        # torch leaves a non-root's tensor unspecified after reduce: compare the root's only.
+        t = data(11, dtype, salt=5)
+        dist.reduce(t, dst=world // 2, op=op)
+        if rank == world // 2:
+            results[f"reduce/{op_name}/{name}"] = t
     t = data(8, dtype, salt=3)
     dist.broadcast(t, src=world - 1)
     results[f"broadcast/{name}"] = t

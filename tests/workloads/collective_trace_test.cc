@@ -86,6 +86,22 @@ TEST(CollectiveTrace, BroadcastSizeIsItsBuffer) {
   EXPECT_EQ(trace.ranks[0][0].bytes, 1000u);
 }
 
+// Broadcast and Reduce keep their root; NCCL requires every rank to name the same one.
+TEST(CollectiveTrace, RootedCollectivesKeepTheirRoot) {
+  LineSpec a{0, "Reduce", "10", "ncclFloat32"};
+  LineSpec b{1, "Reduce", "10", "ncclFloat32"};
+  a.root = b.root = 1;
+  const CollectiveTrace trace = Parse(Line(a) + Line(b));
+  EXPECT_EQ(trace.ranks[1][0].op, coll::CollectiveOp::kReduce);
+  EXPECT_EQ(trace.ranks[1][0].bytes, 40u);
+  EXPECT_EQ(trace.ranks[1][0].root, 1);
+  b.root = 0;
+  EXPECT_EQ(ErrorOf(Line(a) + Line(b)),
+            "t.jsonl:2: rank 1's collective #0 (Reduce of 40 B from root 0) differs from rank "
+            "0's (line 1: Reduce of 40 B from root 1); every rank must run the same collectives "
+            "in the same order");
+}
+
 TEST(CollectiveTrace, EveryDatatypeHasItsSize) {
   const std::pair<const char*, uint64_t> sizes[] = {
       {"ncclInt8", 1},    {"ncclUint8", 1},    {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1},
@@ -117,10 +133,10 @@ TEST(CollectiveTrace, RefusalsNameFileLineAndReason) {
   EXPECT_EQ(ErrorOf("{\"v\":1,\"kind\":\"coll\",\"comm\":\"0x1\",\"nranks\":1,\"rank\":0}\n"),
             "t.jsonl:1: missing field \"func\"");
 
-  LineSpec reduce{0, "Reduce"};
-  EXPECT_EQ(ErrorOf(Line(reduce)),
-            "t.jsonl:1: Reduce cannot be replayed: nbox simulates AllReduce, AllGather, "
-            "ReduceScatter and Broadcast");
+  LineSpec send_recv{0, "SendRecv"};
+  EXPECT_EQ(ErrorOf(Line(send_recv)),
+            "t.jsonl:1: SendRecv cannot be replayed: nbox simulates AllReduce, AllGather, "
+            "ReduceScatter, Broadcast and Reduce");
   LineSpec bad_type{0, "AllReduce", "4", "Unknown"};
   EXPECT_EQ(ErrorOf(Line(bad_type)),
             "t.jsonl:1: unknown datatype 'Unknown' (expected an NCCL name such as ncclFloat32)");
@@ -142,10 +158,8 @@ TEST(CollectiveTrace, RefusalsNameFileLineAndReason) {
   LineSpec outside{2};
   EXPECT_EQ(ErrorOf(Line(outside)), "t.jsonl:1: \"rank\" must be a whole number in [0, 1], got 2");
   LineSpec root{0, "Broadcast", "8", "ncclInt8"};
-  root.root = 1;
-  EXPECT_EQ(ErrorOf(Line(root)),
-            "t.jsonl:1: a Broadcast from a root other than rank 0 cannot be replayed (nbox's "
-            "workloads broadcast from rank 0)");
+  root.root = 2;
+  EXPECT_EQ(ErrorOf(Line(root)), "t.jsonl:1: \"root\" must be a whole number in [0, 1], got 2");
   LineSpec other_comm{1};
   other_comm.comm = "0x0000000000000002";
   EXPECT_EQ(ErrorOf(Line(ok0) + "\n" + Line(other_comm)),

@@ -165,6 +165,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   helper.SetCommunicatorAttribute("AllGatherAlgorithm", algorithm(s.collectives.allgather));
   helper.SetCommunicatorAttribute("ReduceScatterAlgorithm", algorithm(s.collectives.reducescatter));
   helper.SetCommunicatorAttribute("BroadcastAlgorithm", algorithm(s.collectives.broadcast));
+  helper.SetCommunicatorAttribute("ReduceAlgorithm", algorithm(s.collectives.reduce));
   helper.SetCommunicatorAttribute("AllToAllAlgorithm", algorithm(s.collectives.alltoall));
   helper.SetCommunicatorAttribute(
       "CollectiveOrder", ns3::StringValue(s.collectives.order == "lifo" ? "LIFO" : "FIFO"));

@@ -95,7 +95,8 @@ void AddScheduleMemory(const work::JobPrograms& job,
       if (op.kind != work::OpKind::kCollective) continue;
       const auto& comm = *communicators[static_cast<size_t>(slots[static_cast<size_t>(op.comm)])];
       if (!comm.BuildsCollectiveSchedules()) continue;
-      largest = std::max(largest, StepBound(comm.MakeSpec(op.collective, op.bytes, op.counts)));
+      largest =
+          std::max(largest, StepBound(comm.MakeSpec(op.collective, op.bytes, op.counts, op.root)));
     }
     estimate.schedule_steps += largest;
   }

@@ -69,12 +69,13 @@ BuiltNetwork BuildAnalytical(const scenario::Scenario& s, const topo::Topology& 
   network->SetAbsent(std::move(absent));
   auto transport = ns3::CreateObject<ns3::NboxAnalyticalTransport>(network, rank_to_host);
   const scenario::AnalyticalSection& a = s.analytical;
-  for (const auto& [attribute, value] : {std::pair{"AllReduceFactor", a.allreduce_factor},
-                                         std::pair{"AllGatherFactor", a.allgather_factor},
-                                         std::pair{"ReduceScatterFactor", a.reducescatter_factor},
-                                         std::pair{"BroadcastFactor", a.broadcast_factor},
-                                         std::pair{"AllToAllFactor", a.alltoall_factor},
-                                         std::pair{"PointToPointFactor", a.p2p_factor}}) {
+  for (const auto& [attribute, value] :
+       {std::pair{"AllReduceFactor", a.allreduce_factor},
+        std::pair{"AllGatherFactor", a.allgather_factor},
+        std::pair{"ReduceScatterFactor", a.reducescatter_factor},
+        std::pair{"BroadcastFactor", a.broadcast_factor},
+        std::pair{"ReduceFactor", a.reduce_factor}, std::pair{"AllToAllFactor", a.alltoall_factor},
+        std::pair{"PointToPointFactor", a.p2p_factor}}) {
     transport->SetAttribute(attribute, ns3::DoubleValue(value));
   }
   BuiltNetwork built;

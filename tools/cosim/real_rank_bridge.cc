@@ -37,6 +37,8 @@ std::optional<coll::CollectiveOp> MirroredOp(ReportedOp op) {
       return coll::CollectiveOp::kReduceScatter;
     case ReportedOp::kBroadcast:
       return coll::CollectiveOp::kBroadcast;
+    case ReportedOp::kReduce:
+      return coll::CollectiveOp::kReduce;
     default:
       return std::nullopt;  // Send/Recv name one peer: nothing for the others to repeat
   }
@@ -338,9 +340,10 @@ void RealRankBridge::OnOp(int rank, const bridge::wire::OpReport& op) {
       const std::string label =
           fmt::format("{} #{}", coll::ToString(*mirrored), static_cast<unsigned long long>(op.seq));
       const uint64_t bytes = op.bytes;
+      const int root = std::max(op.root, 0);  // -1: an op without a root
       const int in_iteration = a.current_iteration;
-      Schedule(rank, at, [this, urank, mirrored, bytes, label, in_iteration] {
-        gateway_->MirrorCollective(urank, *mirrored, bytes, label, in_iteration);
+      Schedule(rank, at, [this, urank, mirrored, bytes, root, label, in_iteration] {
+        gateway_->MirrorCollective(urank, *mirrored, bytes, root, label, in_iteration);
       });
       return;
     }

@@ -24,6 +24,8 @@ std::vector<KeySpec> AnalyticalKeys() {
        Real(analytical(&AnalyticalSection::reducescatter_factor), 0.01, 10)},
       {"analytical", "broadcast_factor", meaning("broadcast"),
        Real(analytical(&AnalyticalSection::broadcast_factor), 0.01, 10)},
+      {"analytical", "reduce_factor", meaning("reduce"),
+       Real(analytical(&AnalyticalSection::reduce_factor), 0.01, 10)},
       {"analytical", "alltoall_factor", meaning("all-to-all"),
        Real(analytical(&AnalyticalSection::alltoall_factor), 0.01, 10)},
       {"analytical", "p2p_factor", meaning("point-to-point transfers"),

@@ -147,10 +147,15 @@ std::vector<KeySpec> CollectivesKeys() {
        Choice(coll(&CollectivesSection::reducescatter),
               {"ring", "direct", "halving-doubling", "auto"})},
       {"collectives", "broadcast",
-       "broadcast algorithm: ring (NCCL's: a pipelined chain from the root), tree (two binary "
-       "trees re-rooted at the root, channel c on tree c mod 2: depth hops instead of W - 1), "
-       "or auto (NCCL's choice: the ring)",
+       "broadcast algorithm: ring (NCCL's: a pipelined chain from the root), tree (two "
+       "complementary binary trees over the other ranks below the root, channel c on tree c "
+       "mod 2: 1 + depth hops instead of W - 1), or auto (NCCL's choice: the ring)",
        Choice(coll(&CollectivesSection::broadcast), {"ring", "tree", "auto"})},
+      {"collectives", "reduce",
+       "reduce algorithm: ring (NCCL's: a pipelined chain ending at the root), tree (the "
+       "broadcast's trees, sums going up: 1 + depth hops instead of W - 1), or auto (NCCL's "
+       "choice: the ring)",
+       Choice(coll(&CollectivesSection::reduce), {"ring", "tree", "auto"})},
       {"collectives", "alltoall",
        "all-to-all algorithm: direct (every pair at once, NCCL's), or hierarchical (a block for "
        "another server goes first to the sender's GPU of the destination's local index, which "

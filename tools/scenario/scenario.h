@@ -64,6 +64,7 @@ struct CollectivesSection {
   std::string allgather = "ring";      // ring | direct | halving-doubling | auto
   std::string reducescatter = "ring";  // ring | direct | halving-doubling | auto
   std::string broadcast = "ring";      // ring | tree | auto
+  std::string reduce = "ring";         // ring | tree | auto
   std::string order = "fifo";          // fifo | lifo: which waiting collective starts next
   int concurrent = 1;                  // collectives a rank runs at once per communicator
   int channels = 2;
@@ -196,6 +197,7 @@ struct AnalyticalSection {
   double allgather_factor = 1;
   double reducescatter_factor = 1;
   double broadcast_factor = 1;
+  double reduce_factor = 1;
   double alltoall_factor = 1;
   double p2p_factor = 1;
 };
