@@ -45,6 +45,21 @@ uint64_t ChunksOf(const CollectiveSpec& spec, uint64_t block_bytes) {
   return chunks;
 }
 
+// The rank a block from src to dst goes through in the hierarchical algorithm, or -1 when it
+// goes directly (inside a server, or on its rail).
+int HierarchicalRelay(const CollectiveSpec& spec, int src, int dst) {
+  const int gpus = spec.ranks_per_server;
+  if (src / gpus == dst / gpus || src % gpus == dst % gpus) return -1;
+  return (src / gpus) * gpus + dst % gpus;
+}
+
+// Where src's block for dst starts in src's send buffer.
+uint64_t SendBlockOffset(const CollectiveSpec& spec, int src, int dst) {
+  uint64_t offset = 0;
+  for (int d = 0; d < dst; ++d) offset += AllToAllBytes(spec, src, d);
+  return offset;
+}
+
 }  // namespace
 
 uint64_t AllToAllBytes(const CollectiveSpec& spec, int src, int dst) {
@@ -121,14 +136,7 @@ RankSchedule BuildDirectAllToAllRankSchedule(const CollectiveSpec& spec, int ran
 
 RankSchedule BuildHierarchicalAllToAllRankSchedule(const CollectiveSpec& spec, int rank) {
   const int world = spec.world_size;
-  const int gpus = spec.ranks_per_server;
-  auto server = [gpus](int r) { return r / gpus; };
-  auto local = [gpus](int r) { return r % gpus; };
-  // The rank a block from src to dst goes through, or -1 when it goes directly.
-  auto relay = [&](int src, int dst) {
-    if (server(src) == server(dst) || local(src) == local(dst)) return -1;
-    return server(src) * gpus + local(dst);
-  };
+  auto relay = [&](int src, int dst) { return HierarchicalRelay(spec, src, dst); };
 
   // Regions: send blocks by destination, receive blocks by source, then relayed pieces in
   // block order. Offsets as the direct algorithm's for the first two.
@@ -195,6 +203,38 @@ RankSchedule BuildHierarchicalAllToAllRankSchedule(const CollectiveSpec& spec, i
     }
   }
   return std::move(steps).Finish();
+}
+
+uint64_t AllToAllSenderOffset(const CollectiveSpec& spec, int rank, uint64_t offset) {
+  const int world = spec.world_size;
+  uint64_t position = SendBlockOffset(spec, rank, world);  // past the rank's send buffer
+  auto outside = [&] {
+    return std::invalid_argument("AllToAllSenderOffset: byte " + std::to_string(offset) +
+                                 " of rank " + std::to_string(rank) +
+                                 "'s buffer holds nothing a peer sent");
+  };
+  if (offset < position) throw outside();
+  // The layout of BuildDirectAllToAllRankSchedule and BuildHierarchicalAllToAllRankSchedule:
+  // receive blocks by source, then (hierarchical) relayed pieces by (src, dst).
+  for (int src = 0; src < world; ++src) {
+    const uint64_t bytes = AllToAllBytes(spec, src, rank);
+    if (offset < position + bytes) {
+      if (src == rank) throw outside();  // the own block is a local copy
+      return SendBlockOffset(spec, src, rank) + (offset - position);
+    }
+    position += bytes;
+  }
+  if (spec.algorithm == Algorithm::kHierarchical) {
+    for (int src = 0; src < world; ++src) {
+      for (int dst = 0; dst < world; ++dst) {
+        if (HierarchicalRelay(spec, src, dst) != rank) continue;
+        const uint64_t bytes = AllToAllBytes(spec, src, dst);
+        if (offset < position + bytes) return SendBlockOffset(spec, src, dst) + (offset - position);
+        position += bytes;
+      }
+    }
+  }
+  throw outside();
 }
 
 }  // namespace nbox::coll

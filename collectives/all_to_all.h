@@ -38,4 +38,11 @@ RankSchedule BuildDirectAllToAllRankSchedule(const CollectiveSpec& spec, int ran
 // buffer, then the forwarded pieces the rank relays.
 RankSchedule BuildHierarchicalAllToAllRankSchedule(const CollectiveSpec& spec, int rank);
 
+// Where the bytes that land at `offset` of rank `rank`'s schedule buffer (spec.algorithm's
+// layout) were first sent from: the byte offset in their sender's send buffer (a receive block
+// from src: src's block for `rank`; a piece `rank` relays from src to dst: src's block for
+// dst). What a real rank fills a message from an emulated peer with (bridge/host). Throws
+// std::invalid_argument for an offset in the rank's own send buffer or past its buffer.
+uint64_t AllToAllSenderOffset(const CollectiveSpec& spec, int rank, uint64_t offset);
+
 }  // namespace nbox::coll

@@ -1,5 +1,5 @@
-/* allreduce_bench: an all-reduce (or, with --op reduce, a reduce to --root) loop over the nbox
- * host runtime, nccl-tests style.
+/* allreduce_bench: an all-reduce (or, with --op reduce, a reduce to --root; with --op alltoall,
+ * an all-to-all of --bytes per rank) loop over the nbox host runtime, nccl-tests style.
  *
  * Each iteration optionally waits --compute-us microseconds (a timed wait: a stand-in for
  * compute that does not depend on how many processes share the CPU) and then all-reduces (or
@@ -71,19 +71,21 @@ static size_t ParseBytes(const char* text) {
 static void Usage(const char* program) {
   fprintf(stderr,
           "usage: %s [--bytes SIZE] [--iters N] [--warmup N] [--compute-us US] [--launch W]\n"
-          "          [--check sum|self] [--op allreduce|reduce] [--root R]\n"
+          "          [--check sum|self] [--op allreduce|reduce|alltoall] [--root R]\n"
           "  SIZE like 32MiB (default 32MiB, float32 elements); ranks from NBOX_RANK,\n"
           "  NBOX_WORLD_SIZE, NBOX_UNIQUE_ID[_FILE], or --launch W to start W local ranks.\n"
           "  --check sum (default): every element must be 1 + 2 + ... + W (rank r adds r + 1);\n"
           "  --check self: W * (r + 1), what nbox-cosim's emulated peers give with\n"
           "  [realranks] payload = self (each holds the receiving rank's own data).\n"
-          "  --op reduce: the sum lands on rank R (default 0) only, which checks it\n",
+          "  --op reduce: the sum lands on rank R (default 0) only, which checks it;\n"
+          "  --op alltoall: rank r sends r + 1 to every rank; block s must hold s + 1\n"
+          "  (self: r + 1, what every emulated peer would send if it held this rank's data)\n",
           program);
 }
 
 int main(int argc, char** argv) {
   size_t bytes = 32u << 20;
-  int iterations = 20, warmup = 3, launch = 0, check_self = 0, reduce = 0, root = 0;
+  int iterations = 20, warmup = 3, launch = 0, check_self = 0, reduce = 0, alltoall = 0, root = 0;
   double compute_us = 0;
   for (int i = 1; i < argc; ++i) {
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -97,8 +99,10 @@ int main(int argc, char** argv) {
                (strcmp(value, "sum") == 0 || strcmp(value, "self") == 0)) {
       check_self = strcmp(value, "self") == 0;
     } else if (strcmp(argv[i], "--op") == 0 && value &&
-               (strcmp(value, "allreduce") == 0 || strcmp(value, "reduce") == 0)) {
+               (strcmp(value, "allreduce") == 0 || strcmp(value, "reduce") == 0 ||
+                strcmp(value, "alltoall") == 0)) {
       reduce = strcmp(value, "reduce") == 0;
+      alltoall = strcmp(value, "alltoall") == 0;
     } else if (strcmp(argv[i], "--root") == 0 && value) {
       root = atoi(value);
     } else if (strcmp(argv[i], "--compute-us") == 0 && value) {
@@ -149,6 +153,8 @@ int main(int argc, char** argv) {
     nboxRequest_t request = NULL;
     if (reduce) {
       CHECK(nboxReduce(send, recv, count, nboxFloat32, nboxSum, root, comm, &request));
+    } else if (alltoall) {
+      CHECK(nboxAllToAll(send, recv, count / (size_t)world, nboxFloat32, comm, &request));
     } else {
       CHECK(nboxAllReduce(send, recv, count, nboxFloat32, nboxSum, comm, &request));
     }
@@ -165,16 +171,24 @@ int main(int argc, char** argv) {
   const float want =
       check_self ? (float)world * (float)(rank + 1) : (float)world * (float)(world + 1) / 2;
   size_t wrong = 0;
-  if (!reduce || rank == root) {
+  if (alltoall) {
+    const size_t block = count / (size_t)world;
+    for (size_t i = 0; i < block * (size_t)world; ++i) {
+      wrong += recv[i] != (check_self ? (float)(rank + 1) : (float)(i / block + 1));
+    }
+  } else if (!reduce || rank == root) {
     for (size_t i = 0; i < count; ++i) wrong += recv[i] != want;
   }
 
   const double per_iteration = total / iterations;
   const double comm_seconds = per_iteration - compute_us * 1e-6;
   const double algbw = comm_seconds > 0 ? (double)(count * sizeof(float)) / comm_seconds / 1e9 : 0;
-  /* nccl-tests' bus bandwidth factors: 2 (W - 1) / W for all-reduce, 1 for reduce. */
-  const double busbw = reduce ? algbw : algbw * 2.0 * (world - 1) / world;
-  const char* op_name = reduce ? "reduce" : "all-reduce";
+  /* nccl-tests' bus bandwidth factors: 2 (W - 1) / W for all-reduce, 1 for reduce, (W - 1) / W
+   * for all-to-all. */
+  const double busbw = reduce     ? algbw
+                       : alltoall ? algbw * (world - 1) / world
+                                  : algbw * 2.0 * (world - 1) / world;
+  const char* op_name = reduce ? "reduce" : alltoall ? "all-to-all" : "all-reduce";
   if (rank == 0) {
     printf(
         "nbox %s: %d ranks, %zu bytes float32 sum, %d iterations (+%d warm-up), "

@@ -483,6 +483,43 @@ nboxResult_t nboxReduce(const void* sendbuff, void* recvbuff, size_t count, nbox
   });
 }
 
+nboxResult_t nboxAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                          nboxDataType_t datatype, nboxComm_t comm, nboxRequest_t* request) {
+  constexpr const char* kCall = "nboxAllToAll";
+  return Guard([&] {
+    CheckComm(comm, kCall);
+    CheckType(datatype, kCall);
+    auto& impl = *comm->impl;
+    const uint64_t bytes = Bytes(count, impl.nranks(), datatype, kCall);
+    CheckBuffer(sendbuff, bytes, "sendbuff", kCall);
+    CheckBuffer(recvbuff, bytes, "recvbuff", kCall);
+    if (bytes > 0 && sendbuff == recvbuff) {
+      throw HostError(nboxInvalidArgument,
+                      std::string(kCall) + ": sendbuff and recvbuff are the same (not in place)");
+    }
+    const coll::CollectiveSpec spec = SpecFor(impl, coll::CollectiveOp::kAllToAll, bytes, datatype);
+    Part part;
+    part.spec = spec;
+    part.schedule = impl.ScheduleFor(spec);
+    part.contributions = impl.ContributionsFor(spec);
+    impl.ReportCollective(Report(NBOX_REPORTED_OP_ALLTOALL, datatype, -1, count, bytes, -1));
+    // The schedule's buffer is the send buffer, the receive buffer and (hierarchical) the
+    // pieces this rank relays (collectives/all_to_all.h); the own block is a local copy.
+    part.scratch.reset(
+        new uint8_t[part.schedule->buffer_bytes > 0 ? part.schedule->buffer_bytes : 1]);
+    part.work = part.scratch.get();
+    part.type = datatype;
+    const auto* send = static_cast<const uint8_t*>(sendbuff);
+    auto* recv = static_cast<uint8_t*>(recvbuff);
+    const coll::ByteRange own = coll::RankSegment(spec, impl.rank());
+    part.before.push_back({part.work, send, bytes});
+    part.after.push_back({recv, part.work + bytes, bytes});
+    part.after.push_back({recv + own.offset, send + own.offset, own.bytes});
+    part.what = Describe("AllToAll", count * impl.nranks(), datatype);
+    Submit(comm, std::move(part), request);
+  });
+}
+
 static nboxResult_t PointToPoint(const char* call, coll::StepKind kind, void* buffer, size_t count,
                                  nboxDataType_t datatype, int peer, nboxComm_t comm,
                                  nboxRequest_t* request) {

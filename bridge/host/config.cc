@@ -25,10 +25,7 @@ long IntFromEnvironment(const char* name, long fallback, long min, long max) {
 }
 
 coll::CollectiveSettings StandaloneCollectiveSettings() {
-  coll::CollectiveSettings settings;
-  settings.channels = kDefaultChannels;
-  settings.chunk_bytes = kDefaultChunkBytes;
-  return settings;
+  return coll::CollectiveSettings{};
 }
 
 namespace {

@@ -10,12 +10,11 @@
 
 namespace nbox::host {
 
-inline constexpr int kDefaultChannels = 1;
-inline constexpr uint64_t kDefaultChunkBytes = uint64_t{1} << 20;
 inline constexpr int kDefaultBootstrapTimeoutSeconds = 120;
 
-// How collectives run when NBOX_COLLECTIVES does not say: NCCL's ring with NBOX_CHANNELS
-// channels (default 1) and NBOX_CHUNK_BYTES chunks (default 1 MiB), no servers.
+// How collectives run when NBOX_COLLECTIVES does not say: coll::CollectiveSettings' defaults
+// (the scenario keys' too: NCCL's ring, 2 channels, 1 MiB chunks, no servers), with
+// NBOX_CHANNELS and NBOX_CHUNK_BYTES over them.
 coll::CollectiveSettings StandaloneCollectiveSettings();
 
 struct RuntimeConfig {

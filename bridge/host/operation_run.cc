@@ -5,6 +5,7 @@
 #include <string>
 
 #include "bridge/host/data_types.h"
+#include "collectives/all_to_all.h"
 
 namespace nbox::host {
 namespace {
@@ -266,10 +267,13 @@ void OperationRun::FillSynthetic(StepRef ref) {
   const uint8_t* input = inputs_[ref.part].data();
   // Where the sender's data sits in this rank's own input: the same region, except that an
   // all-gather segment is its owner's contribution, which under homogeneity is this rank's own
-  // segment (one element shorter at most: the missing tail is zero).
+  // segment (one element shorter at most: the missing tail is zero), and an all-to-all block
+  // is where its sender sent it from, in a send buffer that under homogeneity is this rank's.
   uint64_t source = step.offset;
   uint64_t available = step.bytes;
-  if (!part.point_to_point && part.spec.op == coll::CollectiveOp::kAllGather) {
+  if (!part.point_to_point && part.spec.op == coll::CollectiveOp::kAllToAll) {
+    source = coll::AllToAllSenderOffset(part.spec, part.schedule->rank, step.offset);
+  } else if (!part.point_to_point && part.spec.op == coll::CollectiveOp::kAllGather) {
     const coll::ByteRange own = coll::RankSegment(part.spec, part.schedule->rank);
     for (int owner = 0; owner < part.spec.world_size; ++owner) {
       const coll::ByteRange segment = coll::RankSegment(part.spec, owner);

@@ -132,6 +132,11 @@ nboxResult_t nboxBroadcast(const void* sendbuff, void* recvbuff, size_t count,
  * in place when sendbuff == recvbuff there). */
 nboxResult_t nboxReduce(const void* sendbuff, void* recvbuff, size_t count, nboxDataType_t datatype,
                         nboxRedOp_t op, int root, nboxComm_t comm, nboxRequest_t* request);
+/* sendbuff holds nranks blocks of count elements, block d for rank d; recvbuff receives block s
+ * from rank s (NCCL 2.28's ncclAlltoAll; not in place). Runs the all-to-all algorithm of the
+ * collective settings (direct, or hierarchical through the rail-aligned peer). */
+nboxResult_t nboxAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                          nboxDataType_t datatype, nboxComm_t comm, nboxRequest_t* request);
 /* Point to point (peer != own rank). Sends to a peer match that peer's receives from this
  * rank in call order; counts and types must agree. */
 nboxResult_t nboxSend(const void* sendbuff, size_t count, nboxDataType_t datatype, int peer,

@@ -42,6 +42,7 @@ typedef struct {
 #define NBOX_REPORTED_OP_SEND 5
 #define NBOX_REPORTED_OP_RECV 6
 #define NBOX_REPORTED_OP_REDUCE 7
+#define NBOX_REPORTED_OP_ALLTOALL 8
 
 /* A call of the rank's program (bridge/wire/messages.h, OpReport, says what each field holds
  * for each kind); the plugin stamps it with the rank's clock when reportOp is called. */

@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -307,9 +308,19 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::alltoall_base(
   const size_t element = input.element_size();
   auto* in = static_cast<char*>(input.data_ptr());
   auto* out = static_cast<char*>(output.data_ptr());
+  nboxRequest_t request = nullptr;
+  // Equal blocks are the runtime's all-to-all collective (the algorithm of the collective
+  // settings, mirrored to emulated peers); uneven ones are point-to-point exchanges in a group,
+  // which only a direct all-to-all of emulated peers matches.
+  const bool uniform = std::all_of(in_rows.begin(), in_rows.end(),
+                                   [&](int64_t rows) { return rows == in_rows[0]; }) &&
+                       out_rows == in_rows;
+  if (uniform && in_rows[0] * row > 0 && in != out) {
+    Check(nboxAllToAll(in, out, in_rows[0] * row, type, comm_, &request), "alltoall");
+    return Enqueue(c10d::OpType::ALLTOALL_BASE, request, {output});
+  }
   int64_t in_offset = 0;
   int64_t out_offset = 0;
-  nboxRequest_t request = nullptr;
   Check(nboxGroupStart(), "alltoall");
   for (int peer = 0; peer < size_; ++peer) {
     const int64_t send = in_rows[peer] * row;

@@ -261,8 +261,9 @@ enum class ReportedOp : uint8_t {
   kSend = 5,
   kRecv = 6,
   kReduce = 7,
+  kAllToAll = 8,
 };
-inline constexpr uint8_t kLastReportedOp = 7;
+inline constexpr uint8_t kLastReportedOp = 8;
 // Data types and reduction ops use the numbering of NCCL's enums (nbox_host.h's too).
 inline constexpr uint8_t kLastDataType = 9;  // ncclBfloat16
 inline constexpr uint8_t kLastReduceOp = 3;  // ncclMin
@@ -271,8 +272,9 @@ inline constexpr uint8_t kLastReduceOp = 3;  // ncclMin
 //   kCollective: op (not kNone), dtype, redop (0 for ops that do not reduce), count elements
 //     of the call's NCCL-convention count, bytes as CollectiveSpec counts them (the all-reduce
 //     buffer, the all-gather output, the reduce-scatter input, the broadcast and reduce
-//     buffer, the message of a Send/Recv), root (the broadcast's or reduce's root, or the peer
-//     of a Send/Recv; -1 for the others), seq = the communicator's call number (0, 1, ...).
+//     buffer, the all-to-all send buffer, the message of a Send/Recv), root (the broadcast's or
+//     reduce's root, or the peer of a Send/Recv; -1 for the others), seq = the communicator's call
+//     number (0, 1, ...).
 //   kIterationBegin/End: op kNone, dtype/redop/count/bytes 0, root -1, seq = the iteration
 //     number the program gave.
 struct OpReport {

@@ -52,6 +52,20 @@ TEST(HostRuntimeChunking, ThreeChannelsOfFourKiBChunks) {
   ExpectAllPassed(LaunchRanks("collectives", 3, options));
 }
 
+// The collective settings nbox-cosim sends (NBOX_COLLECTIVES) choose every operation's
+// algorithm in the runtime too: on 4 ranks in servers of 2, the hierarchical all-reduce and
+// all-to-all, halving-doubling all-gathers, direct reduce-scatters and the trees' broadcast and
+// reduce all give the serial reference's results.
+TEST(HostRuntimeSettings, EveryOperationOnItsChosenAlgorithm) {
+  LaunchOptions options;
+  options.env = {
+      "NBOX_COLLECTIVES=channels=2 chunk=65536 ranks_per_server=2 allreduce=hierarchical "
+      "allgather=halving-doubling reducescatter=direct broadcast=tree reduce=tree "
+      "alltoall=hierarchical nic_bps=100000000000 scaleup_bps=3600000000000"};
+  options.args = {"50000"};
+  ExpectAllPassed(LaunchRanks("collectives", 4, options));
+}
+
 int64_t ValueAfter(const std::string& output, const std::string& key) {
   const size_t at = output.find(key + " ");
   if (at == std::string::npos) return -1;

@@ -194,6 +194,25 @@ void CheckReduce(nboxComm_t comm, nboxDataType_t type, nboxRedOp_t op, size_t co
   }
 }
 
+// Rank r sends block d holding Input(r, d * count + i); block s of the result must hold rank s's
+// block for this rank.
+void CheckAllToAll(nboxComm_t comm, nboxDataType_t type, size_t count, uint64_t salt) {
+  Buffer send(type, count * g_nranks), recv(type, count * g_nranks);
+  for (size_t j = 0; j < count * g_nranks; ++j) send.Set(j, Input(g_rank, j, salt, type, nboxSum));
+  nboxRequest_t request = nullptr;
+  CHECK_OK(nboxAllToAll(send.at(0), recv.at(0), count, type, comm, &request), comm);
+  Wait(request, comm);
+  for (int s = 0; s < g_nranks; ++s) {
+    for (size_t i = 0; i < count; ++i) {
+      if (!recv.Holds(s * count + i, Input(s, g_rank * count + i, salt, type, nboxSum))) {
+        Fail(Label("AllToAll", type, nboxSum, count, false) + ": block " + std::to_string(s) +
+             " element " + std::to_string(i));
+        return;
+      }
+    }
+  }
+}
+
 const nboxDataType_t kAllTypes[] = {nboxInt8,    nboxUint8,   nboxInt32,   nboxUint32,
                                     nboxInt64,   nboxUint64,  nboxFloat16, nboxFloat32,
                                     nboxFloat64, nboxBfloat16};
@@ -212,6 +231,7 @@ void ScenarioCollectives(nboxComm_t comm, size_t large) {
     }
     CheckAllGather(comm, type, 97, false, salt++);
     CheckBroadcast(comm, type, 301, false, g_nranks - 1, salt++);
+    CheckAllToAll(comm, type, 53, salt++);
   }
   for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1000}, large}) {
     for (bool in_place : {false, true}) {
@@ -221,6 +241,7 @@ void ScenarioCollectives(nboxComm_t comm, size_t large) {
       CheckBroadcast(comm, nboxFloat64, count, in_place, 0, salt++);
       CheckReduce(comm, nboxFloat32, nboxSum, count, in_place, g_nranks - 1, salt++);
       salt++;
+      if (!in_place) CheckAllToAll(comm, nboxInt32, count, salt++);
     }
   }
   CheckAllReduce(comm, nboxInt64, nboxSum, large + 3, false, salt++);

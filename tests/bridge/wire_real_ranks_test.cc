@@ -72,7 +72,7 @@ TEST(WireRealRanks, OpReportFieldsOutsideTheirKindsRulesAreRefused) {
   // Body offsets: 8 kind, 9 op, 10 dtype, 11 redop, 12 root, 16 count, 24 bytes (+12 header).
   ExpectBadField(all_reduce, up, 20, 0, "unknown kind 0");
   ExpectBadField(all_reduce, up, 20, 4, "unknown kind 4");
-  ExpectBadField(all_reduce, up, 21, 8, "unknown op 8");
+  ExpectBadField(all_reduce, up, 21, 9, "unknown op 9");
   ExpectBadField(all_reduce, up, 21, 0, "a collective with op 0");
   ExpectBadField(all_reduce, up, 22, 10, "unknown data type 10");
   ExpectBadField(all_reduce, up, 23, 4, "unknown reduction 4");

@@ -224,6 +224,43 @@ TEST(HierarchicalAllToAll, OnlyRailAlignedTrafficLeavesAServer) {
   }
 }
 
+// AllToAllSenderOffset names where every received or relayed byte was sent from: after a
+// run where element i of rank r's send buffer holds r * 100000 + i, every element a Recv step
+// wrote holds src * 100000 + AllToAllSenderOffset / 4 for some sender src (its value says which);
+// the own send buffer is refused.
+TEST(AllToAllSenderOffset, NamesWhereEveryReceivedByteWasSent) {
+  for (Algorithm algorithm : {Algorithm::kDirect, Algorithm::kHierarchical}) {
+    CollectiveSpec spec = AllToAllSpec(6, 2, 8, kElement * 6 * 5, nullptr);
+    spec.algorithm = algorithm;
+    spec.ranks_per_server = 2;
+    const Schedule schedule = BuildSchedule(spec);
+    std::vector<std::vector<int32_t>> buffers;
+    for (const RankSchedule& rank : schedule.ranks) {
+      std::vector<int32_t> buffer(rank.buffer_bytes / kElement, -1);
+      for (uint64_t i = 0; i < spec.bytes / kElement; ++i) {
+        buffer[i] = static_cast<int32_t>(rank.rank * 100000 + i);
+      }
+      buffers.push_back(std::move(buffer));
+    }
+    ExecuteSchedule<int32_t>(schedule, buffers, 7);
+    int checked = 0;
+    for (const RankSchedule& rank : schedule.ranks) {
+      for (const Step& step : rank.steps) {
+        if (step.kind != StepKind::kRecv) continue;
+        for (uint64_t byte = step.offset; byte < step.offset + step.bytes; byte += kElement) {
+          const int32_t value = buffers[rank.rank][byte / kElement];
+          const uint64_t sent_at = AllToAllSenderOffset(spec, rank.rank, byte);
+          ASSERT_EQ(value % 100000, static_cast<int32_t>(sent_at / kElement))
+              << ToString(algorithm) << " rank " << rank.rank << " byte " << byte;
+          ++checked;
+        }
+      }
+    }
+    EXPECT_GT(checked, 0);
+    EXPECT_THROW(AllToAllSenderOffset(spec, 1, 0), std::invalid_argument);
+  }
+}
+
 TEST(Transfers, PipelinePairExchangesBothWays) {
   // Stage 0 sends 40 bytes of activations to stage 1 and receives 24 bytes of gradients from
   // it in one group; stage 1 the converse. Two messages, matched across the two schedules.

@@ -136,6 +136,60 @@ TEST_F(NetworkModels, EveryAllReduceAlgorithmRunsOnRoceAndTcpAlike) {
   }
 }
 
+// All-gathers and reduce-scatters (FSDP's, 16 rail GPUs) on direct and halving-doubling, and a
+// mixture-of-experts job's all-to-alls (expert parallelism 16 over both servers) hierarchically,
+// run on TCP and RoCE alike: the same payload in the same messages, each with its algorithm.
+TEST_F(NetworkModels, ExchangeAndAllToAllAlgorithmsRunOnRoceAndTcpAlike) {
+  const std::string fsdp =
+      "tests/cosim/fixtures/models/hybrid_64.ini --set job.world_size=16 --set servers.count=2 "
+      "--set workload.data_parallel_mode=fsdp --set workload.tensor_parallel=1 "
+      "--set workload.pipeline_parallel=1 --set workload.global_batch=16 "
+      "--set workload.hidden=256 --set workload.ffn=1024 --set workload.heads=4 "
+      "--set workload.vocab=4000 --set workload.seq_len=128";
+  const std::string moe =
+      "tests/cosim/fixtures/moe_rail.ini --set workload.tensor_parallel=1 "
+      "--set workload.sequence_parallel=off --set workload.experts=16 "
+      "--set workload.expert_parallel=16 --set collectives.alltoall=hierarchical";
+  struct Case {
+    std::string name;
+    std::string args;
+    std::string op;
+    std::string algorithm;
+  };
+  const Case cases[] = {
+      {"fsdp-direct",
+       fsdp + " --set collectives.allgather=direct --set collectives.reducescatter=direct",
+       "AllGather", "Direct"},
+      {"fsdp-hd",
+       fsdp + " --set collectives.allgather=halving-doubling --set "
+              "collectives.reducescatter=halving-doubling",
+       "ReduceScatter", "HalvingDoubling"},
+      {"moe-hierarchical", moe, "AllToAllV", "Hierarchical"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    nlohmann::json network[2];
+    int i = 0;
+    for (const std::string transport : {"tcp", "roce"}) {
+      const fs::path out = dir_ / (c.name + "-" + transport);
+      const auto run = RunCosim(c.args + " --set network.transport=" + transport +
+                                " --set network.model=packet --out " + out.string());
+      ASSERT_EQ(run.status, 0) << run.output;
+      const auto results = ReadJson(out / "results.json");
+      int matching = 0;
+      for (const auto& collective : results.at("collectives")) {
+        if (collective.at("op") != c.op) continue;
+        EXPECT_EQ(collective.at("algorithm"), c.algorithm);
+        ++matching;
+      }
+      EXPECT_GT(matching, 0);
+      network[i++] = results.at("network");
+    }
+    EXPECT_EQ(network[0].at("payload_bytes_delivered"), network[1].at("payload_bytes_delivered"));
+    EXPECT_EQ(network[0].at("messages_delivered"), network[1].at("messages_delivered"));
+  }
+}
+
 // Reduce and broadcast, on the chain and on the trees, run on both transports: a replayed
 // trace of a reduce to rank 1 and a broadcast from rank 2 (1 MiB each, 4 ranks, 2 iterations)
 // delivers (W - 1) x S per collective on TCP and RoCE alike, and names its algorithm.

@@ -236,6 +236,27 @@ TEST_F(RealRanksEndToEnd, ReduceRunsWithARealRankToAnyRoot) {
   }
 }
 
+// A real rank's all-to-all (nboxAllToAll) with mirrored peers on 2 servers of 2 GPUs, direct
+// and hierarchical (blocks for the other server through the rail-aligned GPU, relayed pieces
+// and all): the bench finds every block it receives equal to what a homogeneous peer sends.
+TEST_F(RealRanksEndToEnd, AllToAllRunsWithARealRankDirectAndHierarchical) {
+  for (const std::string algorithm : {"direct", "hierarchical"}) {
+    SCOPED_TRACE(algorithm);
+    const CosimRun real = RunCosim(
+        dir_ / algorithm, {"realranks.launch=" + kBench + "2 --op alltoall",
+                           "realranks.peers=mirror", "topology.kind=rail", "servers.count=2",
+                           "servers.gpus=2", "servers.nic=10Mbps", "servers.nvlink=40Mbps",
+                           "topology.fabric_link=10Mbps", "collectives.alltoall=" + algorithm});
+    ASSERT_EQ(real.exit_code, 0) << real.out << real.err
+                                 << ReadFile(dir_ / algorithm / "rank0.log");
+    EXPECT_NE(ReadFile(dir_ / algorithm / "rank0.log").find("RESULT ranks=4"), std::string::npos);
+    ASSERT_FALSE(real.results["collectives"].empty());
+    for (const auto& collective : real.results["collectives"]) {
+      EXPECT_EQ(collective["algorithm"], algorithm == "direct" ? "Direct" : "Hierarchical");
+    }
+  }
+}
+
 // The real-rank loop over the fast network models (issue 10: "the real-rank loop works with
 // every model"): the real rank's iteration is the all-emulated job's on the same model. On the
 // analytical model the emulated job times collectives whole while the real rank's run message

@@ -39,6 +39,8 @@ std::optional<coll::CollectiveOp> MirroredOp(ReportedOp op) {
       return coll::CollectiveOp::kBroadcast;
     case ReportedOp::kReduce:
       return coll::CollectiveOp::kReduce;
+    case ReportedOp::kAllToAll:
+      return coll::CollectiveOp::kAllToAll;
     default:
       return std::nullopt;  // Send/Recv name one peer: nothing for the others to repeat
   }

@@ -170,7 +170,10 @@ unique_id=$(cat "$workdir/id")
 
 rank_pids=()
 for ((r = 0; r < world; ++r)); do
+  # One channel of 1 MiB chunks unless the caller says otherwise: what the nbox side's
+  # scenarios say (tools/fidelity/nbox-fidelity, tests/fidelity).
   ip netns exec "${prefix}r$r" env NBOX_RANK=$r NBOX_WORLD_SIZE="$world" \
+    NBOX_CHANNELS="${NBOX_CHANNELS:-1}" NBOX_CHUNK_BYTES="${NBOX_CHUNK_BYTES:-1MiB}" \
     NBOX_UNIQUE_ID="$unique_id" NBOX_NET_PLUGIN="$plugin" \
     NBOX_TCP_IFADDR="10.201.0.$((r + 1))" NBOX_BOOTSTRAP_TIMEOUT_S=60 \
     timeout "$timeout_s" "$@" > "$workdir/rank$r.log" 2>&1 &

@@ -223,14 +223,6 @@ void CheckRealRanks(RuleContext& context) {
         context.Describe("collectives.order"), context.Describe("collectives.concurrent"),
         context.Describe("realranks.ranks")));
   }
-  // Real ranks build their schedules from the emulated ranks' collective settings, sent whole
-  // (NBOX_COLLECTIVES), but the host runtime has no all-to-all collective of its own.
-  if (s.collectives.alltoall != "direct") {
-    context.Fail(fmt::format(
-        "{} cannot run with real ranks ({}): the host runtime of real ranks has no all-to-all "
-        "collective (its ranks exchange point to point), so only direct matches them",
-        context.Describe("collectives.alltoall"), context.Describe("realranks.ranks")));
-  }
   for (int rank : real.ranks) {
     if (rank >= s.job.world_size) {
       context.Fail(fmt::format("{} names rank {}, but {} has ranks 0 to {}",
