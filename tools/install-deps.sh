@@ -14,6 +14,7 @@ packages=(
   libinih-dev                            # scenario .ini files
   libgtest-dev libgmock-dev              # tests
   libssl-dev                             # bridge: HMAC-SHA256 authentication of real ranks
+  libprotobuf-dev protobuf-compiler      # Chakra execution traces (workloads/chakra)
   python3 python3-matplotlib python3-pytest  # nbox-sweep, its plots and its tests
   iproute2                               # fidelity test: network namespaces, veth, HTB (ip, tc)
   time                                   # nbox-bench-memory: a child's own peak memory (GNU time)

@@ -2,6 +2,7 @@
 // the same bytes for the same seed, and nothing written for bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -127,6 +128,33 @@ TEST_F(CosimCli, CheckValidatesWithoutRunningOrWriting) {
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_NE(bad.output.find("topology.hosts"), std::string::npos) << bad.output;
   EXPECT_FALSE(fs::exists(dir_));
+}
+
+// --export-chakra writes one trace per rank and the groups, and nothing else; a new export
+// replaces the folder whole (a smaller job leaves no trace of the larger one); a bad scenario
+// writes nothing.
+TEST_F(CosimCli, ExportChakraWritesATracePerRankAndReplacesTheFolder) {
+  const fs::path et = dir_ / "et";
+  const auto eight = RunCosim(
+      "tests/cosim/fixtures/tiny.ini --set job.world_size=8 "
+      "--set topology.hosts=8 --export-chakra " +
+      et.string());
+  ASSERT_EQ(eight.status, 0) << eight.output;
+  EXPECT_TRUE(fs::exists(et / "nbox.7.et"));
+  const auto four = RunCosim("tests/cosim/fixtures/tiny.ini --export-chakra " + et.string());
+  ASSERT_EQ(four.status, 0) << four.output;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(et)) names.push_back(entry.path().filename());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"comm_groups.json", "nbox.0.et", "nbox.1.et",
+                                             "nbox.2.et", "nbox.3.et"}));
+  const auto bad = RunCosim(
+      "tests/cosim/fixtures/tiny.ini --set workload.kind=none "
+      "--export-chakra " +
+      (dir_ / "bad").string());
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("workload.kind"), std::string::npos) << bad.output;
+  EXPECT_FALSE(fs::exists(dir_ / "bad"));
 }
 
 // Issue 12: every documented tcp_min_rto runs. At 100 us and 1 us the delayed-ACK timeout

@@ -80,6 +80,27 @@ TEST(CrossKeyRules, RealRanksRunEveryAlgorithm) {
             "");
 }
 
+// workload.kind = chakra reads a folder of traces and nothing else of [workload].
+TEST(CrossKeyRules, ChakraTracesNeedTheirFolderAndNoOtherWorkloadKey) {
+  EXPECT_EQ(LoadError(kEmpty, {"workload.kind=chakra"}),
+            kEmpty + ": workload.kind = chakra (--set) requires workload.trace_dir");
+  EXPECT_EQ(LoadError(kEmpty, {"workload.kind=chakra", "workload.trace_dir=/no/such/folder"}),
+            kEmpty +
+                ": workload.trace_dir = /no/such/folder (--set): no such folder "
+                "'/no/such/folder'");
+  const std::string folder = std::filesystem::temp_directory_path().string();
+  EXPECT_EQ(LoadError(kEmpty, {"workload.kind=chakra", "workload.trace_dir=" + folder,
+                               "workload.iterations=5"}),
+            kEmpty +
+                ": workload.iterations = 5 (--set) is not used by workload.kind = chakra "
+                "(--set)");
+  EXPECT_EQ(LoadError(kEmpty, {"workload.kind=chakra", "workload.trace_dir=" + folder}), "");
+  EXPECT_EQ(LoadError(kEmpty, {"workload.trace_dir=" + folder}),
+            kEmpty + ": workload.trace_dir = " + folder +
+                " (--set) is used only with workload.kind = chakra, got workload.kind = ddp "
+                "(default)");
+}
+
 // The host runtime runs a real rank's collectives one at a time in issue order.
 TEST(CrossKeyRules, RealRanksRunCollectivesInOrderOneAtATime) {
   EXPECT_EQ(LoadError(kEmpty, {"collectives.order=lifo", "collectives.concurrent=4"}), "");

@@ -11,26 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/workloads/small_transformer.h"
 #include "workloads/moe_routing.h"
 
 namespace nbox::work {
 namespace {
 
 TransformerConfig Small(int t, int p, int d, int microbatches, PipelineSchedule schedule) {
-  TransformerConfig c;
-  c.shape.name = "small";
-  c.shape.layers = 4;
-  c.shape.hidden = 64;
-  c.shape.heads = 4;
-  c.shape.ffn = 256;
-  c.shape.vocab = 100;
-  c.shape.seq_len = 32;
-  c.parallel = {t, p, d, 1, "tp-dp-pp"};
-  c.micro_batch = 1;
-  c.global_batch = microbatches * d;
-  c.schedule = schedule;
-  c.iterations = 1;
-  return c;
+  return testing::SmallTransformer(t, p, d, microbatches, schedule);
 }
 
 // The order in which a program runs forwards and backwards: "F0 F1 B0 ...", from the labels

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "workloads/chakra/chakra_export.h"
+
 namespace nbox::cosim {
 namespace fs = std::filesystem;
 namespace {
@@ -85,10 +87,12 @@ void OutputFolder::Write(const std::string& name, const std::string& content) co
 
 bool OutputFolder::IsRunOutput(const std::string& name) {
   static const std::regex kRankLog("rank[0-9]+\\.log");
-  for (const char* file : {kResultsFile, kPerfFile, kTrafficFile, kLinksFile, kTraceFile}) {
+  static const std::regex kChakraTrace(std::string(chakra::kTracePrefix) + "\\.[0-9]+\\.et");
+  for (const char* file :
+       {kResultsFile, kPerfFile, kTrafficFile, kLinksFile, kTraceFile, chakra::kCommGroupsFile}) {
     if (name == file) return true;
   }
-  return std::regex_match(name, kRankLog);
+  return std::regex_match(name, kRankLog) || std::regex_match(name, kChakraTrace);
 }
 
 void OutputFolder::Commit() {

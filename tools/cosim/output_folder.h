@@ -16,7 +16,8 @@
 
 namespace nbox::cosim {
 
-// The files nbox-cosim writes into a run's folder (and rank<N>.log of real ranks): the names
+// The files nbox-cosim writes into a run's folder (and rank<N>.log of real ranks, and the
+// Chakra traces of --export-chakra: workloads/chakra/chakra_export.h): the names
 // OutputFolder::IsRunOutput knows, and main.cc writes.
 inline constexpr const char* kResultsFile = "results.json";
 inline constexpr const char* kPerfFile = "perf.json";

@@ -1,11 +1,13 @@
 #include "tools/cosim/workload_registry.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 #include <stdexcept>
 
 #include "tools/scenario/workload_config.h"
+#include "workloads/chakra/chakra_import.h"
 #include "workloads/dlrm.h"
 #include "workloads/trace_replay.h"
 #include "workloads/transformer.h"
@@ -116,6 +118,38 @@ Workload BuildDlrm(const scenario::Scenario& s) {
   return w;
 }
 
+// Chakra execution traces (workloads/chakra/chakra_import.h): the traces' own programs,
+// communicators and iterations.
+Workload BuildChakra(const scenario::Scenario& s) {
+  chakra::ImportedJob imported = chakra::ReadChakraTraces(s.workload.trace_dir, s.job.world_size);
+  Workload w;
+  w.programs = std::move(imported.programs);
+  w.model.name = "chakra";
+  w.model.source = s.workload.trace_dir;
+  // Whole float32 elements where every size allows it (nbox's own traces), else bytes.
+  bool words = true;
+  for (const auto& program : w.programs.programs) {
+    for (const work::Op& op : program->ops) {
+      if (op.kind == work::OpKind::kCollective) words = words && op.bytes % 4 == 0;
+      if (op.counts) {
+        for (uint64_t count : *op.counts) words = words && count % 4 == 0;
+      }
+    }
+  }
+  w.element_bytes = words ? 4 : 1;
+  w.description =
+      fmt::format("Chakra traces in {}, {} iterations", s.workload.trace_dir, imported.iterations);
+  if (!imported.ignored_attributes.empty()) {
+    w.description +=
+        fmt::format(" (ignored node attributes: {})", fmt::join(imported.ignored_attributes, ", "));
+  }
+  w.details = {{"kind", "chakra"},
+               {"trace_dir", s.workload.trace_dir},
+               {"iterations", imported.iterations},
+               {"ignored_attributes", imported.ignored_attributes}};
+  return w;
+}
+
 }  // namespace
 
 const std::vector<WorkloadKind>& WorkloadKinds() {
@@ -131,6 +165,11 @@ const std::vector<WorkloadKind>& WorkloadKinds() {
        "a recommendation model: embedding tables sharded over the ranks, MLPs data-parallel "
        "(workloads/dlrm.h)",
        BuildDlrm},
+      {"chakra",
+       "MLCommons Chakra execution traces, one per rank (workloads/chakra/README.md): compute "
+       "takes its recorded time, collectives run nbox's algorithms, sends and receives are "
+       "point to point",
+       BuildChakra},
   };
   return kinds;
 }

@@ -166,7 +166,7 @@ void CheckCustomModel(RuleContext& context) {
 // the file must exist.
 void ResolveFileKey(RuleContext& context, const std::filesystem::path& scenario_folder,
                     const std::string& selector, const std::string& value,
-                    const std::string& file_key, std::string& file) {
+                    const std::string& file_key, std::string& file, bool folder = false) {
   const std::string chosen = KeyByFullName(selector).value.format(context.scenario());
   if (chosen != value) {
     if (!file.empty()) {
@@ -182,8 +182,10 @@ void ResolveFileKey(RuleContext& context, const std::filesystem::path& scenario_
   std::filesystem::path path(file);
   if (path.is_relative()) path = (scenario_folder / path).lexically_normal();
   std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    context.Fail(fmt::format("{}: no such file '{}'", context.Describe(file_key), path.string()));
+  if (folder ? !std::filesystem::is_directory(path, error)
+             : !std::filesystem::is_regular_file(path, error)) {
+    context.Fail(fmt::format("{}: no such {} '{}'", context.Describe(file_key),
+                             folder ? "folder" : "file", path.string()));
     return;
   }
   file = path.string();
@@ -197,6 +199,8 @@ void ResolveTopologyFile(RuleContext& context, const std::filesystem::path& scen
 void ResolveTraceFile(RuleContext& context, const std::filesystem::path& scenario_folder) {
   ResolveFileKey(context, scenario_folder, "workload.model", "trace", "workload.trace",
                  context.scenario().workload.trace);
+  ResolveFileKey(context, scenario_folder, "workload.kind", "chakra", "workload.trace_dir",
+                 context.scenario().workload.trace_dir, /*folder=*/true);
 }
 
 // --- real ranks (issue 3) ---------------------------------------------------------------

@@ -186,7 +186,7 @@ std::vector<KeySpec> WorkloadKeys() {
        "(Megatron-LM: tensor, pipeline, data parallelism), a mixture-of-experts transformer "
        "(also expert parallelism), or a recommendation model (DLRM: embedding tables sharded, "
        "MLPs data-parallel)",
-       Choice(work(&WorkloadSection::kind), {"ddp", "transformer", "moe", "dlrm"})},
+       Choice(work(&WorkloadSection::kind), {"ddp", "transformer", "moe", "dlrm", "chakra"})},
       {"workload", "model",
        "a published model preset of the kind (ddp: CNNs and BERT/GPT-2 as whole models; "
        "transformer and moe: GPT-3, Llama, Mixtral shapes; dlrm: the DLRM of Rashidi et al.), "
@@ -227,6 +227,11 @@ std::vector<KeySpec> WorkloadTraceKeys() {
        "(NBOX_PROFILE_TRACE), replayed once per iteration; a relative path starts at the "
        "scenario file's folder",
        Text(FieldOf(&Scenario::workload, &WorkloadSection::trace), "a file path")},
+      {"workload", "trace_dir",
+       "kind = chakra: a folder of MLCommons Chakra execution traces, <prefix>.<rank>.et per "
+       "rank and comm_groups.json (as nbox-cosim --export-chakra writes them; "
+       "workloads/chakra/README.md); a relative path starts at the scenario file's folder",
+       Text(FieldOf(&Scenario::workload, &WorkloadSection::trace_dir), "a folder path")},
   };
 }
 

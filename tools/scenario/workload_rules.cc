@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tools/scenario/dlrm_keys.h"
+#include "tools/scenario/key_schema.h"
 #include "tools/scenario/transformer_keys.h"
 #include "tools/scenario/workload_config.h"
 #include "workloads/transformer_shape.h"
@@ -159,6 +160,18 @@ void CheckTransformer(RuleContext& context) {
 
 void CheckWorkloadKind(RuleContext& context) {
   const WorkloadSection& w = context.scenario().workload;
+  if (w.kind == "chakra") {
+    // The traces say everything: every other workload key is unused.
+    std::vector<std::string> others;
+    for (const KeySpec& key : ScenarioKeys()) {
+      const std::string name = key.FullName();
+      if (key.section == "workload" && name != "workload.kind" && name != "workload.trace_dir") {
+        others.push_back(name);
+      }
+    }
+    RefuseUnused(context, others);
+    return;
+  }
   const std::vector<std::string> transformer_keys = KindKeys(TransformerKeys());
   const std::vector<std::string> dlrm_keys = KindKeys(DlrmKeys());
   if (w.kind == "ddp") {

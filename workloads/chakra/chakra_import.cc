@@ -1,0 +1,439 @@
+// Reading a rank's nodes back into a program (workloads/chakra/README.md, "What nbox reads"):
+// nodes are taken in file order, which must be a topological order (every dependency an
+// earlier node). The compute stream runs the compute nodes in that order; a collective or a
+// group of sends and receives is issued at its place in it, on its stream. A dependency the
+// order does not already give (a compute node, or an issue, after a communication node the
+// compute stream has not waited for yet, other than its own stream's previous op) becomes a
+// wait right before it: exactly the waits nbox's writer turned into dependencies.
+#include "workloads/chakra/chakra_import.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "workloads/chakra/chakra_export.h"
+#include "workloads/chakra/et_stream.h"
+#include "workloads/ops.h"
+
+namespace nbox::chakra {
+namespace {
+
+using ChakraProtoMsg::Node;
+
+// The attributes the reader uses; any other is reported as ignored.
+const std::set<std::string>& KnownAttributes() {
+  static const std::set<std::string> known = {
+      "is_cpu_op",   "comm_type", "comm_size",        "pg_name",        "comm_src",
+      "comm_dst",    "comm_tag",  "nbox_duration_ns", "nbox_iteration", "nbox_microbatch",
+      "nbox_stream", "nbox_op",   "nbox_root",        "nbox_counts",    "nbox_marker"};
+  return known;
+}
+
+const ChakraProtoMsg::AttributeProto* Find(const Node& node, const std::string& name) {
+  for (const auto& attr : node.attr()) {
+    if (attr.name() == name) return &attr;
+  }
+  return nullptr;
+}
+
+std::optional<coll::CollectiveOp> OpOfCommType(int64_t type) {
+  switch (type) {
+    case ChakraProtoMsg::ALL_REDUCE:
+      return coll::CollectiveOp::kAllReduce;
+    case ChakraProtoMsg::REDUCE:
+      return coll::CollectiveOp::kReduce;
+    case ChakraProtoMsg::ALL_GATHER:
+      return coll::CollectiveOp::kAllGather;
+    case ChakraProtoMsg::BROADCAST:
+      return coll::CollectiveOp::kBroadcast;
+    case ChakraProtoMsg::ALL_TO_ALL:
+      return coll::CollectiveOp::kAllToAll;
+    case ChakraProtoMsg::REDUCE_SCATTER:
+      return coll::CollectiveOp::kReduceScatter;
+    default:
+      return std::nullopt;  // GATHER, SCATTER, REDUCE_SCATTER_BLOCK, BARRIER
+  }
+}
+
+work::Parallelism ParallelismOf(const std::string& name) {
+  for (int p = 0; p < work::kParallelismCount; ++p) {
+    const auto parallelism = static_cast<work::Parallelism>(p);
+    if (work::ToString(parallelism) == name) return parallelism;
+  }
+  return work::Parallelism::kOther;
+}
+
+// The communicators of comm_groups.json, by name, in the file's order.
+struct Groups {
+  std::vector<work::Communicator> communicators;
+  std::map<std::string, int> index;
+};
+
+Groups ReadGroups(const std::string& path, int world_size) {
+  std::ifstream in(path);
+  if (!in) throw EtError(path + ": cannot open the communicator groups");
+  nlohmann::ordered_json json;
+  try {
+    json = nlohmann::ordered_json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw EtError(path + ": not JSON (" + e.what() + ")");
+  }
+  if (!json.is_object()) throw EtError(path + ": expected an object of group name -> ranks");
+  Groups groups;
+  for (const auto& [name, ranks] : json.items()) {
+    work::Communicator c;
+    c.name = name;
+    std::set<int> seen;
+    if (!ranks.is_array() || ranks.empty()) {
+      throw EtError(fmt::format("{}: group \"{}\" must list its ranks", path, name));
+    }
+    for (const auto& rank : ranks) {
+      if (!rank.is_number_integer() || rank.get<int64_t>() < 0 ||
+          rank.get<int64_t>() >= world_size || !seen.insert(rank.get<int>()).second) {
+        throw EtError(fmt::format("{}: group \"{}\" has {}, not a distinct rank of 0..{}", path,
+                                  name, rank.dump(), world_size - 1));
+      }
+      c.ranks.push_back(rank.get<int>());
+    }
+    groups.index[name] = static_cast<int>(groups.communicators.size());
+    groups.communicators.push_back(std::move(c));
+  }
+  return groups;
+}
+
+// nbox's own description of the communicators and streams, when the traces are nbox's.
+void ApplyNboxMetadata(const ChakraProtoMsg::GlobalMetadata& metadata, const std::string& path,
+                       work::JobPrograms& job) {
+  for (const auto& attr : metadata.attr()) {
+    try {
+      if (attr.name() == "nbox_communicators") {
+        const auto described = nlohmann::json::parse(attr.string_val());
+        if (described.size() != job.communicators.size()) {
+          throw EtError(path + ": nbox_communicators describes " +
+                        std::to_string(described.size()) + " communicators, comm_groups.json has " +
+                        std::to_string(job.communicators.size()));
+        }
+        for (size_t c = 0; c < described.size(); ++c) {
+          job.communicators[c].name = described[c].at("name").get<std::string>();
+          job.communicators[c].parallelism =
+              ParallelismOf(described[c].at("parallelism").get<std::string>());
+          job.communicators[c].crosses_stages = described[c].at("crosses_stages").get<bool>();
+        }
+      } else if (attr.name() == "nbox_streams") {
+        job.stream_names = nlohmann::json::parse(attr.string_val()).get<std::vector<std::string>>();
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw EtError(path + ": " + attr.name() + " is not what nbox writes (" + e.what() + ")");
+    }
+  }
+}
+
+class RankReader {
+ public:
+  RankReader(const std::string& path, int rank, const work::JobPrograms& job,
+             const std::map<std::string, int>& group_index, std::set<std::string>* ignored)
+      : path_(path), rank_(rank), job_(job), group_index_(group_index), ignored_(ignored) {
+    for (size_t c = 0; c < job.communicators.size(); ++c) {
+      if (work::RankIn(job.communicators[c], rank) >= 0) {
+        slot_of_[static_cast<int>(c)] = static_cast<int>(slots_.size());
+        slots_.push_back(static_cast<int>(c));
+      }
+    }
+  }
+
+  const std::vector<int>& slots() const { return slots_; }
+
+  work::RankProgram Read(EtReader& reader, int* streams) {
+    Node node;
+    std::vector<Node> group;  // sends and receives of one group, not yet added
+    while (reader.Next(&node)) {
+      if (node.id() != next_id_) {
+        Fail(node, fmt::format("has id {}, expected {} (nodes numbered in file order)", node.id(),
+                               next_id_));
+      }
+      ++next_id_;
+      for (const auto& attr : node.attr()) {
+        if (KnownAttributes().count(attr.name()) == 0) ignored_->insert(attr.name());
+      }
+      const bool point_to_point = node.type() == ChakraProtoMsg::COMM_SEND_NODE ||
+                                  node.type() == ChakraProtoMsg::COMM_RECV_NODE;
+      if (!group.empty() && !(point_to_point && SameGroup(group.front(), node))) {
+        AddTransfers(group);
+        group.clear();
+      }
+      if (point_to_point) {
+        group.push_back(node);
+        continue;
+      }
+      switch (node.type()) {
+        case ChakraProtoMsg::COMP_NODE:
+          AddCompute(node);
+          break;
+        case ChakraProtoMsg::COMM_COLL_NODE:
+          AddCollective(node);
+          break;
+        default:
+          Fail(node, fmt::format("is of type {} ({}), which nbox does not run (compute, "
+                                 "collectives, sends and receives only)",
+                                 ChakraProtoMsg::NodeType_Name(node.type()),
+                                 static_cast<int>(node.type())));
+      }
+    }
+    if (!group.empty()) AddTransfers(group);
+    if (!marked_) {
+      // A trace without nbox's markers is one iteration: everything, then every stream done.
+      program_.ops.insert(program_.ops.begin(), work::MarkerOp(work::OpKind::kIterationBegin, 0));
+      for (auto& op : program_.ops) {
+        if (op.kind == work::OpKind::kWait) ++op.target;  // shifted by the marker
+      }
+      program_.ops.push_back(work::WaitAllOp(0));
+      program_.ops.push_back(work::MarkerOp(work::OpKind::kIterationEnd, 0));
+      program_.iterations = 1;
+    }
+    *streams = std::max(*streams, max_stream_ + 1);
+    return std::move(program_);
+  }
+
+ private:
+  [[noreturn]] void Fail(const Node& node, const std::string& what) const {
+    throw EtError(fmt::format("{}: node {} ('{}') {}", path_, node.id(), node.name(), what));
+  }
+
+  int64_t Int(const Node& node, const char* name, int64_t fallback) const {
+    const auto* attr = Find(node, name);
+    if (attr == nullptr) return fallback;
+    if (attr->has_int64_val()) return attr->int64_val();
+    if (attr->has_int32_val()) return attr->int32_val();
+    if (attr->has_uint64_val()) return static_cast<int64_t>(attr->uint64_val());
+    Fail(node,
+         fmt::format("has attribute {} of a kind nbox does not read (expected an integer)", name));
+  }
+  int64_t Required(const Node& node, const char* name) const {
+    if (Find(node, name) == nullptr) Fail(node, fmt::format("has no attribute {}", name));
+    return Int(node, name, 0);
+  }
+
+  int Iteration(const Node& node) const {
+    const int64_t iteration = Int(node, "nbox_iteration", 0);
+    if (iteration < 0 || iteration > 1'000'000) Fail(node, "has an nbox_iteration out of range");
+    return static_cast<int>(iteration);
+  }
+
+  // The communicator slot of the node's pg_name.
+  int Slot(const Node& node) const {
+    const auto* pg = Find(node, "pg_name");
+    if (pg == nullptr) Fail(node, "has no pg_name (its communicator)");
+    const auto group = group_index_.find(pg->string_val());
+    if (group == group_index_.end()) {
+      Fail(node, "names pg_name \"" + pg->string_val() + "\", which comm_groups.json lacks");
+    }
+    const auto slot = slot_of_.find(group->second);
+    if (slot == slot_of_.end()) {
+      Fail(node,
+           fmt::format("runs on group \"{}\", which rank {} is not in", pg->string_val(), rank_));
+    }
+    return slot->second;
+  }
+
+  // The node's stream: nbox's, else one stream per communicator.
+  int Stream(const Node& node) {
+    const int64_t stream = Int(node, "nbox_stream", -1);
+    const int chosen = stream >= 0 ? static_cast<int>(stream) : slots_[Slot(node)];
+    if (chosen > 4096) Fail(node, "has an nbox_stream out of range");
+    max_stream_ = std::max(max_stream_, chosen);
+    return chosen;
+  }
+
+  // Waits for the communication ops among `deps` that the compute stream has not waited for,
+  // but `stream`'s own previous op (a stream runs in order).
+  void WaitFor(const Node& node, int stream) {
+    for (uint64_t dep : node.data_deps()) {
+      if (dep >= node.id()) {
+        Fail(node, fmt::format("depends on node {}, which does not come before it", dep));
+      }
+      const auto comm = comm_op_.find(dep);
+      if (comm == comm_op_.end()) continue;  // a compute node: the stream's order gives it
+      const auto [op_index, on_stream] = comm->second;
+      if (on_stream == stream || waited_.count(op_index) > 0) continue;
+      program_.ops.push_back(work::WaitOp(current_iteration_, op_index));
+      waited_.insert(op_index);
+    }
+  }
+
+  void AddCompute(const Node& node) {
+    WaitFor(node, -1);
+    const auto* marker = Find(node, "nbox_marker");
+    if (marker != nullptr) {
+      const bool begin = marker->string_val() == kIterationBegin;
+      if (!begin && marker->string_val() != kIterationEnd) Fail(node, "has an unknown nbox_marker");
+      marked_ = true;
+      current_iteration_ = Iteration(node);
+      program_.ops.push_back(work::MarkerOp(
+          begin ? work::OpKind::kIterationBegin : work::OpKind::kIterationEnd, current_iteration_));
+      if (!begin) program_.iterations = std::max(program_.iterations, current_iteration_ + 1);
+      return;
+    }
+    const int64_t ns =
+        Int(node, "nbox_duration_ns", static_cast<int64_t>(node.duration_micros()) * 1000);
+    if (ns < 0 || ns > int64_t{1'000'000} * 1'000'000'000) {
+      Fail(node, "has a duration over a million seconds");
+    }
+    work::Op op = work::ComputeOp(Iteration(node), node.name(), static_cast<double>(ns) * 1e-9,
+                                  static_cast<int>(Int(node, "nbox_microbatch", -1)));
+    program_.ops.push_back(std::move(op));
+  }
+
+  void AddCollective(const Node& node) {
+    const int stream = Stream(node);
+    WaitFor(node, stream);
+    const int slot = Slot(node);
+    const auto* nbox_op = Find(node, "nbox_op");
+    std::optional<coll::CollectiveOp> collective;
+    if (nbox_op != nullptr) {
+      for (auto op : {coll::CollectiveOp::kAllReduce, coll::CollectiveOp::kAllGather,
+                      coll::CollectiveOp::kReduceScatter, coll::CollectiveOp::kBroadcast,
+                      coll::CollectiveOp::kAllToAll, coll::CollectiveOp::kAllToAllV,
+                      coll::CollectiveOp::kReduce}) {
+        if (coll::ToString(op) == nbox_op->string_val()) collective = op;
+      }
+      if (!collective) Fail(node, "has an unknown nbox_op '" + nbox_op->string_val() + "'");
+    } else {
+      const int64_t type = Required(node, "comm_type");
+      collective = OpOfCommType(type);
+      if (!collective) {
+        Fail(node, fmt::format("is a {} collective, which nbox does not have",
+                               ChakraProtoMsg::CollectiveCommType_IsValid(static_cast<int>(type))
+                                   ? ChakraProtoMsg::CollectiveCommType_Name(
+                                         static_cast<ChakraProtoMsg::CollectiveCommType>(type))
+                                   : std::to_string(type)));
+      }
+    }
+    const int64_t size = Required(node, "comm_size");
+    if (size <= 0 || static_cast<uint64_t>(size) > work::kMaxCollectiveBytes) {
+      Fail(node,
+           fmt::format("has comm_size {}, outside 1..{} bytes", size, work::kMaxCollectiveBytes));
+    }
+    const int iteration = Iteration(node);
+    const int microbatch = static_cast<int>(Int(node, "nbox_microbatch", -1));
+    work::Op op;
+    if (*collective == coll::CollectiveOp::kAllToAllV) {
+      const auto* counts = Find(node, "nbox_counts");
+      const auto members = job_.communicators[static_cast<size_t>(slots_[slot])].ranks.size();
+      if (counts == nullptr ||
+          counts->uint64_list().values_size() != static_cast<int>(members * members)) {
+        Fail(node, "is an AllToAllV without its nbox_counts (group size squared)");
+      }
+      auto matrix = std::make_shared<std::vector<uint64_t>>(counts->uint64_list().values().begin(),
+                                                            counts->uint64_list().values().end());
+      op = work::AllToAllVOp(iteration, node.name(), std::move(matrix), slot, stream, microbatch);
+    } else {
+      op = work::CollectiveOp(iteration, node.name(), *collective, static_cast<uint64_t>(size),
+                              slot, stream, microbatch);
+      const int64_t root = Int(node, "nbox_root", 0);
+      const auto members = job_.communicators[static_cast<size_t>(slots_[slot])].ranks.size();
+      if (root < 0 || static_cast<size_t>(root) >= members)
+        Fail(node, "has nbox_root out of range");
+      op.root = static_cast<int>(root);
+    }
+    comm_op_[node.id()] = {static_cast<uint32_t>(program_.ops.size()), stream};
+    program_.ops.push_back(std::move(op));
+  }
+
+  // Sends and receives issued together: consecutive, same communicator, stream and deps.
+  bool SameGroup(const Node& a, const Node& b) const {
+    const auto* pa = Find(a, "pg_name");
+    const auto* pb = Find(b, "pg_name");
+    return pa != nullptr && pb != nullptr && pa->string_val() == pb->string_val() &&
+           Int(a, "nbox_stream", -1) == Int(b, "nbox_stream", -1) &&
+           std::equal(a.data_deps().begin(), a.data_deps().end(), b.data_deps().begin(),
+                      b.data_deps().end());
+  }
+
+  void AddTransfers(const std::vector<Node>& group) {
+    const Node& first = group.front();
+    const int stream = Stream(first);
+    WaitFor(first, stream);
+    const int slot = Slot(first);
+    const work::Communicator& communicator = job_.communicators[static_cast<size_t>(slots_[slot])];
+    std::vector<coll::Transfer> transfers;
+    for (const Node& node : group) {
+      const bool send = node.type() == ChakraProtoMsg::COMM_SEND_NODE;
+      const int64_t src = Required(node, "comm_src");
+      const int64_t dst = Required(node, "comm_dst");
+      if ((send ? src : dst) != rank_) {
+        Fail(node, fmt::format("is a {} of rank {}, in rank {}'s trace", send ? "send" : "receive",
+                               send ? src : dst, rank_));
+      }
+      const int peer = work::RankIn(communicator, static_cast<int>(send ? dst : src));
+      if (peer < 0) Fail(node, "names a peer outside its group");
+      const int64_t size = Required(node, "comm_size");
+      if (size <= 0 || static_cast<uint64_t>(size) > work::kMaxCollectiveBytes) {
+        Fail(node,
+             fmt::format("has comm_size {}, outside 1..{} bytes", size, work::kMaxCollectiveBytes));
+      }
+      transfers.push_back(coll::Transfer{send ? coll::StepKind::kSend : coll::StepKind::kRecv, peer,
+                                         static_cast<uint64_t>(size)});
+    }
+    const auto index = static_cast<uint32_t>(program_.ops.size());
+    for (const Node& node : group) comm_op_[node.id()] = {index, stream};
+    program_.ops.push_back(work::TransfersOp(Iteration(first), first.name(), std::move(transfers),
+                                             slot, stream,
+                                             static_cast<int>(Int(first, "nbox_microbatch", -1))));
+  }
+
+  std::string path_;
+  int rank_;
+  const work::JobPrograms& job_;
+  const std::map<std::string, int>& group_index_;
+  std::set<std::string>* ignored_;
+  std::vector<int> slots_;      // slot -> communicator index
+  std::map<int, int> slot_of_;  // communicator index -> slot
+  work::RankProgram program_;
+  uint64_t next_id_ = 0;
+  std::map<uint64_t, std::pair<uint32_t, int>> comm_op_;  // node -> (op index, stream)
+  std::set<uint32_t> waited_;
+  int current_iteration_ = 0;
+  int max_stream_ = 0;
+  bool marked_ = false;
+};
+
+}  // namespace
+
+ImportedJob ReadChakraTraces(const std::string& dir, int world_size, const std::string& prefix) {
+  ImportedJob imported;
+  work::JobPrograms& job = imported.programs;
+  const Groups groups = ReadGroups(dir + "/" + kCommGroupsFile, world_size);
+  job.communicators = groups.communicators;
+  std::set<std::string> ignored;
+  int streams = 0;
+  for (int rank = 0; rank < world_size; ++rank) {
+    const std::string path = dir + "/" + prefix + "." + std::to_string(rank) + ".et";
+    EtReader reader(path);
+    ChakraProtoMsg::GlobalMetadata metadata;
+    if (!reader.Next(&metadata)) throw EtError(path + ": empty (no GlobalMetadata)");
+    if (rank == 0) ApplyNboxMetadata(metadata, path, job);
+    RankReader rank_reader(path, rank, job, groups.index, &ignored);
+    work::RankProgram program = rank_reader.Read(reader, &streams);
+    imported.iterations = std::max(imported.iterations, program.iterations);
+    job.rank_comms.push_back(rank_reader.slots());
+    job.programs.push_back(std::make_shared<const work::RankProgram>(std::move(program)));
+  }
+  while (static_cast<int>(job.stream_names.size()) < streams) {
+    job.stream_names.push_back("s" + std::to_string(job.stream_names.size()));
+  }
+  imported.ignored_attributes.assign(ignored.begin(), ignored.end());
+  try {
+    work::ValidateJobPrograms(job);
+  } catch (const std::invalid_argument& e) {
+    throw EtError(dir + ": the traces do not fit together: " + e.what());
+  }
+  return imported;
+}
+
+}  // namespace nbox::chakra
