@@ -493,6 +493,24 @@ NboxCommunicator::Issue(uint32_t rank, CollectiveOp op, uint64_t bytes, int root
     Issue(rank, std::move(work));
 }
 
+uint64_t
+NboxCommunicator::GetUnconsumedMessages() const
+{
+    uint64_t count = 0;
+    for (const RankState& state : m_ranks)
+    {
+        for (const auto& [key, inbox] : state.tagged)
+        {
+            count += inbox.arrived.size();
+        }
+        for (const auto& [key, inbox] : state.untagged)
+        {
+            count += inbox.arrived.size();
+        }
+    }
+    return count;
+}
+
 bool
 NboxCommunicator::IsIdle(uint32_t rank) const
 {

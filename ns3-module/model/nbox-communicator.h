@@ -201,6 +201,13 @@ class NboxCommunicator : public Object
     void Issue(uint32_t rank, nbox::coll::CollectiveOp op, uint64_t bytes, int root,
                const std::string& label, int iteration);
 
+    /**
+     * Messages that arrived at a member and that no receive has taken (yet): at the end of a
+     * run, a sign that the members' schedules disagree (say a real rank's and its emulated
+     * peers'), which a run must not pass over.
+     */
+    uint64_t GetUnconsumedMessages() const;
+
     /** True when `rank` has no op queued or running. */
     bool IsIdle(uint32_t rank) const;
     /** Calls `idle` once `rank` becomes idle (at once if it is). */

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "tests/cosim/cosim_cli_support.h"
+#include "workloads/chakra/chakra_export.h"
+#include "workloads/ops.h"
 
 namespace {
 
@@ -155,6 +157,41 @@ TEST_F(CosimCli, ExportChakraWritesATracePerRankAndReplacesTheFolder) {
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_NE(bad.output.find("workload.kind"), std::string::npos) << bad.output;
   EXPECT_FALSE(fs::exists(dir_ / "bad"));
+}
+
+// Schedules that disagree must not pass for a result: rank 0 sends rank 1 two messages, rank 1
+// takes one (traces written to disagree). Every rank finishes, one message is left unreceived:
+// the run is failed (exit 1, results.json says why).
+TEST_F(CosimCli, MessagesNoReceiveTookFailTheRun) {
+  namespace work = nbox::work;
+  namespace coll = nbox::coll;
+  work::JobPrograms job;
+  job.communicators = {{"pair", work::Parallelism::kOther, {0, 1}, false}};
+  job.rank_comms = {{0}, {0}, {}, {}};
+  job.stream_names = {"p2p"};
+  for (int rank = 0; rank < 4; ++rank) {
+    auto program = std::make_shared<work::RankProgram>();
+    program->iterations = 1;
+    program->ops.push_back(work::MarkerOp(work::OpKind::kIterationBegin, 0));
+    for (int i = 0; i < (rank == 0 ? 2 : rank == 1 ? 1 : 0); ++i) {
+      const coll::StepKind kind = rank == 0 ? coll::StepKind::kSend : coll::StepKind::kRecv;
+      program->ops.push_back(
+          work::TransfersOp(0, "msg", {coll::Transfer{kind, 1 - rank, 4096}}, 0, 0));
+    }
+    program->ops.push_back(work::WaitAllOp(0));
+    program->ops.push_back(work::MarkerOp(work::OpKind::kIterationEnd, 0));
+    job.programs.push_back(program);
+  }
+  nbox::chakra::WriteChakraTraces(job, (dir_ / "et").string());
+  std::ofstream(dir_ / "job.ini") << "[job]\nworld_size = 4\n[workload]\nkind = chakra\n"
+                                     "trace_dir = et\n[output]\nprogress = off\n";
+  const auto run = RunCosim((dir_ / "job.ini").string() + " --out " + (dir_ / "out").string());
+  EXPECT_EQ(run.status, 1) << run.output;
+  EXPECT_NE(run.output.find("1 message(s) arrived that no receive took"), std::string::npos)
+      << run.output;
+  const auto results = nlohmann::json::parse(std::ifstream(dir_ / "out" / "results.json"));
+  EXPECT_EQ(results.at("status").get<std::string>().rfind("failed: 1 message(s)", 0), 0u)
+      << results.at("status");
 }
 
 // Issue 12: every documented tcp_min_rto runs. At 100 us and 1 us the delayed-ACK timeout

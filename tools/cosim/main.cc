@@ -189,6 +189,20 @@ int main(int argc, char** argv) {
     }
     auto result = nbox::cosim::CollectResult(scenario, assembly, loop);
     result.real_ranks = real_report;
+    // A run whose ranks all finished with messages nobody received had schedules that did not
+    // agree: its times mean nothing.
+    uint64_t unconsumed = 0;
+    for (const auto& communicator : job->GetCommunicators()) {
+      unconsumed += communicator->GetUnconsumedMessages();
+    }
+    if (unconsumed > 0 && loop.finished) {
+      result.failure = fmt::format(
+          "{} message(s) arrived that no receive took: the ranks' schedules disagree (a real "
+          "rank's program against its emulated peers', or traces whose sends and receives do "
+          "not pair up)",
+          unconsumed);
+      std::cerr << "nbox-cosim: " << result.failure << "\n";
+    }
     if (loop.interrupted != 0) {
       // Worded as the real-rank path words it (real_rank_run.cc).
       result.interrupted =
@@ -226,7 +240,7 @@ int main(int argc, char** argv) {
     }
     output->Commit();
     nbox::cosim::PrintSummary(result, perf, written, std::cout);
-    if (real_report.failed || loop.interrupted != 0) {
+    if (real_report.failed || loop.interrupted != 0 || !result.failure.empty()) {
       ns3::Simulator::Destroy();
       return kExitRunFailed;
     }

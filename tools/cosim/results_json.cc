@@ -196,6 +196,7 @@ std::string ResultsJson(const RunResult& r) {
     out["status"] = r.real_ranks.failed ? "failed (partial results)" : "ok";
     out["real_ranks"] = RealRanksJson(r.real_ranks, roles);
   }
+  if (!r.failure.empty()) out["status"] = "failed: " + r.failure;
   return out.dump(2) + "\n";
 }
 

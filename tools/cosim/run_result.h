@@ -34,6 +34,9 @@ struct RunResult {
   double simulated_s = 0;      // simulator clock at the end
   RealRanksReport real_ranks;  // present only in runs with real ranks
   std::string interrupted;     // "stopped by signal 2 (Interrupt)" when a signal ended the run
+  // Why a run that ended cannot be trusted ("2 messages arrived that no receive took: ..."),
+  // or "".
+  std::string failure;
 };
 
 struct PerfFigures {

@@ -109,24 +109,25 @@ Groups ReadGroups(const std::string& path, int world_size) {
 
 // nbox's own description of the communicators and streams, when the traces are nbox's.
 void ApplyNboxMetadata(const ChakraProtoMsg::GlobalMetadata& metadata, const std::string& path,
-                       work::JobPrograms& job) {
+                       std::vector<work::Communicator>& communicators,
+                       std::vector<std::string>& stream_names) {
   for (const auto& attr : metadata.attr()) {
     try {
       if (attr.name() == "nbox_communicators") {
         const auto described = nlohmann::json::parse(attr.string_val());
-        if (described.size() != job.communicators.size()) {
+        if (described.size() != communicators.size()) {
           throw EtError(path + ": nbox_communicators describes " +
                         std::to_string(described.size()) + " communicators, comm_groups.json has " +
-                        std::to_string(job.communicators.size()));
+                        std::to_string(communicators.size()));
         }
         for (size_t c = 0; c < described.size(); ++c) {
-          job.communicators[c].name = described[c].at("name").get<std::string>();
-          job.communicators[c].parallelism =
+          communicators[c].name = described[c].at("name").get<std::string>();
+          communicators[c].parallelism =
               ParallelismOf(described[c].at("parallelism").get<std::string>());
-          job.communicators[c].crosses_stages = described[c].at("crosses_stages").get<bool>();
+          communicators[c].crosses_stages = described[c].at("crosses_stages").get<bool>();
         }
       } else if (attr.name() == "nbox_streams") {
-        job.stream_names = nlohmann::json::parse(attr.string_val()).get<std::vector<std::string>>();
+        stream_names = nlohmann::json::parse(attr.string_val()).get<std::vector<std::string>>();
       }
     } catch (const nlohmann::json::exception& e) {
       throw EtError(path + ": " + attr.name() + " is not what nbox writes (" + e.what() + ")");
@@ -408,16 +409,35 @@ class RankReader {
 ImportedJob ReadChakraTraces(const std::string& dir, int world_size, const std::string& prefix) {
   ImportedJob imported;
   work::JobPrograms& job = imported.programs;
-  const Groups groups = ReadGroups(dir + "/" + kCommGroupsFile, world_size);
+  Groups groups = ReadGroups(dir + "/" + kCommGroupsFile, world_size);
+  const auto path_of = [&](int rank) {
+    return dir + "/" + prefix + "." + std::to_string(rank) + ".et";
+  };
+  {
+    EtReader reader(path_of(0));
+    ChakraProtoMsg::GlobalMetadata metadata;
+    if (!reader.Next(&metadata)) throw EtError(path_of(0) + ": empty (no GlobalMetadata)");
+    ApplyNboxMetadata(metadata, path_of(0), groups.communicators, job.stream_names);
+  }
+  // nbox's jobs keep the world first (a communicator every rank is in); traces that name no
+  // world group get one, which their nodes do not use.
+  std::vector<int> everyone(static_cast<size_t>(world_size));
+  for (int rank = 0; rank < world_size; ++rank) everyone[static_cast<size_t>(rank)] = rank;
+  if (groups.communicators.empty() || groups.communicators.front().ranks != everyone) {
+    work::Communicator world;
+    world.name = "world";
+    world.ranks = everyone;
+    groups.communicators.insert(groups.communicators.begin(), world);
+    for (auto& [name, index] : groups.index) ++index;
+  }
   job.communicators = groups.communicators;
   std::set<std::string> ignored;
   int streams = 0;
   for (int rank = 0; rank < world_size; ++rank) {
-    const std::string path = dir + "/" + prefix + "." + std::to_string(rank) + ".et";
+    const std::string path = path_of(rank);
     EtReader reader(path);
     ChakraProtoMsg::GlobalMetadata metadata;
     if (!reader.Next(&metadata)) throw EtError(path + ": empty (no GlobalMetadata)");
-    if (rank == 0) ApplyNboxMetadata(metadata, path, job);
     RankReader rank_reader(path, rank, job, groups.index, &ignored);
     work::RankProgram program = rank_reader.Read(reader, &streams);
     imported.iterations = std::max(imported.iterations, program.iterations);
