@@ -11,6 +11,7 @@
 
 #include "common/units.h"
 #include "tools/cosim/rank_roles.h"
+#include "tools/scenario/key_schema.h"
 
 namespace nbox::cosim {
 namespace {
@@ -255,19 +256,31 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
         "  network    flow model (max-min fair rates), {} framing and ECMP, MTU {}\n",
         Setting(r, "network.transport"), Setting(r, "network.mtu"));
   } else if (r.scenario.network.transport == "roce") {
-    out << fmt::format("  network    roce {}, PFC {}, MTU {}, switch buffer {}, ECN {}..{} p {}\n",
-                       Setting(r, "roce.cc"), Setting(r, "roce.pfc"), Setting(r, "network.mtu"),
-                       Setting(r, "roce.buffer"), Setting(r, "roce.ecn_kmin"),
-                       Setting(r, "roce.ecn_kmax"), Setting(r, "roce.ecn_pmax"));
+    // The ECN thresholds are given at 100 Gb/s and scale with each port's rate (roce keys).
+    out << fmt::format(
+        "  network    roce {}, PFC {}, MTU {}, switch buffer {}, ECN {}..{} per 100 Gb/s of "
+        "port rate, p {}\n",
+        Setting(r, "roce.cc"), Setting(r, "roce.pfc"), Setting(r, "network.mtu"),
+        Setting(r, "roce.buffer"), Setting(r, "roce.ecn_kmin"), Setting(r, "roce.ecn_kmax"),
+        Setting(r, "roce.ecn_pmax"));
   } else {
     out << fmt::format("  network    {} {}, MTU {}, switch queue {}, ECN {}\n",
                        Setting(r, "network.transport"), Setting(r, "network.tcp_cc"),
                        Setting(r, "network.mtu"), Setting(r, "network.switch_queue"),
                        Setting(r, "network.ecn"));
   }
-  out << fmt::format("  collectives {} with {} channels, chunk {}\n",
-                     Setting(r, "collectives.allreduce"), Setting(r, "collectives.channels"),
-                     Setting(r, "collectives.chunk"));
+  // The all-reduce's algorithm, and every other operation's where it is not the default.
+  std::string algorithms = "allreduce " + Setting(r, "collectives.allreduce");
+  static const scenario::Scenario defaults;
+  for (const char* key : {"collectives.allgather", "collectives.reducescatter",
+                          "collectives.broadcast", "collectives.reduce", "collectives.alltoall"}) {
+    const std::string value = Setting(r, key);
+    if (value != scenario::KeyByFullName(key).value.format(defaults)) {
+      algorithms += fmt::format(", {} {}", std::string(key).substr(12), value);
+    }
+  }
+  out << fmt::format("  collectives {}; {} channels, chunk {}\n", algorithms,
+                     Setting(r, "collectives.channels"), Setting(r, "collectives.chunk"));
   out << fmt::format("\n  connections established at {} (before iteration 0, not counted)\n\n",
                      FormatSeconds(r.summary.job_start_s));
   PrintIterations(r, roles, out);
