@@ -225,8 +225,13 @@ uint64_t AllToAllSenderOffset(const CollectiveSpec& spec, int rank, uint64_t off
     position += bytes;
   }
   if (spec.algorithm == Algorithm::kHierarchical) {
-    for (int src = 0; src < world; ++src) {
-      for (int dst = 0; dst < world; ++dst) {
+    // The pairs this rank relays, in the builder's (src, dst) order: src a GPU of its own
+    // server, dst one of its local index elsewhere (HierarchicalRelay), O(world) of them:
+    // a real rank asks this for every message from an emulated peer.
+    const int gpus = spec.ranks_per_server;
+    const int server = rank / gpus;
+    for (int src = server * gpus; src < (server + 1) * gpus; ++src) {
+      for (int dst = rank % gpus; dst < world; dst += gpus) {
         if (HierarchicalRelay(spec, src, dst) != rank) continue;
         const uint64_t bytes = AllToAllBytes(spec, src, dst);
         if (offset < position + bytes) return SendBlockOffset(spec, src, dst) + (offset - position);

@@ -21,6 +21,10 @@
 
 namespace nbox::coll {
 
+int ChainFirst(const CollectiveSpec& spec) {
+  return spec.op == CollectiveOp::kReduce ? (spec.root + 1) % spec.world_size : spec.root;
+}
+
 RankSchedule BuildChainRankSchedule(const CollectiveSpec& spec, int rank) {
   const int world = spec.world_size;
   if (world == 1) return RankSchedule{rank, spec.bytes, {}};
@@ -33,8 +37,7 @@ RankSchedule BuildChainRankSchedule(const CollectiveSpec& spec, int rank) {
   const int next = (rank + 1) % world;
   const int prev = (rank + world - 1) % world;
   const bool reduce = spec.op == CollectiveOp::kReduce;
-  // The chain's first rank: the root (broadcast) or the one after it (reduce).
-  const int first = reduce ? (spec.root + 1) % world : spec.root;
+  const int first = ChainFirst(spec);
   const bool receives = rank != first;
   const bool sends = next != first;
   RankScheduleBuilder steps(rank, spec.bytes, grid.region_count());

@@ -11,4 +11,8 @@ namespace nbox::coll {
 // what it received to its own buffer and passing the sum on, so the root ends with the sum.
 RankSchedule BuildChainRankSchedule(const CollectiveSpec& spec, int rank);
 
+// The chain's first rank: the root (broadcast) or the one after it (reduce). Every rank but
+// the one before it sends.
+int ChainFirst(const CollectiveSpec& spec);
+
 }  // namespace nbox::coll

@@ -33,10 +33,6 @@ bool IsKnown(CollectiveOp op) {
          op == CollectiveOp::kReduce;
 }
 
-bool IsRooted(CollectiveOp op) {
-  return op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
-}
-
 bool IsKnown(Algorithm algorithm) {
   return algorithm == Algorithm::kRing || algorithm == Algorithm::kHierarchical ||
          algorithm == Algorithm::kDirect || algorithm == Algorithm::kHalvingDoubling ||
@@ -67,6 +63,10 @@ void ValidateCounts(const CollectiveSpec& spec) {
 }
 
 }  // namespace
+
+bool IsRooted(CollectiveOp op) {
+  return op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
+}
 
 std::string_view ToString(CollectiveOp op) {
   switch (op) {

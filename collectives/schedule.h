@@ -41,6 +41,9 @@ enum class Algorithm { kRing, kHierarchical, kDirect, kHalvingDoubling, kTree };
 std::string_view ToString(CollectiveOp op);
 std::string_view ToString(Algorithm algorithm);
 
+// Broadcast and reduce: the collectives with a root (CollectiveSpec::root).
+bool IsRooted(CollectiveOp op);
+
 // The size convention is nccl-tests': `bytes` is the all-reduce buffer, the all-gather
 // output (each rank contributes bytes / world_size), the reduce-scatter input (each rank
 // keeps bytes / world_size). Every rank works in place on one buffer of `bytes` bytes:

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "collectives/all_to_all.h"
+#include "collectives/chain.h"
 #include "collectives/halving_doubling.h"
 #include "collectives/layout.h"
 #include "collectives/ring_order.h"
@@ -86,8 +87,7 @@ void ChainLanes(const CollectiveSpec& spec, int rank,
   const int world = spec.world_size;
   const uint64_t elements = spec.bytes / spec.element_bytes;
   const int next = (rank + 1) % world;
-  const int first = spec.op == CollectiveOp::kReduce ? (spec.root + 1) % world : spec.root;
-  if (next == first) return;
+  if (next == ChainFirst(spec)) return;
   for (int channel = 0; channel < spec.channels; ++channel) {
     const uint64_t slice = SplitEvenly(elements, spec.channels, channel).count;
     if (slice > 0) visit({rank, next, channel, slice * spec.element_bytes, 0});
@@ -320,7 +320,7 @@ void ForEachLaneFrom(const CollectiveSpec& spec, int src,
     HalvingDoublingLanes(spec, src, visit);
   } else if (spec.algorithm == Algorithm::kTree) {
     TreeLanes(spec, src, visit);
-  } else if (spec.op == CollectiveOp::kBroadcast || spec.op == CollectiveOp::kReduce) {
+  } else if (IsRooted(spec.op)) {
     ChainLanes(spec, src, visit);
   } else {
     RingLanes(spec, src, visit);
@@ -404,7 +404,7 @@ CriticalPath CriticalPathOf(const CollectiveSpec& spec) {
     return path;
   }
   if (spec.op == CollectiveOp::kAllReduce) return CriticalPath{{2 * (world - 1)}};
-  if ((spec.op == CollectiveOp::kBroadcast || spec.op == CollectiveOp::kReduce) && world > 1) {
+  if (IsRooted(spec.op) && world > 1) {
     // chain.cc: channel 0's slice is the largest; chunks of at most chunk_bytes.
     const uint64_t chunks = std::max<uint64_t>(1, SliceChunks(spec, 0));
     CriticalPath path{{world - 1}};

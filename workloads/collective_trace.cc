@@ -118,7 +118,7 @@ ParsedLine ParseLine(const std::string& text, const std::string& where, int line
                     func));
   }
   c.op = *op;
-  if (c.op == coll::CollectiveOp::kBroadcast || c.op == coll::CollectiveOp::kReduce) {
+  if (coll::IsRooted(c.op)) {
     c.root = read.SmallInt("root", 0, parsed.nranks - 1);
   }
   const std::string datatype = read.Text("datatype");
@@ -152,9 +152,9 @@ ParsedLine ParseLine(const std::string& text, const std::string& where, int line
 }
 
 std::string Describe(const TraceCollective& c) {
-  const bool rooted = c.op == coll::CollectiveOp::kBroadcast || c.op == coll::CollectiveOp::kReduce;
-  return rooted ? fmt::format("{} of {} B from root {}", coll::ToString(c.op), c.bytes, c.root)
-                : fmt::format("{} of {} B", coll::ToString(c.op), c.bytes);
+  return coll::IsRooted(c.op)
+             ? fmt::format("{} of {} B from root {}", coll::ToString(c.op), c.bytes, c.root)
+             : fmt::format("{} of {} B", coll::ToString(c.op), c.bytes);
 }
 
 // Every rank must run the same collectives in the same order (NCCL requires it of a job).

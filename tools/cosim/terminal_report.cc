@@ -276,7 +276,7 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
                           "collectives.broadcast", "collectives.reduce", "collectives.alltoall"}) {
     const std::string value = Setting(r, key);
     if (value != scenario::KeyByFullName(key).value.format(defaults)) {
-      algorithms += fmt::format(", {} {}", std::string(key).substr(12), value);
+      algorithms += fmt::format(", {} {}", scenario::KeyByFullName(key).name, value);
     }
   }
   out << fmt::format("  collectives {}; {} channels, chunk {}\n", algorithms,

@@ -132,8 +132,7 @@ class RankGraph {
         }
         NewAttr(node, "comm_size").set_int64_val(static_cast<int64_t>(bytes));
         NewAttr(node, "nbox_op").set_string_val(std::string(coll::ToString(op.collective)));
-        if (op.collective == coll::CollectiveOp::kBroadcast ||
-            op.collective == coll::CollectiveOp::kReduce) {
+        if (coll::IsRooted(op.collective)) {
           NewAttr(node, "nbox_root").set_int64_val(op.root);
         }
         AddComm(node, op, comm);
