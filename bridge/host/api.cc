@@ -147,6 +147,7 @@ nboxOpReport Report(int op, nboxDataType_t type, int redop, size_t count, uint64
 
 // Runs the call now, or adds it to the open group.
 void Submit(nboxComm* comm, Part part, nboxRequest_t* request) {
+  comm->impl->RecordLaunch(part);
   std::shared_ptr<Operation> operation;
   if (t_group.depth > 0) {
     for (auto& [group_comm, group_operation] : t_group.operations) {

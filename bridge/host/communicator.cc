@@ -41,6 +41,8 @@ std::unique_ptr<Communicator> Communicator::Create(int nranks, const nboxUniqueI
   }
   const UniqueIdContents contents = DecodeUniqueId(id);
   std::unique_ptr<Communicator> comm(new Communicator(nranks, rank, ConfigFromEnvironment()));
+  // Before joining: a trace file that cannot be opened fails this rank's init, not a collective.
+  comm->recorder_ = CollectiveRecorder::FromEnvironment(contents.nonce, nranks, rank);
   comm->plugin_ = NetPlugin::Load(comm->config_.plugin);
   ncclNet_v11_t& net = comm->plugin_->net();
   ncclNetCommConfig_v11_t net_config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
@@ -122,6 +124,17 @@ uint64_t Communicator::VirtualTimeNs() const {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(steady_clock::now().time_since_epoch())
           .count());
+}
+
+void Communicator::RecordLaunch(Part& part) {
+  if (recorder_ != nullptr) part.record = recorder_->Launch(part, VirtualTimeNs());
+}
+
+void Communicator::RecordEnd(Operation& operation, bool complete) {
+  const uint64_t now = VirtualTimeNs();
+  for (Part& part : operation.parts) {
+    if (part.record.has_value()) recorder_->Write(std::move(*part.record), now, complete);
+  }
 }
 
 void Communicator::ReportCollective(nboxOpReport report) {
@@ -238,6 +251,14 @@ void Communicator::Loop() {
       } catch (const std::exception& error) {
         Fail(nboxInternalError, error.what());
         result = nboxInternalError;
+      }
+    }
+    if (recorder_ != nullptr) {
+      try {
+        RecordEnd(*operation, result == nboxSuccess);
+      } catch (const HostError& error) {
+        Fail(error.code(), error.what());
+        if (result == nboxSuccess) result = error.code();
       }
     }
     operation->Finish(result);

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "bridge/host/bootstrap_client.h"
+#include "bridge/host/collective_recorder.h"
 #include "bridge/host/config.h"
 #include "bridge/host/connections.h"
 #include "bridge/host/net_plugin.h"
@@ -56,6 +57,9 @@ class Communicator {
   // `seq` of a collective is drawn here (the communicator's call number). Throws HostError.
   void ReportCollective(nboxOpReport report);
   void ReportIteration(uint64_t iteration, bool begin);
+  // Starts `part`'s line of the collective trace when NBOX_PROFILE_TRACE names one (at the
+  // call, on the rank's clock); the runtime thread writes it when the operation ends.
+  void RecordLaunch(Part& part);
 
   // Queues an operation behind the earlier ones; on a failed communicator it fails at once.
   void Enqueue(std::shared_ptr<Operation> operation);
@@ -82,6 +86,8 @@ class Communicator {
   // other ranks learn of it too.
   void Fail(nboxResult_t code, const std::string& message);
   void StopThread();
+  // Writes the trace lines of `operation`'s parts (complete = whether it succeeded).
+  void RecordEnd(Operation& operation, bool complete);
 
   const int nranks_;
   const int rank_;
@@ -90,7 +96,8 @@ class Communicator {
   void* net_ctx_ = nullptr;
   std::unique_ptr<Connections> connections_;
   BootstrapClient bootstrap_;
-  StagingPool staging_;  // runtime thread only
+  StagingPool staging_;                           // runtime thread only
+  std::unique_ptr<CollectiveRecorder> recorder_;  // NBOX_PROFILE_TRACE, else nullptr
   std::chrono::steady_clock::time_point next_peer_check_;
 
   mutable std::mutex mutex_;

@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bridge/include/nbox_host.h"
 #include "bridge/include/nbox_net_ext.h"
+#include "bridge/profiler/collective_record.h"
 #include "collectives/schedule.h"
 
 namespace nbox::host {
@@ -39,6 +41,9 @@ struct Part {
   // (coll::MessageContributions); nullptr when no peer is emulated or for point to point (1).
   coll::CollectiveSpec spec;
   std::shared_ptr<const std::vector<uint32_t>> contributions;
+  // Its line of the collective trace (collective_recorder.h), launched; unset when no trace is
+  // written or the part is not in it.
+  std::optional<bridge::profiler::CollectiveRecord> record;
 };
 
 // Tells the plugin (nboxNetExt_v2.programWaiting) that a program thread waits on the runtime

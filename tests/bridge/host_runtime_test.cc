@@ -3,12 +3,17 @@
 // checks its results against the serial reference of reference_values.h; this test checks
 // that every rank passed, and times the failure cases.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "tests/bridge/rank_launcher.h"
+#include "workloads/collective_trace.h"
 
 namespace nbox::host::testing {
 namespace {
@@ -90,6 +95,84 @@ void ExpectSurvivorsDetect(const std::string& mode, int world, int victim, doubl
     EXPECT_LT(seconds, limit_s) << "rank " << r << "\n" << Describe(outcomes);
     std::printf("rank %d learned of rank %d (%s) after %.0f ms\n", r, victim, mode.c_str(),
                 seconds * 1e3);
+  }
+}
+
+// NBOX_PROFILE_TRACE: the runtime writes the NCCL profiler's trace format, which the replay
+// reads back. The worker's "record" scenario calls, on 3 ranks: AllReduce of 1000 float32,
+// AllToAll, AllGather of 10 int32 per rank, ReduceScatter of 7 float16 per rank, Broadcast of
+// 5 float64 from rank 2, Reduce of 9 int8 to rank 1, a send/recv ring, AllReduce again.
+TEST(HostRuntimeRecording, WritesTheProfilersTraceOfEveryCollective) {
+  const std::filesystem::path trace = std::filesystem::temp_directory_path() /
+                                      ("nbox-host-record-" + std::to_string(getpid()) + ".jsonl");
+  std::filesystem::remove(trace);
+  LaunchOptions options;
+  options.env = {"NBOX_PROFILE_TRACE=" + trace.string()};
+  ExpectAllPassed(LaunchRanks("record", 3, options));
+
+  // NCCL's fields, as its profiler writes them: counts per rank for AllGather and
+  // ReduceScatter, NCCL's type names, a sequence number per func, one communicator.
+  std::ifstream in(trace);
+  std::string line;
+  std::vector<nlohmann::json> rank0;
+  std::string comm;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    ++lines;
+    if (comm.empty()) comm = record["comm"];
+    EXPECT_EQ(record["comm"], comm);
+    EXPECT_LE(record["start_ns"].get<uint64_t>(), record["end_ns"].get<uint64_t>());
+    EXPECT_TRUE(record["complete"].get<bool>());
+    if (record["rank"] == 0) rank0.push_back(record);
+  }
+  EXPECT_EQ(lines, 3 * 6) << "all-to-all and point to point are not collectives to NCCL";
+  ASSERT_EQ(rank0.size(), 6u);
+  EXPECT_EQ(rank0[1]["func"], "AllGather");
+  EXPECT_EQ(rank0[1]["count"], 10);
+  EXPECT_EQ(rank0[1]["datatype"], "ncclInt32");
+  EXPECT_EQ(rank0[2]["func"], "ReduceScatter");
+  EXPECT_EQ(rank0[2]["count"], 7);
+  EXPECT_EQ(rank0[2]["datatype"], "ncclFloat16");
+  EXPECT_EQ(rank0[3]["root"], 2);
+  EXPECT_EQ(rank0[5]["seq"], 1) << "the second AllReduce";
+
+  // The replay reads it: every rank's collectives in call order, nbox's sizes, the roots.
+  const nbox::work::CollectiveTrace read = nbox::work::ReadCollectiveTrace(trace.string());
+  ASSERT_EQ(read.nranks, 3);
+  using nbox::coll::CollectiveOp;
+  const std::vector<std::pair<CollectiveOp, uint64_t>> expected = {
+      {CollectiveOp::kAllReduce, 4000},
+      {CollectiveOp::kAllGather, 10 * 4 * 3},
+      {CollectiveOp::kReduceScatter, 7 * 2 * 3},
+      {CollectiveOp::kBroadcast, 5 * 8},
+      {CollectiveOp::kReduce, 9},
+      {CollectiveOp::kAllReduce, 4000}};
+  for (int r = 0; r < 3; ++r) {
+    const auto& collectives = read.ranks[static_cast<size_t>(r)];
+    ASSERT_EQ(collectives.size(), expected.size()) << "rank " << r;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_EQ(collectives[i].op, expected[i].first) << "rank " << r << " #" << i;
+      EXPECT_EQ(collectives[i].bytes, expected[i].second) << "rank " << r << " #" << i;
+      if (i > 0) EXPECT_GE(collectives[i].start_ns, collectives[i - 1].end_ns);
+    }
+    EXPECT_EQ(collectives[3].root, 2);
+    EXPECT_EQ(collectives[4].root, 1);
+  }
+  std::filesystem::remove(trace);
+}
+
+// A trace file that cannot be opened fails the rank's init, naming the variable and the file.
+TEST(HostRuntimeRecording, AnUnwritableTraceFailsInit) {
+  LaunchOptions options;
+  options.env = {"NBOX_PROFILE_TRACE=/nonexistent-folder/trace.jsonl"};
+  const std::vector<RankOutcome> outcomes = LaunchRanks("record", 2, options);
+  for (const RankOutcome& outcome : outcomes) {
+    EXPECT_NE(outcome.exit_code, 0);
+    EXPECT_NE(outcome.output.find("NBOX_PROFILE_TRACE: cannot open the trace file "
+                                  "'/nonexistent-folder/trace.jsonl'"),
+              std::string::npos)
+        << outcome.output;
   }
 }
 

@@ -330,6 +330,25 @@ void ScenarioPointToPoint(nboxComm_t comm, size_t large) {
 
 // Asynchronous calls: several in flight and waited for out of order, nboxTest polling, and a
 // group that mixes collectives with point-to-point traffic.
+// What host_runtime_test's recording test expects in the trace (NBOX_PROFILE_TRACE): five
+// collectives of known sizes, and an all-to-all and a send/recv ring it leaves out.
+void ScenarioRecord(nboxComm_t comm) {
+  CheckAllReduce(comm, nboxFloat32, nboxSum, 1000, false, 1);
+  CheckAllToAll(comm, nboxInt32, 5, 2);
+  CheckAllGather(comm, nboxInt32, 10, false, 3);
+  CheckReduceScatter(comm, nboxFloat16, nboxSum, 7, false, 4);
+  CheckBroadcast(comm, nboxFloat64, 5, false, g_nranks - 1, 5);
+  CheckReduce(comm, nboxInt8, nboxMax, 9, false, 1 % g_nranks, 6);
+  Buffer out(nboxInt32, 100), in(nboxInt32, 100);
+  CHECK_OK(nboxGroupStart(), comm);
+  CHECK_OK(nboxSend(out.at(0), 100, nboxInt32, (g_rank + 1) % g_nranks, comm, nullptr), comm);
+  CHECK_OK(nboxRecv(in.at(0), 100, nboxInt32, (g_rank + g_nranks - 1) % g_nranks, comm, nullptr),
+           comm);
+  CHECK_OK(nboxGroupEnd(), comm);
+  CHECK_OK(nboxCommSynchronize(comm), comm);
+  CheckAllReduce(comm, nboxFloat32, nboxSum, 1000, false, 7);
+}
+
 void ScenarioAsync(nboxComm_t comm) {
   const size_t count = 20000;
   const int kOps = 4;
@@ -479,6 +498,8 @@ int main(int argc, char** argv) {
     ScenarioPointToPoint(comm, large);
   } else if (scenario == "async") {
     ScenarioAsync(comm);
+  } else if (scenario == "record") {
+    ScenarioRecord(comm);
   } else if (scenario == "die") {
     if (argc < 7) return 2;
     return ScenarioDie(comm, std::atoi(argv[5]), argv[6]);
