@@ -58,12 +58,9 @@ std::vector<RankProgram> MakeTraceReplayPrograms(const CollectiveTrace& trace, i
 }
 
 std::vector<RankProgram> LoadTraceReplayPrograms(const std::string& path, int world_size,
-                                                 int iterations) {
-  const CollectiveTrace trace = ReadCollectiveTrace(path);
-  if (trace.nranks != world_size) {
-    throw TraceError(fmt::format("{}: the trace has {} ranks but the job has {} (job.world_size)",
-                                 path, trace.nranks, world_size));
-  }
+                                                 int iterations, TraceScaling scaling) {
+  const CollectiveTrace trace =
+      ScaleCollectiveTrace(ReadCollectiveTrace(path), world_size, scaling);
   return MakeTraceReplayPrograms(trace, iterations);
 }
 

@@ -21,6 +21,7 @@
 
 #include "workloads/collective_trace.h"
 #include "workloads/program.h"
+#include "workloads/trace_scaling.h"
 
 namespace nbox::work {
 
@@ -28,9 +29,11 @@ namespace nbox::work {
 // std::invalid_argument for iterations < 1.
 std::vector<RankProgram> MakeTraceReplayPrograms(const CollectiveTrace& trace, int iterations);
 
-// ReadCollectiveTrace(path), then MakeTraceReplayPrograms, for a job of `world_size` ranks.
-// Throws TraceError when the file is bad or its number of ranks is not world_size.
+// ReadCollectiveTrace(path), ScaleCollectiveTrace to `world_size` ranks, then
+// MakeTraceReplayPrograms. Throws TraceError when the file is bad or cannot be scaled (with
+// kNone: its number of ranks is not world_size).
 std::vector<RankProgram> LoadTraceReplayPrograms(const std::string& path, int world_size,
-                                                 int iterations);
+                                                 int iterations,
+                                                 TraceScaling scaling = TraceScaling::kNone);
 
 }  // namespace nbox::work

@@ -55,5 +55,20 @@ TEST(TraceKeys, ModelTraceNeedsAnExistingFileAndTheFileNeedsTheModel) {
                                  "(default)");
 }
 
+TEST(TraceKeys, TraceScalingIsAChoiceOfTheTraceModel) {
+  const std::string path = WriteScenarioWithTrace(
+      "[job]\nworld_size = 16\n[workload]\nmodel = trace\ntrace = traces/job.jsonl\n"
+      "trace_scaling = fixed-total\n");
+  EXPECT_EQ(LoadScenario(path).workload.trace_scaling, "fixed-total");
+  EXPECT_EQ(LoadScenario(kEmpty).workload.trace_scaling, "none");
+  EXPECT_EQ(LoadError(kEmpty, {"workload.trace_scaling=fixed-per-rank"}),
+            kEmpty +
+                ": workload.trace_scaling = fixed-per-rank (--set) is used only with "
+                "workload.model = trace, got workload.model = resnet152 (default)");
+  EXPECT_NE(LoadError(kEmpty, {"workload.model=trace", "workload.trace_scaling=weak"})
+                .find("trace_scaling = 'weak': expected one of none, fixed-total, fixed-per-rank"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace nbox::scenario

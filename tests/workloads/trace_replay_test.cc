@@ -112,7 +112,8 @@ TEST(TraceReplay, LoadingChecksTheJobSize) {
   } catch (const TraceError& error) {
     EXPECT_STREQ(error.what(),
                  "tests/workloads/fixtures/two_rank_trace.jsonl: the trace has 2 ranks but the "
-                 "job has 4 (job.world_size)");
+                 "job has 4 (job.world_size; workload.trace_scaling scales a trace to another "
+                 "number of ranks)");
   }
 }
 

@@ -227,6 +227,14 @@ std::vector<KeySpec> WorkloadTraceKeys() {
        "(NBOX_PROFILE_TRACE), replayed once per iteration; a relative path starts at the "
        "scenario file's folder",
        Text(FieldOf(&Scenario::workload, &WorkloadSection::trace), "a file path")},
+      {"workload", "trace_scaling",
+       "model = trace: run a trace recorded on fewer (or more) ranks as the same job on "
+       "job.world_size ranks (rank r runs recorded rank r mod n's collectives and compute; "
+       "all-reduces, broadcasts and reduces keep their bytes): none (the job must have the "
+       "trace's ranks), fixed-total (all-gathers and reduce-scatters keep their whole tensor, "
+       "as ZeRO and FSDP shard model state) or fixed-per-rank (they keep each rank's part)",
+       Choice(FieldOf(&Scenario::workload, &WorkloadSection::trace_scaling),
+              {"none", "fixed-total", "fixed-per-rank"})},
       {"workload", "trace_dir",
        "kind = chakra: a folder of MLCommons Chakra execution traces, <prefix>.<rank>.et per "
        "rank and comm_groups.json (as nbox-cosim --export-chakra writes them; "

@@ -84,8 +84,9 @@ struct WorkloadSection {
   uint64_t bucket_bytes = 25ull << 20;
   double optimizer_s = 0;
   int iterations = 3;
-  std::string trace;      // model = trace: the collective trace file; after loading, the path
-                          // resolved against the scenario file's folder (as given when absolute)
+  std::string trace;  // model = trace: the collective trace file; after loading, the path
+                      // resolved against the scenario file's folder (as given when absolute)
+  std::string trace_scaling = "none";  // model = trace: work::TraceScaling's name
   std::string trace_dir;  // kind = chakra: the folder of Chakra traces, resolved the same way
 
   // transformer and moe (workloads/transformer.h): the shape (0 = the preset's) ...

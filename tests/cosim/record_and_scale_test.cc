@@ -1,0 +1,112 @@
+// Record small, run large (workloads/trace_scaling.h), end to end as a user does it: a real
+// 4-rank job (nbox_allreduce_bench over the plain TCP plugin on loopback: 20 ms of timed
+// compute, then a 1 MiB all-reduce, per iteration) records its collective trace through the host
+// runtime (NBOX_PROFILE_TRACE); nbox-cosim replays it scaled to 16 ranks on a simulated star.
+//
+// The independent expectation is the same job at 16 ranks, simulated the other way nbox can:
+// the same bench as a real rank 0 with 15 emulated peers mirroring it on the same network. Its
+// iteration time comes from the real program's own marks, not from the trace or the replay.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/support/run_command.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nbox::test_support::RunCommand;
+
+const std::string kBenchArgs = " --bytes 1MiB --iters 5 --warmup 1 --compute-us 20000";
+
+// 16 hosts on a 1 Gb/s star: a 1 MiB ring all-reduce takes about 16 ms there (4 ranks: 13 ms).
+const std::string kNetwork = R"(
+[topology]
+kind = star
+host_link = 1Gbps
+
+[network]
+mtu = 9000
+
+[collectives]
+channels = 1
+chunk = 256KiB
+
+[output]
+progress = off
+)";
+
+class RecordAndScale : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("nbox-record-scale-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  // nbox-cosim on `ini` (written into the test's folder); its results.json.
+  nlohmann::json Run(const std::string& name, const std::string& ini) {
+    std::ofstream(dir_ / (name + ".ini")) << ini;
+    const auto result = RunCommand("cd " + dir_.string() + " && timeout 120 " + NBOX_COSIM_PATH +
+                                   " " + name + ".ini --out " + (dir_ / name).string() + " 2>&1");
+    EXPECT_EQ(result.status, 0) << result.output;
+    std::ifstream in(dir_ / name / "results.json");
+    return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  }
+
+  // The replay's steady period: the mean time between the starts of its collectives 1..5 (the
+  // first one's start is not steady: the trace says nothing of the time before it).
+  double ReplayPeriod(int world_size, const std::string& scaling) {
+    const nlohmann::json results =
+        Run("replay" + std::to_string(world_size),
+            "[job]\nworld_size = " + std::to_string(world_size) +
+                "\n[workload]\nmodel = trace\ntrace = recorded.jsonl\ntrace_scaling = " + scaling +
+                "\niterations = 1\n" + kNetwork);
+    const auto& collectives = results["collectives"];
+    EXPECT_EQ(collectives.size(), 6u);
+    if (collectives.size() != 6u) return 0;
+    return (collectives[5]["start_s"].get<double>() - collectives[1]["start_s"].get<double>()) / 4;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(RecordAndScale, AFourRankRecordingScaledToSixteenRanksMatchesTheJobAtSixteen) {
+  // 1. Record the real 4-rank job.
+  const auto recorded = RunCommand("cd " + dir_.string() +
+                                   " && NBOX_PROFILE_TRACE=" + (dir_ / "recorded.jsonl").string() +
+                                   " NBOX_NET_PLUGIN=" + NBOX_TCP_PLUGIN_PATH + " timeout 60 " +
+                                   NBOX_BENCH_PATH + kBenchArgs + " --launch 4 2>&1");
+  ASSERT_EQ(recorded.status, 0) << recorded.output;
+
+  // 2. The same job at 16 ranks: real rank 0 and 15 mirroring peers.
+  const nlohmann::json at16 =
+      Run("real16", std::string("[job]\nworld_size = 16\n[realranks]\nranks = 0\npeers = mirror\n"
+                                "payload = self\njoin_timeout = 30s\nlaunch = ") +
+                        NBOX_BENCH_PATH + kBenchArgs + " --check self\n" + kNetwork);
+  const double real16 = at16.value("steady_iteration_time_s", 0.0);
+  ASSERT_GT(real16, 0.0) << at16.dump();
+
+  // 3. The recording scaled to 16 ranks, and replayed as it was (4 ranks).
+  const double scaled16 = ReplayPeriod(16, "fixed-total");
+  const double replay4 = ReplayPeriod(4, "none");
+  std::printf(
+      "iteration: the job at 16 ranks %.3f ms, the 4-rank recording scaled to 16 %.3f ms, "
+      "replayed at 4 %.3f ms\n",
+      real16 * 1e3, scaled16 * 1e3, replay4 * 1e3);
+  EXPECT_NEAR(scaled16 / real16, 1.0, 0.03)
+      << "scaled " << scaled16 << " s, the job at 16 ranks " << real16 << " s";
+  // What scaling changes is not noise: 16 ranks' all-reduce is 25% slower than 4 ranks'.
+  EXPECT_LT(replay4 / real16, 0.93) << "replayed at 4 ranks " << replay4 << " s";
+}
+
+}  // namespace
