@@ -430,7 +430,8 @@ NboxCommunicator::DeliverExternal(uint32_t dstRank, uint32_t srcRank, uint32_t c
     // A real rank's send is posted outside the simulation; its arrival is all ns-3 knows, and
     // its messages carry no tag: they go to the op that expects them next (one runs at a time
     // with real ranks).
-    OnArrival(dstRank, srcRank, channel, bytes, Simulator::Now(), kUntagged);
+    OnArrival(dstRank, srcRank, channel, bytes, Simulator::Now(), NboxMessageLog::kNoMessage,
+              kUntagged);
 }
 
 void
@@ -581,6 +582,10 @@ NboxCommunicator::Start(uint32_t rank, Pending pending)
     running.tracker = std::make_unique<nbox::coll::StepTracker>(*running.schedule);
     running.recvState.assign(running.schedule->steps.size(), Running::kNone);
     running.early.resize(running.schedule->steps.size());
+    if (m_records->messages.IsEnabled())
+    {
+        running.stepMessage.assign(running.schedule->steps.size(), NboxMessageLog::kNoMessage);
+    }
     // Messages that came before this op started: a collective's carry its tag; the others'
     // (groups', external ranks') are in order per connection, so each belongs to this op if
     // it still expects one from that connection (stop at the first that does not).
@@ -647,11 +652,18 @@ NboxCommunicator::Advance(uint32_t rank, uint64_t tag)
             {
                 const uint64_t bytes = step.bytes;
                 const Time posted = Simulator::Now();
+                const uint64_t message = m_records->messages.IsEnabled()
+                                             ? LogSend(running, step)
+                                             : NboxMessageLog::kNoMessage;
                 m_transport->Send(m_members[rank], m_members[peer], m_laneBase + channel, bytes,
-                                  [this, rank, id, peer, channel, bytes, posted, tag]()
+                                  [this, rank, id, peer, channel, bytes, posted, tag, message]()
                                   {
-                                      OnArrival(peer, rank, channel, bytes, posted, tag);
-                                      OnSendDelivered(rank, tag, id);
+                                      if (message != NboxMessageLog::kNoMessage)
+                                      {
+                                          m_records->messages.Deliver(message, Simulator::Now());
+                                      }
+                                      OnArrival(peer, rank, channel, bytes, posted, message, tag);
+                                      OnSendDelivered(rank, tag, id, message);
                                   });
                 continue;
             }
@@ -680,7 +692,39 @@ NboxCommunicator::CompleteRecv(Running& running, uint32_t stepId, const Arrival&
                             << "-byte message from rank " << step.peer << " to a " << step.bytes
                             << "-byte receive");
     running.peersPosted = std::max(running.peersPosted, arrival.posted);
+    if (arrival.message != NboxMessageLog::kNoMessage)
+    {
+        running.stepMessage[stepId] = arrival.message;
+        m_records->messages.Advanced(m_members[running.rank], arrival.message);
+    }
     running.tracker->Complete(stepId);
+}
+
+uint64_t
+NboxCommunicator::LogSend(const Running& running, const nbox::coll::Step& step)
+{
+    NboxMessageLog& log = m_records->messages;
+    const uint32_t src = m_members[running.rank];
+    NboxMessageRecord message;
+    message.src = src;
+    message.dst = m_members[static_cast<uint32_t>(step.peer)];
+    message.comm = m_id;
+    message.channel = static_cast<uint32_t>(step.channel);
+    message.bytes = step.bytes;
+    message.iteration = running.pending.work.iteration;
+    message.posted = Simulator::Now();
+    for (uint32_t dep : step.deps)
+    {
+        if (running.stepMessage[dep] != NboxMessageLog::kNoMessage)
+        {
+            message.deps.push_back(running.stepMessage[dep]);
+        }
+    }
+    if (step.deps.empty() && log.LastAdvanced(src) != NboxMessageLog::kNoMessage)
+    {
+        message.deps.push_back(log.LastAdvanced(src));
+    }
+    return log.Post(message, running.pending.work.label);
 }
 
 NboxCommunicator::Running*
@@ -699,7 +743,7 @@ NboxCommunicator::UntaggedReceiver(uint32_t rank, uint32_t src, uint32_t channel
 
 void
 NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes,
-                            Time posted, uint64_t tag)
+                            Time posted, uint64_t message, uint64_t tag)
 {
     if (!m_external.empty() && m_external[dst])
     {
@@ -707,7 +751,7 @@ NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64
         return;
     }
     RankState& state = m_ranks[dst];
-    const Arrival arrival{bytes, posted};
+    const Arrival arrival{bytes, posted, message};
     if (tag != kUntagged)
     {
         auto running = state.running.find(tag);
@@ -750,9 +794,15 @@ NboxCommunicator::MatchToRunning(Running& running, uint32_t src, uint32_t channe
 }
 
 void
-NboxCommunicator::OnSendDelivered(uint32_t rank, uint64_t tag, uint32_t stepId)
+NboxCommunicator::OnSendDelivered(uint32_t rank, uint64_t tag, uint32_t stepId, uint64_t message)
 {
-    m_ranks[rank].running.at(tag)->tracker->Complete(stepId);
+    Running& running = *m_ranks[rank].running.at(tag);
+    if (message != NboxMessageLog::kNoMessage)
+    {
+        running.stepMessage[stepId] = message;
+        m_records->messages.Advanced(m_members[rank], message);
+    }
+    running.tracker->Complete(stepId);
     Advance(rank, tag);
 }
 

@@ -258,6 +258,7 @@ class NboxCommunicator : public Object
     {
         uint64_t bytes;
         Time posted;
+        uint64_t message = NboxMessageLog::kNoMessage; //!< its id in the message log, if on
     };
 
     /** Messages of one (source rank, channel) that arrived before the op they belong to
@@ -288,6 +289,8 @@ class NboxCommunicator : public Object
         };
         std::vector<RecvState> recvState;
         std::vector<Arrival> early;
+        /** Per step id, the logged message it sent or received (when the log is on). */
+        std::vector<uint64_t> stepMessage;
     };
 
     /** One collective across its members: who started it and when. */
@@ -328,10 +331,12 @@ class NboxCommunicator : public Object
     void StartTimed(uint32_t rank, Running& running, NboxCollectiveTimer& timer);
     void Advance(uint32_t rank, uint64_t tag);
     void Finish(uint32_t rank, uint64_t tag);
-    void OnSendDelivered(uint32_t rank, uint64_t tag, uint32_t stepId);
+    void OnSendDelivered(uint32_t rank, uint64_t tag, uint32_t stepId, uint64_t message);
     void OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes, Time posted,
-                   uint64_t tag);
+                   uint64_t message, uint64_t tag);
     void CompleteRecv(Running& running, uint32_t stepId, const Arrival& arrival);
+    /** Logs the message of send step `stepId` posted now (the log is on); returns its id. */
+    uint64_t LogSend(const Running& running, const nbox::coll::Step& step);
     /** Gives `running` the message from `src` on `channel`: completes its receive if ready,
      * else keeps it for when it is. */
     void MatchToRunning(Running& running, uint32_t src, uint32_t channel, const Arrival& arrival);

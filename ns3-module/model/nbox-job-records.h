@@ -8,6 +8,8 @@
 #ifndef NBOX_JOB_RECORDS_H
 #define NBOX_JOB_RECORDS_H
 
+#include "ns3/nbox-message-log.h"
+
 #include "ns3/nstime.h"
 #include "ns3/simple-ref-count.h"
 
@@ -95,6 +97,8 @@ class NboxJobRecords : public SimpleRefCount<NboxJobRecords>
     std::vector<std::string> communicatorNames;
     std::vector<std::string> streamNames;
     uint32_t ranksFinished = 0;
+    /** Every message, when enabled (output.messages). */
+    NboxMessageLog messages;
 };
 
 } // namespace ns3

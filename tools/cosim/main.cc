@@ -21,6 +21,7 @@
 #include "tools/cosim/interrupt.h"
 #include "tools/cosim/link_samples.h"
 #include "tools/cosim/memory_estimate.h"
+#include "tools/cosim/message_csv.h"
 #include "tools/cosim/output_folder.h"
 #include "tools/cosim/real_rank_run.h"
 #include "tools/cosim/sim_loop.h"
@@ -163,6 +164,8 @@ int main(int argc, char** argv) {
       after_slice = [&sampler] { sampler.Sample(ns3::Simulator::Now().GetSeconds()); };
     }
     const bool real_ranks = !scenario.realranks.ranks.empty();
+    const bool log_messages = scenario.output.messages == "csv";
+    if (log_messages) job->GetRecords()->messages.Enable(job->GetWorldSize());
     nbox::cosim::SimLoopResult loop;
     nbox::cosim::RealRanksReport real_report;
     if (real_ranks) {
@@ -231,6 +234,9 @@ int main(int argc, char** argv) {
             nbox::cosim::TrafficCsv(
                 nbox::cosim::ProgramTraffic(assembly.workload.programs, job->GetCommunicators()),
                 assembly.workload.programs));
+    }
+    if (log_messages) {
+      write(nbox::cosim::kMessagesFile, nbox::cosim::MessagesCsv(*job->GetRecords()));
     }
     if (link_sample_s > 0) {
       write(nbox::cosim::kLinksFile, sampler.Csv(result.network, result.summary.job_start_s));

@@ -321,6 +321,25 @@ std::string TcpMinRtoRefusal(const Scenario& s, double slowest_bps,
       FormatRate(slowest_bps));
 }
 
+// output.messages logs the messages of simulated schedules: the analytical model moves whole
+// collectives, and a real rank's sends are posted outside the simulation (their dependencies
+// unknown).
+void CheckMessageLog(RuleContext& context) {
+  const Scenario& s = context.scenario();
+  if (s.output.messages == "none") return;
+  if (s.network.model == "analytical") {
+    context.Fail(fmt::format("{} needs messages, but {} times whole collectives",
+                             context.Describe("output.messages"),
+                             context.Describe("network.model")));
+  }
+  if (!s.realranks.ranks.empty()) {
+    context.Fail(
+        fmt::format("{} is not written with real ranks ({}): their sends are posted "
+                    "outside the simulation",
+                    context.Describe("output.messages"), context.Describe("realranks.ranks")));
+  }
+}
+
 std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins& origins,
                                             const std::filesystem::path& scenario_folder) {
   RuleContext context(scenario, origins);
@@ -337,6 +356,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   ResolveTopologyFile(context, scenario_folder);
   ResolveTraceFile(context, scenario_folder);
   CheckRealRanks(context);
+  CheckMessageLog(context);
   ApplyServers(context);
   return context.TakeMessages();
 }

@@ -256,6 +256,11 @@ std::vector<KeySpec> OutputKeys() {
        "interval at which every port's throughput and queue are sampled into links.csv; "
        "0s = no samples",
        Duration(out(&OutputSection::link_sample_s), 0, 1)},
+      {"output", "messages",
+       "every point-to-point message of the run to messages.csv (source, destination, "
+       "channel, bytes, the messages it depended on, when it was posted and delivered; "
+       "docs/TRACES.md): none or csv; packet and flow models, simulated ranks",
+       Choice(out(&OutputSection::messages), {"none", "csv"})},
   };
 }
 

@@ -129,6 +129,7 @@ struct OutputSection {
   std::string trace = "none";     // none | chrome
   std::string progress = "auto";  // auto | on | off
   double link_sample_s = 0;       // links.csv sampling interval; 0 = off
+  std::string messages = "none";  // none | csv: messages.csv, every message of the run
 };
 
 // Real ranks in the loop (issue 3): which ranks run as real processes through the bridge,
