@@ -82,6 +82,7 @@ struct ParsedLine {
   std::string comm;
   int nranks = 0;
   int rank = 0;
+  std::optional<int64_t> pid;  // needed only to map several communicators to one job
   TraceCollective collective;
 };
 
@@ -106,6 +107,9 @@ ParsedLine ParseLine(const std::string& text, const std::string& where, int line
   parsed.comm = read.Text("comm");
   parsed.nranks = read.SmallInt("nranks", 1, coll::kMaxWorldSize);
   parsed.rank = read.SmallInt("rank", 0, parsed.nranks - 1);
+  if (object.contains("pid")) {
+    parsed.pid = read.SmallInt("pid", 0, std::numeric_limits<int>::max());
+  }
   TraceCollective& c = parsed.collective;
   c.line = line_number;
 
@@ -157,75 +161,193 @@ std::string Describe(const TraceCollective& c) {
              : fmt::format("{} of {} B", coll::ToString(c.op), c.bytes);
 }
 
-// Every rank must run the same collectives in the same order (NCCL requires it of a job).
+// Every member of a communicator must run the same collectives on it in the same order (NCCL
+// requires it of a job).
 void CheckSameSequence(const CollectiveTrace& trace) {
-  const std::vector<TraceCollective>& first = trace.ranks[0];
-  for (size_t r = 1; r < trace.ranks.size(); ++r) {
-    const std::vector<TraceCollective>& other = trace.ranks[r];
-    const size_t common = std::min(first.size(), other.size());
-    for (size_t i = 0; i < common; ++i) {
-      if (first[i].op != other[i].op || first[i].bytes != other[i].bytes ||
-          first[i].root != other[i].root) {
-        throw TraceError(fmt::format(
-            "{}:{}: rank {}'s collective #{} ({}) differs from rank 0's (line {}: {}); every "
-            "rank must run the same collectives in the same order",
-            trace.path, other[i].line, r, i, Describe(other[i]), first[i].line,
-            Describe(first[i])));
+  for (size_t c = 0; c < trace.communicators.size(); ++c) {
+    const TraceCommunicator& comm = trace.communicators[c];
+    std::vector<std::vector<TraceCollective>> members(comm.ranks.size());
+    for (size_t i = 0; i < comm.ranks.size(); ++i) {
+      for (const TraceCollective& collective : trace.ranks[comm.ranks[i]]) {
+        if (collective.comm == static_cast<int>(c)) members[i].push_back(collective);
       }
     }
-    if (first.size() != other.size()) {
-      // Named at the first collective the shorter rank lacks.
-      const bool rank0_longer = first.size() > other.size();
-      const TraceCollective& extra = rank0_longer ? first[common] : other[common];
-      throw TraceError(fmt::format(
-          "{}:{}: rank {}'s collective #{} ({}) has no counterpart: rank {} has {} collectives "
-          "but rank {} has {}; every rank must run the same collectives",
-          trace.path, extra.line, rank0_longer ? 0 : r, common, Describe(extra), r, other.size(), 0,
-          first.size()));
+    const std::vector<TraceCollective>& first = members[0];
+    const std::string of =
+        trace.communicators.size() > 1 ? fmt::format(" of communicator {}", comm.id) : "";
+    for (size_t r = 1; r < members.size(); ++r) {
+      const std::vector<TraceCollective>& other = members[r];
+      const size_t common = std::min(first.size(), other.size());
+      for (size_t i = 0; i < common; ++i) {
+        if (first[i].op != other[i].op || first[i].bytes != other[i].bytes ||
+            first[i].root != other[i].root) {
+          throw TraceError(fmt::format(
+              "{}:{}: rank {}{}'s collective #{} ({}) differs from rank 0's (line {}: {}); every "
+              "rank must run the same collectives in the same order",
+              trace.path, other[i].line, r, of, i, Describe(other[i]), first[i].line,
+              Describe(first[i])));
+        }
+      }
+      if (first.size() != other.size()) {
+        // Named at the first collective the shorter rank lacks.
+        const bool rank0_longer = first.size() > other.size();
+        const TraceCollective& extra = rank0_longer ? first[common] : other[common];
+        throw TraceError(
+            fmt::format("{}:{}: rank {}{}'s collective #{} ({}) has no counterpart: rank {} has {} "
+                        "collectives but rank {} has {}; every rank must run the same collectives",
+                        trace.path, extra.line, rank0_longer ? 0 : r, of, common, Describe(extra),
+                        r, other.size(), 0, first.size()));
+      }
     }
   }
+}
+
+// The lines of one communicator, by its rank.
+struct CommLines {
+  std::string id;
+  int nranks = 0;
+  int first_line = 0;
+  std::vector<std::vector<ParsedLine>> by_rank;
+};
+
+// The process of each rank of `comm` (one per rank); names the line of a disagreement.
+std::vector<int64_t> PidsOf(const CommLines& comm, const std::string& path) {
+  std::vector<int64_t> pids(comm.by_rank.size(), -1);
+  for (size_t r = 0; r < comm.by_rank.size(); ++r) {
+    for (const ParsedLine& line : comm.by_rank[r]) {
+      if (!line.pid.has_value()) {
+        throw TraceError(fmt::format(
+            "{}:{}: missing field \"pid\", which maps the ranks of several communicators to "
+            "one job",
+            path, line.collective.line));
+      }
+      if (pids[r] >= 0 && pids[r] != *line.pid) {
+        throw TraceError(
+            fmt::format("{}:{}: rank {} of communicator {} is pid {} here but {} "
+                        "on an earlier line",
+                        path, line.collective.line, r, comm.id, *line.pid, pids[r]));
+      }
+      pids[r] = *line.pid;
+    }
+  }
+  return pids;
+}
+
+// The job's communicators and each one's world ranks: the largest is the world; the others'
+// ranks are found through the processes that recorded them.
+std::vector<TraceCommunicator> MapCommunicators(const std::vector<CommLines>& comms,
+                                                const std::string& path) {
+  size_t world = 0;
+  for (size_t c = 1; c < comms.size(); ++c) {
+    if (comms[c].nranks > comms[world].nranks) world = c;
+  }
+  for (size_t c = 0; c < comms.size(); ++c) {
+    if (c != world && comms[c].nranks == comms[world].nranks) {
+      throw TraceError(fmt::format(
+          "{}:{}: communicators {} (line {}) and {} both have {} ranks: the job's world is the "
+          "largest communicator, and there must be one",
+          path, comms[c].first_line, comms[world].id, comms[world].first_line, comms[c].id,
+          comms[c].nranks));
+    }
+  }
+  std::vector<TraceCommunicator> mapped;
+  TraceCommunicator whole{comms[world].id, {}, comms[world].first_line};
+  for (int r = 0; r < comms[world].nranks; ++r) whole.ranks.push_back(r);
+  mapped.push_back(whole);
+  if (comms.size() == 1) return mapped;
+  std::map<int64_t, int> world_rank_of_pid;
+  const std::vector<int64_t> world_pids = PidsOf(comms[world], path);
+  for (size_t r = 0; r < world_pids.size(); ++r) {
+    const auto [it, added] = world_rank_of_pid.emplace(world_pids[r], static_cast<int>(r));
+    if (!added) {
+      throw TraceError(fmt::format(
+          "{}: ranks {} and {} of the world communicator {} were both recorded by pid {} (a "
+          "trace of several hosts whose process ids collide cannot be mapped)",
+          path, it->second, r, comms[world].id, world_pids[r]));
+    }
+  }
+  for (size_t c = 0; c < comms.size(); ++c) {
+    if (c == world) continue;
+    TraceCommunicator comm{comms[c].id, {}, comms[c].first_line};
+    const std::vector<int64_t> pids = PidsOf(comms[c], path);
+    for (size_t r = 0; r < pids.size(); ++r) {
+      const auto found = world_rank_of_pid.find(pids[r]);
+      if (found == world_rank_of_pid.end()) {
+        throw TraceError(fmt::format(
+            "{}:{}: rank {} of communicator {} was recorded by pid {}, which has no line in the "
+            "world communicator {}",
+            path, comms[c].by_rank[r].front().collective.line, r, comms[c].id, pids[r],
+            comms[world].id));
+      }
+      comm.ranks.push_back(found->second);
+    }
+    mapped.push_back(std::move(comm));
+  }
+  return mapped;
 }
 
 }  // namespace
 
 CollectiveTrace ParseCollectiveTrace(std::istream& in, const std::string& path) {
-  CollectiveTrace trace;
-  trace.path = path;
-  int first_line = 0;
+  std::vector<CommLines> comms;  // in the order of their first line
+  std::map<std::string, size_t> comm_index;
   std::string text;
   for (int line_number = 1; std::getline(in, text); ++line_number) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank
     const std::string where = fmt::format("{}:{}", path, line_number);
     ParsedLine parsed = ParseLine(text, where, line_number);
-    if (first_line == 0) {
-      first_line = line_number;
-      trace.comm = parsed.comm;
-      trace.nranks = parsed.nranks;
-      trace.ranks.resize(parsed.nranks);
-    } else if (parsed.comm != trace.comm) {
-      throw TraceError(fmt::format(
-          "{}: communicator {} is not {} (line {}): the trace holds collectives of several "
-          "communicators; keep the lines of one (e.g. grep '\"comm\":\"{}\"')",
-          where, parsed.comm, trace.comm, first_line, trace.comm));
-    } else if (parsed.nranks != trace.nranks) {
-      throw TraceError(fmt::format("{}: nranks {} is not {} (line {})", where, parsed.nranks,
-                                   trace.nranks, first_line));
+    const auto [it, added] = comm_index.emplace(parsed.comm, comms.size());
+    if (added) {
+      CommLines comm;
+      comm.id = parsed.comm;
+      comm.nranks = parsed.nranks;
+      comm.first_line = line_number;
+      comm.by_rank.resize(static_cast<size_t>(parsed.nranks));
+      comms.push_back(std::move(comm));
     }
-    trace.ranks[parsed.rank].push_back(parsed.collective);
+    CommLines& comm = comms[it->second];
+    if (parsed.nranks != comm.nranks) {
+      throw TraceError(fmt::format("{}: nranks {} is not {} (line {})", where, parsed.nranks,
+                                   comm.nranks, comm.first_line));
+    }
+    comm.by_rank[static_cast<size_t>(parsed.rank)].push_back(std::move(parsed));
   }
   if (in.bad()) throw TraceError(path + ": reading failed");
-  if (first_line == 0) throw TraceError(path + ": the trace holds no collective");
-  for (int r = 0; r < trace.nranks; ++r) {
-    if (trace.ranks[r].empty()) {
-      throw TraceError(
-          fmt::format("{}: rank {} of {} has no collective in the trace (record "
-                      "every rank, or all ranks into one file)",
-                      path, r, trace.nranks));
+  if (comms.empty()) throw TraceError(path + ": the trace holds no collective");
+  for (const CommLines& comm : comms) {
+    for (size_t r = 0; r < comm.by_rank.size(); ++r) {
+      if (comm.by_rank[r].empty()) {
+        const std::string of = comms.size() > 1 ? " of communicator " + comm.id : "";
+        throw TraceError(fmt::format(
+            "{}: rank {} of {}{} has no collective in the trace (record every rank, or all "
+            "ranks into one file)",
+            path, r, comm.nranks, of));
+      }
     }
+  }
+
+  CollectiveTrace trace;
+  trace.path = path;
+  trace.communicators = MapCommunicators(comms, path);
+  trace.nranks = static_cast<int>(trace.communicators[0].ranks.size());
+  trace.ranks.resize(static_cast<size_t>(trace.nranks));
+  for (size_t c = 0; c < trace.communicators.size(); ++c) {
+    const CommLines& lines = comms[comm_index.at(trace.communicators[c].id)];
+    for (size_t r = 0; r < lines.by_rank.size(); ++r) {
+      for (const ParsedLine& line : lines.by_rank[r]) {
+        TraceCollective collective = line.collective;
+        collective.comm = static_cast<int>(c);
+        trace.ranks[static_cast<size_t>(trace.communicators[c].ranks[r])].push_back(collective);
+      }
+    }
+  }
+  for (std::vector<TraceCollective>& collectives : trace.ranks) {
     // Lines are written as collectives finish; a rank's launch order is by start time.
-    std::stable_sort(
-        trace.ranks[r].begin(), trace.ranks[r].end(),
-        [](const TraceCollective& a, const TraceCollective& b) { return a.start_ns < b.start_ns; });
+    std::stable_sort(collectives.begin(), collectives.end(),
+                     [](const TraceCollective& a, const TraceCollective& b) {
+                       return a.start_ns < b.start_ns ||
+                              (a.start_ns == b.start_ns && a.line < b.line);
+                     });
   }
   CheckSameSequence(trace);
   return trace;

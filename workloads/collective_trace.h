@@ -29,23 +29,36 @@ struct TraceCollective {
   uint64_t bytes = 0;
   uint64_t start_ns = 0;  // when the rank launched it (host clock)
   uint64_t end_ns = 0;    // when its last work stopped (>= start_ns)
-  int root = 0;           // Broadcast and Reduce: the recorded root
+  int root = 0;           // Broadcast and Reduce: the recorded root (a rank of its communicator)
+  int comm = 0;           // index into CollectiveTrace::communicators
+};
+
+struct TraceCommunicator {
+  std::string id;          // as written ("0x...")
+  std::vector<int> ranks;  // world ranks; index = rank in the communicator
+  int first_line = 0;      // of its first collective, for messages
 };
 
 struct CollectiveTrace {
   std::string path;
-  std::string comm;  // the communicator's id, as written ("0x...")
-  int nranks = 0;
-  // ranks[r]: rank r's collectives in launch order (start_ns, then line). Every rank has the
-  // same sequence of (op, bytes, root).
+  int nranks = 0;  // ranks of the job (of its world communicator)
+  // communicators[0] spans the job; the others (tensor-, data-parallel groups, ...) follow in
+  // the order of their first line.
+  std::vector<TraceCommunicator> communicators;
+  // ranks[r]: world rank r's collectives on every communicator, in launch order (start_ns,
+  // then line). Every member of a communicator has the same sequence of (op, bytes, root) on
+  // it.
   std::vector<std::vector<TraceCollective>> ranks;
 };
 
-// Reads and checks a trace file. Throws TraceError naming the file and line: a line that is
-// not a JSON object of format version 1, a missing or mistyped field, a collective nbox cannot
-// replay (AlltoAll, Send, ...), an unknown datatype,
-// end before start, a second communicator, a rank outside nranks, a rank without collectives,
-// ranks whose sequences of collectives differ, an empty file.
+// Reads and checks a trace file. With one communicator, its ranks are the job's. With several
+// (a hybrid-parallel job), the one with the most ranks is the job's world and the others' ranks
+// are mapped to it by the recording process ("pid", unique per process on one host). Throws
+// TraceError naming the file and line: a line that is not a JSON object of format version 1, a
+// missing or mistyped field, a collective nbox cannot replay (AlltoAll, Send, ...), an unknown
+// datatype, end before start, a rank outside nranks, a rank without collectives, two largest
+// communicators, a process outside the largest or in it twice, members of a communicator whose
+// sequences of collectives differ, an empty file.
 CollectiveTrace ReadCollectiveTrace(const std::string& path);
 // The same from a stream; `path` only names it in messages.
 CollectiveTrace ParseCollectiveTrace(std::istream& in, const std::string& path);

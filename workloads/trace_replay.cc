@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <stdexcept>
 
 #include "workloads/ops.h"
@@ -15,8 +16,22 @@ void AppendCompute(uint64_t ns, size_t index, int iteration, RankProgram* progra
                                    static_cast<double>(ns) * 1e-9));
 }
 
-void AppendIteration(const std::vector<TraceCollective>& collectives, int iteration,
-                     RankProgram* program) {
+// The label of a collective, the same on every member: its place in its communicator's
+// sequence (with one communicator, the rank's whole sequence: "trace #3 AllReduce").
+std::string CollectiveLabel(const CollectiveTrace& trace, const TraceCollective& c, int place) {
+  if (trace.communicators.size() == 1) {
+    return fmt::format("trace #{} {}", place, coll::ToString(c.op));
+  }
+  return fmt::format("trace {} #{} {}", CommunicatorName(trace, c.comm), place,
+                     coll::ToString(c.op));
+}
+
+// `comm` (an index of trace.communicators) -> the slot of rank r's program that names it.
+using Slots = std::map<int, int>;
+
+void AppendIteration(const CollectiveTrace& trace, const std::vector<TraceCollective>& collectives,
+                     const Slots& slots, int iteration, RankProgram* program) {
+  std::map<int, int> place_on_comm;
   program->ops.push_back(MarkerOp(OpKind::kIterationBegin, iteration));
   for (size_t i = 0; i < collectives.size(); ++i) {
     const TraceCollective& c = collectives[i];
@@ -31,8 +46,9 @@ void AppendIteration(const std::vector<TraceCollective>& collectives, int iterat
     }
     // The same label on every rank (their sequences are the same), so reports group the
     // ranks' parts of one collective.
-    Op collective = CollectiveOp(iteration, fmt::format("trace #{} {}", i, coll::ToString(c.op)),
-                                 c.op, c.bytes);
+    const int slot = slots.at(c.comm);
+    Op collective = CollectiveOp(iteration, CollectiveLabel(trace, c, place_on_comm[c.comm]++),
+                                 c.op, c.bytes, slot, /*stream=*/slot);
     collective.root = c.root;
     program->ops.push_back(std::move(collective));
   }
@@ -42,26 +58,56 @@ void AppendIteration(const std::vector<TraceCollective>& collectives, int iterat
 
 }  // namespace
 
-std::vector<RankProgram> MakeTraceReplayPrograms(const CollectiveTrace& trace, int iterations) {
+std::string CommunicatorName(const CollectiveTrace& trace, int comm) {
+  return comm == 0 ? "world" : fmt::format("comm{}", comm);
+}
+
+JobPrograms MakeTraceReplayJob(const CollectiveTrace& trace, int iterations) {
   if (iterations < 1) {
     throw std::invalid_argument(
         fmt::format("a trace replay needs at least one iteration (got {})", iterations));
   }
-  std::vector<RankProgram> programs(trace.ranks.size());
+  JobPrograms job;
+  for (size_t c = 0; c < trace.communicators.size(); ++c) {
+    Communicator comm;
+    comm.name = CommunicatorName(trace, static_cast<int>(c));
+    comm.ranks = trace.communicators[c].ranks;
+    job.communicators.push_back(std::move(comm));
+    // One stream per communicator, as PyTorch gives each process group its own NCCL stream.
+    job.stream_names.push_back(trace.communicators.size() == 1 ? "collectives"
+                                                               : job.communicators.back().name);
+  }
+  job.rank_comms.resize(trace.ranks.size());
   for (size_t r = 0; r < trace.ranks.size(); ++r) {
-    programs[r].iterations = iterations;
-    for (int iteration = 0; iteration < iterations; ++iteration) {
-      AppendIteration(trace.ranks[r], iteration, &programs[r]);
+    Slots slots;
+    for (size_t c = 0; c < job.communicators.size(); ++c) {
+      if (RankIn(job.communicators[c], static_cast<int>(r)) < 0) continue;
+      slots[static_cast<int>(c)] = static_cast<int>(job.rank_comms[r].size());
+      job.rank_comms[r].push_back(static_cast<int>(c));
     }
+    auto program = std::make_shared<RankProgram>();
+    program->iterations = iterations;
+    for (int iteration = 0; iteration < iterations; ++iteration) {
+      AppendIteration(trace, trace.ranks[r], slots, iteration, program.get());
+    }
+    job.programs.push_back(std::move(program));
+  }
+  return job;
+}
+
+std::vector<RankProgram> MakeTraceReplayPrograms(const CollectiveTrace& trace, int iterations) {
+  std::vector<RankProgram> programs;
+  for (const auto& program : MakeTraceReplayJob(trace, iterations).programs) {
+    programs.push_back(*program);
   }
   return programs;
 }
 
-std::vector<RankProgram> LoadTraceReplayPrograms(const std::string& path, int world_size,
-                                                 int iterations, TraceScaling scaling) {
+JobPrograms LoadTraceReplayJob(const std::string& path, int world_size, int iterations,
+                               TraceScaling scaling, int replica_ranks) {
   const CollectiveTrace trace =
-      ScaleCollectiveTrace(ReadCollectiveTrace(path), world_size, scaling);
-  return MakeTraceReplayPrograms(trace, iterations);
+      ScaleCollectiveTrace(ReadCollectiveTrace(path), world_size, scaling, replica_ranks);
+  return MakeTraceReplayJob(trace, iterations);
 }
 
 }  // namespace nbox::work

@@ -25,15 +25,21 @@
 
 namespace nbox::work {
 
-// One program per rank of the trace, each `iterations` (>= 1) replays long. Throws
-// std::invalid_argument for iterations < 1.
+// The replayed job: the trace's communicators (the world first, named "world"; the others
+// "comm1", "comm2", ... each on a communication stream of its own, as PyTorch gives each process
+// group its own NCCL stream) and one program per rank, each `iterations` (>= 1) replays long.
+// With several communicators a collective's label names its communicator and its place there
+// ("trace comm2 #5 AllReduce"). Throws std::invalid_argument for iterations < 1.
+JobPrograms MakeTraceReplayJob(const CollectiveTrace& trace, int iterations);
+// The programs of MakeTraceReplayJob alone.
 std::vector<RankProgram> MakeTraceReplayPrograms(const CollectiveTrace& trace, int iterations);
+// "world" for communicator 0, "comm<c>" for the others.
+std::string CommunicatorName(const CollectiveTrace& trace, int comm);
 
 // ReadCollectiveTrace(path), ScaleCollectiveTrace to `world_size` ranks, then
-// MakeTraceReplayPrograms. Throws TraceError when the file is bad or cannot be scaled (with
+// MakeTraceReplayJob. Throws TraceError when the file is bad or cannot be scaled (with
 // kNone: its number of ranks is not world_size).
-std::vector<RankProgram> LoadTraceReplayPrograms(const std::string& path, int world_size,
-                                                 int iterations,
-                                                 TraceScaling scaling = TraceScaling::kNone);
+JobPrograms LoadTraceReplayJob(const std::string& path, int world_size, int iterations,
+                               TraceScaling scaling = TraceScaling::kNone, int replica_ranks = 1);
 
 }  // namespace nbox::work

@@ -25,22 +25,13 @@ using nbox::test_support::RunCommand;
 
 const std::string kBenchArgs = " --bytes 1MiB --iters 5 --warmup 1 --compute-us 20000";
 
-// 16 hosts on a 1 Gb/s star: a 1 MiB ring all-reduce takes about 16 ms there (4 ranks: 13 ms).
-const std::string kNetwork = R"(
-[topology]
-kind = star
-host_link = 1Gbps
-
-[network]
-mtu = 9000
-
-[collectives]
-channels = 1
-chunk = 256KiB
-
-[output]
-progress = off
-)";
+// The network of tests/cosim/fixtures/record_and_scale_network.ini (1 Gb/s star).
+std::string Network() {
+  std::ifstream in("tests/cosim/fixtures/record_and_scale_network.ini");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 class RecordAndScale : public ::testing::Test {
  protected:
@@ -70,7 +61,7 @@ class RecordAndScale : public ::testing::Test {
         Run("replay" + std::to_string(world_size),
             "[job]\nworld_size = " + std::to_string(world_size) +
                 "\n[workload]\nmodel = trace\ntrace = recorded.jsonl\ntrace_scaling = " + scaling +
-                "\niterations = 1\n" + kNetwork);
+                "\niterations = 1\n" + Network());
     const auto& collectives = results["collectives"];
     EXPECT_EQ(collectives.size(), 6u);
     if (collectives.size() != 6u) return 0;
@@ -92,7 +83,7 @@ TEST_F(RecordAndScale, AFourRankRecordingScaledToSixteenRanksMatchesTheJobAtSixt
   const nlohmann::json at16 =
       Run("real16", std::string("[job]\nworld_size = 16\n[realranks]\nranks = 0\npeers = mirror\n"
                                 "payload = self\njoin_timeout = 30s\nlaunch = ") +
-                        NBOX_BENCH_PATH + kBenchArgs + " --check self\n" + kNetwork);
+                        NBOX_BENCH_PATH + kBenchArgs + " --check self\n" + Network());
   const double real16 = at16.value("steady_iteration_time_s", 0.0);
   ASSERT_GT(real16, 0.0) << at16.dump();
 

@@ -23,6 +23,7 @@ struct LineSpec {
   std::string comm = "0x0000000000000001";
   int root = 0;
   int version = 1;
+  int pid = -1;  // -1: no "pid" field
 };
 
 std::string Line(const LineSpec& s) {
@@ -30,7 +31,9 @@ std::string Line(const LineSpec& s) {
   out << "{\"v\":" << s.version << ",\"kind\":\"coll\",\"comm\":\"" << s.comm
       << "\",\"nranks\":" << s.nranks << ",\"rank\":" << s.rank << ",\"func\":\"" << s.func
       << "\",\"count\":" << s.count << ",\"datatype\":\"" << s.datatype << "\",\"root\":" << s.root
-      << ",\"start_ns\":" << s.start << ",\"end_ns\":" << s.end << "}\n";
+      << ",\"start_ns\":" << s.start << ",\"end_ns\":" << s.end;
+  if (s.pid >= 0) out << ",\"pid\":" << s.pid;
+  out << "}\n";
   return out.str();
 }
 
@@ -52,7 +55,8 @@ std::string ErrorOf(const std::string& text) {
 TEST(CollectiveTrace, ReadsTheFixtureByRankInLaunchOrder) {
   const CollectiveTrace trace = ReadCollectiveTrace(kFixture);
   EXPECT_EQ(trace.path, kFixture);
-  EXPECT_EQ(trace.comm, "0x00000000000000aa");
+  ASSERT_EQ(trace.communicators.size(), 1u);
+  EXPECT_EQ(trace.communicators[0].id, "0x00000000000000aa");
   ASSERT_EQ(trace.nranks, 2);
   ASSERT_EQ(trace.ranks.size(), 2u);
   // Rank 0: lines 1, 6, 5 (the reduce-scatter's line came first but it started later).
@@ -160,12 +164,13 @@ TEST(CollectiveTrace, RefusalsNameFileLineAndReason) {
   LineSpec root{0, "Broadcast", "8", "ncclInt8"};
   root.root = 2;
   EXPECT_EQ(ErrorOf(Line(root)), "t.jsonl:1: \"root\" must be a whole number in [0, 1], got 2");
-  LineSpec other_comm{1};
-  other_comm.comm = "0x0000000000000002";
-  EXPECT_EQ(ErrorOf(Line(ok0) + "\n" + Line(other_comm)),
-            "t.jsonl:3: communicator 0x0000000000000002 is not 0x0000000000000001 (line 1): the "
-            "trace holds collectives of several communicators; keep the lines of one (e.g. grep "
-            "'\"comm\":\"0x0000000000000001\"')");
+  // Two communicators of the same size: which is the job's world?
+  LineSpec other_comm0{0};
+  LineSpec other_comm1{1};
+  other_comm0.comm = other_comm1.comm = "0x0000000000000002";
+  EXPECT_EQ(ErrorOf(Line(ok0) + Line(ok1) + Line(other_comm0) + Line(other_comm1)),
+            "t.jsonl:3: communicators 0x0000000000000001 (line 1) and 0x0000000000000002 both "
+            "have 2 ranks: the job's world is the largest communicator, and there must be one");
   LineSpec other_size{1};
   other_size.nranks = 4;
   EXPECT_EQ(ErrorOf(Line(ok0) + Line(other_size)), "t.jsonl:2: nranks 4 is not 2 (line 1)");
@@ -200,6 +205,82 @@ TEST(CollectiveTrace, AMissingFileIsNamed) {
     EXPECT_STREQ(error.what(),
                  "tests/workloads/fixtures/no-such-trace.jsonl: cannot open the trace file");
   }
+}
+
+}  // namespace
+}  // namespace nbox::work
+
+namespace nbox::work {
+namespace {
+
+// A hybrid job of 4 ranks recorded as NCCL's profiler does: tensor-parallel pairs 0xA = {0, 1}
+// and 0xB = {2, 3}, data-parallel pairs 0xC = {0, 2} and 0xD = {1, 3}, the world 0xF; rank r is
+// process 100 + r. Each rank: an all-reduce on its tensor pair, an all-reduce and an all-gather
+// on its data pair, an all-reduce on the world.
+std::string HybridTrace() {
+  std::string text;
+  auto add = [&text](const std::string& comm, int nranks, int rank, int world_rank,
+                     const std::string& func, uint64_t start) {
+    LineSpec line{rank, func, "2"};
+    line.comm = comm;
+    line.nranks = nranks;
+    line.pid = 100 + world_rank;
+    line.start = start;
+    line.end = start + 10;
+    text += Line(line);
+  };
+  for (int r = 0; r < 2; ++r) add("0xA", 2, r, r, "AllReduce", 0);
+  for (int r = 0; r < 2; ++r) add("0xB", 2, r, 2 + r, "AllReduce", 0);
+  for (int r = 0; r < 2; ++r) add("0xC", 2, r, 2 * r, "AllReduce", 20);
+  for (int r = 0; r < 2; ++r) add("0xD", 2, r, 1 + 2 * r, "AllReduce", 20);
+  for (int r = 0; r < 2; ++r) add("0xC", 2, r, 2 * r, "AllGather", 40);
+  for (int r = 0; r < 2; ++r) add("0xD", 2, r, 1 + 2 * r, "AllGather", 40);
+  for (int r = 0; r < 4; ++r) add("0xF", 4, r, r, "AllReduce", 60);
+  return text;
+}
+
+TEST(CollectiveTraceCommunicators, SeveralAreMappedToTheWorldThroughTheirProcesses) {
+  const CollectiveTrace trace = Parse(HybridTrace());
+  EXPECT_EQ(trace.nranks, 4);
+  ASSERT_EQ(trace.communicators.size(), 5u);
+  EXPECT_EQ(trace.communicators[0].id, "0xF") << "the largest is the world, listed first";
+  EXPECT_EQ(trace.communicators[1].ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(trace.communicators[2].ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(trace.communicators[3].ranks, (std::vector<int>{0, 2}));
+  EXPECT_EQ(trace.communicators[4].ranks, (std::vector<int>{1, 3}));
+  // World rank 3: its tensor pair, its data pair twice (all-gather of 2 x 2 x 4 bytes), the
+  // world, in launch order.
+  const auto& rank3 = trace.ranks[3];
+  ASSERT_EQ(rank3.size(), 4u);
+  EXPECT_EQ(rank3[0].comm, 2);
+  EXPECT_EQ(rank3[1].comm, 4);
+  EXPECT_EQ(rank3[2].comm, 4);
+  EXPECT_EQ(rank3[2].op, coll::CollectiveOp::kAllGather);
+  EXPECT_EQ(rank3[2].bytes, 16u);
+  EXPECT_EQ(rank3[3].comm, 0);
+}
+
+TEST(CollectiveTraceCommunicators, RefusalsNameTheLine) {
+  // No pid: the ranks of several communicators cannot be matched.
+  LineSpec a0{0};
+  a0.comm = "0xA";
+  EXPECT_EQ(ErrorOf(HybridTrace() + Line(a0)),
+            "t.jsonl:17: missing field \"pid\", which maps the ranks of several communicators to "
+            "one job");
+  // A process that is not in the world.
+  LineSpec stray{1};
+  stray.comm = "0xA";
+  stray.pid = 999;
+  EXPECT_EQ(ErrorOf(HybridTrace() + Line(stray)),
+            "t.jsonl:17: rank 1 of communicator 0xA is pid 999 here but 101 on an earlier line");
+  std::string text = HybridTrace();
+  const std::string from = "\"pid\":101";
+  text.replace(text.find(from), from.size(), "\"pid\":555");
+  // Rank 1's lines of 0xA now say 555 on line 2 only: it disagrees with nothing earlier, so
+  // the world (lines 13-16) knows no process 555.
+  EXPECT_EQ(ErrorOf(text),
+            "t.jsonl:2: rank 1 of communicator 0xA was recorded by pid 555, which has no line "
+            "in the world communicator 0xF");
 }
 
 }  // namespace

@@ -93,6 +93,7 @@ TEST(TraceReplay, EachIterationReplaysTheWholeTrace) {
 TEST(TraceReplay, BackToBackCollectivesGetNoComputeOp) {
   CollectiveTrace trace;
   trace.nranks = 1;
+  trace.communicators = {{"0x1", {0}, 1}};
   trace.ranks = {{{1, coll::CollectiveOp::kAllReduce, 64, 0, 100},
                   {2, coll::CollectiveOp::kAllReduce, 64, 100, 200},
                   {3, coll::CollectiveOp::kAllReduce, 64, 150, 300}}};
@@ -103,11 +104,40 @@ TEST(TraceReplay, BackToBackCollectivesGetNoComputeOp) {
                                       "coll AllReduce 64 trace #2 AllReduce", "wait", "end 0"}));
 }
 
+// Several communicators: each is a communicator of the job on a stream of its own, named
+// "world", "comm1", ...; a rank's program names the ones it is in by slot, and labels count
+// places per communicator so that every member's part of a collective has the same one.
+TEST(TraceReplay, EveryCommunicatorOnItsOwnStream) {
+  CollectiveTrace trace;
+  trace.nranks = 2;
+  trace.communicators = {{"0xF", {0, 1}, 3}, {"0xA", {1}, 1}};
+  TraceCollective solo{1, coll::CollectiveOp::kAllReduce, 64, 0, 10};
+  solo.comm = 1;
+  const TraceCollective world{3, coll::CollectiveOp::kAllReduce, 32, 20, 30};
+  trace.ranks = {{world}, {solo, world}};
+  const JobPrograms job = MakeTraceReplayJob(trace, 1);
+  ASSERT_EQ(job.communicators.size(), 2u);
+  EXPECT_EQ(job.communicators[0].name, "world");
+  EXPECT_EQ(job.communicators[1].name, "comm1");
+  EXPECT_EQ(job.stream_names, (std::vector<std::string>{"world", "comm1"}));
+  EXPECT_EQ(job.rank_comms[0], (std::vector<int>{0}));
+  EXPECT_EQ(job.rank_comms[1], (std::vector<int>{0, 1}));
+  EXPECT_EQ(
+      Describe(*job.programs[1], 0),
+      (std::vector<std::string>{"begin 0", "coll AllReduce 64 trace comm1 #0 AllReduce", "wait",
+                                "compute 10ns compute before trace #1",
+                                "coll AllReduce 32 trace world #0 AllReduce", "wait", "end 0"}));
+  EXPECT_EQ(job.programs[1]->ops[1].comm, 1) << "slot 1 of rank 1 is comm1";
+  EXPECT_EQ(job.programs[1]->ops[4].comm, 0);
+  EXPECT_NO_THROW(ValidateJobPrograms(job));
+}
+
 TEST(TraceReplay, LoadingChecksTheJobSize) {
-  EXPECT_EQ(LoadTraceReplayPrograms("tests/workloads/fixtures/two_rank_trace.jsonl", 2, 1).size(),
-            2u);
+  EXPECT_EQ(
+      LoadTraceReplayJob("tests/workloads/fixtures/two_rank_trace.jsonl", 2, 1).programs.size(),
+      2u);
   try {
-    LoadTraceReplayPrograms("tests/workloads/fixtures/two_rank_trace.jsonl", 4, 1);
+    LoadTraceReplayJob("tests/workloads/fixtures/two_rank_trace.jsonl", 4, 1);
     FAIL() << "no error";
   } catch (const TraceError& error) {
     EXPECT_STREQ(error.what(),

@@ -21,21 +21,17 @@ Workload BuildTraceReplay(const scenario::Scenario& s) {
   Workload w;
   w.model.name = "trace";
   w.model.source = s.workload.trace;
-  w.programs = work::SameProgramEverywhere(s.job.world_size, nullptr, work::Parallelism::kOther,
-                                           "collectives");
-  w.programs.programs.clear();
-  for (work::RankProgram& program :
-       work::LoadTraceReplayPrograms(s.workload.trace, s.job.world_size, s.workload.iterations,
-                                     work::TraceScalingFromString(s.workload.trace_scaling))) {
-    w.programs.programs.push_back(std::make_shared<const work::RankProgram>(std::move(program)));
-  }
+  w.programs = work::LoadTraceReplayJob(s.workload.trace, s.job.world_size, s.workload.iterations,
+                                        work::TraceScalingFromString(s.workload.trace_scaling),
+                                        s.workload.trace_replica);
   // NCCL's sizes are whole elements of any type, so the replay splits on bytes.
   w.element_bytes = 1;
   w.description =
       fmt::format("replay of the trace {}, {} iterations", s.workload.trace, s.workload.iterations);
   if (s.workload.trace_scaling != "none") {
     w.description +=
-        fmt::format(", scaled to {} ranks ({})", s.job.world_size, s.workload.trace_scaling);
+        fmt::format(", scaled to {} ranks ({}, replicas of {} ranks)", s.job.world_size,
+                    s.workload.trace_scaling, s.workload.trace_replica);
   }
   return w;
 }

@@ -229,12 +229,19 @@ std::vector<KeySpec> WorkloadTraceKeys() {
        Text(FieldOf(&Scenario::workload, &WorkloadSection::trace), "a file path")},
       {"workload", "trace_scaling",
        "model = trace: run a trace recorded on fewer (or more) ranks as the same job on "
-       "job.world_size ranks (rank r runs recorded rank r mod n's collectives and compute; "
-       "all-reduces, broadcasts and reduces keep their bytes): none (the job must have the "
+       "job.world_size ranks, adding or removing model replicas of workload.trace_replica "
+       "ranks (each rank runs its place in a recorded replica; all-reduces, broadcasts and "
+       "reduces keep their bytes): none (the job must have the "
        "trace's ranks), fixed-total (all-gathers and reduce-scatters keep their whole tensor, "
        "as ZeRO and FSDP shard model state) or fixed-per-rank (they keep each rank's part)",
        Choice(FieldOf(&Scenario::workload, &WorkloadSection::trace_scaling),
               {"none", "fixed-total", "fixed-per-rank"})},
+      {"workload", "trace_replica",
+       "model = trace with trace_scaling: ranks of one model replica (tensor x pipeline "
+       "parallel ranks, consecutive as Megatron places them); scaling adds or removes whole "
+       "replicas: groups inside a replica are copied, groups across replicas (data-parallel, "
+       "the world) widened",
+       WholeNumber(FieldOf(&Scenario::workload, &WorkloadSection::trace_replica), 1, 65536)},
       {"workload", "trace_dir",
        "kind = chakra: a folder of MLCommons Chakra execution traces, <prefix>.<rank>.et per "
        "rank and comm_groups.json (as nbox-cosim --export-chakra writes them; "

@@ -87,6 +87,7 @@ struct WorkloadSection {
   std::string trace;  // model = trace: the collective trace file; after loading, the path
                       // resolved against the scenario file's folder (as given when absolute)
   std::string trace_scaling = "none";  // model = trace: work::TraceScaling's name
+  int trace_replica = 1;               // model = trace: ranks of one model replica
   std::string trace_dir;  // kind = chakra: the folder of Chakra traces, resolved the same way
 
   // transformer and moe (workloads/transformer.h): the shape (0 = the preset's) ...

@@ -17,7 +17,8 @@ namespace {
 
 // Keys that only the DDP kind reads, and batch_per_rank, which DDP and DLRM read.
 const std::vector<std::string> kDdpOnlyKeys = {"workload.parameters", "workload.flops_per_sample",
-                                               "workload.trace", "workload.trace_scaling"};
+                                               "workload.trace", "workload.trace_scaling",
+                                               "workload.trace_replica"};
 const std::string kBatchPerRank = "workload.batch_per_rank";
 // Keys that only the MoE kind reads, among the transformer keys.
 const std::vector<std::string> kMoeOnlyKeys = {"workload.experts", "workload.top_k",
@@ -183,11 +184,13 @@ void CheckWorkloadKind(RuleContext& context) {
                                context.Describe("workload.kind"),
                                fmt::join(work::ModelPresetNames(), ", ")));
     }
-    if (w.model != "trace" && context.Given("workload.trace_scaling") &&
-        w.trace_scaling != Scenario{}.workload.trace_scaling) {
-      context.Fail(fmt::format("{} is used only with workload.model = trace, got {}",
-                               context.Describe("workload.trace_scaling"),
-                               context.Describe("workload.model")));
+    for (const char* key : {"workload.trace_scaling", "workload.trace_replica"}) {
+      const ValueKind& value = KeyByFullName(key).value;
+      if (w.model != "trace" && context.Given(key) &&
+          value.format(context.scenario()) != value.format(Scenario{})) {
+        context.Fail(fmt::format("{} is used only with workload.model = trace, got {}",
+                                 context.Describe(key), context.Describe("workload.model")));
+      }
     }
     return;
   }
