@@ -657,6 +657,16 @@ const char* nboxGetErrorString(nboxResult_t result) {
   return "unknown result code";
 }
 
+nboxResult_t nboxCommGetAsyncError(nboxComm_t comm, nboxResult_t* asyncError) {
+  return Guard([&] {
+    CheckComm(comm, "nboxCommGetAsyncError");
+    if (asyncError == nullptr) {
+      throw HostError(nboxInvalidArgument, "nboxCommGetAsyncError: asyncError is NULL");
+    }
+    *asyncError = comm->impl->status();
+  });
+}
+
 const char* nboxGetLastError(nboxComm_t comm) {
   thread_local std::string text;
   text = nbox::host::t_last_error;

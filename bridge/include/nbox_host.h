@@ -151,6 +151,10 @@ nboxResult_t nboxWait(nboxRequest_t request);
 /* *done = 1 (and the request released) once complete; the operation's result is returned. */
 nboxResult_t nboxTest(nboxRequest_t request, int* done);
 nboxResult_t nboxCommSynchronize(nboxComm_t comm);
+/* *asyncError = the communicator's state without waiting (as ncclCommGetAsyncError): nboxSuccess,
+ * or why it failed, also while the program is between calls (a peer or nbox-cosim gone is seen
+ * within about 100 ms); nboxGetLastError(comm) says more. */
+nboxResult_t nboxCommGetAsyncError(nboxComm_t comm, nboxResult_t* asyncError);
 
 /* The rank's clock in ns: under nbox-cosim (libnccl-net-nbox.so) the virtual time nbox-cosim
  * keeps for this rank; under any other plugin the wall clock (steady, since an arbitrary

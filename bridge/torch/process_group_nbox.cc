@@ -3,8 +3,11 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -119,6 +122,41 @@ ProcessGroupNbox::ProcessGroupNbox(const c10::intrusive_ptr<c10d::Store>& store,
     Check(nboxCommInitRank(&comm_, size, id, rank), "joining the communicator");
   }
   completer_ = std::thread([this] { CompleteInOrder(); });
+  // Only under nbox-cosim, whose bootstrap root outlives the ranks: in a job of real ranks
+  // alone, rank 0's process hosts the root, and its normal exit must not end the others.
+  const char* handling = std::getenv("NBOX_ASYNC_ERROR_HANDLING");
+  if (std::getenv("NBOX_UNIQUE_ID") != nullptr &&
+      (handling == nullptr || std::string(handling) != "0")) {
+    watchdog_ = std::thread([this] { Watch(); });
+  }
+}
+
+// A rank whose communicator fails while the program computes (a peer or nbox-cosim gone)
+// would learn of it only at its next call, possibly minutes later. As PyTorch's NCCL watchdog
+// does (TORCH_NCCL_ASYNC_ERROR_HANDLING), this one ends the process: when the error has stood
+// for kGrace without the program ending (a call that fails raises at once and the launcher
+// exits), it prints the error and exits with status 1.
+void ProcessGroupNbox::Watch() {
+  constexpr auto kPoll = std::chrono::milliseconds(100);
+  constexpr auto kGrace = std::chrono::milliseconds(500);
+  std::optional<std::chrono::steady_clock::time_point> failed_since;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    stopped_.wait_for(lock, kPoll);
+    if (stopping_) break;
+    nboxResult_t state = nboxSuccess;
+    if (nboxCommGetAsyncError(comm_, &state) != nboxSuccess || state == nboxSuccess) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (!failed_since.has_value()) failed_since = now;
+    if (now - *failed_since < kGrace) continue;
+    std::fprintf(stderr,
+                 "nbox backend: rank %d: the communicator failed: %s (%s); ending this process, "
+                 "as PyTorch's NCCL watchdog does (NBOX_ASYNC_ERROR_HANDLING=0 keeps it "
+                 "running)\n",
+                 getRank(), nboxGetErrorString(state), nboxGetLastError(comm_));
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
 }
 
 ProcessGroupNbox::~ProcessGroupNbox() {
@@ -127,7 +165,9 @@ ProcessGroupNbox::~ProcessGroupNbox() {
     stopping_ = true;
   }
   ready_.notify_all();
+  stopped_.notify_all();
   completer_.join();
+  if (watchdog_.joinable()) watchdog_.join();
   nboxCommDestroy(comm_);
 }
 

@@ -87,13 +87,18 @@ class ProcessGroupNbox : public c10d::ProcessGroup {
   // Throws a c10 error naming `what` and the runtime's last error unless `result` succeeded.
   void Check(nboxResult_t result, const char* what) const;
   void CompleteInOrder();
+  // The watchdog (process_group_nbox.cc says when it ends the process): polls the
+  // communicator's asynchronous error while the program may be busy elsewhere.
+  void Watch();
 
   nboxComm_t comm_ = nullptr;
   std::mutex mutex_;
-  std::condition_variable ready_;
+  std::condition_variable ready_;    // the completion thread's: work queued, or stopping
+  std::condition_variable stopped_;  // the watchdog's: stopping
   std::deque<Pending> pending_;
   bool stopping_ = false;
   std::thread completer_;
+  std::thread watchdog_;  // not started with NBOX_ASYNC_ERROR_HANDLING=0
 };
 
 }  // namespace nbox::torch_backend

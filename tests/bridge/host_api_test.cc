@@ -136,6 +136,10 @@ TEST_F(HostApi, TheClockIsTheWallClockOutsideNboxCosim) {
   ASSERT_EQ(nboxCommVirtualTimeNs(comm, &after), nboxSuccess);
   EXPECT_GE(after - before, 20'000'000u);
   EXPECT_LT(after - before, 20'000'000'000u);
+  nboxResult_t state = nboxInternalError;
+  EXPECT_EQ(nboxCommGetAsyncError(comm, &state), nboxSuccess);
+  EXPECT_EQ(state, nboxSuccess);
+  EXPECT_EQ(nboxCommGetAsyncError(comm, nullptr), nboxInvalidArgument);
   EXPECT_EQ(nboxMarkIteration(comm, 0, 1), nboxSuccess);
   EXPECT_EQ(nboxMarkIteration(comm, 0, 0), nboxSuccess);
   EXPECT_EQ(nboxCommVirtualTimeNs(comm, nullptr), nboxInvalidArgument);

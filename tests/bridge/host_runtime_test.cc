@@ -79,11 +79,12 @@ int64_t ValueAfter(const std::string& output, const std::string& key) {
 
 // A rank dies (or aborts) in the middle of a loop of all-reduces: every other rank must get
 // an error — not hang — within a few seconds of the event, ring neighbour or not.
-void ExpectSurvivorsDetect(const std::string& mode, int world, int victim, double limit_s) {
+void ExpectSurvivorsDetect(const std::string& mode, int world, int victim, double limit_s,
+                           const std::string& scenario = "die") {
   LaunchOptions options;
   options.args = {std::to_string(victim), mode};
   options.deadline = std::chrono::seconds(30);
-  const std::vector<RankOutcome> outcomes = LaunchRanks("die", world, options);
+  const std::vector<RankOutcome> outcomes = LaunchRanks(scenario, world, options);
   const int64_t event_ns = ValueAfter(outcomes[victim].output, "EVENT_NS");
   ASSERT_GT(event_ns, 0) << Describe(outcomes);
   for (int r = 0; r < world; ++r) {
@@ -154,7 +155,9 @@ TEST(HostRuntimeRecording, WritesTheProfilersTraceOfEveryCollective) {
     for (size_t i = 0; i < expected.size(); ++i) {
       EXPECT_EQ(collectives[i].op, expected[i].first) << "rank " << r << " #" << i;
       EXPECT_EQ(collectives[i].bytes, expected[i].second) << "rank " << r << " #" << i;
-      if (i > 0) EXPECT_GE(collectives[i].start_ns, collectives[i - 1].end_ns);
+      if (i > 0) {
+        EXPECT_GE(collectives[i].start_ns, collectives[i - 1].end_ns);
+      }
     }
     EXPECT_EQ(collectives[3].root, 2);
     EXPECT_EQ(collectives[4].root, 1);
@@ -184,6 +187,12 @@ TEST(HostRuntimeFailures, AbortedCommunicatorIsReportedToEveryOtherRank) {
   // The victim process lives on for 2 s after its abort: learning of it sooner shows the
   // abort itself was reported, not the end of the process.
   ExpectSurvivorsDetect("abort", 4, 0, 1.5);
+}
+
+// nboxCommGetAsyncError sees a dead peer while the program makes no call (the runtime checks
+// the bootstrap root every 100 ms): what a watchdog such as the torch backend's polls.
+TEST(HostRuntimeFailures, AsyncErrorShowsADeadPeerWithoutACall) {
+  ExpectSurvivorsDetect("kill", 3, 1, 0.5, "die_idle");
 }
 
 TEST(HostRuntimeFailures, InitFailsWhenARankNeverJoins) {

@@ -467,6 +467,33 @@ int ScenarioDie(nboxComm_t comm, int victim, const std::string& mode) {
   return 1;
 }
 
+// The victim kills itself after one all-reduce; the others make no call but poll
+// nboxCommGetAsyncError, which must turn to an error while they are idle.
+int ScenarioDieWhileIdle(nboxComm_t comm, int victim) {
+  Buffer data(nboxFloat32, 1000);
+  CHECK_OK(nboxAllReduce(data.at(0), data.at(0), 1000, nboxFloat32, nboxSum, comm, nullptr), comm);
+  CHECK_OK(nboxCommSynchronize(comm), comm);
+  if (g_rank == victim) {
+    std::printf("EVENT_NS %lld\n", static_cast<long long>(MonotonicNs()));
+    std::fflush(stdout);
+    kill(getpid(), SIGKILL);
+  }
+  for (int polls = 0; polls < 1000; ++polls) {
+    nboxResult_t state = nboxSuccess;
+    CHECK_OK(nboxCommGetAsyncError(comm, &state), comm);
+    if (state != nboxSuccess) {
+      std::printf("DETECTED_NS %lld\n", static_cast<long long>(MonotonicNs()));
+      std::printf("ERROR %s\n", nboxGetLastError(comm));
+      std::fflush(stdout);
+      nboxCommDestroy(comm);
+      return 3;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  Fail("no asynchronous error although rank " + std::to_string(victim) + " went away");
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -500,6 +527,9 @@ int main(int argc, char** argv) {
     ScenarioAsync(comm);
   } else if (scenario == "record") {
     ScenarioRecord(comm);
+  } else if (scenario == "die_idle") {
+    if (argc < 6) return 2;
+    return ScenarioDieWhileIdle(comm, std::atoi(argv[5]));
   } else if (scenario == "die") {
     if (argc < 7) return 2;
     return ScenarioDie(comm, std::atoi(argv[5]), argv[6]);
