@@ -25,6 +25,8 @@ PYBIND11_MODULE(_nbox_c10d, module) {
                                                                               "ProcessGroupNbox")
       .def("mark_iteration", &nbox::torch_backend::ProcessGroupNbox::MarkIteration,
            pybind11::arg("iteration"), pybind11::arg("begin"),
+           pybind11::call_guard<pybind11::gil_scoped_release>())
+      .def("virtual_time_ns", &nbox::torch_backend::ProcessGroupNbox::VirtualTimeNs,
            pybind11::call_guard<pybind11::gil_scoped_release>());
   module.def("create", &Create, pybind11::arg("store"), pybind11::arg("rank"),
              pybind11::arg("world_size"), pybind11::arg("timeout"),

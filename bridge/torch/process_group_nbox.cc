@@ -452,4 +452,10 @@ void ProcessGroupNbox::MarkIteration(uint64_t iteration, bool begin) {
   Check(nboxMarkIteration(comm_, iteration, begin ? 1 : 0), "marking an iteration");
 }
 
+uint64_t ProcessGroupNbox::VirtualTimeNs() const {
+  uint64_t ns = 0;
+  Check(nboxCommVirtualTimeNs(comm_, &ns), "reading the rank's clock");
+  return ns;
+}
+
 }  // namespace nbox::torch_backend

@@ -66,6 +66,9 @@ class ProcessGroupNbox : public c10d::ProcessGroup {
   // Marks the start or end of training iteration `iteration` at this rank's clock
   // (nboxMarkIteration), for the report's own iteration times of a real rank.
   void MarkIteration(uint64_t iteration, bool begin);
+  // The rank's clock in ns (nboxCommVirtualTimeNs): virtual under nbox-cosim, else the steady
+  // wall clock; what a script times its iterations with to compare the two.
+  uint64_t VirtualTimeNs() const;
 
  private:
   // An enqueued operation: the runtime's request, what to do once it is done, and the
