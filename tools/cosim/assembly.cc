@@ -201,6 +201,8 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   a.job = helper.Install(a.transport, programs);
   a.memory = a.net.memory;
   AddScheduleMemory(programs, a.job->GetCommunicators(), a.memory);
+  if (s.output.messages == "csv")
+    AddMessageLogMemory(programs, a.job->GetCommunicators(), a.memory);
   RefuseUnlessItFits(a.memory, available_bytes, s);
   return a;
 }

@@ -28,6 +28,12 @@ namespace nbox::cosim {
 // channels x a Send and a Recv): 126 bytes, rounded up.
 inline constexpr double kBytesPerScheduleStep = 130;
 
+// Measured bytes per logged message (output.messages = csv: the record, its dependencies and
+// its line of messages.csv until the run ends): scenarios/default.ini --set network.model=flow
+// --set collectives.chunk=16KiB, 263,424 messages, peak 98,228 KiB against 30,400 KiB without
+// the log: 264 bytes each, rounded up.
+inline constexpr double kBytesPerLoggedMessage = 270;
+
 // What one network build costs: a fixed part (the process, ns-3's libraries), a part per link
 // and a part per route entry. Measured by tools/bench/nbox-bench-memory (peak memory of
 // `--check` on fat-trees of k = 4 .. 40, least squares; figures in tools/bench/README.md).
@@ -45,8 +51,16 @@ struct MemoryEstimate {
   uint64_t schedule_steps = 0;     // summed over emulated ranks, each at its largest collective
   uint64_t schedule_bytes = 0;     // schedule_steps x kBytesPerScheduleStep
   bool schedules_counted = false;  // AddScheduleMemory ran (the job is built)
-  uint64_t total_bytes() const { return network_bytes + schedule_bytes; }
+  uint64_t logged_messages = 0;    // output.messages: at most this many messages in the log
+  uint64_t message_bytes = 0;      // logged_messages x kBytesPerLoggedMessage
+  uint64_t total_bytes() const { return network_bytes + schedule_bytes + message_bytes; }
 };
+
+// Adds the message log's memory (output.messages = csv): a bound on every message the emulated
+// ranks send over the whole run (each collective's send steps, each transfer's chunks).
+void AddMessageLogMemory(const work::JobPrograms& job,
+                         const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
+                         MemoryEstimate& estimate);
 
 // The network model's build for `topology`, before it is built.
 MemoryEstimate EstimateNetworkMemory(const scenario::Scenario& scenario,
