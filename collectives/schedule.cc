@@ -68,6 +68,10 @@ bool IsRooted(CollectiveOp op) {
   return op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
 }
 
+bool IsGathered(CollectiveOp op) {
+  return op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter;
+}
+
 std::string_view ToString(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::kAllReduce:

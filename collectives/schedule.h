@@ -43,6 +43,8 @@ std::string_view ToString(Algorithm algorithm);
 
 // Broadcast and reduce: the collectives with a root (CollectiveSpec::root).
 bool IsRooted(CollectiveOp op);
+// All-gather and reduce-scatter: `bytes` is every rank's part together (NCCL counts one part).
+bool IsGathered(CollectiveOp op);
 
 // The size convention is nccl-tests': `bytes` is the all-reduce buffer, the all-gather
 // output (each rank contributes bytes / world_size), the reduce-scatter input (each rank

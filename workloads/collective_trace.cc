@@ -134,9 +134,7 @@ ParsedLine ParseLine(const std::string& text, const std::string& where, int line
   const uint64_t count = read.Unsigned("count");
   if (count == 0) read.Fail("\"count\" is 0; NCCL launches no collective of 0 elements");
   // NCCL's count is per rank for all-gather (the input) and reduce-scatter (the output).
-  const bool per_rank =
-      c.op == coll::CollectiveOp::kAllGather || c.op == coll::CollectiveOp::kReduceScatter;
-  const uint64_t ranks_factor = per_rank ? static_cast<uint64_t>(parsed.nranks) : 1;
+  const uint64_t ranks_factor = coll::IsGathered(c.op) ? static_cast<uint64_t>(parsed.nranks) : 1;
   if (count > std::numeric_limits<uint64_t>::max() / *element / ranks_factor) {
     read.Fail(fmt::format("\"count\" {} of {} is too large", count, datatype));
   }

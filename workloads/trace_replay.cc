@@ -77,13 +77,18 @@ JobPrograms MakeTraceReplayJob(const CollectiveTrace& trace, int iterations) {
     job.stream_names.push_back(trace.communicators.size() == 1 ? "collectives"
                                                                : job.communicators.back().name);
   }
+  // Each rank's communicators from their members (a scan of every communicator per rank is
+  // W^2 for a trace scaled to thousands of ranks).
   job.rank_comms.resize(trace.ranks.size());
+  for (size_t c = 0; c < job.communicators.size(); ++c) {
+    for (int rank : job.communicators[c].ranks) {
+      job.rank_comms[static_cast<size_t>(rank)].push_back(static_cast<int>(c));
+    }
+  }
   for (size_t r = 0; r < trace.ranks.size(); ++r) {
     Slots slots;
-    for (size_t c = 0; c < job.communicators.size(); ++c) {
-      if (RankIn(job.communicators[c], static_cast<int>(r)) < 0) continue;
-      slots[static_cast<int>(c)] = static_cast<int>(job.rank_comms[r].size());
-      job.rank_comms[r].push_back(static_cast<int>(c));
+    for (size_t slot = 0; slot < job.rank_comms[r].size(); ++slot) {
+      slots[job.rank_comms[r][slot]] = static_cast<int>(slot);
     }
     auto program = std::make_shared<RankProgram>();
     program->iterations = iterations;
@@ -93,14 +98,6 @@ JobPrograms MakeTraceReplayJob(const CollectiveTrace& trace, int iterations) {
     job.programs.push_back(std::move(program));
   }
   return job;
-}
-
-std::vector<RankProgram> MakeTraceReplayPrograms(const CollectiveTrace& trace, int iterations) {
-  std::vector<RankProgram> programs;
-  for (const auto& program : MakeTraceReplayJob(trace, iterations).programs) {
-    programs.push_back(*program);
-  }
-  return programs;
 }
 
 JobPrograms LoadTraceReplayJob(const std::string& path, int world_size, int iterations,

@@ -31,8 +31,6 @@ namespace nbox::work {
 // With several communicators a collective's label names its communicator and its place there
 // ("trace comm2 #5 AllReduce"). Throws std::invalid_argument for iterations < 1.
 JobPrograms MakeTraceReplayJob(const CollectiveTrace& trace, int iterations);
-// The programs of MakeTraceReplayJob alone.
-std::vector<RankProgram> MakeTraceReplayPrograms(const CollectiveTrace& trace, int iterations);
 // "world" for communicator 0, "comm<c>" for the others.
 std::string CommunicatorName(const CollectiveTrace& trace, int comm);
 

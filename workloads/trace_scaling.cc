@@ -18,10 +18,6 @@ constexpr std::pair<TraceScaling, std::string_view> kNames[] = {
     {TraceScaling::kFixedPerRank, "fixed-per-rank"},
 };
 
-bool IsGathered(coll::CollectiveOp op) {
-  return op == coll::CollectiveOp::kAllGather || op == coll::CollectiveOp::kReduceScatter;
-}
-
 // How a recorded communicator becomes communicators of the scaled job.
 struct Plan {
   bool widened = false;     // spans every replica: one communicator over all D replicas
@@ -147,7 +143,7 @@ CollectiveTrace ScaleCollectiveTrace(const CollectiveTrace& trace, int world_siz
             "{}-rank job",
             trace.path, c.line, coll::ToString(c.op), c.root, size, world_size));
       }
-      if (IsGathered(c.op) && scaling == TraceScaling::kFixedPerRank) {
+      if (coll::IsGathered(c.op) && scaling == TraceScaling::kFixedPerRank) {
         // Recorded as count x its ranks elements: one rank's part is bytes / ranks exactly.
         c.bytes = c.bytes / recorded_size * size;
         if (c.bytes > kMaxCollectiveBytes) {

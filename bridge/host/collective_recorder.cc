@@ -51,9 +51,8 @@ std::optional<bridge::profiler::CollectiveRecord> CollectiveRecorder::Launch(con
   record.pid = static_cast<int>(getpid());
   record.func = std::string(coll::ToString(spec.op));
   // NCCL's counts: per rank for AllGather (its input) and ReduceScatter (its output).
-  const bool per_rank =
-      spec.op == coll::CollectiveOp::kAllGather || spec.op == coll::CollectiveOp::kReduceScatter;
-  record.count = spec.bytes / spec.element_bytes / (per_rank ? spec.world_size : 1);
+  record.count =
+      spec.bytes / spec.element_bytes / (coll::IsGathered(spec.op) ? spec.world_size : 1);
   record.datatype = NcclTypeName(part.type);
   record.root = spec.root;
   record.algo = std::string(coll::ToString(spec.algorithm));  // nbox's name, not NCCL's

@@ -1,10 +1,11 @@
-// MakeTraceReplayPrograms on the hand-written two-rank trace: the ops worked out by hand from
+// MakeTraceReplayJob on the hand-written two-rank trace: the ops worked out by hand from
 // the rules in workloads/trace_replay.h.
 #include "workloads/trace_replay.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +17,12 @@ namespace {
 
 // A compact picture of an op: "begin 0", "coll AllReduce 1048576 trace #0 AllReduce", "wait",
 // "compute 1000ns compute before trace #1", "end 0".
+// The replayed job's programs, one per rank.
+std::vector<std::shared_ptr<const RankProgram>> Programs(const CollectiveTrace& trace,
+                                                         int iterations) {
+  return MakeTraceReplayJob(trace, iterations).programs;
+}
+
 std::vector<std::string> Describe(const RankProgram& program, int iteration) {
   std::vector<std::string> lines;
   for (const Op& op : program.ops) {
@@ -53,12 +60,12 @@ CollectiveTrace Fixture() {
 }
 
 TEST(TraceReplay, RankZeroWaitsWhenItLaunchedAfterTheEndAndOverlapsOtherwise) {
-  const std::vector<RankProgram> programs = MakeTraceReplayPrograms(Fixture(), 1);
+  const std::vector<std::shared_ptr<const RankProgram>> programs = Programs(Fixture(), 1);
   ASSERT_EQ(programs.size(), 2u);
-  EXPECT_EQ(programs[0].iterations, 1);
+  EXPECT_EQ(programs[0]->iterations, 1);
   // AllReduce 1000-5000; AllGather 6000-11900 starts after it ended: wait, 1000 ns;
   // ReduceScatter starts at 7000 while the all-gather runs: 7000 - 6000 ns, no wait.
-  EXPECT_EQ(Describe(programs[0], 0),
+  EXPECT_EQ(Describe(*programs[0], 0),
             (std::vector<std::string>{
                 "begin 0", "coll AllReduce 1048576 trace #0 AllReduce", "wait",
                 "compute 1000ns compute before trace #1", "coll AllGather 8192 trace #1 AllGather",
@@ -67,10 +74,10 @@ TEST(TraceReplay, RankZeroWaitsWhenItLaunchedAfterTheEndAndOverlapsOtherwise) {
 }
 
 TEST(TraceReplay, RankOneHasItsOwnGaps) {
-  const std::vector<RankProgram> programs = MakeTraceReplayPrograms(Fixture(), 1);
+  const std::vector<std::shared_ptr<const RankProgram>> programs = Programs(Fixture(), 1);
   // AllReduce 1200-5100; AllGather 9100-12000: wait, 4000 ns; ReduceScatter 12500: wait,
   // 500 ns.
-  EXPECT_EQ(Describe(programs[1], 0),
+  EXPECT_EQ(Describe(*programs[1], 0),
             (std::vector<std::string>{
                 "begin 0", "coll AllReduce 1048576 trace #0 AllReduce", "wait",
                 "compute 4000ns compute before trace #1", "coll AllGather 8192 trace #1 AllGather",
@@ -79,10 +86,10 @@ TEST(TraceReplay, RankOneHasItsOwnGaps) {
 }
 
 TEST(TraceReplay, EachIterationReplaysTheWholeTrace) {
-  const std::vector<RankProgram> programs = MakeTraceReplayPrograms(Fixture(), 3);
-  EXPECT_EQ(programs[1].iterations, 3);
-  EXPECT_EQ(programs[1].ops.size(), 3u * 10);
-  EXPECT_EQ(Describe(programs[1], 2),
+  const std::vector<std::shared_ptr<const RankProgram>> programs = Programs(Fixture(), 3);
+  EXPECT_EQ(programs[1]->iterations, 3);
+  EXPECT_EQ(programs[1]->ops.size(), 3u * 10);
+  EXPECT_EQ(Describe(*programs[1], 2),
             (std::vector<std::string>{
                 "begin 2", "coll AllReduce 1048576 trace #0 AllReduce", "wait",
                 "compute 4000ns compute before trace #1", "coll AllGather 8192 trace #1 AllGather",
@@ -97,7 +104,7 @@ TEST(TraceReplay, BackToBackCollectivesGetNoComputeOp) {
   trace.ranks = {{{1, coll::CollectiveOp::kAllReduce, 64, 0, 100},
                   {2, coll::CollectiveOp::kAllReduce, 64, 100, 200},
                   {3, coll::CollectiveOp::kAllReduce, 64, 150, 300}}};
-  EXPECT_EQ(Describe(MakeTraceReplayPrograms(trace, 1)[0], 0),
+  EXPECT_EQ(Describe(*Programs(trace, 1)[0], 0),
             (std::vector<std::string>{"begin 0", "coll AllReduce 64 trace #0 AllReduce", "wait",
                                       "coll AllReduce 64 trace #1 AllReduce",
                                       "compute 50ns compute before trace #2",
@@ -148,7 +155,7 @@ TEST(TraceReplay, LoadingChecksTheJobSize) {
 }
 
 TEST(TraceReplay, RefusesZeroIterations) {
-  EXPECT_THROW(MakeTraceReplayPrograms(Fixture(), 0), std::invalid_argument);
+  EXPECT_THROW(MakeTraceReplayJob(Fixture(), 0), std::invalid_argument);
 }
 
 }  // namespace
