@@ -486,7 +486,8 @@ void BridgeServer::Impl::End(ServerSession& session, const std::string& reason) 
   if (session.state() == State::kClosed) return;
   const int rank = session.rank;
   const bool was_open = rank >= 0 && RankSession(rank) == &session;
-  if (was_open) Forget(session);
+  // A rank that said Goodbye leaves its messages in flight to be delivered.
+  if (was_open) Forget(session, session.said_goodbye);
   if (!session.end_reason().empty()) {
     session.CloseNow();  // the socket is gone: nothing more can be written
   } else {
@@ -495,10 +496,10 @@ void BridgeServer::Impl::End(ServerSession& session, const std::string& reason) 
   if (was_open && !session.said_goodbye) sink_->OnDisconnect(rank, reason);
 }
 
-void BridgeServer::Impl::Forget(ServerSession& session) {
+void BridgeServer::Impl::Forget(ServerSession& session, bool keep_in_flight) {
   const int rank = session.rank;
   ranks_[static_cast<size_t>(rank)] = nullptr;
-  store_.ForgetRank(rank);
+  store_.ForgetRank(rank, keep_in_flight);
   for (auto it = requests_.begin(); it != requests_.end();) {
     it = it->first.first == rank ? requests_.erase(it) : std::next(it);
   }

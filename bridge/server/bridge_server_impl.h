@@ -89,7 +89,7 @@ class BridgeServer::Impl {
   void ProtocolError(ServerSession& session, const std::string& reason);
   // Ends a session, reporting an open rank's end to the sink; `reason` "" for a Goodbye.
   void End(ServerSession& session, const std::string& reason);
-  void Forget(ServerSession& session);
+  void Forget(ServerSession& session, bool keep_in_flight = false);
   void TrackId(ServerSession& session, uint64_t id);
   ServerSession* RankSession(int rank) const;
   void Warn(const std::string& text) const;

@@ -179,7 +179,8 @@ void BridgeServer::Impl::HandleClose(ServerSession& session, const wire::Close& 
     }
   }
   for (uint64_t request : requests) {
-    store_.Forget(session.rank, request);
+    // Closing a comm in order leaves its messages in flight to be delivered.
+    store_.Forget(session.rank, request, /*keep_in_flight=*/true);
     requests_.erase({session.rank, request});
   }
   sink_->OnConnectionClosed(session.rank, connection);

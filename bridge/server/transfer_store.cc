@@ -8,6 +8,9 @@
 namespace nbox::bridge::server {
 
 void TransferStore::AddSend(int rank, uint64_t request, uint64_t size, bool payload_wanted) {
+  // A message an earlier session of the rank left in flight under the same id (ids restart
+  // with each session) gives way to the new one.
+  Forget(rank, request);
   SendRecord& record = sends_[{rank, request}];
   record.size = size;
   record.payload_wanted = payload_wanted;
@@ -206,8 +209,13 @@ void TransferStore::Settle(const Key& send) {
   if (record.completed && (record.delivered || !record.payload_wanted)) sends_.erase(send);
 }
 
-void TransferStore::Forget(int rank, uint64_t request) {
+void TransferStore::Forget(int rank, uint64_t request, bool keep_in_flight) {
   auto send = sends_.find({rank, request});
+  if (send != sends_.end() && keep_in_flight && send->second.PayloadIn() &&
+      !send->second.delivered) {
+    send->second.complete_vtime.reset();  // nobody to tell any more
+    return;
+  }
   if (send != sends_.end()) {
     if (send->second.payload_wanted && !send->second.delivered) held_bytes_ -= send->second.size;
     if (send->second.delivery) {
@@ -220,7 +228,7 @@ void TransferStore::Forget(int rank, uint64_t request) {
   recvs_.erase({rank, request});
 }
 
-void TransferStore::ForgetRank(int rank) {
+void TransferStore::ForgetRank(int rank, bool keep_in_flight) {
   std::vector<uint64_t> requests;
   for (const auto& [key, record] : sends_) {
     if (key.first == rank) requests.push_back(key.second);
@@ -228,7 +236,7 @@ void TransferStore::ForgetRank(int rank) {
   for (const auto& [key, record] : recvs_) {
     if (key.first == rank) requests.push_back(key.second);
   }
-  for (uint64_t request : requests) Forget(rank, request);
+  for (uint64_t request : requests) Forget(rank, request, keep_in_flight);
 }
 
 }  // namespace nbox::bridge::server

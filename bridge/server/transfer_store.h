@@ -41,8 +41,13 @@ class TransferStore {
                         uint64_t delivery_vtime);
 
   // Drops a request (its comm was closed or failed); a receive it was to fill is left unfilled.
-  void Forget(int rank, uint64_t request);
-  void ForgetRank(int rank);
+  // With `keep_in_flight` a send whose payload is in and that is not delivered yet stays: the
+  // message is in the network, and its receiver may post the receive only after the sender
+  // closed the comm or left (a sender whose last send completed, then ended its job).
+  void Forget(int rank, uint64_t request, bool keep_in_flight = false);
+  // Forget for every request of a rank whose session ended (keeping messages in flight when
+  // it said Goodbye).
+  void ForgetRank(int rank, bool keep_in_flight = false);
 
   uint64_t held_payload_bytes() const { return held_bytes_; }
   // A completion of `rank` the simulator asked for waits for a payload still on its way (a

@@ -255,6 +255,62 @@ TEST(BridgeServer, AMessageTravelsFromOneRankToAnother) {
   EXPECT_FALSE(server.DeliverFromSend(1, 31, 0, 0, 21, 950));
 }
 
+// A sender whose send completed may close its comm and end its job (Goodbye) before the
+// receiver posts the receive that message is for (seen with two real PyTorch ranks: the
+// receiver's last receive then never completed). The message stays in flight and is
+// delivered; a sender that disconnects without Goodbye takes its messages with it.
+TEST(BridgeServer, AMessageOutlivesASenderThatSaidGoodbye) {
+  RecordingSink sink;
+  BridgeServer server(Options(3), &sink);
+  RawClient a(server, server.unix_endpoint());
+  RawClient b(server, server.unix_endpoint());
+  RawClient c(server, server.unix_endpoint());
+  Expect<wire::Welcome>(a.Handshake(0, 3));
+  Expect<wire::Welcome>(b.Handshake(1, 3));
+  Expect<wire::Welcome>(c.Handshake(2, 3));
+  b.Send(wire::Listen{10, 77});
+  b.Send(wire::Listen{11, 78});
+  a.Send(wire::Connect{20, 1, 0, 10, 77});
+  c.Send(wire::Connect{40, 1, 0, 11, 78});
+  Expect<wire::Connected>(a.Receive());
+  const wire::Incoming from_a = Expect<wire::Incoming>(b.Receive());
+  Expect<wire::Connected>(c.Receive());
+  const wire::Incoming from_c = Expect<wire::Incoming>(b.Receive());
+  b.Send(wire::Accept{from_a.connection, 30});
+  b.Send(wire::Accept{from_c.connection, 50});
+
+  const uint8_t bytes[] = {'b', 'y', 'e'};
+  for (RawClient* sender : {&a, &c}) {
+    const uint64_t comm = sender == &a ? 20 : 40;
+    sender->Send(wire::PostSend{21, comm, 500, 3, 0});
+    sender->Send(wire::Data{21, 0, 0, wire::ByteView{bytes, 3}});
+  }
+  PumpFor(server, milliseconds(20));
+  EXPECT_TRUE(server.CompleteSend(0, 21, 900));
+  EXPECT_EQ(Expect<wire::Complete>(a.Receive()).request, 21u);
+  EXPECT_TRUE(server.CompleteSend(2, 21, 900));
+  EXPECT_EQ(Expect<wire::Complete>(c.Receive()).request, 21u);
+  a.Send(wire::Close{wire::CloseKind::kSend, 20});
+  c.Send(wire::Close{wire::CloseKind::kSend, 40});
+  PumpFor(server, milliseconds(20));
+  a.Send(wire::Goodbye{950});
+  EXPECT_TRUE(a.ClosedByServer());
+  c.Close();
+  PumpFor(server, milliseconds(50));
+
+  b.Send(wire::PostRecv{31, 30, 1000, {{8, 0}}});
+  b.Send(wire::PostRecv{32, 50, 1000, {{8, 0}}});
+  PumpFor(server, milliseconds(20));
+  EXPECT_TRUE(server.DeliverFromSend(1, 31, 0, 0, 21, 1000));
+  const wire::Complete received = Expect<wire::Complete>(b.Receive());
+  EXPECT_EQ(received.request, 31u);
+  EXPECT_EQ(received.sizes, std::vector<uint64_t>({3}));
+  const wire::Data data = Expect<wire::Data>(b.Receive());
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(data.bytes.data), data.bytes.size), "bye");
+  EXPECT_FALSE(server.DeliverFromSend(1, 32, 0, 2, 21, 1000)) << "the disconnected sender's";
+  EXPECT_EQ(server.held_payload_bytes(), 0u);
+}
+
 TEST(BridgeServer, AReceiveWithSeveralBuffersCompletesWhenAllAreFilled) {
   RecordingSink sink;
   BridgeServer server(Options(2), &sink);

@@ -69,8 +69,14 @@ RealRankBridge::RealRankBridge(RealRankBridgeConfig config,
                                        ns3::Time delivered) {
     const uint64_t at = static_cast<uint64_t>(delivered.GetNanoSeconds());
     try {
-      server_->DeliverFromSend(static_cast<int>(recv_rank), recv_request, 0,
-                               static_cast<int>(send_rank), send_request, at);
+      const bool delivered_now =
+          server_->DeliverFromSend(static_cast<int>(recv_rank), recv_request, 0,
+                                   static_cast<int>(send_rank), send_request, at);
+      if (Tracing()) {
+        std::cerr << fmt::format("trace: deliver r{} request {} from r{} request {}: {}\n",
+                                 recv_rank, recv_request, send_rank, send_request,
+                                 delivered_now ? "handed to the store" : "no such send");
+      }
     } catch (const std::invalid_argument& e) {
       Fail(fmt::format("delivering a message of {} to {}: {}", Name(send_rank), Name(recv_rank),
                        e.what()));
@@ -353,6 +359,7 @@ void RealRankBridge::OnOp(int rank, const bridge::wire::OpReport& op) {
 }
 
 void RealRankBridge::OnGoodbye(int rank, uint64_t vtime) {
+  if (Tracing()) std::cerr << fmt::format("trace: goodbye r{} t={} now={}\n", rank, vtime, NowNs());
   NoteFrame(rank);
   Activity(rank).report.said_goodbye = true;
   bounds_->OnActivity(rank, vtime);
