@@ -353,28 +353,27 @@ ncclResult_t BridgeClient::VirtualTimeNs(uint64_t* ns) {
 void BridgeClient::WaitEvents(uint64_t seen, int timeout_us) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (failed_ || events_.load(std::memory_order_acquire) != seen) return;
-  ++blocked_waiters_;
+  const WaitState::Waiter waiter = waits_.Enter(seen);
   UpdateBlockedLocked(WallClock::now());
   events_cv_.wait_for(lock, std::chrono::microseconds(std::max(timeout_us, 0)),
                       [&] { return failed_ || events_.load(std::memory_order_acquire) != seen; });
-  --blocked_waiters_;
+  waits_.Leave(waiter);
   UpdateBlockedLocked(WallClock::now());
 }
 
 void BridgeClient::ProgramWaiting(bool waiting) {
   std::lock_guard<std::mutex> lock(mutex_);
-  program_tracking_ = true;
-  if (waiting) {
-    ++program_waiters_;
-  } else if (program_waiters_ > 0) {
-    --program_waiters_;
-  }
+  waits_.ProgramWaiting(waiting);
   UpdateBlockedLocked(WallClock::now());
 }
 
 void BridgeClient::UpdateBlockedLocked(WallClock::time_point now) {
   if (clock_.mode() != wire::ClockMode::kVirtual) return;
-  const bool blocked = blocked_waiters_ > 0 && (!program_tracking_ || program_waiters_ > 0);
+  // A completion held until the clock reached its delivery, which it now has, wakes its waiter
+  // without news from the simulator (the I/O thread releases it next, or once its bytes are
+  // in): the rank is not blocked, and a blocked promise now would be false.
+  const bool blocked =
+      waits_.Blocked(events_.load(std::memory_order_acquire)) && !HoldsDueLocked(now);
   if (blocked == clock_.blocked()) return;
   if (!blocked) {
     clock_.Unblock(now);

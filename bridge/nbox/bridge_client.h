@@ -27,6 +27,7 @@
 #include "bridge/nbox/nbox_comms.h"
 #include "bridge/nbox/out_queue.h"
 #include "bridge/nbox/rank_clock.h"
+#include "bridge/nbox/wait_state.h"
 #include "bridge/wire/frame_codec.h"
 
 namespace nbox::bridge::nboxnet {
@@ -85,8 +86,12 @@ class BridgeClient {
   void OnData(const wire::Data& data);
   void OnError(const wire::Error& error);
   void ReleaseDue(RankClock::WallClock::time_point now);
-  // Virtual mode: the clock stands still exactly while a thread waits in WaitEvents and (once
-  // the program reports its waits) the program waits too; sends the blocked Promise.
+  // A held completion whose delivery time the clock has reached (released once its bytes are
+  // in).
+  bool HoldsDueLocked(RankClock::WallClock::time_point now) const;
+  // Virtual mode: the clock stands still exactly while a thread waits in WaitEvents with no
+  // event since it began and (once the program reports its waits) the program waits too
+  // (wait_state.h); sends the blocked Promise.
   void UpdateBlockedLocked(RankClock::WallClock::time_point now);
   // The keep-alive: realtime ranks, and virtual ranks whose clock runs while requests are in
   // flight, promise their clock every kRunningPromiseInterval (so the simulator can keep up
@@ -131,11 +136,9 @@ class BridgeClient {
   std::map<uint64_t, ListenComm*> listens_;
   std::map<uint64_t, DataComm*> connecting_;  // send comms waiting for Connected
   std::map<uint64_t, std::string> refusals_;  // why a connect was refused, by comm id
-  int blocked_waiters_ = 0;                   // threads in WaitEvents
-  bool program_tracking_ = false;             // the program reports its waits (ProgramWaiting)
-  int program_waiters_ = 0;
-  uint64_t activity_ = 0;               // posts, releases and Completes received so far
-  uint64_t promised_activity_ = ~0ull;  // activity_ at the last blocked Promise
+  WaitState waits_;                           // threads in WaitEvents, the program's waits
+  uint64_t activity_ = 0;                     // posts, releases and Completes received so far
+  uint64_t promised_activity_ = ~0ull;        // activity_ at the last blocked Promise
   // Complete frames received in this session (wrapping): every Promise carries it, so the
   // server knows whether the rank had seen its latest completion when it promised.
   uint32_t completions_seen_ = 0;

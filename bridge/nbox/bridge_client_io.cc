@@ -298,6 +298,12 @@ void BridgeClient::ReleaseDue(WallClock::time_point now) {
   for (Request* r : due) Finish(r);
 }
 
+bool BridgeClient::HoldsDueLocked(WallClock::time_point now) const {
+  const uint64_t vnow = NowLocked(now);
+  return std::any_of(held_.begin(), held_.end(),
+                     [&](const Request* r) { return r->delivery_vtime <= vnow; });
+}
+
 void BridgeClient::Finish(Request* r) {
   requests_.erase(r->id);
   if (!r->is_send && !r->direct) {

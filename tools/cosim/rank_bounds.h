@@ -11,7 +11,9 @@
 //   clock to d), so bound = the smallest such d; with none, bound = +infinity until the
 //   simulator next completes a request of the rank: that wakes it, bound = max(t, d) until
 //   the rank says more. The simulator stops at every completion of a real rank, so it never
-//   passes d before the rank answers;
+//   passes d before the rank answers. A delivery at or before t needs no bound: the plugin
+//   makes no blocked promise while it holds a completion already due or a waiter has news it
+//   has not acted on (bridge/nbox/wait_state.h);
 //   A blocked promise counts only when the rank had seen every completion the simulator
 //   sent it (the Promise frame carries how many it received). One made before the rank
 //   received the latest completion says nothing about the wait that completion ends (the
