@@ -584,18 +584,41 @@ nboxResult_t nboxGroupEnd(void) {
   return nboxSuccess;
 }
 
-nboxResult_t nboxWait(nboxRequest_t request) {
-  if (request == nullptr) return nbox::host::Failed(nboxInvalidArgument, "nboxWait: NULL request");
-  if (!request->operation->launched()) {
-    return nbox::host::Failed(nboxInvalidUsage,
-                              "nboxWait on a call of a group that nboxGroupEnd has not launched");
+namespace {
+
+nboxResult_t WaitAndRelease(const char* call, nboxRequest_t request, bool program_waits) {
+  if (request == nullptr) {
+    return nbox::host::Failed(nboxInvalidArgument, std::string(call) + ": NULL request");
   }
-  const nboxResult_t result = request->operation->Wait();
+  if (!request->operation->launched()) {
+    return nbox::host::Failed(
+        nboxInvalidUsage,
+        std::string(call) + " on a call of a group that nboxGroupEnd has not launched");
+  }
+  const nboxResult_t result =
+      program_waits ? request->operation->Wait() : request->operation->WaitInBackground();
   delete request;
   if (result != nboxSuccess) {
     return nbox::host::Failed(result, "the operation failed; see nboxGetLastError(comm)");
   }
   return nboxSuccess;
+}
+
+}  // namespace
+
+nboxResult_t nboxWait(nboxRequest_t request) {
+  return WaitAndRelease("nboxWait", request, true);
+}
+
+nboxResult_t nboxWaitInBackground(nboxRequest_t request) {
+  return WaitAndRelease("nboxWaitInBackground", request, false);
+}
+
+nboxResult_t nboxProgramWaiting(nboxComm_t comm, int waiting) {
+  return Guard([&] {
+    CheckComm(comm, "nboxProgramWaiting");
+    comm->impl->ProgramWaiting(waiting != 0);
+  });
 }
 
 nboxResult_t nboxTest(nboxRequest_t request, int* done) {

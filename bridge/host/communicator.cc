@@ -163,6 +163,10 @@ void Communicator::ReportIteration(uint64_t iteration, bool begin) {
   }
 }
 
+void Communicator::ProgramWaiting(bool waiting) {
+  if (const nboxNetExt_v2_t* ext = plugin_->ext2()) ext->programWaiting(waiting ? 1 : 0);
+}
+
 std::shared_ptr<const coll::RankSchedule> Communicator::ScheduleFor(
     const coll::CollectiveSpec& spec) {
   const SpecKey key = KeyOf(spec);

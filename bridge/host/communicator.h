@@ -57,6 +57,9 @@ class Communicator {
   // `seq` of a collective is drawn here (the communicator's call number). Throws HostError.
   void ReportCollective(nboxOpReport report);
   void ReportIteration(uint64_t iteration, bool begin);
+  // nboxProgramWaiting: the program starts or stops waiting outside nboxWait (the plugin
+  // counts; a no-op under plugins without nboxNetExt_v2).
+  void ProgramWaiting(bool waiting);
   // Starts `part`'s line of the collective trace when NBOX_PROFILE_TRACE names one (at the
   // call, on the rank's clock); the runtime thread writes it when the operation ends.
   void RecordLaunch(Part& part);

@@ -77,14 +77,11 @@ class Operation {
     }
     cv_.notify_all();
   }
-  nboxResult_t Wait() {
-    nboxResult_t result;
-    if (Poll(&result)) return result;
-    ProgramWait waiting(clock_ext);  // not under mutex_: the plugin takes its own lock
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return finished_; });
-    return result_;
-  }
+  // The program waits for it (nboxWait): a virtual rank's clock may stand still meanwhile.
+  nboxResult_t Wait() { return WaitTelling(clock_ext); }
+  // A thread waits on the program's behalf while the program goes on (nboxWaitInBackground):
+  // the plugin is not told, so the clock keeps running unless the program says it waits.
+  nboxResult_t WaitInBackground() { return WaitTelling(nullptr); }
   // True once finished, with the result in *result.
   bool Poll(nboxResult_t* result) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -101,6 +98,15 @@ class Operation {
   }
 
  private:
+  nboxResult_t WaitTelling(const nboxNetExt_v2_t* ext) {
+    nboxResult_t result;
+    if (Poll(&result)) return result;
+    ProgramWait waiting(ext);  // not under mutex_: the plugin takes its own lock
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return finished_; });
+    return result_;
+  }
+
   std::mutex mutex_;
   std::condition_variable cv_;
   bool launched_ = false;  // false while its group is open

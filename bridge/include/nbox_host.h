@@ -151,6 +151,16 @@ nboxResult_t nboxWait(nboxRequest_t request);
 /* *done = 1 (and the request released) once complete; the operation's result is returned. */
 nboxResult_t nboxTest(nboxRequest_t request, int* done);
 nboxResult_t nboxCommSynchronize(nboxComm_t comm);
+/* For a program that waits elsewhere than in nboxWait / nboxCommSynchronize, e.g. a framework
+ * whose completion thread waits on every request and fulfils the futures its program waits
+ * on. nboxWaitInBackground is nboxWait for such a thread: under nbox-cosim's virtual clock it
+ * does not count as the program waiting, so the rank's clock keeps running while the program
+ * computes. nboxProgramWaiting(comm, 1) and (comm, 0) bracket the program's own waits: only
+ * while the program waits (in nboxWait, nboxCommSynchronize or such a bracket) and an
+ * operation is in flight does a virtual rank's clock stand still. Brackets nest (each 1 needs
+ * its 0); under other plugins both are plain (nboxWait, no-op). */
+nboxResult_t nboxWaitInBackground(nboxRequest_t request);
+nboxResult_t nboxProgramWaiting(nboxComm_t comm, int waiting);
 /* *asyncError = the communicator's state without waiting (as ncclCommGetAsyncError): nboxSuccess,
  * or why it failed, also while the program is between calls (a peer or nbox-cosim gone is seen
  * within about 100 ms); nboxGetLastError(comm) says more. */

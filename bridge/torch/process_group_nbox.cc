@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "bridge/torch/program_waits.h"
+
 namespace nbox::torch_backend {
 namespace {
 
@@ -72,8 +74,9 @@ const at::Tensor& Single(const std::vector<at::Tensor>& tensors) {
 
 class NboxWork : public c10d::Work {
  public:
-  NboxWork(int rank, c10d::OpType type, c10::intrusive_ptr<c10::ivalue::Future> future)
-      : c10d::Work(rank, type), future_(std::move(future)) {}
+  NboxWork(int rank, c10d::OpType type, c10::intrusive_ptr<c10::ivalue::Future> future,
+           nboxComm_t comm)
+      : c10d::Work(rank, type), future_(std::move(future)), comm_(comm) {}
   bool isCompleted() override { return future_->completed(); }
   bool isSuccess() const override { return future_->completed() && !future_->hasError(); }
   std::exception_ptr exception() const override {
@@ -81,9 +84,13 @@ class NboxWork : public c10d::Work {
   }
   std::vector<at::Tensor> result() override { return future_->value().toTensorVector(); }
   // Waits without a limit: a peer's death fails the operation within about a second
-  // (nbox_host.h), which is what ends a stuck wait.
+  // (nbox_host.h), which is what ends a stuck wait. The program waits: its clock may stand
+  // still (program_waits.h). A completed future needs no wait (and may outlive the group).
   bool wait(std::chrono::milliseconds /*timeout*/) override {
-    future_->wait();
+    if (!future_->completed()) {
+      ProgramWaits::Waiting waiting(comm_);
+      future_->wait();
+    }
     if (future_->hasError()) std::rethrow_exception(future_->exception_ptr());
     return true;
   }
@@ -91,6 +98,7 @@ class NboxWork : public c10d::Work {
 
  private:
   c10::intrusive_ptr<c10::ivalue::Future> future_;
+  nboxComm_t comm_;
 };
 
 }  // namespace
@@ -166,7 +174,11 @@ ProcessGroupNbox::~ProcessGroupNbox() {
   }
   ready_.notify_all();
   stopped_.notify_all();
-  completer_.join();
+  ProgramWaits::Get().Forget(comm_);
+  {
+    ProgramWaits::Waiting waiting(comm_);  // for the operations still pending
+    completer_.join();
+  }
   if (watchdog_.joinable()) watchdog_.join();
   nboxCommDestroy(comm_);
 }
@@ -186,7 +198,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::Enqueue(c10d::OpType type, nbox
     pending_.push_back({request, std::move(finish), std::move(outputs), future});
   }
   ready_.notify_one();
-  return c10::make_intrusive<NboxWork>(rank_, type, future);
+  ProgramWaits::Get().Posted(comm_);
+  return c10::make_intrusive<NboxWork>(rank_, type, future, comm_);
 }
 
 void ProcessGroupNbox::CompleteInOrder() {
@@ -199,7 +212,8 @@ void ProcessGroupNbox::CompleteInOrder() {
       next = std::move(pending_.front());
       pending_.pop_front();
     }
-    const nboxResult_t result = nboxWait(next.request);
+    // Not the program's wait: it may compute and post meanwhile (program_waits.h).
+    const nboxResult_t result = nboxWaitInBackground(next.request);
     if (result != nboxSuccess) {
       next.future->setError(std::make_exception_ptr(
           c10::Error(std::string("nbox backend: an operation failed: ") +
@@ -218,6 +232,7 @@ void ProcessGroupNbox::CompleteInOrder() {
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::broadcast(std::vector<at::Tensor>& tensors,
                                                            const c10d::BroadcastOptions& opts) {
+  ProgramWaits::Get().Resumed();
   const at::Tensor& t = Single(tensors);
   nboxRequest_t request = nullptr;
   Check(nboxBroadcast(t.data_ptr(), t.data_ptr(), t.numel(), DataTypeOf(t),
@@ -228,6 +243,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::broadcast(std::vector<at::Tenso
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::allreduce(std::vector<at::Tensor>& tensors,
                                                            const c10d::AllreduceOptions& opts) {
+  ProgramWaits::Get().Resumed();
   at::Tensor t = Single(tensors);
   nboxRequest_t request = nullptr;
   Check(nboxAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), DataTypeOf(t), RedOpOf(opts.reduceOp),
@@ -238,6 +254,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::allreduce(std::vector<at::Tenso
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::reduce(std::vector<at::Tensor>& tensors,
                                                         const c10d::ReduceOptions& opts) {
+  ProgramWaits::Get().Resumed();
   at::Tensor t = Single(tensors);
   const int root = static_cast<int>(opts.rootRank);
   nboxRequest_t request = nullptr;
@@ -263,6 +280,7 @@ std::function<void()> ProcessGroupNbox::AverageIf(const c10d::ReduceOp& op, at::
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::_allgather_base(
     at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& /*opts*/) {
+  ProgramWaits::Get().Resumed();
   CheckTensor(output);
   CheckTensor(input);
   TORCH_CHECK(
@@ -278,6 +296,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::_allgather_base(
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::allgather(
     std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& /*opts*/) {
+  ProgramWaits::Get().Resumed();
   const at::Tensor& input = Single(inputs);
   TORCH_CHECK(outputs.size() == 1 && outputs[0].size() == static_cast<size_t>(size_),
               "nbox backend: allgather needs one list of world-size output tensors");
@@ -299,6 +318,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::allgather(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
+  ProgramWaits::Get().Resumed();
   CheckTensor(output);
   CheckTensor(input);
   TORCH_CHECK(
@@ -315,6 +335,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::_reduce_scatter_base(
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::reduce_scatter(
     std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ReduceScatterOptions& opts) {
+  ProgramWaits::Get().Resumed();
   const at::Tensor& output = Single(outputs);
   TORCH_CHECK(inputs.size() == 1 && inputs[0].size() == static_cast<size_t>(size_),
               "nbox backend: reduce_scatter needs one list of world-size input tensors");
@@ -333,6 +354,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::reduce_scatter(
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::alltoall_base(
     at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
     std::vector<int64_t>& input_splits, const c10d::AllToAllOptions& /*opts*/) {
+  ProgramWaits::Get().Resumed();
   CheckTensor(output);
   CheckTensor(input);
   const int64_t row = input.dim() > 0 && input.size(0) > 0 ? input.numel() / input.size(0) : 1;
@@ -385,7 +407,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::alltoall_base(
     auto future =
         c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
     future->markCompleted(c10::IValue(std::vector<at::Tensor>{output}));
-    return c10::make_intrusive<NboxWork>(rank_, c10d::OpType::ALLTOALL_BASE, future);
+    return c10::make_intrusive<NboxWork>(rank_, c10d::OpType::ALLTOALL_BASE, future, comm_);
   }
   return Enqueue(c10d::OpType::ALLTOALL_BASE, request, {output});
 }
@@ -393,6 +415,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::alltoall_base(
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::alltoall(std::vector<at::Tensor>& outputs,
                                                           std::vector<at::Tensor>& inputs,
                                                           const c10d::AllToAllOptions& opts) {
+  ProgramWaits::Get().Resumed();
   TORCH_CHECK(
       outputs.size() == static_cast<size_t>(size_) && inputs.size() == static_cast<size_t>(size_),
       "nbox backend: alltoall needs world-size lists of tensors");
@@ -420,11 +443,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::alltoall(std::vector<at::Tensor
   auto future =
       c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
   future->markCompleted(c10::IValue(outputs));
-  return c10::make_intrusive<NboxWork>(rank_, c10d::OpType::ALLTOALL, future);
+  return c10::make_intrusive<NboxWork>(rank_, c10d::OpType::ALLTOALL, future, comm_);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::send(std::vector<at::Tensor>& tensors, int dst,
                                                       int /*tag*/) {
+  ProgramWaits::Get().Resumed();
   const at::Tensor& t = Single(tensors);
   nboxRequest_t request = nullptr;
   Check(nboxSend(t.data_ptr(), t.numel(), DataTypeOf(t), dst, comm_, &request), "send");
@@ -433,6 +457,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::send(std::vector<at::Tensor>& t
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::recv(std::vector<at::Tensor>& tensors, int src,
                                                       int /*tag*/) {
+  ProgramWaits::Get().Resumed();
   const at::Tensor& t = Single(tensors);
   nboxRequest_t request = nullptr;
   Check(nboxRecv(t.data_ptr(), t.numel(), DataTypeOf(t), src, comm_, &request), "recv");
@@ -440,6 +465,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::recv(std::vector<at::Tensor>& t
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::barrier(const c10d::BarrierOptions& /*opts*/) {
+  ProgramWaits::Get().Resumed();
   // A one-element all-reduce: it cannot complete before every rank has called it.
   at::Tensor token = at::zeros({1}, at::kInt);
   nboxRequest_t request = nullptr;
@@ -449,6 +475,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::barrier(const c10d::BarrierOpti
 }
 
 void ProcessGroupNbox::MarkIteration(uint64_t iteration, bool begin) {
+  ProgramWaits::Get().Resumed();
   Check(nboxMarkIteration(comm_, iteration, begin ? 1 : 0), "marking an iteration");
 }
 

@@ -7,7 +7,13 @@
 - a script that raises after joining, and one whose process is killed, end the run within a
   second of the failure with exit status 1 and the rank named;
 - a killed nbox-cosim ends its PyTorch rank within a second, in a collective or computing
-  between calls (never a hang).
+  between calls (never a hang);
+- ranks 0 and 3 real at once (ranks 1-2 emulated) give the same losses, while their DDP
+  buckets travel as they compute the next ones;
+- a rank computing while its all-reduce travels has its clock run through the compute, after
+  a plain call and after a backward pass (tests/torch/compute_while_in_flight.py): 0.2 s of
+  compute moves the clock by 0.2 s (up to 0.25 s on a busy machine), and the all-reduce,
+  0.63 s on the simulated 100 Mb/s links, is still in flight.
 
     /usr/bin/python3 tests/torch/test_cosim_ddp.py BUILD_DIR
 """
@@ -48,13 +54,14 @@ def all_real():
     return losses(outputs[0])
 
 
-def cosim(work, launch_args, name):
+def cosim(work, launch_args, name, settings=()):
     out = os.path.join(work, name)
     launch = (f"PYTHONPATH={PYTHONPATH} {sys.executable} -m nbox_torch.run {launch_args}")
     start = time.monotonic()
+    sets = [arg for setting in settings for arg in ("--set", setting)]
     run = subprocess.run([COSIM, os.path.join(ROOT, "scenarios", "pytorch-ddp.ini"), "--set",
                           f"job.world_size={WORLD}", "--set", f"realranks.launch={launch}",
-                          "--out", out],
+                          *sets, "--out", out],
                          capture_output=True, text=True, timeout=300, cwd=ROOT)
     return run, out, time.monotonic() - start
 
@@ -108,6 +115,24 @@ def killed_cosim_ends_the_rank(work, script, ready):
     return [f"{name}: its PyTorch rank still ran 10 s later"]
 
 
+def clock_runs_while_computing(work):
+    script = os.path.join(ROOT, "tests", "torch", "compute_while_in_flight.py")
+    run, out, _ = cosim(work, script, "computing-in-flight", ["topology.host_link=100Mbps"])
+    with open(os.path.join(out, "rank0.log")) as f:
+        log = f.read()
+    found = dict(re.findall(r"^(\w+) advanced_ns (\d+) in_flight 1$", log, re.M))
+    if run.returncode != 0 or set(found) != {"COMPUTING", "AFTER_BACKWARD"}:
+        return [f"computing while in flight: exit {run.returncode}, log:\n{log}"]
+    failures = []
+    for name, advanced in found.items():
+        seconds = int(advanced) / 1e9
+        print(f"computing while in flight ({name}): the clock moved {seconds:.4f} s in 0.2 s")
+        if not 0.2 <= seconds <= 0.25:
+            failures.append(f"computing while in flight ({name}): the clock moved {seconds} s "
+                            "during 0.2 s of compute")
+    return failures
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="nbox-torch-cosim-") as work:
@@ -127,6 +152,20 @@ def main():
             failures.append(f"report: status {results['status']}, "
                             f"{rank['iterations_marked']} iterations marked")
         print(f"losses, 1 real rank of {WORLD} under nbox: {[l for _, l in emulated]}")
+
+        run, out, _ = cosim(work, f"{EXAMPLE} --epochs 1 --same-data", "ddp-0-3",
+                            ["realranks.ranks=0,3"])
+        if run.returncode != 0:
+            failures.append(f"ranks 0 and 3 real: exit {run.returncode}:\n{run.stdout}\n"
+                            f"{run.stderr}")
+        else:
+            for rank in (0, 3):
+                with open(os.path.join(out, f"rank{rank}.log")) as f:
+                    if losses(f.read()) != real:
+                        failures.append(f"ranks 0 and 3 real: rank {rank}'s losses differ")
+            print("ranks 0 and 3 real: the all-real run's losses on both")
+
+        failures += clock_runs_while_computing(work)
 
 
         for name in ("raise_after_init.py", "killed_after_init.py"):
