@@ -79,7 +79,8 @@ std::string BootstrapClient::CheckPeers() {
     }
     return "the bootstrap root sent an unexpected frame";
   } catch (const NetError&) {
-    return "the bootstrap root is gone (the process that called nboxGetUniqueId ended?)";
+    return "the bootstrap root is gone: the process hosting it ended (nbox-cosim, or the rank "
+           "that called nboxGetUniqueId)";
   }
 }
 

@@ -369,25 +369,24 @@ void BridgeClient::ProgramWaiting(bool waiting) {
 
 void BridgeClient::UpdateBlockedLocked(WallClock::time_point now) {
   if (clock_.mode() != wire::ClockMode::kVirtual) return;
-  // A completion held until the clock reached its delivery, which it now has, wakes its waiter
-  // without news from the simulator (the I/O thread releases it next, or once its bytes are
-  // in): the rank is not blocked, and a blocked promise now would be false.
-  const bool blocked =
-      waits_.Blocked(events_.load(std::memory_order_acquire)) && !HoldsDueLocked(now);
-  if (blocked == clock_.blocked()) return;
-  if (!blocked) {
-    clock_.Unblock(now);
+  if (!waits_.StandsStill()) {
+    if (clock_.blocked()) clock_.Unblock(now);
     return;
   }
-  clock_.Block(now);
-  if (activity_ != promised_activity_ && !ended_ && !failed_) {
-    // Only when something changed since the last one: the host runtime waits in short
-    // slices, and an unchanged blocked promise still holds.
+  const bool newly_blocked = !clock_.blocked();
+  if (newly_blocked) clock_.Block(now);
+  // Only when something changed since the last one (the host runtime waits in short slices,
+  // and an unchanged blocked promise still holds), and only while it holds (wait_state.h): no
+  // waiter has news it has not acted on, and no held completion is already due (the I/O
+  // thread releases it next, or once its bytes are in, which wakes its waiter without news
+  // from the simulator).
+  if (activity_ != promised_activity_ && !ended_ && !failed_ &&
+      waits_.MayPromiseBlocked(events_.load(std::memory_order_acquire)) && !HoldsDueLocked(now)) {
     Send(wire::Promise{NowLocked(now), true, completions_seen_});
     promised_activity_ = activity_;
     FlushLocked();
   }
-  Wake();  // held completions may be released now that the clock may jump
+  if (newly_blocked) Wake();  // held completions may be released now that the clock may jump
 }
 
 }  // namespace nbox::bridge::nboxnet

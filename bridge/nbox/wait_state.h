@@ -1,10 +1,14 @@
-// Who waits in the plugin, and whether that makes a virtual rank blocked: the rank's clock
-// stands still and the plugin may promise nbox-cosim that it posts nothing more until a
-// completion it has not seen yet (bridge_client.h, UpdateBlockedLocked).
+// Who waits in the plugin, and what that means for a virtual rank (bridge_client.h,
+// UpdateBlockedLocked): whether its clock stands still, and whether it may promise nbox-cosim
+// that it posts nothing more until a completion it has not seen yet (a blocked promise).
 //
-// A thread waiting in waitEvents counts only while no event has come since it began to wait:
-// once one has (a completion released, a request failed), that thread is about to wake and
-// act (post the next step of its collective), even if the scheduler has not run it yet. A
+// The clock stands still while a thread waits in waitEvents (and, once the program reports its
+// waits, the program waits too), also in the moment between an event and the waiting thread's
+// waking: that latency is the scheduler's, not the program's work.
+//
+// A blocked promise is stricter: a waiter counts only while no event has come since it began
+// to wait. Once one has (a completion released, a request failed) that thread is about to wake
+// and act (post the next step of its collective) even if the scheduler has not run it yet; a
 // blocked promise made in that gap would be false, and the post that follows would land in
 // the simulator's past ("broke the clock protocol"; seen with two PyTorch ranks, whose program
 // thread declared its wait just after the runtime thread's completion was released).
@@ -35,14 +39,18 @@ class WaitState {
     }
   }
 
-  // Blocked with `events` events so far: some thread waits with nothing new since it began
-  // (its count is `events`; counts only grow), and the program waits too once it reports it.
-  bool Blocked(uint64_t events) const {
-    const bool waiting = waiters_.count(events) > 0;
-    return waiting && (!program_tracking_ || program_waiters_ > 0);
+  // The clock stands still: some thread waits, and the program too once it reports its waits.
+  bool StandsStill() const { return !waiters_.empty() && ProgramWaits(); }
+
+  // A blocked promise holds with `events` events so far: some thread waits with nothing new
+  // since it began (its count is `events`; counts only grow), and the program waits too.
+  bool MayPromiseBlocked(uint64_t events) const {
+    return waiters_.count(events) > 0 && ProgramWaits();
   }
 
  private:
+  bool ProgramWaits() const { return !program_tracking_ || program_waiters_ > 0; }
+
   std::multiset<uint64_t> waiters_;  // the count each waiting thread read
   bool program_tracking_ = false;    // the program reports its waits
   int program_waiters_ = 0;

@@ -1,5 +1,5 @@
-// When the plugin counts a virtual rank as blocked (bridge/nbox/wait_state.h): hand-checked
-// sequences of waiters, events and the program's waits.
+// When a virtual rank's clock stands still and when it may promise blocked
+// (bridge/nbox/wait_state.h): hand-checked sequences of waiters, events and the program's waits.
 #include "bridge/nbox/wait_state.h"
 
 #include <gtest/gtest.h>
@@ -7,32 +7,40 @@
 namespace nbox::bridge::nboxnet {
 namespace {
 
-TEST(WaitState, AWaiterBlocksUntilAnEventComes) {
+TEST(WaitState, AWaiterMayPromiseUntilAnEventComesButTheClockStandsUntilItWakes) {
   WaitState waits;
-  EXPECT_FALSE(waits.Blocked(5));
+  EXPECT_FALSE(waits.StandsStill());
+  EXPECT_FALSE(waits.MayPromiseBlocked(5));
   const WaitState::Waiter waiter = waits.Enter(5);
-  EXPECT_TRUE(waits.Blocked(5));
-  // An event came; the waiter has not woken yet, but it will act: no longer blocked.
-  EXPECT_FALSE(waits.Blocked(6));
+  EXPECT_TRUE(waits.StandsStill());
+  EXPECT_TRUE(waits.MayPromiseBlocked(5));
+  // An event came; the waiter has not woken yet, but it will act: no promise now, while the
+  // clock still stands through the scheduler's wake-up latency.
+  EXPECT_FALSE(waits.MayPromiseBlocked(6));
+  EXPECT_TRUE(waits.StandsStill());
   waits.Leave(waiter);
-  EXPECT_FALSE(waits.Blocked(6));
+  EXPECT_FALSE(waits.StandsStill());
+  EXPECT_FALSE(waits.MayPromiseBlocked(6));
 }
 
-TEST(WaitState, OnceTheProgramReportsWaitsOnlyItsWaitsBlock) {
+TEST(WaitState, OnceTheProgramReportsWaitsOnlyItsWaitsCount) {
   WaitState waits;
   waits.ProgramWaiting(false);  // the runtime's declaration at init
   const WaitState::Waiter runtime = waits.Enter(3);
-  EXPECT_FALSE(waits.Blocked(3)) << "the runtime thread waits while the program computes";
+  EXPECT_FALSE(waits.StandsStill()) << "the runtime thread waits while the program computes";
+  EXPECT_FALSE(waits.MayPromiseBlocked(3));
   waits.ProgramWaiting(true);
-  EXPECT_TRUE(waits.Blocked(3));
+  EXPECT_TRUE(waits.StandsStill());
+  EXPECT_TRUE(waits.MayPromiseBlocked(3));
   // The race this guards against: the runtime's completion was released (event 4) just
   // before the program declared its wait; the runtime thread is about to post its next step.
-  EXPECT_FALSE(waits.Blocked(4));
+  EXPECT_FALSE(waits.MayPromiseBlocked(4));
   waits.Leave(runtime);
   const WaitState::Waiter again = waits.Enter(4);
-  EXPECT_TRUE(waits.Blocked(4));
+  EXPECT_TRUE(waits.MayPromiseBlocked(4));
   waits.ProgramWaiting(false);
-  EXPECT_FALSE(waits.Blocked(4));
+  EXPECT_FALSE(waits.StandsStill());
+  EXPECT_FALSE(waits.MayPromiseBlocked(4));
   waits.Leave(again);
 }
 
@@ -43,16 +51,17 @@ TEST(WaitState, ProgramWaitsNestAndAStaleWaiterDoesNotHideACurrentOne) {
   const WaitState::Waiter old_waiter = waits.Enter(7);
   const WaitState::Waiter new_waiter = waits.Enter(7);
   waits.Leave(old_waiter);
-  EXPECT_TRUE(waits.Blocked(7));
+  EXPECT_TRUE(waits.MayPromiseBlocked(7));
   waits.ProgramWaiting(false);
-  EXPECT_TRUE(waits.Blocked(7)) << "one of two nested program waits is still on";
+  EXPECT_TRUE(waits.MayPromiseBlocked(7)) << "one of two nested program waits is still on";
   waits.ProgramWaiting(false);
-  EXPECT_FALSE(waits.Blocked(7));
+  EXPECT_FALSE(waits.StandsStill());
+  EXPECT_FALSE(waits.MayPromiseBlocked(7));
   waits.ProgramWaiting(false);  // an extra end is ignored, not negative
   waits.ProgramWaiting(true);
-  EXPECT_TRUE(waits.Blocked(7));
+  EXPECT_TRUE(waits.MayPromiseBlocked(7));
   waits.Leave(new_waiter);
-  EXPECT_FALSE(waits.Blocked(7));
+  EXPECT_FALSE(waits.StandsStill());
 }
 
 }  // namespace
