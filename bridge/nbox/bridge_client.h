@@ -89,9 +89,9 @@ class BridgeClient {
   // A held completion whose delivery time the clock has reached (released once its bytes are
   // in).
   bool HoldsDueLocked(RankClock::WallClock::time_point now) const;
-  // Virtual mode: the clock stands still exactly while a thread waits in WaitEvents with no
-  // event since it began and (once the program reports its waits) the program waits too
-  // (wait_state.h); sends the blocked Promise.
+  // Virtual mode: the clock stands still exactly while a thread waits in WaitEvents and (once
+  // the program reports its waits) the program waits too; sends the blocked Promise while it
+  // holds (wait_state.h: no waiter has news, no held completion is due).
   void UpdateBlockedLocked(RankClock::WallClock::time_point now);
   // The keep-alive: realtime ranks, and virtual ranks whose clock runs while requests are in
   // flight, promise their clock every kRunningPromiseInterval (so the simulator can keep up
