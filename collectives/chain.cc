@@ -25,13 +25,21 @@ int ChainFirst(const CollectiveSpec& spec) {
   return spec.op == CollectiveOp::kReduce ? (spec.root + 1) % spec.world_size : spec.root;
 }
 
+uint64_t ChainStepBound(const CollectiveSpec& spec) {
+  if (spec.world_size == 1) return 0;
+  CollectiveSpec one_segment = spec;
+  one_segment.world_size = 1;
+  return 2 * ChunkCountBound(one_segment);  // a Recv and a Send per chunk
+}
+
 RankSchedule BuildChainRankSchedule(const CollectiveSpec& spec, int rank) {
   const int world = spec.world_size;
   if (world == 1) return RankSchedule{rank, spec.bytes, {}};
 
+  CheckStepBound(spec, ChainStepBound(spec),
+                 spec.op == CollectiveOp::kReduce ? "reduce" : "broadcast");
   CollectiveSpec one_segment = spec;
   one_segment.world_size = 1;
-  CheckStepBound(one_segment, 2, spec.op == CollectiveOp::kReduce ? "reduce" : "broadcast");
   const BlockGrid grid(one_segment, BlockOrder::kChannelMajor);
 
   const int next = (rank + 1) % world;

@@ -11,6 +11,9 @@ namespace nbox::coll {
 // what it received to its own buffer and passing the sum on, so the root ends with the sum.
 RankSchedule BuildChainRankSchedule(const CollectiveSpec& spec, int rank);
 
+// The most steps BuildChainRankSchedule(spec, r) has for any rank r, without building it.
+uint64_t ChainStepBound(const CollectiveSpec& spec);
+
 // The chain's first rank: the root (broadcast) or the one after it (reduce). Every rank but
 // the one before it sends.
 int ChainFirst(const CollectiveSpec& spec);

@@ -5,15 +5,19 @@
 
 namespace nbox::coll {
 
+uint64_t DirectStepBound(const CollectiveSpec& spec) {
+  if (spec.world_size == 1) return 0;
+  // Per phase a rank sends every chunk of the other segments once and receives every chunk of
+  // its own once per peer (or the mirror image): two steps per chunk of the buffer.
+  return SendAndRecvPerChunkPerPhase(spec);
+}
+
 RankSchedule BuildDirectRankSchedule(const CollectiveSpec& spec, int rank) {
   const int world = spec.world_size;
   if (world == 1) return RankSchedule{rank, spec.bytes, {}};  // nothing to move
+  CheckStepBound(spec, DirectStepBound(spec), "direct");
   const bool reduce_scatter = spec.op != CollectiveOp::kAllGather;
   const bool all_gather = spec.op != CollectiveOp::kReduceScatter;
-  // Per phase a rank sends every chunk of the other segments once and receives every chunk of
-  // its own once per peer (or the mirror image): two steps per chunk of the buffer.
-  CheckStepBound(spec, 2 * static_cast<uint64_t>((reduce_scatter ? 1 : 0) + (all_gather ? 1 : 0)),
-                 "direct");
   const BlockGrid grid(spec, spec.op == CollectiveOp::kAllReduce ? BlockOrder::kChannelMajor
                                                                  : BlockOrder::kSegmentMajor);
   RankScheduleBuilder steps(rank, spec.bytes, grid.region_count());

@@ -20,4 +20,7 @@ namespace nbox::coll {
 // kAllGather; `spec` must be valid and rank in range.
 RankSchedule BuildDirectRankSchedule(const CollectiveSpec& spec, int rank);
 
+// The most steps BuildDirectRankSchedule(spec, r) has for any rank r, without building it.
+uint64_t DirectStepBound(const CollectiveSpec& spec);
+
 }  // namespace nbox::coll

@@ -176,12 +176,17 @@ class HalvingDoublingSchedule {
 
 }  // namespace
 
-RankSchedule BuildHalvingDoublingRankSchedule(const CollectiveSpec& spec, int rank) {
-  if (spec.world_size == 1) return RankSchedule{rank, spec.bytes, {}};  // nothing to move
+uint64_t HalvingDoublingStepBound(const CollectiveSpec& spec) {
+  if (spec.world_size == 1) return 0;
   const uint64_t phases = (spec.op == CollectiveOp::kAllReduce ? 2 : 1);
   // Per phase a chunk is sent and received at most once; the fold adds one step before and
   // one after.
-  CheckStepBound(spec, 2 * phases + 2, "halving-doubling");
+  return (2 * phases + 2) * ChunkCountBound(spec);
+}
+
+RankSchedule BuildHalvingDoublingRankSchedule(const CollectiveSpec& spec, int rank) {
+  if (spec.world_size == 1) return RankSchedule{rank, spec.bytes, {}};  // nothing to move
+  CheckStepBound(spec, HalvingDoublingStepBound(spec), "halving-doubling");
   return HalvingDoublingSchedule(spec, rank).Build();
 }
 

@@ -33,6 +33,10 @@ namespace nbox::coll {
 // kReduceScatter or kAllGather; `spec` must be valid and rank in range.
 RankSchedule BuildHalvingDoublingRankSchedule(const CollectiveSpec& spec, int rank);
 
+// The most steps BuildHalvingDoublingRankSchedule(spec, r) has for any rank r, without
+// building it.
+uint64_t HalvingDoublingStepBound(const CollectiveSpec& spec);
+
 // How W ranks map to the P = 2^k ranks that run the rounds (the folding above); shared by
 // the schedule and its closed form (traffic.cc).
 class HalvingDoublingRanks {

@@ -81,12 +81,17 @@ class HierarchicalBuilder {
 
 }  // namespace
 
-RankSchedule BuildHierarchicalRankSchedule(const CollectiveSpec& spec, int rank) {
-  if (spec.world_size == 1) return RankSchedule{rank, spec.bytes, {}};  // nothing to move
+uint64_t HierarchicalStepBound(const CollectiveSpec& spec) {
+  if (spec.world_size == 1) return 0;
   // Per rank and cell, phases 1 and 3 send and receive a cell at most once each, and phase 2
   // sends and receives each cell of the rank's own segment at most twice: at most 8 steps per
   // chunk of the grid.
-  CheckStepBound(spec, 8, "hierarchical");
+  return 8 * ChunkCountBound(spec);
+}
+
+RankSchedule BuildHierarchicalRankSchedule(const CollectiveSpec& spec, int rank) {
+  if (spec.world_size == 1) return RankSchedule{rank, spec.bytes, {}};  // nothing to move
+  CheckStepBound(spec, HierarchicalStepBound(spec), "hierarchical");
   HierarchicalBuilder builder(spec, rank);
   for (int t = 0; t < builder.gpus() - 1; ++t) builder.AddServerStep(t, /*reduce_scatter=*/true);
   for (int t = 0; t < builder.servers() - 1; ++t) builder.AddRailStep(t, /*reduce_scatter=*/true);

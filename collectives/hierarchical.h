@@ -24,4 +24,8 @@ namespace nbox::coll {
 // > 0); `spec` must be valid and rank in range.
 RankSchedule BuildHierarchicalRankSchedule(const CollectiveSpec& spec, int rank);
 
+// The most steps BuildHierarchicalRankSchedule(spec, r) has for any rank r, without building
+// it.
+uint64_t HierarchicalStepBound(const CollectiveSpec& spec);
+
 }  // namespace nbox::coll

@@ -88,9 +88,14 @@ uint64_t ChunkCountBound(const CollectiveSpec& spec) {
   return chunk_elements == 0 ? non_empty : elements / chunk_elements + non_empty;
 }
 
-void CheckStepBound(const CollectiveSpec& spec, uint64_t steps_per_chunk,
-                    const std::string& schedule) {
-  const uint64_t bound = steps_per_chunk * ChunkCountBound(spec);
+uint64_t SendAndRecvPerChunkPerPhase(const CollectiveSpec& spec) {
+  const bool reduce_scatter = spec.op != CollectiveOp::kAllGather;
+  const bool all_gather = spec.op != CollectiveOp::kReduceScatter;
+  return 2 * static_cast<uint64_t>((reduce_scatter ? 1 : 0) + (all_gather ? 1 : 0)) *
+         ChunkCountBound(spec);
+}
+
+void CheckStepBound(const CollectiveSpec& spec, uint64_t bound, const std::string& schedule) {
   if (bound <= kMaxStepsPerRank) return;
   const std::string what =
       spec.chunk_bytes != 0

@@ -61,10 +61,13 @@ void ForEachChunkChunkMajor(const BlockGrid& grid, int segment, int channels,
 // An upper bound on the chunks a BlockGrid of `spec` has, computed without building it.
 uint64_t ChunkCountBound(const CollectiveSpec& spec);
 
-// Throws std::invalid_argument, naming the field of `spec` to blame, when `steps_per_chunk`
-// steps for every chunk of ChunkCountBound(spec) could exceed kMaxStepsPerRank. `schedule`
-// names the schedule in the message ("ring", "hierarchical").
-void CheckStepBound(const CollectiveSpec& spec, uint64_t steps_per_chunk,
-                    const std::string& schedule);
+// The step bound of a schedule that sends and receives every chunk of the buffer at most once
+// per phase (a reduce-scatter phase, an all-gather phase, or both for an all-reduce).
+uint64_t SendAndRecvPerChunkPerPhase(const CollectiveSpec& spec);
+
+// Throws std::invalid_argument, naming the field of `spec` to blame, when `bound` (a
+// schedule's steps per rank at most, its algorithm's ...StepBound(spec)) exceeds
+// kMaxStepsPerRank. `schedule` names the schedule in the message ("ring", "hierarchical").
+void CheckStepBound(const CollectiveSpec& spec, uint64_t bound, const std::string& schedule);
 
 }  // namespace nbox::coll

@@ -72,13 +72,17 @@ class RingBuilder {
 
 }  // namespace
 
+uint64_t RingStepBound(const CollectiveSpec& spec) {
+  if (spec.world_size == 1) return 0;
+  // Each phase sends and receives every chunk at most once per rank.
+  return SendAndRecvPerChunkPerPhase(spec);
+}
+
 RankSchedule BuildRingRankSchedule(const CollectiveSpec& spec, int rank) {
   if (spec.world_size == 1) return RankSchedule{rank, spec.bytes, {}};  // nothing to move
+  CheckStepBound(spec, RingStepBound(spec), "ring");
   const bool reduce_scatter = spec.op != CollectiveOp::kAllGather;
   const bool all_gather = spec.op != CollectiveOp::kReduceScatter;
-  // Each phase sends and receives every chunk at most once per rank.
-  CheckStepBound(spec, 2 * static_cast<uint64_t>((reduce_scatter ? 1 : 0) + (all_gather ? 1 : 0)),
-                 "ring");
 
   // All-reduce has no per-rank data placement to honour, so each channel gets a contiguous
   // slice; all-gather and reduce-scatter keep rank r's data contiguous at RankSegment(r).

@@ -193,6 +193,24 @@ RankSchedule BuildRankSchedule(const CollectiveSpec& spec, int rank) {
   throw std::logic_error("BuildRankSchedule: algorithm not dispatched");
 }
 
+uint64_t ScheduleStepBound(const CollectiveSpec& spec) {
+  switch (spec.algorithm) {
+    case Algorithm::kRing:
+      return IsRooted(spec.op) ? ChainStepBound(spec) : RingStepBound(spec);
+    case Algorithm::kHierarchical:
+      // A rank also relays pieces from its server's GPUs to its rail peers: a Recv and a Send
+      // each, as many blocks again as it sends itself.
+      return IsAllToAll(spec.op) ? 4 * ChunkCountBound(spec) : HierarchicalStepBound(spec);
+    case Algorithm::kDirect:
+      return IsAllToAll(spec.op) ? 2 * ChunkCountBound(spec) : DirectStepBound(spec);
+    case Algorithm::kHalvingDoubling:
+      return HalvingDoublingStepBound(spec);
+    case Algorithm::kTree:
+      return TreeStepBound(spec);
+  }
+  throw std::logic_error("ScheduleStepBound: algorithm not dispatched");
+}
+
 Schedule BuildSchedule(const CollectiveSpec& spec) {
   ValidateSpec(spec);
   Schedule schedule;

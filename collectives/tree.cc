@@ -124,14 +124,21 @@ int AllReduceTreeDepth(int world, int ranks_per_server, int channels) {
   return depth + gpus - 1;
 }
 
-RankSchedule BuildTreeRankSchedule(const CollectiveSpec& spec, int rank) {
-  const int world = spec.world_size;
-  if (world == 1) return RankSchedule{rank, spec.bytes, {}};
+uint64_t TreeStepBound(const CollectiveSpec& spec) {
+  if (spec.world_size == 1) return 0;
   CollectiveSpec one_segment = spec;
   one_segment.world_size = 1;
   // Per chunk a rank receives from and sends to each of at most four neighbours (a server's
   // head: its parent, two child servers and its chain).
-  CheckStepBound(one_segment, 8, "tree");
+  return 8 * ChunkCountBound(one_segment);
+}
+
+RankSchedule BuildTreeRankSchedule(const CollectiveSpec& spec, int rank) {
+  const int world = spec.world_size;
+  if (world == 1) return RankSchedule{rank, spec.bytes, {}};
+  CheckStepBound(spec, TreeStepBound(spec), "tree");
+  CollectiveSpec one_segment = spec;
+  one_segment.world_size = 1;
   const BlockGrid grid(one_segment, BlockOrder::kChannelMajor);
   // An all-reduce runs each channel's tree as it is (over servers when there are), up then
   // down; a broadcast (down) and a reduce (up) re-root the flat trees at their root.

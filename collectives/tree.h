@@ -69,4 +69,8 @@ int RootedTreeDepth(int world, int channels);
 // passing the sum to its parent, so the root ends with the sum (the all-reduce's up phase).
 RankSchedule BuildTreeRankSchedule(const CollectiveSpec& spec, int rank);
 
+// The most steps BuildTreeRankSchedule(spec, r) has for any rank r, without building it: it
+// grows with the chunks of one rank's buffer, not with the world.
+uint64_t TreeStepBound(const CollectiveSpec& spec);
+
 }  // namespace nbox::coll

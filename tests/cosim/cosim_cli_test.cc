@@ -267,8 +267,16 @@ TEST_F(CosimCli, AJobWhoseSchedulesCannotFitIsRefusedBeforeAnyWork) {
   EXPECT_NE(run.output.find("GiB for its collective schedules"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("network.model = analytical"), std::string::npos) << run.output;
   EXPECT_FALSE(fs::exists(dir_));
+  EXPECT_NE(run.output.find("collectives.allreduce = tree"), std::string::npos) << run.output;
+  EXPECT_FALSE(fs::exists(dir_));
   const auto check = RunCosim(big + " --set network.model=analytical --check");
   EXPECT_EQ(check.status, 0) << check.output;
+  // Issue 10 part 5: a tree's schedule has steps per chunk of one rank's buffer, not per ring
+  // step, so the same 16,384 ranks fit on the flow model with the tree (the estimate counted
+  // every all-reduce as a ring's 2(W - 1) blocks before, and refused it).
+  const auto tree =
+      RunCosim(big + " --set network.model=flow --set collectives.allreduce=tree --check");
+  EXPECT_EQ(tree.status, 0) << tree.output;
 }
 
 // Issue 12: a fat-tree of k = 64 on the packet model filled the machine while it was being

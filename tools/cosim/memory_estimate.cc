@@ -8,20 +8,13 @@
 #include <limits>
 #include <sstream>
 
-#include "collectives/layout.h"
+#include "collectives/schedule.h"
 
 namespace nbox::cosim {
 namespace {
 
 constexpr double kMiB = 1 << 20;
 constexpr double kGiB = 1 << 30;
-
-// Steps a rank's schedule of `spec` has at most: a Send and a Recv per chunk per phase (the
-// ring all-reduce has two phases, the hierarchical one four over fewer chunks, the others one).
-uint64_t StepBound(const coll::CollectiveSpec& spec) {
-  const uint64_t phases = spec.op == coll::CollectiveOp::kAllReduce ? 2 : 1;
-  return 2 * phases * coll::ChunkCountBound(spec);
-}
 
 // The first number of the first line of `path`, or `fallback` if it has none ("max").
 uint64_t ReadNumber(const std::string& path, uint64_t fallback) {
@@ -95,8 +88,8 @@ void AddScheduleMemory(const work::JobPrograms& job,
       if (op.kind != work::OpKind::kCollective) continue;
       const auto& comm = *communicators[static_cast<size_t>(slots[static_cast<size_t>(op.comm)])];
       if (!comm.BuildsCollectiveSchedules()) continue;
-      largest =
-          std::max(largest, StepBound(comm.MakeSpec(op.collective, op.bytes, op.counts, op.root)));
+      largest = std::max(largest, coll::ScheduleStepBound(
+                                      comm.MakeSpec(op.collective, op.bytes, op.counts, op.root)));
     }
     estimate.schedule_steps += largest;
   }
@@ -119,7 +112,8 @@ void AddMessageLogMemory(const work::JobPrograms& job,
         // Half of a schedule's steps are sends; timed collectives send nothing.
         if (comm.BuildsCollectiveSchedules()) {
           estimate.logged_messages +=
-              StepBound(comm.MakeSpec(op.collective, op.bytes, op.counts, op.root)) / 2;
+              coll::ScheduleStepBound(comm.MakeSpec(op.collective, op.bytes, op.counts, op.root)) /
+              2;
         }
         continue;
       }
@@ -190,8 +184,9 @@ void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scena
   throw ResourceRefusal(fmt::format(
       "{} Shrink the schedules: network.model = analytical (collectives timed whole, no "
       "schedules), fewer ranks (job.world_size = {}), fewer steps per rank "
-      "(collectives.channels = {}, a larger collectives.chunk or 0), or hierarchical "
-      "collectives on servers (collectives.allreduce)",
+      "(collectives.channels = {}, a larger collectives.chunk or 0), or an all-reduce whose "
+      "steps per rank do not grow with the world (collectives.allreduce = tree, or auto as "
+      "NCCL picks; hierarchical on servers)",
       what, s.job.world_size, s.collectives.channels));
 }
 
