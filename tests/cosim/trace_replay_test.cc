@@ -95,8 +95,7 @@ TEST(TraceReplayJob, TheMessageLogIsInTheMemoryEstimate) {
   const scenario::Scenario s = scenario::LoadScenario(fixture, {"output.messages=csv"});
   const cosim::JobAssembly with = cosim::AssembleJob(s);
   EXPECT_EQ(with.memory.logged_messages, 128u);
-  EXPECT_EQ(with.memory.message_bytes,
-            static_cast<uint64_t>(128 * cosim::kBytesPerLoggedMessage));
+  EXPECT_EQ(with.memory.message_bytes, static_cast<uint64_t>(128 * cosim::kBytesPerLoggedMessage));
   ns3::Simulator::Destroy();
   try {
     cosim::MemoryEstimate huge = with.memory;
