@@ -164,8 +164,9 @@ NboxGoBackNSender::GetPayloadPerPacket() const
     return m_payload;
 }
 
-NboxGoBackNReceiver::NboxGoBackNReceiver(uint32_t ackInterval)
+NboxGoBackNReceiver::NboxGoBackNReceiver(uint32_t ackInterval, bool acceptOutOfOrder)
     : m_ackInterval(ackInterval)
+    , m_acceptOutOfOrder(acceptOutOfOrder)
     , m_expected(0)
     , m_sinceAck(0)
     , m_nackSent(false)
@@ -175,21 +176,45 @@ NboxGoBackNReceiver::NboxGoBackNReceiver(uint32_t ackInterval)
 }
 
 NboxGoBackNReceiver::Verdict
-NboxGoBackNReceiver::OnData(uint32_t psn, bool lastOfMessage)
+NboxGoBackNReceiver::OnData(uint32_t psn, bool lastOfMessage, uint64_t messageBytes)
 {
     Verdict v;
     if (psn == m_expected)
     {
-        ++m_expected;
-        ++m_sinceAck;
+        v.accept = true;
         m_nackSent = false;
         m_dupAckSent = false;
-        v.accept = true;
-        if (lastOfMessage || m_sinceAck >= m_ackInterval)
+        bool messageEnded = false;
+        // The expected packet, then (out of order) every held packet it makes contiguous.
+        for (bool last = lastOfMessage; true;)
+        {
+            ++m_expected;
+            ++m_sinceAck;
+            if (last)
+            {
+                messageEnded = true;
+                v.delivered.push_back(messageBytes);
+            }
+            auto next = m_held.find(m_expected);
+            if (next == m_held.end())
+            {
+                break;
+            }
+            messageBytes = next->second;
+            last = messageBytes > 0;
+            m_held.erase(next);
+        }
+        if (messageEnded || m_sinceAck >= m_ackInterval)
         {
             v.sendAck = true;
             m_sinceAck = 0;
         }
+        return v;
+    }
+    if (psn > m_expected && m_acceptOutOfOrder)
+    {
+        // A packet ahead of a gap: kept (once), no NACK.
+        v.accept = m_held.emplace(psn, lastOfMessage ? messageBytes : 0).second;
         return v;
     }
     if (psn > m_expected)

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <vector>
 
 namespace ns3
 {
@@ -87,13 +89,22 @@ class NboxGoBackNSender
 
 /**
  * \ingroup nbox
- * \brief Receiver side of a go-back-N QP: accepts packets strictly in PSN order.
+ * \brief Receiver side of a go-back-N QP: accepts packets in PSN order, or in any order.
  *
- * The packet with the expected PSN is accepted; an ACK is due every `ackInterval` accepted
- * packets and at every message end. A packet beyond the expected PSN is dropped and one NACK
- * is due for the gap (no second NACK until the expected packet arrives). A packet below it (a
- * go-back-N duplicate) is dropped, and the first duplicate after in-order progress is answered
- * with an ACK, so a sender that timed out after its ACK was lost moves on.
+ * In order (the RoCE NICs' classic receiver): the packet with the expected PSN is accepted; an
+ * ACK is due every `ackInterval` accepted packets and at every message end. A packet beyond
+ * the expected PSN is dropped and one NACK is due for the gap (no second NACK until the
+ * expected packet arrives).
+ *
+ * Out of order (`acceptOutOfOrder`, for per-packet spraying: the receivers of AI fabrics that
+ * spray place every packet where it belongs): a packet beyond the expected PSN is kept, never
+ * NACKed (reordering is normal there; a loss is left to the sender's timeout); the expected
+ * PSN then moves over every packet held, and ACKs are due as above, counted on that progress.
+ *
+ * Either way a message is delivered once every packet up to its last is in, in message order
+ * (the PSN order of their last packets), and a packet below the expected PSN (a go-back-N
+ * duplicate) is dropped, the first duplicate after progress answered with an ACK, so a
+ * sender that timed out after its ACK was lost moves on.
  */
 class NboxGoBackNReceiver
 {
@@ -104,15 +115,22 @@ class NboxGoBackNReceiver
         bool accept = false;
         bool sendAck = false;  //!< ACK carrying GetExpected()
         bool sendNack = false; //!< NACK carrying GetExpected()
+        /** Messages this packet completed, oldest first: each one's size in bytes. */
+        std::vector<uint64_t> delivered;
     };
 
-    explicit NboxGoBackNReceiver(uint32_t ackInterval);
+    explicit NboxGoBackNReceiver(uint32_t ackInterval, bool acceptOutOfOrder = false);
 
-    Verdict OnData(uint32_t psn, bool lastOfMessage);
+    /** `messageBytes`: the message's size, carried by its last packet (0 on the others). */
+    Verdict OnData(uint32_t psn, bool lastOfMessage, uint64_t messageBytes = 0);
     uint32_t GetExpected() const;
 
   private:
     uint32_t m_ackInterval;
+    bool m_acceptOutOfOrder;
+    /** Out of order: packets beyond the expected PSN, by PSN: their message's size if the
+     * message's last (messages have at least one byte), else 0. */
+    std::map<uint32_t, uint64_t> m_held;
     uint32_t m_expected;
     uint32_t m_sinceAck; //!< accepted packets since the last ACK
     bool m_nackSent;     //!< a NACK for the current gap went out

@@ -2,6 +2,7 @@
 
 #include "ns3/abort.h"
 #include "ns3/double.h"
+#include "ns3/boolean.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/simulator.h"
@@ -64,6 +65,14 @@ NboxRoceNic::GetTypeId()
                             "reverse link at MTU 1500 (HPCC's ns-3 model ACKs every packet).",
                             UintegerValue(16), MakeUintegerAccessor(&NboxRoceNic::m_ackInterval),
                             MakeUintegerChecker<uint32_t>(1))
+              .AddAttribute("AcceptOutOfOrder",
+                            "Whether the receiver keeps data packets that arrive ahead of a "
+                            "gap (and NACKs none), as the NICs of fabrics that spray packets "
+                            "over paths do; false: the classic RoCE receiver, which drops them "
+                            "and NACKs the gap (NboxGoBackNReceiver).",
+                            BooleanValue(false),
+                            MakeBooleanAccessor(&NboxRoceNic::m_acceptOutOfOrder),
+                            MakeBooleanChecker())
               .AddAttribute("CnpInterval",
                             "Shortest time between two CNPs of one QP (DCQCN's N, 50 us).",
                             TimeValue(MicroSeconds(50)),
@@ -118,6 +127,7 @@ NboxRoceNic::NboxRoceNic()
     , m_dataPriority(3)
     , m_controlPriority(6)
     , m_ackInterval(16)
+    , m_acceptOutOfOrder(false)
     , m_cnpInterval(MicroSeconds(50))
     , m_rto(Seconds(kNcclQpTimeoutSeconds))
     , m_congestionControl("dcqcn")
@@ -489,7 +499,7 @@ NboxRoceNic::ReceiveData(uint32_t port, const NboxRoceHeader& h)
         RecvQp qp;
         qp.srcHost = h.GetSrcHost();
         qp.port = port;
-        qp.gbn = std::make_unique<NboxGoBackNReceiver>(m_ackInterval);
+        qp.gbn = std::make_unique<NboxGoBackNReceiver>(m_ackInterval, m_acceptOutOfOrder);
         it = m_recvQps.emplace(h.GetFlowId(), std::move(qp)).first;
     }
     RecvQp& qp = it->second;
@@ -502,7 +512,7 @@ NboxRoceNic::ReceiveData(uint32_t port, const NboxRoceHeader& h)
         ++m_stats.cnpsSent;
         SendControl(qp.port, NboxRoceHeader::kCnp, qp.srcHost, h.GetFlowId(), 0);
     }
-    const auto verdict = qp.gbn->OnData(h.GetPsn(), h.IsLastOfMessage());
+    const auto verdict = qp.gbn->OnData(h.GetPsn(), h.IsLastOfMessage(), h.GetMessageBytes());
     if (!verdict.accept)
     {
         ++m_stats.outOfOrderDropped;
@@ -513,12 +523,12 @@ NboxRoceNic::ReceiveData(uint32_t port, const NboxRoceHeader& h)
         ++(verdict.sendNack ? m_stats.nacksSent : m_stats.acksSent);
         SendControl(qp.port, type, qp.srcHost, h.GetFlowId(), qp.gbn->GetExpected());
     }
-    if (verdict.accept && h.IsLastOfMessage())
+    for (uint64_t bytes : verdict.delivered)
     {
         ++m_stats.messagesDelivered;
         if (!m_delivered.IsNull())
         {
-            m_delivered(h.GetFlowId(), h.GetMessageBytes());
+            m_delivered(h.GetFlowId(), bytes);
         }
     }
 }

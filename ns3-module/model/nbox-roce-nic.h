@@ -34,7 +34,8 @@ struct NboxRoceNicStats
     uint64_t cnpsSent = 0;
     uint64_t cnpsReceived = 0;
     uint64_t timeouts = 0;          //!< retransmission timeouts that went back
-    uint64_t outOfOrderDropped = 0; //!< data packets dropped by the receiver
+    uint64_t outOfOrderDropped = 0; //!< data packets dropped by the receiver (out of order or
+                                    //!< duplicate)
     uint64_t messagesDelivered = 0;
 };
 
@@ -160,6 +161,7 @@ class NboxRoceNic : public Object
     uint8_t m_dataPriority;
     uint8_t m_controlPriority;
     uint32_t m_ackInterval;
+    bool m_acceptOutOfOrder;
     Time m_cnpInterval;
     Time m_rto;
     std::string m_congestionControl; //!< "dcqcn" or "none"

@@ -3,6 +3,7 @@
 #include "nbox-roce-channel.h"
 
 #include "ns3/abort.h"
+#include "ns3/enum.h"
 #include "ns3/log.h"
 #include "ns3/nbox-flow-hash.h"
 #include "ns3/uinteger.h"
@@ -29,6 +30,14 @@ NboxRoceSwitch::GetTypeId()
                   UintegerValue(0),
                   MakeUintegerAccessor(&NboxRoceSwitch::SetSeed, &NboxRoceSwitch::GetSeed),
                   MakeUintegerChecker<uint64_t>())
+              .AddAttribute("LoadBalancing",
+                            "How a packet picks among equal-cost ports: Ecmp (a hash of its "
+                            "flow, so a QP keeps one path) or Spray (per packet, the ports of "
+                            "the set in turn; RoCE receivers then need AcceptOutOfOrder).",
+                            EnumValue(NboxRoceSwitch::ECMP),
+                            MakeEnumAccessor(&NboxRoceSwitch::m_loadBalancing),
+                            MakeEnumChecker(NboxRoceSwitch::ECMP, "Ecmp", NboxRoceSwitch::SPRAY,
+                                            "Spray"))
               .AddAttribute("Headroom",
                             "PFC headroom in bytes per (port, lossless priority). 0 (the "
                             "default): computed per port as NboxSwitchMmu::"
@@ -52,6 +61,7 @@ NboxRoceSwitch::NboxRoceSwitch()
     , m_ecnReferenceRate(DataRate("100Gbps"))
     , m_mmu(CreateObject<NboxSwitchMmu>())
     , m_hasher(CreateObject<NboxEcmpRouting>())
+    , m_loadBalancing(ECMP)
     , m_received(0)
     , m_ecnMarks(0)
 {
@@ -158,14 +168,25 @@ NboxRoceSwitch::GetRoute(uint32_t dstHost) const
 }
 
 uint32_t
-NboxRoceSwitch::SelectPort(uint32_t srcHost, uint32_t dstHost, uint32_t flowId) const
+NboxRoceSwitch::SelectPort(uint32_t srcHost, uint32_t dstHost, uint32_t flowId)
 {
     NS_ABORT_MSG_IF(dstHost >= m_routeOfHost.size() || m_routeOfHost[dstHost] == kNoRoute,
                     "NboxRoceSwitch: no route to host " << dstHost);
-    const std::vector<uint32_t>& set = m_portSets[m_routeOfHost[dstHost]];
+    const uint32_t setIndex = m_routeOfHost[dstHost];
+    const std::vector<uint32_t>& set = m_portSets[setIndex];
     if (set.size() == 1)
     {
         return set[0];
+    }
+    if (m_loadBalancing == SPRAY)
+    {
+        if (m_sprayNext.size() <= setIndex)
+        {
+            m_sprayNext.resize(m_portSets.size(), 0);
+        }
+        const uint32_t port = set[m_sprayNext[setIndex] % set.size()];
+        m_sprayNext[setIndex] = (m_sprayNext[setIndex] + 1) % set.size();
+        return port;
     }
     const NboxFlowKey key = NboxRoceFlowKey(srcHost, dstHost, flowId);
     return set[m_hasher->HashFlow(key) % set.size()];

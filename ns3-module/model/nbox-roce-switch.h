@@ -44,6 +44,13 @@ namespace ns3
 class NboxRoceSwitch : public Object
 {
   public:
+    /** How a packet picks among the equal-cost ports towards its destination. */
+    enum LoadBalancing
+    {
+        ECMP,  //!< a hash of its flow: every packet of a QP on one path
+        SPRAY, //!< per packet, each set's ports in turn (receivers must accept reordering)
+    };
+
     static TypeId GetTypeId();
     NboxRoceSwitch();
     ~NboxRoceSwitch() override;
@@ -62,8 +69,8 @@ class NboxRoceSwitch : public Object
     /** The equal-cost ports towards `dstHost` (empty when there is no route). */
     std::vector<uint32_t> GetRoute(uint32_t dstHost) const;
     /** The port a packet of flow (srcHost, dstHost, flowId) leaves through; aborts without
-     * a route. */
-    uint32_t SelectPort(uint32_t srcHost, uint32_t dstHost, uint32_t flowId) const;
+     * a route. Spraying moves on to the set's next port with every call. */
+    uint32_t SelectPort(uint32_t srcHost, uint32_t dstHost, uint32_t flowId);
 
     /** The MMU (created with the switch; configure it through its attributes). */
     Ptr<NboxSwitchMmu> GetMmu() const;
@@ -108,6 +115,8 @@ class NboxRoceSwitch : public Object
     std::vector<uint32_t> m_routeOfHost;           //!< index into m_portSets, or kNoRoute
     std::vector<std::vector<uint32_t>> m_portSets; //!< distinct equal-cost sets
     std::map<std::vector<uint32_t>, uint32_t> m_setIndex;
+    LoadBalancing m_loadBalancing;
+    std::vector<uint32_t> m_sprayNext; //!< per set: the index its next sprayed packet takes
     std::array<uint32_t, NboxRoceHeader::kNPriorities> m_nPausedQueues; //!< per priority
     static constexpr uint32_t kNoRoute = UINT32_MAX;
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace ns3
 {
 namespace
@@ -122,6 +124,63 @@ TEST(NboxGoBackN, ReceiverNacksAGapOnceAndAnswersTheFirstDuplicate)
     EXPECT_FALSE(v.accept);
     EXPECT_TRUE(v.sendAck);
     EXPECT_FALSE(r.OnData(1, false).sendAck);
+}
+
+TEST(NboxGoBackN, InOrderReceiverDeliversAMessageAtItsLastPacket)
+{
+    NboxGoBackNReceiver r(100);
+    EXPECT_TRUE(r.OnData(0, false).delivered.empty());
+    EXPECT_EQ(r.OnData(1, true, 2000).delivered, std::vector<uint64_t>{2000});
+    EXPECT_TRUE(r.OnData(3, true, 500).delivered.empty()); // dropped: 2 is missing
+}
+
+// Two messages, PSN 0-2 (3000 bytes) and 3-4 (1500 bytes), sprayed so that they arrive
+// 1, 3, 4, 0, 2: every packet is kept, nothing is NACKed, and each message is delivered when
+// the packets up to its last are all in, the first before the second.
+TEST(NboxGoBackN, OutOfOrderReceiverKeepsPacketsAheadOfAGapAndDeliversInMessageOrder)
+{
+    NboxGoBackNReceiver r(100, /*acceptOutOfOrder=*/true);
+    auto v = r.OnData(1, false);
+    EXPECT_TRUE(v.accept);
+    EXPECT_FALSE(v.sendNack);
+    EXPECT_FALSE(v.sendAck);
+    v = r.OnData(3, false);
+    EXPECT_TRUE(v.accept);
+    v = r.OnData(4, true, 1500); // the second message's last, but 0 and 2 are missing
+    EXPECT_TRUE(v.accept);
+    EXPECT_TRUE(v.delivered.empty());
+    EXPECT_EQ(r.GetExpected(), 0u);
+    v = r.OnData(0, false); // 0 and the held 1: expected moves to 2
+    EXPECT_TRUE(v.accept);
+    EXPECT_TRUE(v.delivered.empty());
+    EXPECT_FALSE(v.sendAck);
+    EXPECT_EQ(r.GetExpected(), 2u);
+    v = r.OnData(2, true, 3000); // completes the first message, and the held 3, 4 the second
+    EXPECT_TRUE(v.accept);
+    EXPECT_EQ(v.delivered, (std::vector<uint64_t>{3000, 1500}));
+    EXPECT_TRUE(v.sendAck);
+    EXPECT_EQ(r.GetExpected(), 5u);
+    // A resent packet already held or delivered is dropped; the first duplicate gets an ACK.
+    v = r.OnData(3, false);
+    EXPECT_FALSE(v.accept);
+    EXPECT_TRUE(v.sendAck);
+    EXPECT_TRUE(v.delivered.empty());
+    EXPECT_FALSE(r.OnData(7, false).sendNack); // a gap: kept, not NACKed
+    EXPECT_FALSE(r.OnData(7, false).accept);   // held already
+}
+
+// The ACK interval counts the packets the expected PSN moves over, held ones included.
+TEST(NboxGoBackN, OutOfOrderReceiverAcksOnProgress)
+{
+    NboxGoBackNReceiver r(4, /*acceptOutOfOrder=*/true);
+    for (uint32_t psn = 1; psn < 6; ++psn)
+    {
+        EXPECT_FALSE(r.OnData(psn, false).sendAck);
+    }
+    const auto v = r.OnData(0, false); // 0..5 in: six packets of progress, one ACK
+    EXPECT_TRUE(v.sendAck);
+    EXPECT_EQ(r.GetExpected(), 6u);
+    EXPECT_FALSE(r.OnData(6, false).sendAck); // counting starts again after the ACK
 }
 
 } // namespace

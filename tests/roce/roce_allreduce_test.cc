@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "ns3/boolean.h"
 #include "ns3/string.h"
 #include "tests/cosim/job_fixture.h"
 #include "tests/roce/roce_job_fixture.h"
@@ -121,6 +122,62 @@ TEST(RoceOversubscription, TwoToOneSlowsTheAllReduceByTheTheoreticalRatio) {
   const double dcqcn = RunCrossingRing(200e9, bytes, mtu, "dcqcn");
   std::printf("DCQCN: 2:1 %.6f s, %.2fx the work-conserving time\n", dcqcn, dcqcn / oversubscribed);
   EXPECT_GE(dcqcn, oversubscribed * 0.99);
+}
+
+// Issue 14 part 4: per-flow ECMP against per-packet spraying. Two leaves of four hosts, two
+// spines, every leaf-spine link 50 Gb/s (4:1); a ring over consecutive hosts on two channels
+// leaves each leaf once per channel, so two flows meet at a leaf's two uplinks. Apart, each
+// runs at 50 Gb/s, as fast as the host links let two channels go anyway (the non-blocking
+// time); hashed onto one spine they share its 50 Gb/s, and the bandwidth term doubles. PFC
+// alone (roce.cc = none), so that the fabric is work-conserving and the closed forms hold.
+double RunSprayCase(bool spray, uint64_t seed, uint64_t bytes, uint32_t mtu) {
+  RoceJob job;
+  job.topology = topo::MakeLeafSpine(2, 2, 4, 100e9, 50e9, 1e-6);
+  job.rank_to_host = {0, 1, 2, 3, 4, 5, 6, 7};
+  job.channels = 2;
+  job.configure = [spray, seed, mtu](ns3::NboxRoceNetworkHelper& helper) {
+    helper.SetMtu(mtu);
+    helper.SetEcmpSeed(seed);
+    helper.SetNicAttribute("CongestionControl", ns3::StringValue("none"));
+    helper.SetSwitchAttribute("LoadBalancing", ns3::StringValue(spray ? "Spray" : "Ecmp"));
+    helper.SetNicAttribute("AcceptOutOfOrder", ns3::BooleanValue(spray));
+  };
+  const auto outcome = RunRoceJob(job, AllReduceProgram(bytes, 1));
+  EXPECT_TRUE(outcome.finished);
+  EXPECT_EQ(outcome.network.drops, 0u);
+  EXPECT_EQ(outcome.nic.retransmittedPackets, 0u);
+  return outcome.summary.iterations.at(0).time_s;
+}
+
+TEST(RoceLoadBalancing, SprayingGivesCollidingRingFlowsTheirOwnPaths) {
+  const uint64_t bytes = 16 << 20;
+  const uint32_t mtu = 9000;
+  const int world = 8;
+  const double steps = 2.0 * (world - 1);
+  const double wire_bits = WirePacket(mtu) * 8;
+  // A crossing hop: four propagation delays, the last packet stored and forwarded by two
+  // leaves (onto 50 Gb/s, then 100 Gb/s) and the spine (50 Gb/s).
+  const double step_latency = 4 * 1e-6 + 2 * wire_bits / 50e9 + wire_bits / 100e9;
+  auto ring_seconds = [&](double per_flow_bps) {
+    return steps / world * (bytes / 2.0) / Goodput(per_flow_bps, mtu) + steps * step_latency;
+  };
+  const double apart = ring_seconds(50e9);
+  const double shared = ring_seconds(25e9);
+  int collisions = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const double ecmp = RunSprayCase(false, seed, bytes, mtu);
+    const double spray = RunSprayCase(true, seed, bytes, mtu);
+    std::printf("seed %llu: ECMP %.6f s, spray %.6f s (apart %.6f s, sharing a spine %.6f s)\n",
+                static_cast<unsigned long long>(seed), ecmp, spray, apart, shared);
+    EXPECT_NEAR(spray / apart, 1.0, 0.05) << "seed " << seed;
+    if (ecmp > 1.5 * apart) {
+      ++collisions;
+      EXPECT_NEAR(ecmp / shared, 1.0, 0.05) << "seed " << seed;
+    } else {
+      EXPECT_NEAR(ecmp / apart, 1.0, 0.05) << "seed " << seed;
+    }
+  }
+  EXPECT_GT(collisions, 0);  // the hash put both flows of a leaf on one spine for some seed
 }
 
 }  // namespace

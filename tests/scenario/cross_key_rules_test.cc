@@ -122,6 +122,19 @@ TEST(CrossKeyRules, CutThroughIsRefusedOnTheRocePath) {
   EXPECT_EQ(LoadError(kEmpty, {"network.switching=cut-through", "network.model=flow"}), "");
 }
 
+// Spraying is modelled by the RoCE path's switches and NICs only (NboxRoceSwitch).
+TEST(CrossKeyRules, SprayingIsRefusedWhereItIsNotModelled) {
+  EXPECT_EQ(LoadError(kEmpty, {"network.routing=spray", "network.transport=roce"}), "");
+  EXPECT_EQ(LoadError(kEmpty, {"network.routing=spray"}),
+            kEmpty +
+                ": network.routing = spray (--set) is modelled only with network.transport = "
+                "roce and network.model = packet so far, got network.transport = tcp (default) "
+                "and network.model = packet (default)");
+  EXPECT_NE(
+      LoadError(kEmpty, {"network.routing=spray", "network.transport=roce", "network.model=flow"}),
+      "");
+}
+
 TEST(CrossKeyRules, EcnThresholdBelowQueueWhenEcnIsOn) {
   EXPECT_EQ(LoadError(kEmpty, {"network.ecn=on", "network.ecn_threshold=4MB"}),
             kEmpty +

@@ -6,6 +6,8 @@
 
 #include "ns3/boolean.h"
 #include "ns3/double.h"
+#include "ns3/enum.h"
+#include "ns3/nbox-roce-switch.h"
 #include "ns3/nstime.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
@@ -35,6 +37,11 @@ ns3::NboxRoceNetworkHelper MakeRoceNetworkHelper(const scenario::Scenario& s) {
   helper.SetMmuAttribute("ReservedPriorities",
                          UintegerValue((1u << r.data_priority) | (1u << r.control_priority)));
   helper.SetSwitchAttribute("Headroom", UintegerValue(r.headroom_bytes));
+  // Spraying reorders a QP's packets, so receivers place them as they come.
+  const bool spray = s.network.routing == "spray";
+  helper.SetSwitchAttribute("LoadBalancing", ns3::EnumValue(spray ? ns3::NboxRoceSwitch::SPRAY
+                                                                  : ns3::NboxRoceSwitch::ECMP));
+  helper.SetNicAttribute("AcceptOutOfOrder", ns3::BooleanValue(spray));
 
   helper.SetNicAttribute("CongestionControl", ns3::StringValue(r.cc));
   helper.SetNicAttribute("G", DoubleValue(r.dcqcn_g));

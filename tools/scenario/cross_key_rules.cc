@@ -67,6 +67,19 @@ void CheckSwitching(RuleContext& context) {
   }
 }
 
+// Spraying is a property of NboxRoceSwitch (with NboxRoceNic's out-of-order receiver); the TCP
+// path's routing and the flow and analytical models keep one path per connection.
+void CheckRouting(RuleContext& context) {
+  const NetworkSection& network = context.scenario().network;
+  if (network.routing == "spray" && (network.transport != "roce" || network.model != "packet")) {
+    context.Fail(fmt::format("{} is modelled only with network.transport = roce and "
+                             "network.model = packet so far, got {} and {}",
+                             context.Describe("network.routing"),
+                             context.Describe("network.transport"),
+                             context.Describe("network.model")));
+  }
+}
+
 void CheckQueues(RuleContext& context) {
   const NetworkSection& network = context.scenario().network;
   if (network.switch_queue_bytes < network.mtu) {
@@ -347,6 +360,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   CheckCongestionControl(context);
   CheckQueues(context);
   CheckSwitching(context);
+  CheckRouting(context);
   CheckChunk(context);
   CheckRoce(context);
   ApplyOversubscription(context);

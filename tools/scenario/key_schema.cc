@@ -115,6 +115,12 @@ std::vector<KeySpec> NetworkKeys() {
        "is idle: most datacenter Ethernet switches, InfiniBand, a Linux bridge); the flow and "
        "analytical models have no packets and are the same either way",
        Choice(net(&NetworkSection::switching), {"store-and-forward", "cut-through"})},
+      {"network", "routing",
+       "how switches spread traffic over equal-cost paths: ecmp (a hash of each flow, so a "
+       "connection keeps one path and two can collide on one link) or spray (every packet on "
+       "the next path in turn, with receivers that accept out-of-order packets, as AI fabrics "
+       "do); spray is modelled on the packet model over RoCE only so far",
+       Choice(net(&NetworkSection::routing), {"ecmp", "spray"})},
   };
 }
 
