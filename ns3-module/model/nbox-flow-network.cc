@@ -1,6 +1,7 @@
 #include "nbox-flow-network.h"
 
 #include "ns3/abort.h"
+#include "ns3/boolean.h"
 #include "ns3/enum.h"
 #include "ns3/nbox-roce-header.h"
 #include "ns3/nbox-tcp-socket.h"
@@ -50,7 +51,14 @@ NboxFlowNetwork::GetTypeId()
               .AddAttribute("EcmpSeed",
                             "Seed of the per-flow ECMP hash (the packet model's job.seed).",
                             UintegerValue(1), MakeUintegerAccessor(&NboxFlowNetwork::m_ecmpSeed),
-                            MakeUintegerChecker<uint64_t>());
+                            MakeUintegerChecker<uint64_t>())
+              .AddAttribute("Spray",
+                            "Whether the switches spray packets over equal-cost paths (the "
+                            "RoCE path's NboxRoceSwitch LoadBalancing = Spray): a connection's "
+                            "bytes then split at every switch (NboxFlowPaths::SprayedShares). "
+                            "RoCE packet format only.",
+                            BooleanValue(false), MakeBooleanAccessor(&NboxFlowNetwork::m_spray),
+                            MakeBooleanChecker());
     return tid;
 }
 
@@ -58,6 +66,7 @@ NboxFlowNetwork::NboxFlowNetwork()
     : m_mtu(1500)
     , m_format(TCP_PACKETS)
     , m_ecmpSeed(1)
+    , m_spray(false)
     , m_openedInJob(0)
 {
     for (const char* figure :
@@ -72,6 +81,8 @@ NboxFlowNetwork::Build(const nbox::topo::Topology& topology)
 {
     NS_ABORT_MSG_IF(m_topology, "NboxFlowNetwork::Build: called twice");
     m_topology = std::make_unique<nbox::topo::Topology>(topology);
+    NS_ABORT_MSG_IF(m_spray && m_format != ROCE_PACKETS,
+                    "NboxFlowNetwork: Spray follows the RoCE path (PacketFormat roce)");
     m_paths = std::make_unique<NboxFlowPaths>(*m_topology,
                                               m_format == TCP_PACKETS ? NboxFlowPaths::TCP_HASHING
                                                                       : NboxFlowPaths::ROCE_HASHING,
@@ -148,6 +159,28 @@ NboxFlowNetwork::RouteNewConnection(uint32_t srcRank, uint32_t dstRank)
               "different hosts");
     }
     return m_paths->Path(srcHost, dstHost, {m_openedAtHost[srcHost]++, m_openedInJob++});
+}
+
+std::vector<uint32_t>
+NboxFlowNetwork::RouteNewConnection(uint32_t srcRank, uint32_t dstRank,
+                                    std::vector<NboxFlowPaths::PortShare>& shares)
+{
+    // The ordinals the next call will take: the sprayed shares follow the same QP.
+    const NboxFlowPaths::ConnectionId id{
+        m_rankToHost.size() > srcRank ? m_openedAtHost[m_rankToHost[srcRank]] : 0, m_openedInJob};
+    std::vector<uint32_t> path = RouteNewConnection(srcRank, dstRank);
+    shares.clear();
+    if (m_spray)
+    {
+        shares = m_paths->SprayedShares(static_cast<uint32_t>(m_rankToHost[srcRank]),
+                                        static_cast<uint32_t>(m_rankToHost[dstRank]), id);
+        return path;
+    }
+    for (uint32_t port : path)
+    {
+        shares.push_back({port, 1});
+    }
+    return path;
 }
 
 double
@@ -249,6 +282,17 @@ NboxFlowNetwork::CountPackets(const std::vector<uint32_t>& ports, uint64_t packe
 }
 
 void
+NboxFlowNetwork::CountShares(const std::vector<NboxFlowPaths::PortShare>& shares, double wireBytes,
+                             uint64_t packets)
+{
+    for (const NboxFlowPaths::PortShare& s : shares)
+    {
+        m_ports[s.port].wireBytes += s.share * wireBytes;
+        m_ports[s.port].packets += s.share * static_cast<double>(packets);
+    }
+}
+
+void
 NboxFlowNetwork::CountPort(uint32_t port, double wireBytes, uint64_t packets)
 {
     m_ports[port].wireBytes += wireBytes;
@@ -289,7 +333,7 @@ NboxFlowNetwork::GetStats() const
         s.linkId = p.linkId;
         s.fromSwitch = p.fromSwitch;
         s.txBytes = static_cast<uint64_t>(std::llround(p.wireBytes));
-        s.txPackets = p.packets;
+        s.txPackets = static_cast<uint64_t>(std::llround(p.packets));
         stats.wireBytes += s.txBytes;
         if (!p.fromSwitch)
         {

@@ -58,6 +58,14 @@ class NboxFlowNetwork : public NboxNetworkModel
      * unplaced rank or two ranks on one host (traffic within a host is not modelled).
      */
     std::vector<uint32_t> RouteNewConnection(uint32_t srcRank, uint32_t dstRank);
+    /**
+     * As above, and `shares` gets every port the connection's bytes cross with the share
+     * each carries: the returned path's ports with share 1, or with attribute Spray the
+     * sprayed shares (NboxFlowPaths::SprayedShares; the path is then the one whose latency
+     * its messages pay).
+     */
+    std::vector<uint32_t> RouteNewConnection(uint32_t srcRank, uint32_t dstRank,
+                                             std::vector<NboxFlowPaths::PortShare>& shares);
 
     /** Payload bytes in a full packet, and the bytes one packet of `payload` puts on the wire. */
     uint32_t GetPacketPayload() const;
@@ -88,6 +96,9 @@ class NboxFlowNetwork : public NboxNetworkModel
     void CountWireBytes(const std::vector<uint32_t>& ports, double wireBytes);
     /** Counts `packets` on each of `ports`. */
     void CountPackets(const std::vector<uint32_t>& ports, uint64_t packets);
+    /** Counts each port's share of `wireBytes` and of `packets` (reported rounded). */
+    void CountShares(const std::vector<NboxFlowPaths::PortShare>& shares, double wireBytes,
+                     uint64_t packets);
     /** Counts `wireBytes` and `packets` on `port`. */
     void CountPort(uint32_t port, double wireBytes, uint64_t packets);
 
@@ -123,12 +134,13 @@ class NboxFlowNetwork : public NboxNetworkModel
         double rateBps = 0;
         double latencySeconds = 0;
         double wireBytes = 0;
-        uint64_t packets = 0;
+        double packets = 0; //!< a sprayed connection counts its share of each message's
     };
 
     uint32_t m_mtu;
     PacketFormat m_format;
     uint64_t m_ecmpSeed;
+    bool m_spray;
     std::unique_ptr<nbox::topo::Topology> m_topology;
     std::unique_ptr<NboxFlowPaths> m_paths;
     std::vector<Port> m_ports;

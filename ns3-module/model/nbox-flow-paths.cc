@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 namespace ns3
 {
@@ -136,6 +137,66 @@ NboxFlowPaths::Path(uint32_t srcHost, uint32_t dstHost, ConnectionId id) const
         v = first ? boost::target(edge, graph) : boost::source(edge, graph);
     }
     return ports;
+}
+
+std::vector<NboxFlowPaths::PortShare>
+NboxFlowPaths::SprayedShares(uint32_t srcHost, uint32_t dstHost, ConnectionId id) const
+{
+    NS_ABORT_MSG_IF(m_hashing != ROCE_HASHING, "NboxFlowPaths: spraying follows the RoCE path");
+    const auto& graph = m_topology.graph;
+    const Vertex to = m_topology.hosts[dstHost];
+    const std::vector<uint32_t> path = Path(srcHost, dstHost, id);
+    auto farEnd = [&](uint32_t port)
+    {
+        const auto& edge = m_topology.links[port / 2];
+        return port % 2 == 0 ? boost::target(edge, graph) : boost::source(edge, graph);
+    };
+    std::map<uint32_t, double> shares;
+    // Equal-cost paths have equal hop counts, so the bytes move hop by hop in layers.
+    std::map<Vertex, double> layer;
+    shares[path.front()] = 1;
+    layer[farEnd(path.front())] = 1;
+    for (size_t hop = 1; hop < path.size(); ++hop)
+    {
+        std::map<Vertex, double> next;
+        for (const auto& [v, share] : layer)
+        {
+            const std::vector<uint32_t>& links = m_routes->NextLinks(v, dstHost);
+            NS_ABORT_MSG_IF(links.empty(), "NboxFlowPaths: no route to host " << dstHost);
+            // A host on the way (a GPU relaying) does not spray: it keeps Path()'s link where
+            // the path crosses it, else its first.
+            const bool splits = graph[v].kind == NodeKind::kSwitch;
+            std::vector<uint32_t> chosen = links;
+            if (!splits)
+            {
+                chosen = {links.front()};
+                for (uint32_t link : links)
+                {
+                    if (link == path[hop] / 2)
+                    {
+                        chosen = {link};
+                    }
+                }
+            }
+            for (uint32_t link : chosen)
+            {
+                const auto& edge = m_topology.links[link];
+                const uint32_t port = 2 * link + (boost::source(edge, graph) == v ? 0 : 1);
+                const double part = share / static_cast<double>(chosen.size());
+                shares[port] += part;
+                next[farEnd(port)] += part;
+            }
+        }
+        layer = std::move(next);
+    }
+    NS_ABORT_MSG_UNLESS(layer.size() == 1 && layer.begin()->first == to,
+                        "NboxFlowPaths: equal-cost paths of unequal length to host " << dstHost);
+    std::vector<PortShare> out;
+    for (const auto& [port, share] : shares)
+    {
+        out.push_back({port, share});
+    }
+    return out;
 }
 
 } // namespace ns3

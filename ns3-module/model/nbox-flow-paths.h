@@ -47,11 +47,27 @@ class NboxFlowPaths
     NboxFlowPaths(const nbox::topo::Topology& topology, Hashing hashing, uint64_t ecmpSeed,
                   uint16_t tcpListenPort = 5000);
 
+    /** A port a connection's bytes cross, and the share of them that crosses it. */
+    struct PortShare
+    {
+        uint32_t port = 0;
+        double share = 1; //!< (0, 1]
+    };
+
     /**
      * The ports (2 x link id + side; side 0 leaves the link's first vertex) from host
      * `srcHost` to host `dstHost`, in order. The hosts must differ.
      */
     std::vector<uint32_t> Path(uint32_t srcHost, uint32_t dstHost, ConnectionId id) const;
+
+    /**
+     * Where a connection's bytes go when the switches spray its packets (the RoCE path's
+     * NboxRoceSwitch LoadBalancing = Spray): out of the source host as Path() (a QP keeps its
+     * NIC port), then every switch splits what reaches it evenly over its equal-cost links
+     * towards the destination, as its round-robin does over many packets. Every port with a
+     * share, in ascending port order. RoCE hashing only.
+     */
+    std::vector<PortShare> SprayedShares(uint32_t srcHost, uint32_t dstHost, ConnectionId id) const;
 
     /** The address the packet model gives vertex `v`'s end of link `linkId`. */
     uint32_t LinkAddress(uint32_t linkId, nbox::topo::Vertex v) const;

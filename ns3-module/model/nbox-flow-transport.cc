@@ -73,11 +73,11 @@ NboxFlowTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channe
     }
     const auto id = static_cast<uint32_t>(m_connections.size());
     Connection c;
-    c.ports = m_network->RouteNewConnection(srcRank, dstRank);
+    c.ports = m_network->RouteNewConnection(srcRank, dstRank, c.shares);
     const double weight = m_network->GetWireRatio();
-    for (uint32_t port : c.ports)
+    for (const NboxFlowPaths::PortShare& s : c.shares)
     {
-        c.uses.push_back({port, weight});
+        c.uses.push_back({s.port, weight * s.share});
     }
     m_connections.push_back(std::move(c));
     m_connectionIds.emplace(key, id);
@@ -135,7 +135,7 @@ NboxFlowTransport::Advance(Connection& c)
         const double step = std::min(c.rate * (now - c.lastUpdate).GetSeconds(), head - c.sent);
         c.sent += step;
         c.headWire += step * m_network->GetWireRatio();
-        m_network->CountWireBytes(c.ports, step * m_network->GetWireRatio());
+        m_network->CountShares(c.shares, step * m_network->GetWireRatio(), 0);
     }
     c.lastUpdate = now;
 }
@@ -165,8 +165,8 @@ NboxFlowTransport::HeadSent(uint32_t id)
     c.sent = static_cast<double>(message.end);
     // The counters took the fluid share of wire bytes; correct to the message's exact framing
     // (its last packet is short).
-    m_network->CountWireBytes(c.ports, m_network->GetMessageWireBytes(message.bytes) - c.headWire);
-    m_network->CountPackets(c.ports, m_network->GetMessagePackets(message.bytes));
+    m_network->CountShares(c.shares, m_network->GetMessageWireBytes(message.bytes) - c.headWire,
+                           m_network->GetMessagePackets(message.bytes));
     c.headWire = 0;
 
     const uint64_t bytes = message.bytes;

@@ -56,13 +56,14 @@ class NboxFlowTransport : public NboxTransport
 
     struct Connection
     {
-        std::vector<uint32_t> ports;
+        std::vector<uint32_t> ports;                  //!< one path: the latency its messages pay
+        std::vector<NboxFlowPaths::PortShare> shares; //!< where its bytes go (ports, or sprayed)
         std::vector<NboxMaxMinSolver::Use> uses;
-        std::deque<Message> queue;     //!< the head is leaving
-        uint64_t enqueued = 0;         //!< bytes handed to Send so far
-        double sent = 0;               //!< bytes that have left the source
-        double headWire = 0;           //!< wire bytes counted for the head so far
-        double rate = 0;               //!< payload bytes per second
+        std::deque<Message> queue; //!< the head is leaving
+        uint64_t enqueued = 0;     //!< bytes handed to Send so far
+        double sent = 0;           //!< bytes that have left the source
+        double headWire = 0;       //!< wire bytes counted for the head so far
+        double rate = 0;           //!< payload bytes per second
         Time lastUpdate;
         int64_t flow = -1; //!< solver flow while sending
         EventId headSent;

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -214,6 +215,64 @@ TEST_F(NboxFlowPathsTest, RocePathsAreThePacketModelsOnALeafSpineAndFromDualHome
             EXPECT_EQ(packet[k], flow[k]) << topology.description << " connection " << k;
         }
     }
+}
+
+/** The links (ids, either direction) a port list crosses, with shares, for readable checks. */
+std::map<uint32_t, double>
+SharesByLink(const std::vector<NboxFlowPaths::PortShare>& shares)
+{
+    std::map<uint32_t, double> byLink;
+    for (const auto& s : shares)
+    {
+        byLink[s.port / 2] += s.share;
+    }
+    return byLink;
+}
+
+// Hand-drawn: on a leaf-spine of 2 leaves of 2 hosts and 2 spines (links: host-leaf 0-3, then
+// leaf0-spine0 4, leaf0-spine1 5, leaf1-spine0 6, leaf1-spine1 7 in MakeLeafSpine's order),
+// host 0 to host 2: all of it on its host link, half on each uplink of leaf 0, half on each
+// downlink into leaf 1, all of it on host 2's link.
+TEST_F(NboxFlowPathsTest, SprayedSharesSplitEvenlyAtEverySwitch)
+{
+    const Topology t = nbox::topo::MakeLeafSpine(2, 2, 2, 10e9, 10e9, 1e-6);
+    const NboxFlowPaths paths(t, NboxFlowPaths::ROCE_HASHING, kSeed);
+    const auto byLink = SharesByLink(paths.SprayedShares(0, 2, {0, 0}));
+    // The host links are the ones the ECMP path starts and ends with.
+    const std::vector<uint32_t> path = paths.Path(0, 2, {0, 0});
+    ASSERT_EQ(path.size(), 4u);
+    ASSERT_EQ(byLink.size(), 6u);
+    EXPECT_DOUBLE_EQ(byLink.at(path.front() / 2), 1.0);
+    EXPECT_DOUBLE_EQ(byLink.at(path.back() / 2), 1.0);
+    double uplinks = 0;
+    for (const auto& [link, share] : byLink)
+    {
+        if (link != path.front() / 2 && link != path.back() / 2)
+        {
+            EXPECT_DOUBLE_EQ(share, 0.5) << "link " << link;
+            uplinks += share;
+        }
+    }
+    EXPECT_DOUBLE_EQ(uplinks, 2.0); // two hops of two links each, half on every one
+    // Within a leaf there is one path: no split.
+    EXPECT_EQ(paths.SprayedShares(0, 1, {0, 0}).size(), 2u);
+}
+
+// A k = 4 fat-tree, across pods: the edge splits over 2 aggregations (1/2 each), each of those
+// over 2 cores (1/4 each), every core goes down to the destination pod's one aggregation it
+// links (1/4 each), both of those down to the edge (1/2 each): 1 + 2 x 1/2 + 4 x 1/4 + 4 x 1/4
+// + 2 x 1/2 + 1, every hop's shares summing to 1.
+TEST_F(NboxFlowPathsTest, SprayedSharesOnAFatTree)
+{
+    const Topology t = nbox::topo::MakeFatTree(4, 10e9, 1e-6);
+    const NboxFlowPaths paths(t, NboxFlowPaths::ROCE_HASHING, kSeed);
+    const auto shares = paths.SprayedShares(0, 15, {0, 0});
+    std::map<double, int> counts;
+    for (const auto& s : shares)
+    {
+        ++counts[s.share];
+    }
+    EXPECT_EQ(counts, (std::map<double, int>{{0.25, 8}, {0.5, 4}, {1.0, 2}}));
 }
 
 } // namespace

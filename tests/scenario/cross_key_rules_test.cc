@@ -128,11 +128,14 @@ TEST(CrossKeyRules, SprayingIsRefusedWhereItIsNotModelled) {
   EXPECT_EQ(LoadError(kEmpty, {"network.routing=spray"}),
             kEmpty +
                 ": network.routing = spray (--set) is modelled only with network.transport = "
-                "roce and network.model = packet so far, got network.transport = tcp (default) "
-                "and network.model = packet (default)");
-  EXPECT_NE(
+                "roce and network.model = packet or flow so far, got network.transport = tcp "
+                "(default) and network.model = packet (default)");
+  EXPECT_EQ(
       LoadError(kEmpty, {"network.routing=spray", "network.transport=roce", "network.model=flow"}),
       "");
+  EXPECT_NE(LoadError(kEmpty, {"network.routing=spray", "network.transport=roce",
+                               "network.model=analytical"}),
+            "");
 }
 
 TEST(CrossKeyRules, EcnThresholdBelowQueueWhenEcnIsOn) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/enum.h"
 #include "ns3/nbox-analytical-transport.h"
@@ -43,6 +44,7 @@ ns3::Ptr<ns3::NboxFlowNetwork> BuildFlowPorts(const scenario::Scenario& s,
                                                            ? ns3::NboxFlowNetwork::ROCE_PACKETS
                                                            : ns3::NboxFlowNetwork::TCP_PACKETS));
   network->SetAttribute("EcmpSeed", ns3::UintegerValue(s.job.seed));
+  network->SetAttribute("Spray", ns3::BooleanValue(s.network.routing == "spray"));
   network->Build(topology);
   return network;
 }

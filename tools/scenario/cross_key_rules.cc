@@ -67,16 +67,18 @@ void CheckSwitching(RuleContext& context) {
   }
 }
 
-// Spraying is a property of NboxRoceSwitch (with NboxRoceNic's out-of-order receiver); the TCP
-// path's routing and the flow and analytical models keep one path per connection.
+// Spraying is a property of NboxRoceSwitch (with NboxRoceNic's out-of-order receiver), which
+// the flow model follows (NboxFlowNetwork Spray); the TCP path's routing and the analytical
+// model's closed forms keep one path per connection.
 void CheckRouting(RuleContext& context) {
   const NetworkSection& network = context.scenario().network;
-  if (network.routing == "spray" && (network.transport != "roce" || network.model != "packet")) {
-    context.Fail(fmt::format("{} is modelled only with network.transport = roce and "
-                             "network.model = packet so far, got {} and {}",
-                             context.Describe("network.routing"),
-                             context.Describe("network.transport"),
-                             context.Describe("network.model")));
+  if (network.routing == "spray" &&
+      (network.transport != "roce" || network.model == "analytical")) {
+    context.Fail(
+        fmt::format("{} is modelled only with network.transport = roce and "
+                    "network.model = packet or flow so far, got {} and {}",
+                    context.Describe("network.routing"), context.Describe("network.transport"),
+                    context.Describe("network.model")));
   }
 }
 

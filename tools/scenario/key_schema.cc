@@ -119,7 +119,7 @@ std::vector<KeySpec> NetworkKeys() {
        "how switches spread traffic over equal-cost paths: ecmp (a hash of each flow, so a "
        "connection keeps one path and two can collide on one link) or spray (every packet on "
        "the next path in turn, with receivers that accept out-of-order packets, as AI fabrics "
-       "do); spray is modelled on the packet model over RoCE only so far",
+       "do); spray is modelled over RoCE on the packet and flow models so far",
        Choice(net(&NetworkSection::routing), {"ecmp", "spray"})},
   };
 }
