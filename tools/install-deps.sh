@@ -18,6 +18,7 @@ packages=(
   python3 python3-matplotlib python3-pytest  # nbox-sweep, its plots and its tests
   iproute2                               # fidelity test: network namespaces, veth, HTB (ip, tc)
   time                                   # nbox-bench-memory: a child's own peak memory (GNU time)
+  libsimgrid-dev                         # the flow model's solver against SimGrid's (bench, test)
 )
 
 # PyTorch for the torch.distributed backend (bridge/torch) and its tests, CPU only, for
