@@ -20,25 +20,15 @@ ElementRange SplitEvenly(uint64_t count, uint64_t parts, uint64_t index) {
   return {index * base + std::min(index, longer), base + (index < longer ? 1 : 0)};
 }
 
-BlockGrid::BlockGrid(const CollectiveSpec& spec, BlockOrder order)
+BlockLayout::BlockLayout(const CollectiveSpec& spec, BlockOrder order)
     : elements_(spec.bytes / spec.element_bytes),
       element_bytes_(spec.element_bytes),
       chunk_elements_(spec.chunk_bytes / spec.element_bytes),
       segments_(spec.world_size),
       channels_(spec.channels),
-      order_(order) {
-  first_region_.reserve(static_cast<size_t>(segments_) * channels_ + 1);
-  size_t next = 0;
-  for (int segment = 0; segment < segments_; ++segment) {
-    for (int channel = 0; channel < channels_; ++channel) {
-      first_region_.push_back(next);
-      next += ChunkCount(Block(segment, channel).count, chunk_elements_);
-    }
-  }
-  first_region_.push_back(next);
-}
+      order_(order) {}
 
-ElementRange BlockGrid::Block(int segment, int channel) const {
+ElementRange BlockLayout::Block(int segment, int channel) const {
   if (order_ == BlockOrder::kChannelMajor) {
     const ElementRange slice = SplitEvenly(elements_, channels_, channel);
     const ElementRange part = SplitEvenly(slice.count, segments_, segment);
@@ -49,20 +39,37 @@ ElementRange BlockGrid::Block(int segment, int channel) const {
   return {seg.begin + part.begin, part.count};
 }
 
+int BlockLayout::chunks(int segment, int channel) const {
+  return static_cast<int>(ChunkCount(Block(segment, channel).count, chunk_elements_));
+}
+
+ByteRange BlockLayout::chunk(int segment, int channel, int k) const {
+  const ElementRange block = Block(segment, channel);
+  const ElementRange part =
+      SplitEvenly(block.count, ChunkCount(block.count, chunk_elements_), static_cast<uint64_t>(k));
+  return {(block.begin + part.begin) * element_bytes_, part.count * element_bytes_};
+}
+
+BlockGrid::BlockGrid(const CollectiveSpec& spec, BlockOrder order)
+    : layout_(spec, order), channels_(spec.channels) {
+  first_region_.reserve(static_cast<size_t>(spec.world_size) * channels_ + 1);
+  size_t next = 0;
+  for (int segment = 0; segment < spec.world_size; ++segment) {
+    for (int channel = 0; channel < channels_; ++channel) {
+      first_region_.push_back(next);
+      next += static_cast<size_t>(layout_.chunks(segment, channel));
+    }
+  }
+  first_region_.push_back(next);
+}
+
 size_t BlockGrid::BlockIndex(int segment, int channel) const {
   return static_cast<size_t>(segment) * channels_ + channel;
 }
 
-int BlockGrid::chunks(int segment, int channel) const {
-  const size_t block = BlockIndex(segment, channel);
-  return static_cast<int>(first_region_[block + 1] - first_region_[block]);
-}
-
 Region BlockGrid::chunk(int segment, int channel, int k) const {
-  const ElementRange block = Block(segment, channel);
-  const ElementRange part = SplitEvenly(block.count, chunks(segment, channel), k);
-  return {first_region_[BlockIndex(segment, channel)] + k,
-          (block.begin + part.begin) * element_bytes_, part.count * element_bytes_};
+  const ByteRange range = layout_.chunk(segment, channel, k);
+  return {first_region_[BlockIndex(segment, channel)] + k, range.offset, range.bytes};
 }
 
 void ForEachChunkChunkMajor(const BlockGrid& grid, int segment, int channels,

@@ -28,28 +28,44 @@ enum class BlockOrder {
   kSegmentMajor,  // segment s is contiguous (RankSegment), cut into channel slices
 };
 
-// The buffer as a grid of blocks (segment, channel), each cut into the fewest chunks of at
-// most chunk_bytes (whole elements, near-equal sizes). Empty blocks have no chunks. Chunk k of
-// a block is the same region whichever ring step touches it, which is what lets chunk k of a
-// step depend on chunk k of the previous step only.
-class BlockGrid {
+// The buffer cut into blocks (segment, channel), each cut into the fewest chunks of at most
+// chunk_bytes (whole elements, near-equal sizes). Empty blocks have no chunks. O(1) memory and
+// time per query: what a schedule streamed step by step uses (ring_step_source.h).
+class BlockLayout {
  public:
-  BlockGrid(const CollectiveSpec& spec, BlockOrder order);
+  BlockLayout(const CollectiveSpec& spec, BlockOrder order);
 
+  ElementRange Block(int segment, int channel) const;
   int chunks(int segment, int channel) const;
-  Region chunk(int segment, int channel, int k) const;
-  size_t region_count() const { return first_region_.back(); }
+  // Chunk k of the block, in bytes of the buffer.
+  ByteRange chunk(int segment, int channel, int k) const;
 
  private:
-  ElementRange Block(int segment, int channel) const;
-  size_t BlockIndex(int segment, int channel) const;
-
   uint64_t elements_;
   uint64_t element_bytes_;
   uint64_t chunk_elements_;  // 0 = a block is one chunk
   int segments_;
   int channels_;
   BlockOrder order_;
+};
+
+// The blocks and chunks of a BlockLayout as regions, numbered densely for the builders'
+// per-region bookkeeping (rank_schedule_builder.h). Chunk k of a block is the same region
+// whichever ring step touches it, which is what lets chunk k of a step depend on chunk k of the
+// previous step only. Holds an index per block (O(segments x channels)).
+class BlockGrid {
+ public:
+  BlockGrid(const CollectiveSpec& spec, BlockOrder order);
+
+  int chunks(int segment, int channel) const { return layout_.chunks(segment, channel); }
+  Region chunk(int segment, int channel, int k) const;
+  size_t region_count() const { return first_region_.back(); }
+
+ private:
+  size_t BlockIndex(int segment, int channel) const;
+
+  BlockLayout layout_;
+  int channels_;
   std::vector<size_t> first_region_;  // per block, and one past the last block
 };
 
