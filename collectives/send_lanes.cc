@@ -1,5 +1,6 @@
 #include "collectives/send_lanes.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -38,6 +39,38 @@ std::vector<SendLane> SendLanes(const CollectiveSpec& spec, int rank) {
     }
   }
   return lanes;
+}
+
+uint64_t SendLaneBound(const CollectiveSpec& spec) {
+  const auto world = static_cast<uint64_t>(spec.world_size);
+  const auto channels = static_cast<uint64_t>(spec.channels);
+  const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
+  uint64_t per_channel = world - 1;
+  switch (spec.algorithm) {
+    case Algorithm::kRing:
+      per_channel = 1;
+      break;
+    case Algorithm::kHierarchical:
+      if (all_to_all) {
+        const auto gpus = static_cast<uint64_t>(spec.ranks_per_server);
+        per_channel = (gpus - 1) + (world / gpus - 1);
+      } else {
+        per_channel = 2;
+      }
+      break;
+    case Algorithm::kTree:
+      per_channel = 2 * 4;
+      break;
+    case Algorithm::kHalvingDoubling: {
+      uint64_t rounds = 0;
+      while ((uint64_t{2} << rounds) <= world) ++rounds;
+      per_channel = rounds + 2;
+      break;
+    }
+    case Algorithm::kDirect:
+      break;
+  }
+  return std::min(per_channel, world - 1) * channels;
 }
 
 }  // namespace nbox::coll

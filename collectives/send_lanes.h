@@ -24,4 +24,13 @@ struct SendLane {
 // costs O(steps). Throws std::invalid_argument for an invalid spec or rank.
 std::vector<SendLane> SendLanes(const CollectiveSpec& spec, int rank);
 
+// At least SendLanes(spec, r).size() for every rank r, in O(1): what a memory estimate counts
+// before any connection is opened. Each algorithm's peers per channel: the ring's and the
+// chain's next rank; the hierarchical all-reduce's next GPU in the server and next server on
+// its rail; the tree's parent and children (4, both trees of a rooted two-tree counted);
+// halving-doubling's partner per round, the fold's and the answer's; the direct algorithms'
+// and all-to-all's every other rank (hierarchical all-to-all: the server's other GPUs and the
+// rail's other servers). Never more than (W - 1) x channels. `spec` must be valid.
+uint64_t SendLaneBound(const CollectiveSpec& spec);
+
 }  // namespace nbox::coll

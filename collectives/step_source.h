@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "collectives/schedule.h"
@@ -54,5 +55,16 @@ class WholeScheduleSource : public StepSource {
   RankSchedule schedule_;
   bool taken_ = false;
 };
+
+// The steps BuildRankSchedule(spec, rank) would build, as a source: a ring (all-reduce,
+// all-gather, reduce-scatter) one ring step at a time, any other schedule whole. Throws what
+// BuildRankSchedule throws.
+std::unique_ptr<StepSource> BuildRankStepSource(const CollectiveSpec& spec, int rank);
+
+// About the most steps a StepTracker on BuildRankStepSource(spec, r) holds at once, for a
+// memory estimate: a whole schedule's ScheduleStepBound, a ring's three ring steps (two were
+// measured with every rank of a world in step, tests/collectives/step_tracker_test.cc; a rank
+// that starts late holds more, the messages that came early). `spec` must be valid.
+uint64_t HeldStepBound(const CollectiveSpec& spec);
 
 }  // namespace nbox::coll

@@ -7,75 +7,90 @@
 namespace nbox::coll {
 namespace {
 
-std::string Describe(const RankSchedule& schedule, uint32_t step_id) {
-  return "rank " + std::to_string(schedule.rank) + " step " + std::to_string(step_id);
+std::string Describe(int rank, uint32_t step_id) {
+  return "rank " + std::to_string(rank) + " step " + std::to_string(step_id);
 }
 
 }  // namespace
 
+StepTracker::StepTracker(std::unique_ptr<StepSource> source) : source_(std::move(source)) {
+  TakeBatch();
+}
+
 StepTracker::StepTracker(const RankSchedule& schedule)
-    : schedule_(&schedule),
-      missing_deps_(schedule.steps.size(), 0),
-      waiter_begin_(schedule.steps.size() + 1, 0),
-      state_(schedule.steps.size(), State::kWaiting),
-      lane_of_(schedule.steps.size(), 0) {
-  const auto step_count = static_cast<uint32_t>(schedule.steps.size());
-  for (uint32_t id = 0; id < step_count; ++id) {
-    const Step& step = schedule.steps[id];
-    if (step.id != id) {
-      throw std::invalid_argument(Describe(schedule, id) + " carries id " +
+    : StepTracker(std::make_unique<WholeScheduleSource>(schedule)) {}
+
+bool StepTracker::TakeBatch() {
+  if (exhausted_) return false;
+  batch_.clear();
+  if (!source_->NextBatch(batch_)) {
+    exhausted_ = true;
+    return false;
+  }
+  const auto first = static_cast<uint32_t>(base_ + window_.size());
+  const auto end = static_cast<uint32_t>(first + batch_.size());
+  for (uint32_t i = 0; i < batch_.size(); ++i) {
+    const Step& step = batch_[i];
+    if (step.id != first + i) {
+      throw std::invalid_argument(Describe(rank(), first + i) + " carries id " +
                                   std::to_string(step.id));
     }
     for (uint32_t dep : step.deps) {
-      if (dep >= step_count || dep == id) {
-        throw std::invalid_argument(Describe(schedule, id) + " depends on step " +
+      if (dep >= end || dep == step.id) {
+        throw std::invalid_argument(Describe(rank(), step.id) + " depends on step " +
                                     std::to_string(dep) + ", which is " +
-                                    (dep == id ? "itself" : "not in the schedule"));
+                                    (dep == step.id ? "itself" : "not in the schedule"));
       }
-      ++waiter_begin_[dep + 1];
     }
-    missing_deps_[id] = static_cast<uint32_t>(step.deps.size());
   }
-  // Counting sort of the reverse edges: waiters of step d are waiters_[begin[d], begin[d+1]).
-  for (uint32_t id = 0; id < step_count; ++id) waiter_begin_[id + 1] += waiter_begin_[id];
-  waiters_.resize(waiter_begin_[step_count]);
-  std::vector<uint32_t> fill(waiter_begin_.begin(), waiter_begin_.end() - 1);
-  for (const Step& step : schedule.steps) {
-    for (uint32_t dep : step.deps) waiters_[fill[dep]++] = step.id;
-  }
-
-  // Lanes in id order; the Send lanes need no lookup by (peer, channel) afterwards.
-  std::map<std::pair<int, int>, uint32_t> send_lane_index;
-  for (const Step& step : schedule.steps) {
-    const bool send = step.kind == StepKind::kSend;
-    auto& index = send ? send_lane_index : recv_lane_index_;
+  last_batch_begin_ = first;
+  for (Step& step : batch_) {
+    Entry& entry = window_.emplace_back();
+    entry.step = std::move(step);
+    const bool send = entry.step.kind == StepKind::kSend;
+    auto& index = send ? send_lane_index_ : recv_lane_index_;
     auto& lanes = send ? send_lanes_ : recv_lanes_;
-    const auto [it, added] =
-        index.emplace(std::make_pair(step.peer, step.channel), static_cast<uint32_t>(lanes.size()));
+    const auto [it, added] = index.emplace(std::make_pair(entry.step.peer, entry.step.channel),
+                                           static_cast<uint32_t>(lanes.size()));
     if (added) lanes.emplace_back();
-    lanes[it->second].steps.push_back(step.id);
-    lane_of_[step.id] = it->second;
+    lanes[it->second].steps.push_back(entry.step.id);
+    entry.lane = it->second;
   }
+  // Dependencies in this batch may point forward within it, so count them once all are in.
+  for (uint32_t id = first; id < end; ++id) {
+    Entry& entry = At(id);
+    for (uint32_t dep : entry.step.deps) {
+      if (IsComplete(dep)) continue;
+      ++entry.missing;
+      At(dep).waiters.push_back(id);
+    }
+  }
+  for (uint32_t id = first; id < end; ++id) {
+    if (At(id).missing == 0) OnDependenciesMet(id);
+  }
+  return true;
+}
 
-  for (uint32_t id = 0; id < step_count; ++id) {
-    if (missing_deps_[id] == 0) OnDependenciesMet(id);
-  }
+bool StepTracker::IsComplete(uint32_t step_id) const {
+  return step_id < base_ || At(step_id).state == State::kCompleted;
 }
 
 void StepTracker::OnDependenciesMet(uint32_t step_id) {
-  if (schedule_->steps[step_id].kind == StepKind::kRecv) {
-    state_[step_id] = State::kReady;
+  Entry& entry = At(step_id);
+  if (entry.step.kind == StepKind::kRecv) {
+    entry.state = State::kReady;
     ready_.push_back(step_id);
     return;
   }
-  state_[step_id] = State::kHeld;
-  ReleaseSends(send_lanes_[lane_of_[step_id]]);
+  entry.state = State::kHeld;
+  ReleaseSends(send_lanes_[entry.lane]);
 }
 
 void StepTracker::ReleaseSends(Lane& lane) {
-  while (lane.next < lane.steps.size() && state_[lane.steps[lane.next]] == State::kHeld) {
-    const uint32_t id = lane.steps[lane.next++];
-    state_[id] = State::kReady;
+  while (!lane.steps.empty() && At(lane.steps.front()).state == State::kHeld) {
+    const uint32_t id = lane.steps.front();
+    lane.steps.pop_front();
+    At(id).state = State::kReady;
     ready_.push_back(id);
   }
 }
@@ -84,41 +99,74 @@ std::vector<uint32_t> StepTracker::TakeReady() {
   std::vector<uint32_t> taken;
   taken.swap(ready_);
   std::sort(taken.begin(), taken.end());
-  for (uint32_t id : taken) state_[id] = State::kTaken;
+  for (uint32_t id : taken) At(id).state = State::kTaken;
   return taken;
 }
 
 void StepTracker::Complete(uint32_t step_id) {
-  if (step_id >= state_.size() || state_[step_id] != State::kTaken) {
-    throw std::logic_error("StepTracker::Complete: " + Describe(*schedule_, step_id) +
-                           (step_id >= state_.size() ? " does not exist"
-                            : state_[step_id] == State::kCompleted
+  const bool held = step_id >= base_ && step_id - base_ < window_.size();
+  if (!held || At(step_id).state != State::kTaken) {
+    throw std::logic_error("StepTracker::Complete: " + Describe(rank(), step_id) +
+                           (step_id < base_ || (held && At(step_id).state == State::kCompleted)
                                 ? " was already completed"
-                                : " was not handed out by TakeReady"));
+                            : !held ? " does not exist"
+                                    : " was not handed out by TakeReady"));
   }
-  state_[step_id] = State::kCompleted;
+  Entry& entry = At(step_id);
+  entry.state = State::kCompleted;
   ++completed_;
-  for (uint32_t i = waiter_begin_[step_id]; i < waiter_begin_[step_id + 1]; ++i) {
-    const uint32_t waiter = waiters_[i];
-    if (--missing_deps_[waiter] == 0) OnDependenciesMet(waiter);
+  for (uint32_t waiter : entry.waiters) {
+    if (--At(waiter).missing == 0) OnDependenciesMet(waiter);
+  }
+  entry.waiters.clear();
+  // The next batch's Sends wait on this batch's steps (step_source.h): take it now, so that
+  // they count this step as complete.
+  if (step_id >= last_batch_begin_) TakeBatch();
+  const uint32_t base_before = base_;
+  while (!window_.empty() && window_.front().state == State::kCompleted) {
+    window_.pop_front();
+    ++base_;
+  }
+  if (base_ != base_before) source_->Retire(base_);
+}
+
+StepTracker::Lane* StepTracker::RecvLane(int peer, int channel) {
+  while (true) {
+    const auto it = recv_lane_index_.find({peer, channel});
+    if (it != recv_lane_index_.end() && !recv_lanes_[it->second].steps.empty()) {
+      return &recv_lanes_[it->second];
+    }
+    if (!TakeBatch()) return nullptr;
   }
 }
 
-bool StepTracker::ExpectsArrival(int peer, int channel) const {
-  const auto it = recv_lane_index_.find({peer, channel});
-  if (it == recv_lane_index_.end()) return false;
-  const Lane& lane = recv_lanes_[it->second];
-  return lane.next < lane.steps.size();
+bool StepTracker::ExpectsArrival(int peer, int channel) {
+  return RecvLane(peer, channel) != nullptr;
 }
 
 uint32_t StepTracker::MatchArrival(int peer, int channel) {
-  if (!ExpectsArrival(peer, channel)) {
-    throw std::logic_error("StepTracker::MatchArrival: rank " + std::to_string(schedule_->rank) +
+  Lane* lane = RecvLane(peer, channel);
+  if (lane == nullptr) {
+    throw std::logic_error("StepTracker::MatchArrival: rank " + std::to_string(rank()) +
                            " expects no further message from rank " + std::to_string(peer) +
                            " on channel " + std::to_string(channel));
   }
-  Lane& lane = recv_lanes_[recv_lane_index_.at({peer, channel})];
-  return lane.steps[lane.next++];
+  const uint32_t id = lane->steps.front();
+  lane->steps.pop_front();
+  return id;
+}
+
+const Step& StepTracker::step(uint32_t step_id) const {
+  if (step_id < base_ || step_id - base_ >= window_.size()) {
+    throw std::logic_error("StepTracker::step: " + Describe(rank(), step_id) + " is not held (" +
+                           std::to_string(base_) + " .. " + std::to_string(base_ + window_.size()) +
+                           " are)");
+  }
+  return At(step_id).step;
+}
+
+bool StepTracker::IsHandedOut(uint32_t step_id) const {
+  return step_id >= base_ && step_id - base_ < window_.size() && At(step_id).state == State::kTaken;
 }
 
 }  // namespace nbox::coll

@@ -4,23 +4,34 @@
 // when its message has been delivered; a Recv when its message has arrived (and been reduced).
 // Every call is O(1) amortized per step plus sorting the batch TakeReady returns, so an
 // engine may call it per message.
+//
+// The tracker takes the schedule from a StepSource a batch at a time (step_source.h): the next
+// batch when a step of the last one completes, or when a message arrives for a receive it has
+// not taken yet. It holds the steps from the oldest one not yet completed to the newest taken,
+// and forgets the others: a ring's source hands out a ring step per batch, so a rank running a
+// ring holds the ring steps in flight, not the whole ring.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "collectives/schedule.h"
+#include "collectives/step_source.h"
 
 namespace nbox::coll {
 
 class StepTracker {
  public:
-  // Keeps a reference to `schedule`, which must outlive the tracker. Throws
-  // std::invalid_argument if a dependency names a step that does not exist or the step itself.
+  // Throws std::invalid_argument, here or later from the call that takes a batch, if the source
+  // gives steps whose ids do not continue densely, or a dependency that names the step itself,
+  // a step not taken yet or one of a later batch.
+  explicit StepTracker(std::unique_ptr<StepSource> source);
+  // The whole schedule, copied: one batch.
   explicit StepTracker(const RankSchedule& schedule);
-  explicit StepTracker(RankSchedule&&) = delete;  // would dangle
 
   // Steps whose dependencies are all complete and that have not been handed out yet,
   // in ascending id order. Each step is returned exactly once. A Send is held back until
@@ -40,12 +51,21 @@ class StepTracker {
   uint32_t MatchArrival(int peer, int channel);
   // Whether a further message from `peer` on `channel` belongs to this schedule. An engine
   // running several collectives in order on one communicator hands an arrival to the first
-  // tracker that still expects one from there.
-  bool ExpectsArrival(int peer, int channel) const;
+  // tracker that still expects one from there. (Takes batches until it finds one, or to the
+  // end of the schedule when there is none.)
+  bool ExpectsArrival(int peer, int channel);
 
-  bool Done() const { return completed_ == schedule_->steps.size(); }
+  // A step the tracker holds: one handed out or matched and not completed yet, at least.
+  // Throws std::logic_error for a step it no longer (or not yet) holds.
+  const Step& step(uint32_t step_id) const;
+  // Whether TakeReady has handed the step out and it has not completed.
+  bool IsHandedOut(uint32_t step_id) const;
+
+  bool Done() const { return exhausted_ && window_.empty(); }
   size_t completed() const { return completed_; }
-  const RankSchedule& schedule() const { return *schedule_; }
+  int rank() const { return source_->rank(); }
+  // Steps held now (from the oldest not completed to the newest taken from the source).
+  size_t held() const { return window_.size(); }
 
  private:
   enum class State : uint8_t {
@@ -56,25 +76,40 @@ class StepTracker {
     kCompleted,
   };
 
-  // Sends to, or Recvs from, one (peer, channel), in id order.
-  struct Lane {
-    std::vector<uint32_t> steps;
-    size_t next = 0;  // Sends: first not yet released to ready_; Recvs: first not yet matched
+  struct Entry {
+    Step step;
+    State state = State::kWaiting;
+    uint32_t missing = 0;           // dependencies not complete
+    uint32_t lane = 0;              // index into send_lanes_ or recv_lanes_
+    std::vector<uint32_t> waiters;  // held steps that depend on this one
   };
 
+  // Sends to, or Recvs from, one (peer, channel), taken and not yet released (Sends) or
+  // matched (Recvs), in id order.
+  struct Lane {
+    std::deque<uint32_t> steps;
+  };
+
+  // Takes the next batch from the source; false when it has no more.
+  bool TakeBatch();
+  Entry& At(uint32_t step_id) { return window_[step_id - base_]; }
+  const Entry& At(uint32_t step_id) const { return window_[step_id - base_]; }
+  bool IsComplete(uint32_t step_id) const;
   void OnDependenciesMet(uint32_t step_id);
   void ReleaseSends(Lane& lane);
+  Lane* RecvLane(int peer, int channel);  // taking batches until it has a step, if any
 
-  const RankSchedule* schedule_;
-  std::vector<uint32_t> missing_deps_;  // per step
-  std::vector<uint32_t> waiter_begin_;  // per step and one past: range in waiters_
-  std::vector<uint32_t> waiters_;       // steps that depend on each step, grouped by step
+  std::unique_ptr<StepSource> source_;
+  std::deque<Entry> window_;  // steps base_ .. base_ + size - 1
+  uint32_t base_ = 0;
+  uint32_t last_batch_begin_ = 0;
+  bool exhausted_ = false;
+  std::vector<Step> batch_;  // scratch for TakeBatch
   std::vector<uint32_t> ready_;
-  std::vector<State> state_;
-  std::vector<uint32_t> lane_of_;  // per step: index into send_lanes_ or recv_lanes_
   std::vector<Lane> send_lanes_;
   std::vector<Lane> recv_lanes_;
-  std::map<std::pair<int, int>, uint32_t> recv_lane_index_;  // (peer, channel) -> lane
+  std::map<std::pair<int, int>, uint32_t> send_lane_index_;  // (peer, channel) -> lane
+  std::map<std::pair<int, int>, uint32_t> recv_lane_index_;
   size_t completed_ = 0;
 };
 

@@ -29,6 +29,12 @@ NboxJobHelper::SetRealRanks(std::vector<bool> isReal)
     m_isReal = std::move(isReal);
 }
 
+void
+NboxJobHelper::SetBeforeConnecting(BeforeConnecting check)
+{
+    m_beforeConnecting = std::move(check);
+}
+
 Ptr<NboxJob>
 NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
                        const std::vector<std::shared_ptr<const nbox::work::RankProgram>>& programs,
@@ -97,6 +103,11 @@ NboxJobHelper::Install(Ptr<NboxTransport> transport, const nbox::work::JobProgra
         laneBase += communicator->GetLaneCount();
         communicators.push_back(communicator);
         records->communicatorNames.push_back(c.name);
+    }
+
+    if (m_beforeConnecting)
+    {
+        m_beforeConnecting(communicators);
     }
 
     // Open every connection up front, as NCCL does at communicator init.

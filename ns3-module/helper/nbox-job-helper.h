@@ -7,6 +7,7 @@
 #ifndef NBOX_JOB_HELPER_H
 #define NBOX_JOB_HELPER_H
 
+#include "ns3/nbox-communicator.h"
 #include "ns3/nbox-job.h"
 #include "ns3/nbox-network.h"
 #include "ns3/nbox-transport.h"
@@ -14,6 +15,7 @@
 
 #include "workloads/program.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,13 +39,22 @@ class NboxJobHelper
     void SetRealRanks(std::vector<bool> isReal);
 
     /**
+     * Called by Install with the job's communicators once they exist and before any
+     * connection is opened: where a caller estimates what the job will hold (its connections
+     * and schedules) and throws to refuse a job that cannot fit, before it is built.
+     */
+    using BeforeConnecting = std::function<void(const std::vector<Ptr<NboxCommunicator>>&)>;
+    void SetBeforeConnecting(BeforeConnecting check);
+
+    /**
      * Installs the job: rank r runs job.programs[r], with one NboxCommunicator per
      * job.communicators entry (the first must be the world) and its messages carried by
      * `transport` (which places ranks on hosts), and starts it (ranks begin once connected).
      * Connections are opened up front for every communication op of the emulated ranks'
      * programs, for all members (real ones included, as NCCL connects at communicator init).
      * Aborts with a message naming the rank and op when the programs do not fit together
-     * (nbox::work::ValidateJobPrograms).
+     * (nbox::work::ValidateJobPrograms). What SetBeforeConnecting's check throws comes out of
+     * Install, nothing connected.
      */
     Ptr<NboxJob> Install(Ptr<NboxTransport> transport, const nbox::work::JobPrograms& job) const;
 
@@ -67,6 +78,7 @@ class NboxJobHelper
   private:
     ObjectFactory m_communicatorFactory;
     std::vector<bool> m_isReal; //!< empty: every rank emulated
+    BeforeConnecting m_beforeConnecting;
 };
 
 } // namespace ns3

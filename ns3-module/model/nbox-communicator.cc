@@ -386,6 +386,17 @@ NboxCommunicator::BuildRankSchedule(uint32_t rank, const NboxCommWork& work) con
                                          static_cast<int>(rank));
 }
 
+std::unique_ptr<nbox::coll::StepSource>
+NboxCommunicator::BuildStepSource(uint32_t rank, const NboxCommWork& work) const
+{
+    if (work.isTransfers)
+    {
+        return std::make_unique<nbox::coll::WholeScheduleSource>(BuildRankSchedule(rank, work));
+    }
+    return nbox::coll::BuildRankStepSource(MakeSpec(work.op, work.bytes, work.counts, work.root),
+                                           static_cast<int>(rank));
+}
+
 void
 NboxCommunicator::SetExternalRanks(std::vector<bool> isExternal, ExternalArrival onArrival)
 {
@@ -577,15 +588,8 @@ NboxCommunicator::Start(uint32_t rank, Pending pending)
             return;
         }
     }
-    running.schedule
-        = std::make_unique<nbox::coll::RankSchedule>(BuildRankSchedule(rank, running.pending.work));
-    running.tracker = std::make_unique<nbox::coll::StepTracker>(*running.schedule);
-    running.recvState.assign(running.schedule->steps.size(), Running::kNone);
-    running.early.resize(running.schedule->steps.size());
-    if (m_records->messages.IsEnabled())
-    {
-        running.stepMessage.assign(running.schedule->steps.size(), NboxMessageLog::kNoMessage);
-    }
+    running.tracker
+        = std::make_unique<nbox::coll::StepTracker>(BuildStepSource(rank, running.pending.work));
     // Messages that came before this op started: a collective's carry its tag; the others'
     // (groups', external ranks') are in order per connection, so each belongs to this op if
     // it still expects one from that connection (stop at the first that does not).
@@ -645,7 +649,7 @@ NboxCommunicator::Advance(uint32_t rank, uint64_t tag)
     {
         for (uint32_t id : ready)
         {
-            const nbox::coll::Step& step = tracker.schedule().steps[id];
+            const nbox::coll::Step& step = tracker.step(id);
             const auto peer = static_cast<uint32_t>(step.peer);
             const auto channel = static_cast<uint32_t>(step.channel);
             if (step.kind == StepKind::kSend)
@@ -667,13 +671,14 @@ NboxCommunicator::Advance(uint32_t rank, uint64_t tag)
                                   });
                 continue;
             }
-            if (running.recvState[id] != Running::kEarly)
+            const auto early = running.early.find(id);
+            if (early == running.early.end())
             {
-                running.recvState[id] = Running::kPosted;
-                continue;
+                continue; // handed out: it completes when its message arrives
             }
-            running.recvState[id] = Running::kNone;
-            CompleteRecv(running, id, running.early[id]);
+            const Arrival arrival = early->second;
+            running.early.erase(early);
+            CompleteRecv(running, id, arrival);
         }
     }
     if (tracker.Done())
@@ -685,7 +690,7 @@ NboxCommunicator::Advance(uint32_t rank, uint64_t tag)
 void
 NboxCommunicator::CompleteRecv(Running& running, uint32_t stepId, const Arrival& arrival)
 {
-    const nbox::coll::Step& step = running.tracker->schedule().steps[stepId];
+    const nbox::coll::Step& step = running.tracker->step(stepId);
     // Both ends follow the same schedule, so a size mismatch means the matching rule broke.
     NS_ABORT_MSG_IF(arrival.bytes != step.bytes,
                     "rank " << running.rank << " of '" << m_name << "' matched a " << arrival.bytes
@@ -715,9 +720,10 @@ NboxCommunicator::LogSend(const Running& running, const nbox::coll::Step& step)
     message.posted = Simulator::Now();
     for (uint32_t dep : step.deps)
     {
-        if (running.stepMessage[dep] != NboxMessageLog::kNoMessage)
+        const auto logged = running.stepMessage.find(dep);
+        if (logged != running.stepMessage.end())
         {
-            message.deps.push_back(running.stepMessage[dep]);
+            message.deps.push_back(logged->second);
         }
     }
     if (step.deps.empty() && log.LastAdvanced(src) != NboxMessageLog::kNoMessage)
@@ -783,14 +789,12 @@ NboxCommunicator::MatchToRunning(Running& running, uint32_t src, uint32_t channe
 {
     const uint32_t id
         = running.tracker->MatchArrival(static_cast<int>(src), static_cast<int>(channel));
-    if (running.recvState[id] == Running::kPosted)
+    if (running.tracker->IsHandedOut(id))
     {
-        running.recvState[id] = Running::kNone;
         CompleteRecv(running, id, arrival);
         return;
     }
-    running.recvState[id] = Running::kEarly;
-    running.early[id] = arrival;
+    running.early.emplace(id, arrival);
 }
 
 void

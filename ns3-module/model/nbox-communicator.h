@@ -29,6 +29,7 @@
 #include "collectives/point_to_point.h"
 #include "collectives/schedule.h"
 #include "collectives/settings.h"
+#include "collectives/step_source.h"
 #include "collectives/step_tracker.h"
 #include "workloads/program.h"
 
@@ -39,6 +40,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -176,6 +178,13 @@ class NboxCommunicator : public Object
                                         int root = 0) const;
     /** The schedule member `rank` runs for `work` (built anew each call). */
     nbox::coll::RankSchedule BuildRankSchedule(uint32_t rank, const NboxCommWork& work) const;
+    /**
+     * The same steps as a source a StepTracker takes a batch at a time: a ring's one ring step
+     * at a time (collectives/step_source.h), so a running member holds the ring steps in
+     * flight rather than its whole ring.
+     */
+    std::unique_ptr<nbox::coll::StepSource> BuildStepSource(uint32_t rank,
+                                                            const NboxCommWork& work) const;
 
     /** Opens every connection a collective of this kind and size will use. */
     void ConnectFor(nbox::coll::CollectiveOp op, uint64_t bytes, int root = 0);
@@ -272,25 +281,17 @@ class NboxCommunicator : public Object
     struct Running
     {
         Pending pending;
-        uint32_t rank = 0;                                  //!< the member running it
-        std::unique_ptr<nbox::coll::RankSchedule> schedule; //!< null when timed
-        std::unique_ptr<nbox::coll::StepTracker> tracker;   //!< on *schedule; null when timed
+        uint32_t rank = 0;                                //!< the member running it
+        std::unique_ptr<nbox::coll::StepTracker> tracker; //!< null when timed
         Time started;
         Time peersPosted;         //!< latest post time of a message this rank received in the op
         uint64_t tag = kUntagged; //!< collectives: Pending::tag, what its messages carry
-        /** Per step id, a receive's state under schedule.h's matching rule (the n-th message
-         * of a connection is its n-th receive in id order): its message came before the step
-         * was ready (kEarly, kept in `early`), or the step is ready and waits (kPosted). */
-        enum RecvState : uint8_t
-        {
-            kNone,
-            kEarly,
-            kPosted,
-        };
-        std::vector<RecvState> recvState;
-        std::vector<Arrival> early;
-        /** Per step id, the logged message it sent or received (when the log is on). */
-        std::vector<uint64_t> stepMessage;
+        /** Receives whose message came (matched under schedule.h's rule: the n-th message of
+         * a connection is its n-th receive in id order) before the tracker handed the step
+         * out, by step id; a receive handed out first waits for its message as it is. */
+        std::unordered_map<uint32_t, Arrival> early;
+        /** The logged message each step sent or received, by step id (when the log is on). */
+        std::unordered_map<uint32_t, uint64_t> stepMessage;
     };
 
     /** One collective across its members: who started it and when. */

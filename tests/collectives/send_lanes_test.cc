@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 #include <vector>
@@ -67,6 +68,69 @@ TEST(SendLanes, AreTheFirstSendsOfTheScheduleForEveryShape) {
     }
   }
   EXPECT_GT(checked, 1000);
+}
+
+// SendLaneBound holds for every rank of every algorithm and op it applies to (the ring's and
+// the direct algorithms' exactly where every block is filled).
+TEST(SendLanes, NeverMoreThanTheirBound) {
+  int checked = 0;
+  struct Shape {
+    CollectiveOp op;
+    Algorithm algorithm;
+    bool needs_servers;
+  };
+  const std::vector<Shape> shapes = {
+      {CollectiveOp::kAllReduce, Algorithm::kRing, false},
+      {CollectiveOp::kAllGather, Algorithm::kRing, false},
+      {CollectiveOp::kReduceScatter, Algorithm::kRing, false},
+      {CollectiveOp::kBroadcast, Algorithm::kRing, false},
+      {CollectiveOp::kReduce, Algorithm::kRing, false},
+      {CollectiveOp::kAllReduce, Algorithm::kTree, false},
+      {CollectiveOp::kBroadcast, Algorithm::kTree, false},
+      {CollectiveOp::kReduce, Algorithm::kTree, false},
+      {CollectiveOp::kAllReduce, Algorithm::kHalvingDoubling, false},
+      {CollectiveOp::kAllGather, Algorithm::kHalvingDoubling, false},
+      {CollectiveOp::kReduceScatter, Algorithm::kHalvingDoubling, false},
+      {CollectiveOp::kAllReduce, Algorithm::kDirect, false},
+      {CollectiveOp::kAllGather, Algorithm::kDirect, false},
+      {CollectiveOp::kReduceScatter, Algorithm::kDirect, false},
+      {CollectiveOp::kAllToAll, Algorithm::kDirect, false},
+      {CollectiveOp::kAllReduce, Algorithm::kHierarchical, true},
+      {CollectiveOp::kAllToAll, Algorithm::kHierarchical, true},
+  };
+  for (const Shape& shape : shapes) {
+    for (int world = 1; world <= 17; ++world) {
+      for (int servers_of : {0, 2, 4}) {
+        if (shape.needs_servers != (servers_of > 0) || (servers_of > 0 && world % servers_of)) {
+          continue;
+        }
+        for (int channels : {1, 2, 3}) {
+          for (uint64_t elements : {1ull, 100ull}) {
+            CollectiveSpec spec =
+                Spec(shape.op, shape.algorithm, world, servers_of, elements, channels);
+            spec.root = world / 2;
+            const uint64_t bound = SendLaneBound(spec);
+            size_t most = 0;
+            for (int rank = 0; rank < world; ++rank) {
+              most = std::max(most, FromSchedule(spec, rank).size());
+              ++checked;
+            }
+            EXPECT_LE(most, bound) << ToString(shape.op) << " " << ToString(shape.algorithm)
+                                   << " W=" << world << " servers of " << servers_of << " channels "
+                                   << channels << " elements " << elements;
+            const bool exact =
+                shape.algorithm == Algorithm::kRing || shape.algorithm == Algorithm::kDirect;
+            if (exact && elements == 100 && world > 1 && shape.op != CollectiveOp::kBroadcast &&
+                shape.op != CollectiveOp::kReduce) {
+              EXPECT_EQ(most, bound) << ToString(shape.op) << " " << ToString(shape.algorithm)
+                                     << " W=" << world << " channels " << channels;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 3000);
 }
 
 // The fast path's whole point: a ring of 16384 ranks needs its two lanes without building the

@@ -3,8 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <deque>
+#include <iostream>
+#include <set>
 #include <stdexcept>
 #include <vector>
+
+#include "collectives/step_source.h"
 
 namespace nbox::coll {
 namespace {
@@ -114,6 +120,82 @@ TEST(CollectivesStepTracker, EmptyScheduleIsDone) {
   StepTracker tracker(empty);
   EXPECT_TRUE(tracker.Done());
   EXPECT_EQ(tracker.TakeReady(), Ids{});
+}
+
+// Every rank of a ring all-reduce run by a network that delivers messages one at a time in
+// the order they were sent: each tracker ends Done, and holds at most a few ring steps of its
+// schedule at any time, however many ranks there are.
+struct LockstepRun {
+  size_t most_held = 0;  // over ranks and time
+  size_t steps = 0;      // completed, over ranks
+  bool all_done = true;
+};
+
+LockstepRun RunRingInLockstep(const CollectiveSpec& spec) {
+  const int world = spec.world_size;
+  std::vector<StepTracker> trackers;
+  for (int r = 0; r < world; ++r) trackers.emplace_back(BuildRankStepSource(spec, r));
+  std::vector<std::set<uint32_t>> early(static_cast<size_t>(world));
+  struct Message {
+    int src;
+    int dst;
+    int channel;
+    uint32_t send;
+  };
+  std::deque<Message> wire;
+  LockstepRun run;
+  auto advance = [&](int r) {
+    StepTracker& t = trackers[static_cast<size_t>(r)];
+    for (auto ready = t.TakeReady(); !ready.empty(); ready = t.TakeReady()) {
+      for (uint32_t id : ready) {
+        const Step& step = t.step(id);
+        if (step.kind == StepKind::kSend) {
+          wire.push_back({r, step.peer, step.channel, id});
+        } else if (early[static_cast<size_t>(r)].erase(id) > 0) {
+          t.Complete(id);
+        }
+      }
+    }
+    run.most_held = std::max(run.most_held, t.held());
+  };
+  for (int r = 0; r < world; ++r) advance(r);
+  while (!wire.empty()) {
+    const Message m = wire.front();
+    wire.pop_front();
+    StepTracker& receiver = trackers[static_cast<size_t>(m.dst)];
+    const uint32_t recv = receiver.MatchArrival(m.src, m.channel);
+    if (receiver.IsHandedOut(recv)) {
+      receiver.Complete(recv);
+    } else {
+      early[static_cast<size_t>(m.dst)].insert(recv);
+    }
+    run.most_held = std::max(run.most_held, receiver.held());
+    trackers[static_cast<size_t>(m.src)].Complete(m.send);
+    advance(m.dst);
+    advance(m.src);
+  }
+  for (const StepTracker& t : trackers) {
+    run.all_done = run.all_done && t.Done();
+    run.steps += t.completed();
+  }
+  return run;
+}
+
+TEST(CollectivesStepTracker, ARingHoldsTheRingStepsInFlightNotTheWholeRing) {
+  for (const int world : {8, 64, 256}) {
+    CollectiveSpec spec;
+    spec.op = CollectiveOp::kAllReduce;
+    spec.world_size = world;
+    spec.channels = 2;
+    spec.bytes = uint64_t{4} * world * 2 * 3;  // 3 elements per block
+    spec.chunk_bytes = 4;                      // 3 chunks per block: 12 steps per ring step
+    const LockstepRun run = RunRingInLockstep(spec);
+    EXPECT_TRUE(run.all_done) << "W=" << world;
+    EXPECT_EQ(run.steps, static_cast<size_t>(world) * 2 * (world - 1) * 12) << "W=" << world;
+    // The whole ring is 2 (W - 1) ring steps of 12; held: at most three ring steps.
+    EXPECT_LE(run.most_held, 3u * 12) << "W=" << world;
+    std::cout << "W=" << world << ": at most " << run.most_held << " steps held\n";
+  }
 }
 
 }  // namespace

@@ -198,12 +198,17 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
       }
     }
   }
-  a.job = helper.Install(a.transport, programs);
+  // What the job will hold, estimated once its communicators exist and before it opens a
+  // connection (a direct all-reduce of thousands of ranks connects every pair).
   a.memory = a.net.memory;
-  AddScheduleMemory(programs, a.job->GetCommunicators(), a.memory);
-  if (s.output.messages == "csv")
-    AddMessageLogMemory(programs, a.job->GetCommunicators(), a.memory);
-  RefuseUnlessItFits(a.memory, available_bytes, s);
+  helper.SetBeforeConnecting(
+      [&](const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators) {
+        AddScheduleMemory(programs, communicators, a.memory);
+        AddConnectionMemory(s, programs, communicators, a.memory);
+        if (s.output.messages == "csv") AddMessageLogMemory(programs, communicators, a.memory);
+        RefuseUnlessItFits(a.memory, available_bytes, s);
+      });
+  a.job = helper.Install(a.transport, programs);
   return a;
 }
 

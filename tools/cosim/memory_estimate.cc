@@ -6,9 +6,14 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "collectives/schedule.h"
+#include "collectives/send_lanes.h"
+#include "collectives/step_source.h"
 
 namespace nbox::cosim {
 namespace {
@@ -53,6 +58,13 @@ NetworkMemoryCost MeasuredNetworkMemoryCost(const scenario::Scenario& s) {
   return {19.9 * kMiB, 1090, 4.0};  // flow, and analytical on the flow model's routes
 }
 
+double MeasuredConnectionBytes(const scenario::Scenario& s) {
+  if (s.network.model == "analytical") return 0.3 * 1024;
+  if (s.network.model == "flow") return 4.0 * 1024;
+  if (s.network.transport == "roce") return 4.6 * 1024;
+  return 23.9 * 1024;
+}
+
 MemoryEstimate EstimateNetworkMemory(const scenario::Scenario& s, const topo::Topology& topology) {
   MemoryEstimate estimate;
   estimate.links = topology.links.size();
@@ -88,14 +100,49 @@ void AddScheduleMemory(const work::JobPrograms& job,
       if (op.kind != work::OpKind::kCollective) continue;
       const auto& comm = *communicators[static_cast<size_t>(slots[static_cast<size_t>(op.comm)])];
       if (!comm.BuildsCollectiveSchedules()) continue;
-      largest = std::max(largest, coll::ScheduleStepBound(
-                                      comm.MakeSpec(op.collective, op.bytes, op.counts, op.root)));
+      largest = std::max(
+          largest, coll::HeldStepBound(comm.MakeSpec(op.collective, op.bytes, op.counts, op.root)));
     }
     estimate.schedule_steps += largest;
   }
   estimate.schedule_bytes =
       static_cast<uint64_t>(static_cast<double>(estimate.schedule_steps) * kBytesPerScheduleStep);
   estimate.schedules_counted = true;
+}
+
+void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& job,
+                         const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
+                         MemoryEstimate& estimate) {
+  // Per communicator and algorithm (the ring's lanes serve its all-reduce, all-gather and
+  // reduce-scatter of every size alike), the most lanes any of its collectives needs per rank.
+  std::map<std::pair<int, coll::Algorithm>, uint64_t> lanes_per_rank;
+  std::set<std::tuple<int, int, int>> pairs;  // transfers: (communicator, rank in it, peer)
+  for (int rank = 0; rank < job.world_size(); ++rank) {
+    const auto& program = job.programs[static_cast<size_t>(rank)];
+    if (!program) continue;
+    const auto& slots = job.rank_comms[static_cast<size_t>(rank)];
+    for (const auto& op : program->ops) {
+      const int index = slots[static_cast<size_t>(op.comm)];
+      if (op.kind == work::OpKind::kTransfers) {
+        const int me = work::RankIn(job.communicators[static_cast<size_t>(index)], rank);
+        for (const coll::Transfer& t : op.transfers) {
+          if (t.kind == coll::StepKind::kSend) pairs.insert({index, me, t.peer});
+        }
+        continue;
+      }
+      if (op.kind != work::OpKind::kCollective) continue;
+      const auto& comm = *communicators[static_cast<size_t>(index)];
+      const coll::CollectiveSpec spec = comm.MakeSpec(op.collective, op.bytes, op.counts, op.root);
+      uint64_t& lanes = lanes_per_rank[{index, spec.algorithm}];
+      lanes = std::max(lanes, coll::SendLaneBound(spec));
+    }
+  }
+  for (const auto& [key, lanes] : lanes_per_rank) {
+    estimate.connections += lanes * communicators[static_cast<size_t>(key.first)]->GetSize();
+  }
+  estimate.connections += pairs.size();
+  estimate.connection_bytes =
+      static_cast<uint64_t>(static_cast<double>(estimate.connections) * MeasuredConnectionBytes(s));
 }
 
 void AddMessageLogMemory(const work::JobPrograms& job,
@@ -163,19 +210,34 @@ void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scena
                 static_cast<double>(e.message_bytes) / kGiB, e.logged_messages,
                 kBytesPerLoggedMessage)
           : "";
+  const std::string connections =
+      e.connections > 0 ? fmt::format("; {:.1f} GiB for up to {} connections",
+                                      static_cast<double>(e.connection_bytes) / kGiB, e.connections)
+                        : "";
   const std::string what = fmt::format(
       "the run needs about {:.1f} GiB ({:.1f} GiB for the {} network model's build: {} links, "
-      "{} route entries{}{}) and the machine has {:.1f} GiB available; nothing was simulated.",
+      "{} route entries{}{}{}) and the machine has {:.1f} GiB available; nothing was simulated.",
       static_cast<double>(e.total_bytes()) / kGiB, static_cast<double>(e.network_bytes) / kGiB,
-      s.network.model, e.links, e.route_entries, schedules, messages,
+      s.network.model, e.links, e.route_entries, schedules, connections, messages,
       static_cast<double>(available) / kGiB);
-  if (e.message_bytes > e.network_bytes && e.message_bytes > e.schedule_bytes) {
+  const uint64_t largest =
+      std::max({e.network_bytes, e.schedule_bytes, e.connection_bytes, e.message_bytes});
+  if (e.connection_bytes == largest) {
+    throw ResourceRefusal(fmt::format(
+        "{} Open fewer connections: algorithms whose peers per rank do not grow with the world "
+        "(collectives.allreduce, allgather, reducescatter = ring or tree rather than direct; "
+        "collectives.alltoall = hierarchical on servers), fewer ranks (job.world_size = {}), "
+        "fewer channels (collectives.channels = {}), or network.model = flow or analytical "
+        "(lighter connections than TCP's sockets)",
+        what, s.job.world_size, s.collectives.channels));
+  }
+  if (e.message_bytes == largest) {
     throw ResourceRefusal(
         fmt::format("{} Shrink the message log: output.messages = none, fewer iterations "
                     "(workload.iterations), or a larger collectives.chunk",
                     what));
   }
-  if (e.network_bytes >= e.schedule_bytes) {
+  if (e.network_bytes == largest) {
     throw ResourceRefusal(fmt::format(
         "{} Shrink the network: network.model = flow or analytical (compact links and routes), "
         "or a smaller topology (topology.k, topology.leaves, servers.count or the topology file)",
@@ -185,8 +247,8 @@ void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scena
       "{} Shrink the schedules: network.model = analytical (collectives timed whole, no "
       "schedules), fewer ranks (job.world_size = {}), fewer steps per rank "
       "(collectives.channels = {}, a larger collectives.chunk or 0), or an all-reduce whose "
-      "steps per rank do not grow with the world (collectives.allreduce = tree, or auto as "
-      "NCCL picks; hierarchical on servers)",
+      "steps held per rank do not grow with the world (collectives.allreduce = ring or tree, "
+      "or auto as NCCL picks; hierarchical on servers)",
       what, s.job.world_size, s.collectives.channels));
 }
 

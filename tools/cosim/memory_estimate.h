@@ -34,6 +34,15 @@ inline constexpr double kBytesPerScheduleStep = 130;
 // the log: 264 bytes each, rounded up.
 inline constexpr double kBytesPerLoggedMessage = 270;
 
+// Measured bytes per connection while a job runs (the transport's connection, its sockets or
+// queue pair, the messages it carries at once): a direct all-reduce of 1 MiB, which connects
+// every pair of ranks and sends to every peer at once, at W = 64, 96 and 128 on a star against
+// the same job's peak (differences over 10,176 and 14,272 connections): packet over TCP
+// 23.7-23.9 KiB (two ns-3 sockets and their buffers), RoCE 4.5-4.7 KiB, flow 3.9-4.2 KiB,
+// analytical 0.3 KiB. About 0.5 KiB of each is the schedule's steps, which
+// kBytesPerScheduleStep counts too.
+double MeasuredConnectionBytes(const scenario::Scenario& scenario);
+
 // What one network build costs: a fixed part (the process, ns-3's libraries), a part per link
 // and a part per route entry. Measured by tools/bench/nbox-bench-memory (peak memory of
 // `--check` on fat-trees of k = 4 .. 40, least squares; figures in tools/bench/README.md).
@@ -53,7 +62,11 @@ struct MemoryEstimate {
   bool schedules_counted = false;  // AddScheduleMemory ran (the job is built)
   uint64_t logged_messages = 0;    // output.messages: at most this many messages in the log
   uint64_t message_bytes = 0;      // logged_messages x kBytesPerLoggedMessage
-  uint64_t total_bytes() const { return network_bytes + schedule_bytes + message_bytes; }
+  uint64_t connections = 0;        // at most this many connections opened
+  uint64_t connection_bytes = 0;   // connections x MeasuredConnectionBytes
+  uint64_t total_bytes() const {
+    return network_bytes + schedule_bytes + message_bytes + connection_bytes;
+  }
 };
 
 // Adds the message log's memory (output.messages = csv): a bound on every message the emulated
@@ -72,6 +85,13 @@ MemoryEstimate EstimateNetworkMemory(const scenario::Scenario& scenario,
 void AddScheduleMemory(const work::JobPrograms& job,
                        const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
                        MemoryEstimate& estimate);
+
+// Adds the connections the job opens up front (NboxJobHelper::Install), counted before any is:
+// per communicator, every member's coll::SendLaneBound for each algorithm its collectives use,
+// and each distinct point-to-point pair of its transfers.
+void AddConnectionMemory(const scenario::Scenario& scenario, const work::JobPrograms& job,
+                         const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
+                         MemoryEstimate& estimate);
 
 // Bytes this process may still allocate: the smallest of MemAvailable, the room left under
 // its memory cgroup's limit (v2 or v1) and under its address-space rlimit (ulimit -v); 0 if
