@@ -19,6 +19,8 @@ packages=(
   iproute2                               # fidelity test: network namespaces, veth, HTB (ip, tc)
   time                                   # nbox-bench-memory: a child's own peak memory (GNU time)
   libsimgrid-dev                         # the flow model's solver against SimGrid's (bench, test)
+  libjemalloc-dev                        # the allocator nbox's executables link (cost per event)
+  patchelf                               # nbox-bench-event-cost: nbox-cosim without jemalloc
 )
 
 # PyTorch for the torch.distributed backend (bridge/torch) and its tests, CPU only, for
