@@ -238,6 +238,62 @@ NboxRoceNetworkHelper::Install(const Topology& topology, const nbox::topo::Route
             });
     }
 
+    // Every NIC's base round trip per destination and port (what HPCC takes as T): the path
+    // a QP's packets follow (the port's link, then each switch's first equal-cost link),
+    // propagation both ways plus a full data frame and an ACK with INT serialised per hop.
+    const double dataFrameBits
+        = 8.0
+        * (m_mtu + (NboxRoceHeader::kDataOverheadBytes - NboxRoceHeader::kIpMtuOverheadBytes));
+    const double ackFrameBits
+        = 8.0 * (NboxRoceHeader::kControlFrameBytes + NboxRoceHeader::kIntBytes);
+    struct PathLink
+    {
+        std::array<Vertex, 2> ends;
+        double secondsBothWays; // propagation there and back, a data frame and an ACK
+    };
+    auto pathLinks = std::make_shared<std::vector<PathLink>>();
+    for (uint32_t id = 0; id < topology.links.size(); ++id)
+    {
+        const auto& props = graph[topology.links[id]];
+        pathLinks->push_back(
+            {ends[id], 2 * props.latency_s + (dataFrameBits + ackFrameBits) / props.rate_bps});
+    }
+    auto hostVertex = std::make_shared<const std::vector<Vertex>>(topology.hosts);
+    for (Vertex v = 0; v < nVertices; ++v)
+    {
+        if (isSwitch(v))
+        {
+            continue;
+        }
+        std::vector<uint32_t> linkOfPort(nics[v]->GetNPorts());
+        for (uint32_t id : linksOf[v])
+        {
+            linkOfPort[portOf(v, id)] = id;
+        }
+        nics[v]->SetBaseRttFunction(
+            [sharedRoutes, pathLinks, hostVertex, linkOfPort, v](uint32_t dst, uint32_t port)
+            {
+                double seconds = 0;
+                Vertex at = v;
+                uint32_t link = linkOfPort.at(port);
+                for (size_t hop = 0; hop < pathLinks->size(); ++hop)
+                {
+                    const PathLink& l = (*pathLinks)[link];
+                    seconds += l.secondsBothWays;
+                    at = l.ends[0] == at ? l.ends[1] : l.ends[0];
+                    if (at == hostVertex->at(dst))
+                    {
+                        return Seconds(seconds);
+                    }
+                    const auto& next = sharedRoutes->NextLinks(at, dst);
+                    NS_ABORT_MSG_IF(next.empty(), "NboxRoceNic: no route to host " << dst);
+                    link = next.front();
+                }
+                NS_ABORT_MSG("NboxRoceNic: the route to host " << dst << " loops");
+                return Seconds(0);
+            });
+    }
+
     Ptr<NboxNetwork> network = CreateObject<NboxNetwork>();
     for (Vertex host : topology.hosts)
     {

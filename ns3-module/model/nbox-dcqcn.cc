@@ -174,4 +174,22 @@ NboxDcqcnRateControl::GetConfig() const
     return m_config;
 }
 
+double
+NboxDcqcnRateControl::GetRate() const
+{
+    return GetCurrentRate();
+}
+
+void
+NboxDcqcnRateControl::OnPacketSent(uint32_t wireBytes, Time now)
+{
+    OnBytesSent(wireBytes, now);
+}
+
+void
+NboxDcqcnRateControl::OnAck(uint32_t /* ackedPsn */, uint32_t /* nextPsn */,
+                            const NboxIntTag& /* telemetry */, Time /* now */)
+{
+}
+
 } // namespace ns3

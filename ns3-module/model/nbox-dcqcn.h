@@ -6,6 +6,7 @@
 #ifndef NBOX_DCQCN_H
 #define NBOX_DCQCN_H
 
+#include "ns3/nbox-roce-congestion-control.h"
 #include "ns3/nstime.h"
 
 #include <cstdint>
@@ -54,7 +55,7 @@ struct NboxDcqcnConfig
  * (AdvanceTo), in time order, so the result equals an event-driven implementation without
  * costing the simulator an event per period. Times passed in must not decrease.
  */
-class NboxDcqcnRateControl
+class NboxDcqcnRateControl : public NboxRoceCongestionControl
 {
   public:
     NboxDcqcnRateControl();
@@ -63,9 +64,14 @@ class NboxDcqcnRateControl
     /** Runs the rate-increase timer events due at or before `now`. */
     void AdvanceTo(Time now);
     /** A congestion notification packet arrived at `now`. */
-    void OnCnp(Time now);
+    void OnCnp(Time now) override;
     /** `bytes` (wire bytes of a data packet) left the NIC at `now`. */
     void OnBytesSent(uint64_t bytes, Time now);
+
+    // NboxRoceCongestionControl: a rate and no window; ACKs carry nothing DCQCN reads.
+    double GetRate() const override;
+    void OnPacketSent(uint32_t wireBytes, Time now) override;
+    void OnAck(uint32_t ackedPsn, uint32_t nextPsn, const NboxIntTag& telemetry, Time now) override;
 
     double GetCurrentRate() const; //!< bits/s
     double GetTargetRate() const;  //!< bits/s

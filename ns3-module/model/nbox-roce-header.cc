@@ -207,10 +207,23 @@ NboxRoceHeader::PausesPriority(uint8_t priority) const
     return AddressesPriority(priority) && (m_pfcPause >> priority) & 1u;
 }
 
+void
+NboxRoceHeader::SetTelemetry(bool carries)
+{
+    m_flags = carries ? (m_flags | kTelemetryFlag) : (m_flags & ~kTelemetryFlag);
+}
+
+bool
+NboxRoceHeader::HasTelemetry() const
+{
+    return (m_flags & kTelemetryFlag) != 0;
+}
+
 uint32_t
 NboxRoceHeader::GetSerializedSize() const
 {
-    return m_type == kData ? kDataOverheadBytes : kControlFrameBytes;
+    return (m_type == kData ? kDataOverheadBytes : kControlFrameBytes)
+         + (HasTelemetry() ? kIntBytes : 0);
 }
 
 void

@@ -22,7 +22,8 @@ namespace ns3
  * (preamble and inter-frame gap are not modelled, as on the TCP path):
  *   - data: payload + 62 bytes (Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4);
  *   - ACK, NACK, CNP, PFC: 64 bytes in all (the minimum Ethernet frame; an ACK's AETH and a
- *     CNP's reserved bytes fit inside it), to be sent as Packet(0) + header.
+ *     CNP's reserved bytes fit inside it), to be sent as Packet(0) + header;
+ *   - a data packet or ACK with an INT block (HasTelemetry, HPCC): kIntBytes more.
  * Hence payload per data packet at IP MTU `mtu` is mtu - 20 - 8 - 12 - 4
  * (GetDataPayloadPerMtu).
  *
@@ -71,6 +72,9 @@ class NboxRoceHeader : public Header
     /** Bytes that count against the IP MTU besides the payload: IPv4 20, UDP 8, BTH 12,
      * ICRC 4. */
     static constexpr uint32_t kIpMtuOverheadBytes = 20 + 8 + 12 + 4;
+    /** Bytes an INT block adds on the wire (HPCC: a 2-byte header and 8 bytes for each of
+     * NboxIntTag::kMaxHops hops, reserved by the sender); its contents ride in NboxIntTag. */
+    static constexpr uint32_t kIntBytes = 2 + 8 * 5;
     /** Number of PFC priorities (802.1Qbb traffic classes). */
     static constexpr uint8_t kNPriorities = 8;
 
@@ -102,6 +106,11 @@ class NboxRoceHeader : public Header
     void SetPsn(uint32_t psn);
     uint32_t GetPsn() const;
 
+    /** Whether the packet carries an INT block (data: for the switches to fill; ACK: echoed
+     * to the sender). It adds kIntBytes to the packet on the wire. */
+    void SetTelemetry(bool carries);
+    bool HasTelemetry() const;
+
     /** Marks a data packet as the last of a message of `messageBytes` payload bytes. */
     void SetMessageEnd(uint64_t messageBytes);
     bool IsLastOfMessage() const;
@@ -126,6 +135,7 @@ class NboxRoceHeader : public Header
 
   private:
     static constexpr uint8_t kLastOfMessageFlag = 0x01;
+    static constexpr uint8_t kTelemetryFlag = 0x02;
 
     uint8_t m_type;
     uint8_t m_priority;

@@ -108,6 +108,7 @@ NboxRoceNetDevice::DoDispose()
     m_channel = nullptr;
     m_receive = RoceReceiveCallback();
     m_dequeued = DequeueCallback();
+    m_egress = EgressCallback();
     m_txReady = TxReadyCallback();
     m_pfcQueue.clear();
     for (auto& queue : m_queues)
@@ -196,6 +197,12 @@ NboxRoceNetDevice::SendPfc(uint8_t prio, bool pause)
     TransmitNext();
 }
 
+void
+NboxRoceNetDevice::SetEgressCallback(EgressCallback cb)
+{
+    m_egress = cb;
+}
+
 Time
 NboxRoceNetDevice::GetSerializationTime(uint32_t bytes) const
 {
@@ -266,6 +273,12 @@ NboxRoceNetDevice::TransmitNext()
     NS_LOG_LOGIC("sending " << frame->GetSize() << " bytes (prio " << prio << ") for " << txTime);
     m_txBytes += frame->GetSize();
     ++m_txPackets;
+    if (prio >= 0 && !m_egress.IsNull())
+    {
+        const uint32_t size = frame->GetSize();
+        m_egress(this, frame, static_cast<uint8_t>(prio));
+        NS_ABORT_MSG_IF(frame->GetSize() != size, "NboxRoceNetDevice: egress changed a size");
+    }
     m_phyTxBeginTrace(frame);
     m_channel->Transmit(frame, this, txTime);
     Simulator::Schedule(txTime, &NboxRoceNetDevice::TransmitComplete, this, frame);

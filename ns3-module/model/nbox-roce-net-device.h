@@ -59,6 +59,10 @@ class NboxRoceNetDevice : public NetDevice, public NboxPortCounterSource
     /** A packet of priority `prio` left its egress queue to be serialised (the owner frees
      * its buffer). Not called for PFC frames. */
     using DequeueCallback = Callback<void, Ptr<NboxRoceNetDevice>, Ptr<const Packet>, uint8_t>;
+    /** Called with a frame of a priority queue as it starts to leave (GetTxBytes already
+     * counts it, GetQueuedBytes() no longer does): where a switch stamps in-band
+     * telemetry. It may change the packet's tags, not its size. */
+    using EgressCallback = Callback<void, Ptr<NboxRoceNetDevice>, Ptr<Packet>, uint8_t>;
     /** The transmitter finished a frame, or a paused priority was resumed: the owner may
      * queue more. */
     using TxReadyCallback = Callback<void, Ptr<NboxRoceNetDevice>>;
@@ -98,6 +102,7 @@ class NboxRoceNetDevice : public NetDevice, public NboxPortCounterSource
 
     void SetRoceReceiveCallback(RoceReceiveCallback cb);
     void SetDequeueCallback(DequeueCallback cb);
+    void SetEgressCallback(EgressCallback cb);
     void SetTxReadyCallback(TxReadyCallback cb);
 
     /// \name Counters
@@ -182,6 +187,7 @@ class NboxRoceNetDevice : public NetDevice, public NboxPortCounterSource
 
     RoceReceiveCallback m_receive;
     DequeueCallback m_dequeued;
+    EgressCallback m_egress;
     TxReadyCallback m_txReady;
 
     NboxFifo<Ptr<Packet>> m_pfcQueue;

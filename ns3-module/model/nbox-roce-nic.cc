@@ -1,8 +1,8 @@
 #include "nbox-roce-nic.h"
 
 #include "ns3/abort.h"
-#include "ns3/double.h"
 #include "ns3/boolean.h"
+#include "ns3/double.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/simulator.h"
@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ns3
 {
@@ -29,7 +30,7 @@ constexpr double kNcclQpTimeoutSeconds = 4.096e-6 * (1 << 18);
 bool
 IsValidCongestionControl(const std::string& name)
 {
-    return name == "dcqcn" || name == "none";
+    return name == "dcqcn" || name == "hpcc" || name == "none";
 }
 
 } // namespace
@@ -86,10 +87,10 @@ NboxRoceNic::GetTypeId()
                             "DCQCN slows a QP between two ACKs.",
                             TimeValue(Seconds(kNcclQpTimeoutSeconds)),
                             MakeTimeAccessor(&NboxRoceNic::m_rto), MakeTimeChecker(NanoSeconds(1)))
-              .AddAttribute("CongestionControl", "Rate control of every QP: dcqcn or none.",
-                            StringValue("dcqcn"),
-                            MakeStringAccessor(&NboxRoceNic::m_congestionControl),
-                            MakeStringChecker())
+              .AddAttribute(
+                  "CongestionControl", "Congestion control of every QP: dcqcn, hpcc or none.",
+                  StringValue("dcqcn"), MakeStringAccessor(&NboxRoceNic::m_congestionControl),
+                  MakeStringChecker())
               .AddAttribute("MinRate", "DCQCN: lowest rate of a QP, bits/s.", DoubleValue(100e6),
                             MakeDoubleAccessor(&NboxRoceNic::m_minRateBps),
                             MakeDoubleChecker<double>(1))
@@ -118,6 +119,27 @@ NboxRoceNic::GetTypeId()
                             MakeDoubleChecker<double>(0))
               .AddAttribute("Rhai", "DCQCN: hyper increase step, bits/s.", DoubleValue(100e6),
                             MakeDoubleAccessor(&NboxRoceNic::m_rhaiBps),
+                            MakeDoubleChecker<double>(0))
+              .AddAttribute("BaseRtt",
+                            "HPCC: the base round trip T of every QP; 0 takes each QP's from "
+                            "its path (the function the network helper sets: propagation both "
+                            "ways plus a full data packet and an ACK serialised at every hop).",
+                            TimeValue(Seconds(0)), MakeTimeAccessor(&NboxRoceNic::m_baseRtt),
+                            MakeTimeChecker(Seconds(0)))
+              .AddAttribute("HpccEta",
+                            "HPCC: target utilisation eta of the bottleneck (0.95, HPCC paper).",
+                            DoubleValue(0.95), MakeDoubleAccessor(&NboxRoceNic::m_hpccEta),
+                            MakeDoubleChecker<double>(0, 1))
+              .AddAttribute("HpccMaxStage",
+                            "HPCC: additive-increase rounds before a multiplicative step "
+                            "(maxStage, 5, HPCC paper).",
+                            UintegerValue(5), MakeUintegerAccessor(&NboxRoceNic::m_hpccMaxStage),
+                            MakeUintegerChecker<uint32_t>())
+              .AddAttribute("HpccRateAi",
+                            "HPCC: additive increase W_AI as a rate, W_AI = rate x T, bits/s "
+                            "(50 Mb/s: HPCC's ns-3 configuration; the paper sets W_AI = "
+                            "W_init (1 - eta) / N for N flows, N = 100 at 100 Gb/s).",
+                            DoubleValue(50e6), MakeDoubleAccessor(&NboxRoceNic::m_hpccRateAiBps),
                             MakeDoubleChecker<double>(0));
     return tid;
 }
@@ -139,6 +161,10 @@ NboxRoceNic::NboxRoceNic()
     , m_fastRecoverySteps(5)
     , m_raiBps(50e6)
     , m_rhaiBps(100e6)
+    , m_baseRtt(Seconds(0))
+    , m_hpccEta(0.95)
+    , m_hpccMaxStage(5)
+    , m_hpccRateAiBps(50e6)
     , m_host(0)
 {
     NS_LOG_FUNCTION(this);
@@ -168,6 +194,7 @@ NboxRoceNic::DoDispose()
     m_recvQps.clear();
     m_delivered = DeliveredCallback();
     m_portSelector = nullptr;
+    m_baseRttFunction = nullptr;
     Object::DoDispose();
 }
 
@@ -213,6 +240,12 @@ NboxRoceNic::SetPortSelector(PortSelector selector)
 }
 
 void
+NboxRoceNic::SetBaseRttFunction(BaseRttFunction baseRtt)
+{
+    m_baseRttFunction = std::move(baseRtt);
+}
+
+void
 NboxRoceNic::SetDeliveredCallback(DeliveredCallback cb)
 {
     m_delivered = cb;
@@ -240,6 +273,33 @@ NboxRoceNic::DcqcnConfigFor(const Port& port) const
     return c;
 }
 
+std::unique_ptr<NboxRoceCongestionControl>
+NboxRoceNic::MakeCongestionControl(const Port& port, uint32_t dstHost, uint32_t portIndex) const
+{
+    if (m_congestionControl == "dcqcn")
+    {
+        return std::make_unique<NboxDcqcnRateControl>(DcqcnConfigFor(port));
+    }
+    if (m_congestionControl == "hpcc")
+    {
+        NboxHpccConfig c;
+        c.lineRateBps = static_cast<double>(port.device->GetDataRate().GetBitRate());
+        c.baseRtt = m_baseRtt;
+        if (c.baseRtt.IsZero())
+        {
+            NS_ABORT_MSG_UNLESS(m_baseRttFunction,
+                                "NboxRoceNic: HPCC needs BaseRtt or a base-RTT function");
+            c.baseRtt = m_baseRttFunction(dstHost, portIndex);
+        }
+        c.eta = m_hpccEta;
+        c.maxStage = m_hpccMaxStage;
+        c.rateAiBps = m_hpccRateAiBps;
+        c.minRateBps = std::min(m_minRateBps, c.lineRateBps);
+        return std::make_unique<NboxHpccWindowControl>(c);
+    }
+    return nullptr;
+}
+
 void
 NboxRoceNic::CreateQp(uint32_t flowId, uint32_t dstHost)
 {
@@ -248,7 +308,7 @@ NboxRoceNic::CreateQp(uint32_t flowId, uint32_t dstHost)
     NS_ABORT_MSG_IF(m_ports.empty(), "NboxRoceNic: no port on host " << m_host);
     NS_ABORT_MSG_UNLESS(IsValidCongestionControl(m_congestionControl),
                         "NboxRoceNic: CongestionControl is '" << m_congestionControl
-                                                              << "', expected dcqcn or none");
+                                                              << "', expected dcqcn, hpcc or none");
     uint32_t port = 0;
     if (m_ports.size() > 1)
     {
@@ -260,11 +320,14 @@ NboxRoceNic::CreateQp(uint32_t flowId, uint32_t dstHost)
     qp->flowId = flowId;
     qp->dstHost = dstHost;
     qp->port = port;
-    qp->gbn = std::make_unique<NboxGoBackNSender>(GetPayloadBytes());
-    if (m_congestionControl == "dcqcn")
-    {
-        qp->rate = std::make_unique<NboxDcqcnRateControl>(DcqcnConfigFor(m_ports[port]));
-    }
+    qp->cc = MakeCongestionControl(m_ports[port], dstHost, port);
+    const bool telemetry = qp->cc && qp->cc->WantsTelemetry();
+    const uint32_t payload = GetPayloadBytes() - (telemetry ? NboxRoceHeader::kIntBytes : 0);
+    NS_ABORT_MSG_IF(GetPayloadBytes() <= (telemetry ? NboxRoceHeader::kIntBytes : 0),
+                    "NboxRoceNic: MTU " << m_mtu << " leaves no payload beside INT");
+    qp->gbn = std::make_unique<NboxGoBackNSender>(payload);
+    qp->fullPacketWireBytes = payload + NboxRoceHeader::kDataOverheadBytes
+                            + (telemetry ? NboxRoceHeader::kIntBytes : 0);
     m_ports[port].qps.push_back(qp.get());
     m_sendQps.emplace(flowId, std::move(qp));
 }
@@ -349,9 +412,9 @@ NboxRoceNic::Pump(uint32_t portIndex)
         for (std::size_t k = 0; k < n; ++k)
         {
             SendQp* qp = port.qps[(port.nextQp + k) % n];
-            if (!qp->gbn->HasPacketToSend())
+            if (!qp->gbn->HasPacketToSend() || !WindowAllows(*qp))
             {
-                continue;
+                continue; // a window-limited QP resumes when an ACK opens its window
             }
             if (qp->nextSendTime <= now)
             {
@@ -373,6 +436,18 @@ NboxRoceNic::Pump(uint32_t portIndex)
     }
 }
 
+bool
+NboxRoceNic::WindowAllows(const SendQp& qp) const
+{
+    if (!qp.cc)
+    {
+        return true;
+    }
+    const uint64_t inFlight = static_cast<uint64_t>(qp.gbn->GetNext() - qp.gbn->GetUnacknowledged())
+                            * qp.fullPacketWireBytes;
+    return inFlight < qp.cc->GetWindowBytes();
+}
+
 void
 NboxRoceNic::SendDataPacket(Port& port, SendQp& qp)
 {
@@ -389,8 +464,14 @@ NboxRoceNic::SendDataPacket(Port& port, SendQp& qp)
     {
         h.SetMessageEnd(p.messageBytes);
     }
+    const bool telemetry = qp.cc && qp.cc->WantsTelemetry();
+    h.SetTelemetry(telemetry);
     Ptr<Packet> packet = Create<Packet>(p.payloadBytes);
     packet->AddHeader(h);
+    if (telemetry)
+    {
+        packet->AddPacketTag(NboxIntTag()); // filled by the switches it crosses
+    }
     const uint32_t wireBytes = packet->GetSize();
 
     ++m_stats.dataPacketsSent;
@@ -399,11 +480,11 @@ NboxRoceNic::SendDataPacket(Port& port, SendQp& qp)
         ++m_stats.retransmittedPackets;
         m_stats.retransmittedBytes += p.payloadBytes;
     }
-    if (qp.rate)
+    if (qp.cc)
     {
-        qp.rate->OnBytesSent(wireBytes, now);
-        const double rate = qp.rate->GetCurrentRate();
-        if (rate < qp.rate->GetConfig().lineRateBps)
+        qp.cc->OnPacketSent(wireBytes, now);
+        const double rate = qp.cc->GetRate();
+        if (rate < static_cast<double>(port.device->GetDataRate().GetBitRate()))
         {
             // Truncated to the time resolution: the limiter never adds a gap at line rate.
             qp.nextSendTime = now + Seconds(wireBytes * 8.0 / rate);
@@ -421,7 +502,7 @@ NboxRoceNic::SendDataPacket(Port& port, SendQp& qp)
 
 void
 NboxRoceNic::SendControl(uint32_t portIndex, NboxRoceHeader::Type type, uint32_t dstHost,
-                         uint32_t flowId, uint32_t psn)
+                         uint32_t flowId, uint32_t psn, const NboxIntTag* telemetry)
 {
     NboxRoceHeader h(type);
     h.SetPriority(m_controlPriority);
@@ -429,8 +510,13 @@ NboxRoceNic::SendControl(uint32_t portIndex, NboxRoceHeader::Type type, uint32_t
     h.SetDstHost(dstHost);
     h.SetFlowId(flowId);
     h.SetPsn(psn);
+    h.SetTelemetry(telemetry != nullptr);
     Ptr<Packet> packet = Create<Packet>(0);
     packet->AddHeader(h);
+    if (telemetry)
+    {
+        packet->AddPacketTag(*telemetry);
+    }
     m_ports[portIndex].device->Enqueue(packet, m_controlPriority);
 }
 
@@ -474,13 +560,13 @@ NboxRoceNic::HandleReceive(Ptr<NboxRoceNetDevice> device, Ptr<Packet> packet)
     switch (h.GetType())
     {
     case NboxRoceHeader::kData:
-        ReceiveData(PortOfDevice(device), h);
+        ReceiveData(PortOfDevice(device), h, packet);
         break;
     case NboxRoceHeader::kAck:
-        ReceiveAck(h, false);
+        ReceiveAck(h, false, packet);
         break;
     case NboxRoceHeader::kNack:
-        ReceiveAck(h, true);
+        ReceiveAck(h, true, packet);
         break;
     case NboxRoceHeader::kCnp:
         ReceiveCnp(h);
@@ -491,7 +577,7 @@ NboxRoceNic::HandleReceive(Ptr<NboxRoceNetDevice> device, Ptr<Packet> packet)
 }
 
 void
-NboxRoceNic::ReceiveData(uint32_t port, const NboxRoceHeader& h)
+NboxRoceNic::ReceiveData(uint32_t port, const NboxRoceHeader& h, Ptr<const Packet> packet)
 {
     auto it = m_recvQps.find(h.GetFlowId());
     if (it == m_recvQps.end())
@@ -517,11 +603,19 @@ NboxRoceNic::ReceiveData(uint32_t port, const NboxRoceHeader& h)
     {
         ++m_stats.outOfOrderDropped;
     }
-    if (verdict.sendAck || verdict.sendNack)
+    // A packet with telemetry is acknowledged on its own (HPCC's receiver ACKs every packet):
+    // its sender's window may be smaller than AckInterval packets, and every record counts.
+    const bool ackEach = h.HasTelemetry() && verdict.accept;
+    if (verdict.sendAck || verdict.sendNack || ackEach)
     {
         const auto type = verdict.sendNack ? NboxRoceHeader::kNack : NboxRoceHeader::kAck;
         ++(verdict.sendNack ? m_stats.nacksSent : m_stats.acksSent);
-        SendControl(qp.port, type, qp.srcHost, h.GetFlowId(), qp.gbn->GetExpected());
+        // An ACK echoes the telemetry of the data packet it answers (HPCC).
+        NboxIntTag telemetry;
+        const bool echo
+            = type == NboxRoceHeader::kAck && h.HasTelemetry() && packet->PeekPacketTag(telemetry);
+        SendControl(qp.port, type, qp.srcHost, h.GetFlowId(), qp.gbn->GetExpected(),
+                    echo ? &telemetry : nullptr);
     }
     for (uint64_t bytes : verdict.delivered)
     {
@@ -534,7 +628,7 @@ NboxRoceNic::ReceiveData(uint32_t port, const NboxRoceHeader& h)
 }
 
 void
-NboxRoceNic::ReceiveAck(const NboxRoceHeader& h, bool nack)
+NboxRoceNic::ReceiveAck(const NboxRoceHeader& h, bool nack, Ptr<const Packet> packet)
 {
     SendQp& qp = GetSendQp(h.GetFlowId());
     const uint32_t before = qp.gbn->GetUnacknowledged();
@@ -556,7 +650,18 @@ NboxRoceNic::ReceiveAck(const NboxRoceHeader& h, bool nack)
             Simulator::Cancel(qp.rtoEvent);
         }
     }
-    if (qp.gbn->GetNext() != nextBefore)
+    if (qp.cc && !nack)
+    {
+        NboxIntTag telemetry;
+        if (h.HasTelemetry())
+        {
+            packet->PeekPacketTag(telemetry);
+        }
+        qp.cc->OnAck(h.GetPsn(), qp.gbn->GetNext(), telemetry, Simulator::Now());
+    }
+    // A NACK rewinds the QP; an ACK may open the window of a QP that has one.
+    const bool windowed = qp.cc && qp.cc->GetWindowBytes() != std::numeric_limits<uint64_t>::max();
+    if (qp.gbn->GetNext() != nextBefore || (windowed && after != before))
     {
         Pump(qp.port);
     }
@@ -567,11 +672,11 @@ NboxRoceNic::ReceiveCnp(const NboxRoceHeader& h)
 {
     SendQp& qp = GetSendQp(h.GetFlowId());
     ++m_stats.cnpsReceived;
-    if (qp.rate)
+    if (qp.cc)
     {
         // The cut spaces the packets after the next one (whose send time is already set).
-        qp.rate->OnCnp(Simulator::Now());
-        NS_LOG_LOGIC("QP " << qp.flowId << " CNP: rate " << qp.rate->GetCurrentRate());
+        qp.cc->OnCnp(Simulator::Now());
+        NS_LOG_LOGIC("QP " << qp.flowId << " CNP: rate " << qp.cc->GetRate());
     }
 }
 
@@ -585,11 +690,18 @@ double
 NboxRoceNic::GetQpRate(uint32_t flowId) const
 {
     const SendQp& qp = GetSendQp(flowId);
-    if (qp.rate)
+    if (qp.cc)
     {
-        return qp.rate->GetCurrentRate();
+        return qp.cc->GetRate();
     }
     return static_cast<double>(m_ports[qp.port].device->GetDataRate().GetBitRate());
+}
+
+uint64_t
+NboxRoceNic::GetQpWindow(uint32_t flowId) const
+{
+    const SendQp& qp = GetSendQp(flowId);
+    return qp.cc ? qp.cc->GetWindowBytes() : std::numeric_limits<uint64_t>::max();
 }
 
 uint32_t

@@ -8,6 +8,8 @@
 #include "ns3/callback.h"
 #include "ns3/event-id.h"
 #include "ns3/nbox-dcqcn.h"
+#include "ns3/nbox-hpcc.h"
+#include "ns3/nbox-roce-congestion-control.h"
 #include "ns3/nbox-roce-go-back-n.h"
 #include "ns3/nbox-roce-net-device.h"
 #include "ns3/nstime.h"
@@ -59,9 +61,18 @@ struct NboxRoceNicStats
  * mark on a data packet makes the receiver (DCQCN's notification point) send a CNP, at most
  * one per QP per CnpInterval. Sender: go-back-N on NACK, and after RetransmissionTimeout
  * without acknowledgement progress and without sending while packets are outstanding (a
- * tail loss, or a lost NACK once the QP has nothing new to send). DCQCN's reaction point
- * (NboxDcqcnRateControl) sets each QP's rate when CongestionControl is "dcqcn"; with "none"
- * every QP sends at line rate and the fabric relies on PFC.
+ * tail loss, or a lost NACK once the QP has nothing new to send).
+ *
+ * Congestion control (attribute CongestionControl), one NboxRoceCongestionControl per QP:
+ * "dcqcn", DCQCN's reaction point (NboxDcqcnRateControl) sets the QP's rate from CNPs; "hpcc",
+ * HPCC (NboxHpccWindowControl) sets a window and a rate from the in-band telemetry its ACKs
+ * echo: its data packets carry an INT block (NboxRoceHeader::kIntBytes, so their payload is
+ * that much smaller) that NboxRoceSwitch ports with StampTelemetry fill, and the receiver
+ * acknowledges each of them, whatever AckInterval, copying the block into the ACK; "none", every QP
+ * sends at line rate and the fabric relies on PFC. A QP sends while its wire bytes in flight
+ * (packets sent and not acknowledged, each counted as a full one) stay below the window, when it
+ * has one. HPCC needs each QP's base round trip: attribute BaseRtt, or, when it is 0, the base-RTT
+ * function the network helper sets from the QP's path (SetBaseRttFunction).
  *
  * Multi-homed hosts (a GPU with an NVLink port and a NIC port) have several ports; the port
  * of a QP is chosen once, at CreateQp, by the port selector (the network helper sets it from
@@ -74,6 +85,8 @@ class NboxRoceNic : public Object
     using DeliveredCallback = Callback<void, uint32_t, uint64_t>;
     /** Port index (in AddPort order) that QP `flowId` from this host to `dstHost` uses. */
     using PortSelector = std::function<uint32_t(uint32_t dstHost, uint32_t flowId)>;
+    /** The base round trip of a QP to `dstHost` leaving through `port` (no queues). */
+    using BaseRttFunction = std::function<Time(uint32_t dstHost, uint32_t port)>;
 
     static TypeId GetTypeId();
     NboxRoceNic();
@@ -88,6 +101,8 @@ class NboxRoceNic : public Object
     Ptr<NboxRoceNetDevice> GetPort(uint32_t index) const;
     /** Needed when the NIC has more than one port. */
     void SetPortSelector(PortSelector selector);
+    /** Where HPCC takes a QP's base RTT from when attribute BaseRtt is 0. */
+    void SetBaseRttFunction(BaseRttFunction baseRtt);
 
     /** Opens sending QP `flowId` towards `dstHost`. Aborts if the id is in use here. */
     void CreateQp(uint32_t flowId, uint32_t dstHost);
@@ -96,11 +111,14 @@ class NboxRoceNic : public Object
     /** Called for every message that completes at this NIC as a receiver. */
     void SetDeliveredCallback(DeliveredCallback cb);
 
-    /** Payload bytes per data packet. */
+    /** Payload bytes per data packet (an HPCC QP's are kIntBytes fewer). */
     uint32_t GetPayloadBytes() const;
     NboxRoceNicStats GetStats() const;
-    /** Current DCQCN rate of sending QP `flowId` (line rate without DCQCN), bits/s. */
+    /** Current pacing rate of sending QP `flowId` (line rate without congestion control),
+     * bits/s. */
     double GetQpRate(uint32_t flowId) const;
+    /** Window of sending QP `flowId` in wire bytes (the maximum without one). */
+    uint64_t GetQpWindow(uint32_t flowId) const;
     /** Packets of sending QP `flowId` acknowledged so far (its first unacknowledged PSN). */
     uint32_t GetQpAckedPackets(uint32_t flowId) const;
 
@@ -114,9 +132,10 @@ class NboxRoceNic : public Object
         uint32_t dstHost = 0;
         uint32_t port = 0;
         std::unique_ptr<NboxGoBackNSender> gbn;
-        std::unique_ptr<NboxDcqcnRateControl> rate; //!< null without DCQCN
-        Time nextSendTime;                          //!< rate limiter
-        Time lastActivity;                          //!< last new ACK or packet sent
+        std::unique_ptr<NboxRoceCongestionControl> cc; //!< null without congestion control
+        uint32_t fullPacketWireBytes = 0;              //!< what a packet in flight counts
+        Time nextSendTime;                             //!< rate limiter
+        Time lastActivity;                             //!< last new ACK or packet sent
         EventId rtoEvent;
     };
 
@@ -140,14 +159,20 @@ class NboxRoceNic : public Object
 
     void HandleReceive(Ptr<NboxRoceNetDevice> device, Ptr<Packet> packet);
     void HandleTxReady(Ptr<NboxRoceNetDevice> device);
-    void ReceiveData(uint32_t port, const NboxRoceHeader& header);
-    void ReceiveAck(const NboxRoceHeader& header, bool nack);
+    void ReceiveData(uint32_t port, const NboxRoceHeader& header, Ptr<const Packet> packet);
+    void ReceiveAck(const NboxRoceHeader& header, bool nack, Ptr<const Packet> packet);
     void ReceiveCnp(const NboxRoceHeader& header);
     /** Queues data packets on `port` while its device takes them. */
     void Pump(uint32_t port);
     void SendDataPacket(Port& port, SendQp& qp);
+    /** `telemetry`, when not null, is echoed (an ACK answering a data packet with INT). */
     void SendControl(uint32_t port, NboxRoceHeader::Type type, uint32_t dstHost, uint32_t flowId,
-                     uint32_t psn);
+                     uint32_t psn, const NboxIntTag* telemetry = nullptr);
+    /** Whether `qp` may send now as far as its window goes. */
+    bool WindowAllows(const SendQp& qp) const;
+    std::unique_ptr<NboxRoceCongestionControl> MakeCongestionControl(const Port& port,
+                                                                     uint32_t dstHost,
+                                                                     uint32_t portIndex) const;
     void ArmRetransmissionTimer(SendQp& qp);
     void RetransmissionTimeout(uint32_t flowId);
     void ScheduleWake(uint32_t port, Time when);
@@ -164,7 +189,7 @@ class NboxRoceNic : public Object
     bool m_acceptOutOfOrder;
     Time m_cnpInterval;
     Time m_rto;
-    std::string m_congestionControl; //!< "dcqcn" or "none"
+    std::string m_congestionControl; //!< "dcqcn", "hpcc" or "none"
     double m_minRateBps;
     double m_g;
     Time m_alphaUpdatePeriod;
@@ -173,10 +198,15 @@ class NboxRoceNic : public Object
     uint32_t m_fastRecoverySteps;
     double m_raiBps;
     double m_rhaiBps;
+    Time m_baseRtt; //!< HPCC; 0: from m_baseRttFunction
+    double m_hpccEta;
+    uint32_t m_hpccMaxStage;
+    double m_hpccRateAiBps;
 
     uint32_t m_host;
     std::vector<Port> m_ports;
     PortSelector m_portSelector;
+    BaseRttFunction m_baseRttFunction;
     std::map<uint32_t, std::unique_ptr<SendQp>> m_sendQps; //!< by flow id
     std::map<uint32_t, RecvQp> m_recvQps;                  //!< by flow id
     DeliveredCallback m_delivered;

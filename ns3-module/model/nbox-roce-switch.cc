@@ -1,11 +1,15 @@
 #include "nbox-roce-switch.h"
 
+#include "ns3/nbox-int-tag.h"
+
 #include "nbox-roce-channel.h"
 
 #include "ns3/abort.h"
+#include "ns3/boolean.h"
 #include "ns3/enum.h"
 #include "ns3/log.h"
 #include "ns3/nbox-flow-hash.h"
+#include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
 namespace ns3
@@ -30,14 +34,14 @@ NboxRoceSwitch::GetTypeId()
                   UintegerValue(0),
                   MakeUintegerAccessor(&NboxRoceSwitch::SetSeed, &NboxRoceSwitch::GetSeed),
                   MakeUintegerChecker<uint64_t>())
-              .AddAttribute("LoadBalancing",
-                            "How a packet picks among equal-cost ports: Ecmp (a hash of its "
-                            "flow, so a QP keeps one path) or Spray (per packet, the ports of "
-                            "the set in turn; RoCE receivers then need AcceptOutOfOrder).",
-                            EnumValue(NboxRoceSwitch::ECMP),
-                            MakeEnumAccessor(&NboxRoceSwitch::m_loadBalancing),
-                            MakeEnumChecker(NboxRoceSwitch::ECMP, "Ecmp", NboxRoceSwitch::SPRAY,
-                                            "Spray"))
+              .AddAttribute(
+                  "LoadBalancing",
+                  "How a packet picks among equal-cost ports: Ecmp (a hash of its "
+                  "flow, so a QP keeps one path) or Spray (per packet, the ports of "
+                  "the set in turn; RoCE receivers then need AcceptOutOfOrder).",
+                  EnumValue(NboxRoceSwitch::ECMP),
+                  MakeEnumAccessor(&NboxRoceSwitch::m_loadBalancing),
+                  MakeEnumChecker(NboxRoceSwitch::ECMP, "Ecmp", NboxRoceSwitch::SPRAY, "Spray"))
               .AddAttribute("Headroom",
                             "PFC headroom in bytes per (port, lossless priority). 0 (the "
                             "default): computed per port as NboxSwitchMmu::"
@@ -52,12 +56,20 @@ NboxRoceSwitch::GetTypeId()
                             "with link speed, as in the public RDMA models). Default 100Gbps.",
                             DataRateValue(DataRate("100Gbps")),
                             MakeDataRateAccessor(&NboxRoceSwitch::m_ecnReferenceRate),
-                            MakeDataRateChecker());
+                            MakeDataRateChecker())
+              .AddAttribute("StampTelemetry",
+                            "Whether every egress port appends its in-band telemetry (line "
+                            "rate, time, bytes sent, bytes queued: HPCC's INT hop) to the data "
+                            "packets that carry an INT block. Set on AddPort.",
+                            BooleanValue(false),
+                            MakeBooleanAccessor(&NboxRoceSwitch::m_stampTelemetry),
+                            MakeBooleanChecker());
     return tid;
 }
 
 NboxRoceSwitch::NboxRoceSwitch()
     : m_headroomAttribute(0)
+    , m_stampTelemetry(false)
     , m_ecnReferenceRate(DataRate("100Gbps"))
     , m_mmu(CreateObject<NboxSwitchMmu>())
     , m_hasher(CreateObject<NboxEcmpRouting>())
@@ -83,6 +95,7 @@ NboxRoceSwitch::DoDispose()
     {
         port->SetRoceReceiveCallback(NboxRoceNetDevice::RoceReceiveCallback());
         port->SetDequeueCallback(NboxRoceNetDevice::DequeueCallback());
+        port->SetEgressCallback(NboxRoceNetDevice::EgressCallback());
     }
     m_ports.clear();
     m_inPortFifo.clear();
@@ -119,6 +132,10 @@ NboxRoceSwitch::AddPort(Ptr<NboxRoceNetDevice> device)
     }
     device->SetRoceReceiveCallback(MakeCallback(&NboxRoceSwitch::ReceiveFromPort, this, port));
     device->SetDequeueCallback(MakeCallback(&NboxRoceSwitch::DequeuedFromPort, this, port));
+    if (m_stampTelemetry)
+    {
+        device->SetEgressCallback(MakeCallback(&NboxRoceSwitch::StampTelemetry, this));
+    }
     return port;
 }
 
@@ -272,6 +289,27 @@ NboxRoceSwitch::DequeuedFromPort(uint32_t outPort, Ptr<NboxRoceNetDevice> /* dev
     {
         ResumeWhereAllowed(prio);
     }
+}
+
+void
+NboxRoceSwitch::StampTelemetry(Ptr<NboxRoceNetDevice> device, Ptr<Packet> packet,
+                               uint8_t /* prio */)
+{
+    NboxRoceHeader header;
+    packet->PeekHeader(header);
+    NboxIntTag record;
+    if (header.GetType() != NboxRoceHeader::kData || !header.HasTelemetry()
+        || !packet->RemovePacketTag(record))
+    {
+        return;
+    }
+    NboxIntTag::Hop hop;
+    hop.rateBps = device->GetDataRate().GetBitRate();
+    hop.timeNs = static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
+    hop.txBytes = device->GetTxBytes();
+    hop.queueBytes = device->GetQueuedBytes();
+    record.AddHop(hop);
+    packet->AddPacketTag(record);
 }
 
 void

@@ -101,10 +101,13 @@ class NboxRoceSwitch : public Object
     void ReceiveFromPort(uint32_t inPort, Ptr<NboxRoceNetDevice> device, Ptr<Packet> packet);
     void DequeuedFromPort(uint32_t outPort, Ptr<NboxRoceNetDevice> device, Ptr<const Packet> packet,
                           uint8_t prio);
+    /** Appends this egress port's INT hop to a data packet that carries an INT block. */
+    void StampTelemetry(Ptr<NboxRoceNetDevice> device, Ptr<Packet> packet, uint8_t prio);
     /** Sends a resume for every paused ingress queue of priority `prio` that may resume. */
     void ResumeWhereAllowed(uint8_t prio);
 
     uint64_t m_headroomAttribute;
+    bool m_stampTelemetry;
     DataRate m_ecnReferenceRate;
 
     Ptr<NboxSwitchMmu> m_mmu;

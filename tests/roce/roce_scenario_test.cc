@@ -92,8 +92,9 @@ TEST(RoceScenario, RulesNameBothKeys) {
   EXPECT_THAT(LoadError({"roce.control_priority=3"}),
               HasSubstr("roce.control_priority = 3 (--set) must differ from "
                         "roce.data_priority = 3 (default)"));
-  EXPECT_THAT(LoadError({"roce.cc=hpcc"}), HasSubstr("roce.cc"));
-  EXPECT_THAT(LoadError({"roce.cc=hpcc"}), HasSubstr("one of dcqcn, none"));
+  EXPECT_THAT(LoadError({"roce.cc=timely"}), HasSubstr("roce.cc"));
+  EXPECT_THAT(LoadError({"roce.cc=timely"}), HasSubstr("one of dcqcn, hpcc, none"));
+  EXPECT_EQ(LoadError({"network.transport=roce", "roce.cc=hpcc"}), "");
   EXPECT_EQ(LoadError({"network.transport=roce", "roce.cc=none"}), "");
 }
 

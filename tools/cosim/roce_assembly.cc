@@ -53,6 +53,11 @@ ns3::NboxRoceNetworkHelper MakeRoceNetworkHelper(const scenario::Scenario& s) {
   helper.SetNicAttribute("Rhai", DoubleValue(r.rhai_bps));
   helper.SetNicAttribute("MinRate", DoubleValue(r.min_rate_bps));
   helper.SetNicAttribute("CnpInterval", TimeValue(Seconds(r.cnp_interval_s)));
+  helper.SetNicAttribute("HpccEta", DoubleValue(r.hpcc_eta));
+  helper.SetNicAttribute("HpccMaxStage", UintegerValue(r.hpcc_max_stage));
+  helper.SetNicAttribute("HpccRateAi", DoubleValue(r.hpcc_rate_ai_bps));
+  // HPCC reads what every switch egress port stamps on its packets (in-band telemetry).
+  helper.SetSwitchAttribute("StampTelemetry", ns3::BooleanValue(r.cc == "hpcc"));
   helper.SetNicAttribute("AckInterval", UintegerValue(r.ack_interval));
   helper.SetNicAttribute("RetransmissionTimeout", TimeValue(Seconds(r.rto_s)));
   helper.SetNicAttribute("DataPriority", UintegerValue(r.data_priority));

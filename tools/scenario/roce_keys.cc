@@ -10,8 +10,10 @@ std::vector<KeySpec> RoceKeys() {
   auto roce = [](auto member) { return FieldOf(&Scenario::roce, member); };
   constexpr uint64_t kMaxBuffer = uint64_t{1} << 34;
   return {
-      {"roce", "cc", "rate control of every QP: DCQCN, or none (line rate, relying on PFC)",
-       Choice(roce(&RoceSection::cc), {"dcqcn", "none"})},
+      {"roce", "cc",
+       "congestion control of every QP: DCQCN (ECN marks, CNPs), HPCC (in-band telemetry from "
+       "every switch), or none (line rate, relying on PFC)",
+       Choice(roce(&RoceSection::cc), {"dcqcn", "hpcc", "none"})},
       {"roce", "pfc", "PFC (802.1Qbb) on the lossless data priority of every port",
        Switch(roce(&RoceSection::pfc))},
       {"roce", "buffer",
@@ -54,6 +56,15 @@ std::vector<KeySpec> RoceKeys() {
        Rate(roce(&RoceSection::min_rate_bps), 1e3, 10e12)},
       {"roce", "cnp_interval", "shortest time between CNPs of one QP (50 us, DCQCN's N)",
        Duration(roce(&RoceSection::cnp_interval_s), 0, 1)},
+      {"roce", "hpcc_eta", "HPCC target utilisation eta of the bottleneck (0.95, HPCC paper)",
+       Real(roce(&RoceSection::hpcc_eta), 0, 1, /*min_excluded=*/true)},
+      {"roce", "hpcc_max_stage",
+       "HPCC additive-increase rounds before a multiplicative step (maxStage 5, HPCC paper)",
+       WholeNumber(roce(&RoceSection::hpcc_max_stage), 0, 1000)},
+      {"roce", "hpcc_rate_ai",
+       "HPCC additive increase W_AI as a rate, W_AI = rate x base RTT (50 Mb/s, HPCC's ns-3 "
+       "configuration; larger converges to fair shares sooner and loads the link more)",
+       Rate(roce(&RoceSection::hpcc_rate_ai_bps), 0, 1e12)},
       {"roce", "ack_interval",
        "data packets per ACK, and one at every message end (16: coalesced ACKs, under 0.3% of "
        "the reverse link at MTU 1500; HPCC's ns-3 model ACKs every packet)",

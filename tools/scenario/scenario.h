@@ -170,7 +170,7 @@ struct ServersSection {
 // (NboxSwitchMmu), the NIC's DCQCN, ACKs and priorities (NboxRoceNic). Defaults are those of
 // the ns-3 attributes; tools/scenario/roce_keys.cc names their sources.
 struct RoceSection {
-  std::string cc = "dcqcn";  // dcqcn | none
+  std::string cc = "dcqcn";  // dcqcn | hpcc | none
   bool pfc = true;
   uint64_t buffer_bytes = 12ull << 20;  // shared buffer per switch
   double alpha = 0.125;                 // PFC dynamic threshold
@@ -188,6 +188,9 @@ struct RoceSection {
   double rhai_bps = 100e6;
   double min_rate_bps = 100e6;
   double cnp_interval_s = 50e-6;
+  double hpcc_eta = 0.95;
+  int hpcc_max_stage = 5;
+  double hpcc_rate_ai_bps = 50e6;
   int ack_interval = 16;
   double rto_s = 4.096e-6 * (1 << 18);  // NCCL_IB_TIMEOUT 18: 1.074 s
   int data_priority = 3;
