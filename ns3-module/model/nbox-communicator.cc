@@ -657,8 +657,8 @@ NboxCommunicator::Advance(uint32_t rank, uint64_t tag)
                 const uint64_t bytes = step.bytes;
                 const Time posted = Simulator::Now();
                 const uint64_t message = m_records->messages.IsEnabled()
-                                             ? LogSend(running, step)
-                                             : NboxMessageLog::kNoMessage;
+                                           ? LogSend(running, step)
+                                           : NboxMessageLog::kNoMessage;
                 m_transport->Send(m_members[rank], m_members[peer], m_laneBase + channel, bytes,
                                   [this, rank, id, peer, channel, bytes, posted, tag, message]()
                                   {

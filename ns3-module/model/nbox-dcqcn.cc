@@ -74,7 +74,12 @@ NboxDcqcnRateControl::OnCnp(Time now)
 {
     AdvanceTo(now);
     ++m_cnps;
-    m_target = m_current;
+    // Without clamping, a cut in a run of cuts keeps the target the run started from, so fast
+    // recovery heads back there rather than to the last, lowest rate.
+    if (m_config.clampTargetRate || !m_seenCnp || m_timerCount + m_byteCount > 0)
+    {
+        m_target = m_current;
+    }
     m_current = std::max(m_current * (1.0 - m_alpha / 2.0), m_config.minRateBps);
     m_alpha = (1.0 - m_config.g) * m_alpha + m_config.g;
     m_seenCnp = true;

@@ -31,6 +31,10 @@ struct NboxDcqcnConfig
     uint32_t fastRecoverySteps = 5;              //!< F: increase events in fast recovery
     double raiBps = 50e6;                        //!< additive increase of the target rate
     double rhaiBps = 100e6;                      //!< hyper increase step of the target rate
+    /** Whether every CNP sets the target rate to the current rate (the DCQCN paper), or only
+     * a CNP that comes after the rate began to increase again (NVIDIA's clamp_tgt_rate = 0,
+     * HPCC's ns-3 model of it: ClampTargetRate false). */
+    bool clampTargetRate = false;
 };
 
 /**
@@ -38,7 +42,8 @@ struct NboxDcqcnConfig
  * \brief The rate of one QP under DCQCN, as a state machine driven by explicit times.
  *
  * Starts at line rate with alpha = 1 (as the NIC does). On a CNP at time t:
- *   target = current; current *= (1 - alpha/2) (not below the minimum rate);
+ *   target = current (with clampTargetRate, or when an increase event came since the last
+ *   CNP, or at the first CNP); current *= (1 - alpha/2) (not below the minimum rate);
  *   alpha = (1 - g) alpha + g; the timer and byte counters restart from zero at t.
  * Alpha stays at 1 until the first CNP; from then on it decays, alpha *= (1 - g), at every
  * full AlphaUpdatePeriod that passes without a CNP (the period restarts at each CNP).

@@ -12,7 +12,6 @@ NboxHpccWindowControl::NboxHpccWindowControl(const NboxHpccConfig& config)
     , m_u(0)
     , m_incStage(0)
     , m_lastUpdatePsn(0)
-    , m_haveLast(false)
 {
     NS_ABORT_MSG_UNLESS(config.lineRateBps > 0, "HPCC: line rate must be positive");
     NS_ABORT_MSG_UNLESS(config.baseRtt.IsStrictlyPositive(), "HPCC: base RTT must be positive");
@@ -58,10 +57,6 @@ NboxHpccWindowControl::OnCnp(Time /* now */)
 bool
 NboxHpccWindowControl::MeasureInflight(const NboxIntTag& t)
 {
-    if (!m_haveLast || m_last.GetNHops() != t.GetNHops() || t.GetNHops() == 0)
-    {
-        return false; // the first record, or the path changed: nothing to compare against
-    }
     const double baseRtt = m_config.baseRtt.GetSeconds();
     double u = 0;
     double tau = baseRtt;
@@ -69,15 +64,26 @@ NboxHpccWindowControl::MeasureInflight(const NboxIntTag& t)
     for (uint32_t i = 0; i < t.GetNHops(); ++i)
     {
         const NboxIntTag::Hop& now = t.GetHop(i);
-        const NboxIntTag::Hop& before = m_last.GetHop(i);
-        if (now.timeNs <= before.timeNs)
+        auto before
+            = std::find_if(m_lastByPort.begin(), m_lastByPort.end(),
+                           [&now](const NboxIntTag::Hop& h) { return h.portId == now.portId; });
+        if (before == m_lastByPort.end())
         {
-            continue; // the same or an older packet at this hop: no rate to measure
+            if (m_lastByPort.size() == kMaxPortsRemembered)
+            {
+                m_lastByPort.erase(m_lastByPort.begin()); // the port seen first
+            }
+            m_lastByPort.push_back(now);
+            continue; // this port's first sample: nothing to compare against
         }
-        const double dt = static_cast<double>(now.timeNs - before.timeNs) * 1e-9;
+        if (now.timeNs <= before->timeNs)
+        {
+            continue; // the same or an older packet at this port: no rate to measure
+        }
+        const double dt = static_cast<double>(now.timeNs - before->timeNs) * 1e-9;
         const double rate = static_cast<double>(now.rateBps);
-        const double txRate = static_cast<double>(now.txBytes - before.txBytes) * 8 / dt;
-        const double queue = static_cast<double>(std::min(now.queueBytes, before.queueBytes));
+        const double txRate = static_cast<double>(now.txBytes - before->txBytes) * 8 / dt;
+        const double queue = static_cast<double>(std::min(now.queueBytes, before->queueBytes));
         const double ui = queue * 8 / (rate * baseRtt) + txRate / rate;
         if (!measured || ui > u)
         {
@@ -85,6 +91,7 @@ NboxHpccWindowControl::MeasureInflight(const NboxIntTag& t)
             tau = dt;
             measured = true;
         }
+        *before = now;
     }
     if (!measured)
     {
@@ -134,8 +141,6 @@ NboxHpccWindowControl::OnAck(uint32_t ackedPsn, uint32_t nextPsn, const NboxIntT
         }
         ComputeWindow(updateWc);
     }
-    m_last = telemetry;
-    m_haveLast = telemetry.GetNHops() > 0;
 }
 
 double

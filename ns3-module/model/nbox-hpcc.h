@@ -8,6 +8,8 @@
 
 #include "ns3/nbox-roce-congestion-control.h"
 
+#include <vector>
+
 namespace ns3
 {
 
@@ -31,7 +33,9 @@ struct NboxHpccConfig
  * \brief HPCC's window and pacing rate for one QP.
  *
  * Windows are in wire bytes. W starts at the BDP, B x T, and the pacing rate is W / T. On every
- * ACK with a record of n hops, against the record of the previous ACK:
+ * ACK with a record of n hops, each hop against the last sample of the same egress port (the
+ * previous ACK's, on a fixed path; with packets sprayed over paths, the last that crossed that
+ * port):
  *   u_i = min(qLen_i, qLen'_i) / (B_i T) + txRate_i / B_i, txRate_i = dTxBytes_i / dts_i;
  *   u = max_i u_i (tau = dts of that hop, at most T); U = (1 - tau / T) U + tau / T u;
  *   if U >= eta or incStage >= maxStage: W = Wc / (U / eta) + W_AI, else W = Wc + W_AI;
@@ -70,8 +74,10 @@ class NboxHpccWindowControl : public NboxRoceCongestionControl
     double m_u;         //!< U
     uint32_t m_incStage;
     uint32_t m_lastUpdatePsn; //!< Wc updates once an ACK passes this PSN
-    bool m_haveLast;
-    NboxIntTag m_last; //!< the previous ACK's record
+    /** The last sample of each egress port the QP's packets crossed (one per hop of a fixed
+     * path; with spraying, the alternatives too), oldest first. */
+    std::vector<NboxIntTag::Hop> m_lastByPort;
+    static constexpr size_t kMaxPortsRemembered = 32;
 };
 
 } // namespace ns3

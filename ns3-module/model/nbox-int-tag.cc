@@ -26,7 +26,7 @@ NboxIntTag::GetInstanceTypeId() const
 uint32_t
 NboxIntTag::GetSerializedSize() const
 {
-    return 1 + m_nHops * 4 * 8;
+    return 1 + m_nHops * 5 * 8;
 }
 
 void
@@ -35,6 +35,7 @@ NboxIntTag::Serialize(TagBuffer buffer) const
     buffer.WriteU8(static_cast<uint8_t>(m_nHops));
     for (uint32_t i = 0; i < m_nHops; ++i)
     {
+        buffer.WriteU64(m_hops[i].portId);
         buffer.WriteU64(m_hops[i].rateBps);
         buffer.WriteU64(m_hops[i].timeNs);
         buffer.WriteU64(m_hops[i].txBytes);
@@ -49,6 +50,7 @@ NboxIntTag::Deserialize(TagBuffer buffer)
     NS_ABORT_MSG_IF(m_nHops > kMaxHops, "NboxIntTag: " << m_nHops << " hops");
     for (uint32_t i = 0; i < m_nHops; ++i)
     {
+        m_hops[i].portId = buffer.ReadU64();
         m_hops[i].rateBps = buffer.ReadU64();
         m_hops[i].timeNs = buffer.ReadU64();
         m_hops[i].txBytes = buffer.ReadU64();
@@ -62,8 +64,9 @@ NboxIntTag::Print(std::ostream& os) const
     os << "INT hops=" << m_nHops;
     for (uint32_t i = 0; i < m_nHops; ++i)
     {
-        os << " [B=" << m_hops[i].rateBps << " ts=" << m_hops[i].timeNs
-           << " tx=" << m_hops[i].txBytes << " q=" << m_hops[i].queueBytes << "]";
+        os << " [port=" << m_hops[i].portId << " B=" << m_hops[i].rateBps
+           << " ts=" << m_hops[i].timeNs << " tx=" << m_hops[i].txBytes
+           << " q=" << m_hops[i].queueBytes << "]";
     }
 }
 

@@ -31,6 +31,7 @@ class NboxIntTag : public Tag
     /** What one egress port reports. */
     struct Hop
     {
+        uint64_t portId = 0;     //!< which egress port (switch node id, device index)
         uint64_t rateBps = 0;    //!< the port's line rate (B)
         uint64_t timeNs = 0;     //!< when the packet left (ts)
         uint64_t txBytes = 0;    //!< bytes the port has sent, this packet included (txBytes)

@@ -206,8 +206,7 @@ NboxJob::IsStalled() const
     }
     // Bytes too: a collective timed whole (the analytical model) moves bytes, no messages.
     const NboxTransportStats stats = m_transport->GetStats();
-    return stats.messagesDelivered == stats.messagesSent
-        && stats.bytesDelivered == stats.bytesSent;
+    return stats.messagesDelivered == stats.messagesSent && stats.bytesDelivered == stats.bytesSent;
 }
 
 Ptr<NboxJobRecords>

@@ -120,6 +120,14 @@ NboxRoceNic::GetTypeId()
               .AddAttribute("Rhai", "DCQCN: hyper increase step, bits/s.", DoubleValue(100e6),
                             MakeDoubleAccessor(&NboxRoceNic::m_rhaiBps),
                             MakeDoubleChecker<double>(0))
+              .AddAttribute("ClampTargetRate",
+                            "DCQCN: whether every CNP sets the target rate to the current rate "
+                            "(true, the DCQCN paper's reaction point) or only one that comes "
+                            "after the rate began to increase again (false, NVIDIA's "
+                            "clamp_tgt_rate = 0, as HPCC's ns-3 model of it).",
+                            BooleanValue(false),
+                            MakeBooleanAccessor(&NboxRoceNic::m_clampTargetRate),
+                            MakeBooleanChecker())
               .AddAttribute("BaseRtt",
                             "HPCC: the base round trip T of every QP; 0 takes each QP's from "
                             "its path (the function the network helper sets: propagation both "
@@ -161,6 +169,7 @@ NboxRoceNic::NboxRoceNic()
     , m_fastRecoverySteps(5)
     , m_raiBps(50e6)
     , m_rhaiBps(100e6)
+    , m_clampTargetRate(false)
     , m_baseRtt(Seconds(0))
     , m_hpccEta(0.95)
     , m_hpccMaxStage(5)
@@ -270,6 +279,7 @@ NboxRoceNic::DcqcnConfigFor(const Port& port) const
     c.fastRecoverySteps = m_fastRecoverySteps;
     c.raiBps = m_raiBps;
     c.rhaiBps = m_rhaiBps;
+    c.clampTargetRate = m_clampTargetRate;
     return c;
 }
 

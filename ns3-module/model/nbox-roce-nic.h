@@ -198,6 +198,7 @@ class NboxRoceNic : public Object
     uint32_t m_fastRecoverySteps;
     double m_raiBps;
     double m_rhaiBps;
+    bool m_clampTargetRate;
     Time m_baseRtt; //!< HPCC; 0: from m_baseRttFunction
     double m_hpccEta;
     uint32_t m_hpccMaxStage;

@@ -9,6 +9,7 @@
 #include "ns3/enum.h"
 #include "ns3/log.h"
 #include "ns3/nbox-flow-hash.h"
+#include "ns3/node.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -304,6 +305,7 @@ NboxRoceSwitch::StampTelemetry(Ptr<NboxRoceNetDevice> device, Ptr<Packet> packet
         return;
     }
     NboxIntTag::Hop hop;
+    hop.portId = (uint64_t{device->GetNode()->GetId()} << 32) | device->GetIfIndex();
     hop.rateBps = device->GetDataRate().GetBitRate();
     hop.timeNs = static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
     hop.txBytes = device->GetTxBytes();

@@ -71,8 +71,9 @@ struct AckSampler
  * ECN marking: the DCQCN paper's Kmin 5 KB and Kmax 200 KB with Pmax 5%. With the public
  * RDMA models' thresholds for 100 Gb/s (Kmin 400 KB, Kmax 1600 KB, Pmax 20%; the MMU's
  * defaults) the queue stays above Kmin for ~1 ms after the first cut, the QPs receive a CNP
- * every 50 us throughout and both rates collapse to ~5 Gb/s before recovering slowly:
- * fair, but far from the fair share of the link. With Pmax 1% the split settles near
+ * every 50 us throughout, and with the DCQCN paper's target rule (ClampTargetRate) both rates
+ * collapsed to ~5 Gb/s before recovering slowly: fair, but far from the fair share of the
+ * link. (The test runs the default, the NICs' rule.) With Pmax 1% the split settles near
  * 53/43 Gb/s, DCQCN's known unfairness when marks are rare. scenarios/README.md shows both.
  */
 TEST_F(NboxRoceDcqcnFairnessTest, TwoFlowsConvergeToFairShareWithinThreeMilliseconds)

@@ -1,7 +1,8 @@
 /*
  * DCQCN reaction point: rate trajectories checked step by step against the update rules of
  * Zhu et al. (SIGCOMM 2015), worked out by hand here (which phase each event falls in) and
- * evaluated with the paper's formulas, not with the code under test.
+ * evaluated with the paper's formulas, not with the code under test; and the target rule of
+ * NVIDIA's NICs (clamp_tgt_rate = 0), which keeps the target through a run of cuts.
  */
 #include "ns3/nbox-dcqcn.h"
 
@@ -29,6 +30,7 @@ TestConfig()
     c.fastRecoverySteps = 5;
     c.raiBps = 50e6;
     c.rhaiBps = 100e6;
+    c.clampTargetRate = true; // the paper's rule: every CNP sets the target
     return c;
 }
 
@@ -144,6 +146,30 @@ TEST(NboxDcqcn, ByteCounterAndTimerTogetherReachHyperIncrease)
     }
     EXPECT_DOUBLE_EQ(rp.GetTargetRate(), target);
     EXPECT_DOUBLE_EQ(rp.GetCurrentRate(), current);
+}
+
+// Without clamping, a run of cuts keeps the target where the first one set it; a cut after
+// an increase event sets it again (to the rate the increase had reached).
+TEST(NboxDcqcn, UnclampedCutsInARunKeepTheTargetOfItsFirst)
+{
+    NboxDcqcnConfig config = TestConfig();
+    config.clampTargetRate = false;
+    NboxDcqcnRateControl rp(config);
+    rp.OnCnp(MicroSeconds(0)); // the first CNP: target L, current L/2
+    rp.OnCnp(MicroSeconds(1)); // no increase since: target stays L, current L/4
+    rp.OnCnp(MicroSeconds(2)); // current L/8
+    EXPECT_DOUBLE_EQ(rp.GetTargetRate(), kLine);
+    EXPECT_DOUBLE_EQ(rp.GetCurrentRate(), kLine / 8);
+    // One timer event (fast recovery) at 302 us: current = (L + L/8) / 2.
+    rp.AdvanceTo(MicroSeconds(302));
+    double current = (kLine + kLine / 8) / 2;
+    EXPECT_DOUBLE_EQ(rp.GetCurrentRate(), current);
+    // A cut after it sets the target to the rate reached: alpha decayed over five quiet
+    // periods of 55 us since the CNP at 2 us (five full periods before 302 us).
+    const double alpha = std::pow(15.0 / 16, 5);
+    rp.OnCnp(MicroSeconds(302));
+    EXPECT_DOUBLE_EQ(rp.GetTargetRate(), current);
+    EXPECT_DOUBLE_EQ(rp.GetCurrentRate(), current * (1 - alpha / 2));
 }
 
 TEST(NboxDcqcn, RateStaysWithinMinimumAndLineRate)

@@ -48,12 +48,13 @@ Config()
 constexpr double kBdp = kRate * 10e-6 / 8; // B x T, bytes: 125,000
 constexpr double kWai = 50e6 * 10e-6 / 8;  // W_AI, bytes: 62.5
 
-/** A one-hop record: the port's line rate, a time, its bytes sent and its queue. */
+/** A one-hop record of egress port `port`: its line rate, a time, its bytes sent and its
+ * queue. */
 NboxIntTag
-Record(uint64_t timeNs, uint64_t txBytes, uint64_t queueBytes)
+Record(uint64_t timeNs, uint64_t txBytes, uint64_t queueBytes, uint64_t port = 1)
 {
     NboxIntTag tag;
-    tag.AddHop({static_cast<uint64_t>(kRate), timeNs, txBytes, queueBytes});
+    tag.AddHop({port, static_cast<uint64_t>(kRate), timeNs, txBytes, queueBytes});
     return tag;
 }
 
@@ -156,15 +157,18 @@ TEST(NboxHpcc, BelowEtaAdditiveRoundsThenAMultiplicativeStep)
     EXPECT_EQ(hpcc.GetIncreaseStage(), 0u);
 }
 
-TEST(NboxHpcc, ARecordOfAnotherPathIsNotComparedAgainst)
+// Hops are compared port by port: a record through another egress port (a sprayed packet's
+// other spine) is that port's first sample, and measures nothing until the port is seen again.
+TEST(NboxHpcc, EachHopIsComparedWithTheLastSampleOfTheSamePort)
 {
     NboxHpccWindowControl hpcc(Config());
-    hpcc.OnAck(1, 10, Record(0, 0, 0), MicroSeconds(0));
-    NboxIntTag twoHops = Record(10000, LineRateBytes(10000), 0);
-    twoHops.AddHop({static_cast<uint64_t>(kRate), 10000, 0, 0});
-    hpcc.OnAck(2, 20, twoHops, MicroSeconds(10));
-    EXPECT_NEAR(hpcc.GetWindow(), kBdp, 1e-6);
+    hpcc.OnAck(1, 10, Record(0, 0, 0, 1), MicroSeconds(0));
+    hpcc.OnAck(2, 20, Record(10000, LineRateBytes(10000), 0, 2), MicroSeconds(10));
+    EXPECT_NEAR(hpcc.GetWindow(), kBdp, 1e-6); // port 2 seen for the first time
     EXPECT_DOUBLE_EQ(hpcc.GetUtilization(), 0);
+    // Port 1 again, 20 us after its first sample, at half its rate: U from that alone.
+    hpcc.OnAck(3, 30, Record(20000, LineRateBytes(20000) / 2, 0, 1), MicroSeconds(20));
+    EXPECT_NEAR(hpcc.GetUtilization(), 0.5, 1e-9);
 }
 
 // --- On the wire -------------------------------------------------------------------------
@@ -180,10 +184,12 @@ struct HpccStar
     Ptr<NboxRoceTransport> transport;
     Ptr<NboxRoceNetDevice> toHost0; //!< the switch's port towards host 0
 
-    explicit HpccStar(uint32_t hosts, const std::string& cc = "hpcc", double rateAi = 50e6)
+    explicit HpccStar(uint32_t hosts, const std::string& cc = "hpcc", double rateAi = 50e6,
+                      bool clampTargetRate = false)
     {
         NboxRoceNetworkHelper helper;
         helper.SetNicAttribute("CongestionControl", StringValue(cc));
+        helper.SetNicAttribute("ClampTargetRate", BooleanValue(clampTargetRate));
         helper.SetNicAttribute("HpccRateAi", DoubleValue(rateAi));
         helper.SetNicAttribute("AckInterval", UintegerValue(1)); // an ACK per packet, as HPCC
         helper.SetSwitchAttribute("StampTelemetry", BooleanValue(true));
@@ -324,9 +330,9 @@ TEST_F(NboxRoceHpccTest, TwoFlowsConvergeToFairSharesAtTheSpeedOfTheAdditiveStep
 /** An incast of `senders` flows into host 0 under `cc`: the bottleneck's rate and queue
  * every 50 us from 200 us on. */
 std::vector<std::pair<double, uint64_t>>
-Incast(uint32_t senders, const std::string& cc)
+Incast(uint32_t senders, const std::string& cc, bool clampTargetRate = false)
 {
-    HpccStar star(senders + 1, cc);
+    HpccStar star(senders + 1, cc, 50e6, clampTargetRate);
     for (uint32_t s = 1; s <= senders; ++s)
     {
         star.transport->Send(s, 0, 0, 2000000000, nullptr);
@@ -345,11 +351,16 @@ Incast(uint32_t senders, const std::string& cc)
     return windows;
 }
 
-// The HPCC paper's headline: under incast the bottleneck stays near eta of its
-// rate with a near-empty queue, where DCQCN holds a standing queue. 8 senders into one port
-// at 100 Gb/s: HPCC's rate within 2% of eta x B in every 50 us window from 200 us on and its
-// queue under 10 full packets; DCQCN's mean queue over the same windows, for contrast, at
-// least 10 times HPCC's largest.
+// The HPCC paper's headline: under incast the bottleneck stays near eta of its rate with a
+// near-empty queue, where DCQCN holds a standing queue. 8 senders into one port at 100 Gb/s:
+// HPCC's rate within 2% of eta x B in every 50 us window from 200 us on and its queue under 10
+// full packets; DCQCN (the defaults, the NICs' target rule) at 75% of line rate or more on
+// average (a run of cuts leaves the port near idle for some 0.35 ms, then fast recovery brings
+// the QPs back to their targets and the queue with them) with a mean queue at least 10 times
+// HPCC's largest. With the DCQCN paper's target rule
+// (ClampTargetRate), the run of cuts drags the targets down with the rates and every QP sits at
+// the 100 Mb/s floor from 1 ms on: the bottleneck carries under 5% of its rate
+// (scenarios/README.md, "Why").
 TEST_F(NboxRoceHpccTest, AnIncastKeepsTheBottleneckNearEtaWithANearEmptyQueue)
 {
     const auto hpcc = Incast(8, "hpcc");
@@ -362,15 +373,36 @@ TEST_F(NboxRoceHpccTest, AnIncastKeepsTheBottleneckNearEtaWithANearEmptyQueue)
         hpccMost = std::max(hpccMost, hpcc[i].second);
     }
     EXPECT_LE(hpccMost, 10u * 1518);
-    const auto dcqcn = Incast(8, "dcqcn");
-    double dcqcnMean = 0;
-    for (size_t i = 0; i < dcqcn.size(); ++i)
+    for (const bool clamp : {false, true})
     {
-        std::printf("DCQCN window %zu: %.2f Gb/s, %lu bytes queued\n", i, dcqcn[i].first / 1e9,
-                    static_cast<unsigned long>(dcqcn[i].second));
-        dcqcnMean += static_cast<double>(dcqcn[i].second) / static_cast<double>(dcqcn.size());
+        const auto dcqcn = Incast(8, "dcqcn", clamp);
+        double meanQueue = 0;
+        double meanRate = 0;
+        double lateRate = 0; // from 1 ms on
+        size_t late = 0;
+        for (size_t i = 0; i < dcqcn.size(); ++i)
+        {
+            std::printf("DCQCN (%s) window %zu: %.2f Gb/s, %lu bytes queued\n",
+                        clamp ? "paper's target rule" : "NICs' target rule", i,
+                        dcqcn[i].first / 1e9, static_cast<unsigned long>(dcqcn[i].second));
+            meanQueue += static_cast<double>(dcqcn[i].second) / static_cast<double>(dcqcn.size());
+            meanRate += dcqcn[i].first / static_cast<double>(dcqcn.size());
+            if (i >= 16) // 200 us + 16 x 50 us
+            {
+                lateRate += dcqcn[i].first;
+                ++late;
+            }
+        }
+        if (!clamp)
+        {
+            EXPECT_GE(meanQueue, 10.0 * static_cast<double>(std::max<uint64_t>(hpccMost, 1)));
+            EXPECT_GE(meanRate / kRate, 0.75);
+        }
+        else
+        {
+            EXPECT_LT(lateRate / static_cast<double>(late) / kRate, 0.05);
+        }
     }
-    EXPECT_GE(dcqcnMean, 10.0 * static_cast<double>(std::max<uint64_t>(hpccMost, 1)));
 }
 
 } // namespace

@@ -88,13 +88,15 @@ double CrossingRingSeconds(double bytes, int world, double host_bps, double fabr
   return steps / world * bytes / Goodput(per_flow_bps, mtu) + steps * step_latency;
 }
 
-double RunCrossingRing(double fabric_bps, uint64_t bytes, uint32_t mtu, const char* cc) {
+double RunCrossingRing(double fabric_bps, uint64_t bytes, uint32_t mtu, const char* cc,
+                       bool clamp_target_rate = false) {
   RoceJob job;
   job.topology = topo::MakeLeafSpine(2, 1, 4, 100e9, fabric_bps, 1e-6);
   job.rank_to_host = {0, 4, 1, 5, 2, 6, 3, 7};
-  job.configure = [mtu, cc](ns3::NboxRoceNetworkHelper& helper) {
+  job.configure = [mtu, cc, clamp_target_rate](ns3::NboxRoceNetworkHelper& helper) {
     helper.SetMtu(mtu);
     helper.SetNicAttribute("CongestionControl", ns3::StringValue(cc));
+    helper.SetNicAttribute("ClampTargetRate", ns3::BooleanValue(clamp_target_rate));
   };
   const auto outcome = RunRoceJob(job, AllReduceProgram(bytes, 1));
   EXPECT_TRUE(outcome.finished);
@@ -105,9 +107,12 @@ double RunCrossingRing(double fabric_bps, uint64_t bytes, uint32_t mtu, const ch
 // The closed form assumes a work-conserving fabric: with PFC alone (roce.cc = none) the leaf
 // uplink is busy whenever data waits, so the measured ratio must match it. DCQCN is not
 // work-conserving: each ring step starts four QPs at line rate into the 2:1 uplink, and the
-// cuts that follow leave the uplink partly idle while the rates recover (measured 3.5x
-// instead of 2x with the default ECN thresholds; scenarios/README.md discusses it). So with
-// DCQCN the test only checks that it is never faster than the work-conserving bound.
+// run of cuts that follows leaves the uplink partly idle while the rates recover. With the
+// NICs' target rule (the default, roce.clamp_target_rate = off) fast recovery returns to the
+// target the run started from: within 15% of the work-conserving time (measured 1.11x). With
+// the DCQCN paper's rule every cut also lowers the target, and recovery is additive: at least
+// 1.5x it (measured 1.77x; this was the "3.5x instead of 2x" of issue 14, against the
+// non-blocking fabric; scenarios/README.md discusses it).
 TEST(RoceOversubscription, TwoToOneSlowsTheAllReduceByTheTheoreticalRatio) {
   const uint64_t bytes = 32 << 20;
   const uint32_t mtu = 9000;
@@ -122,6 +127,11 @@ TEST(RoceOversubscription, TwoToOneSlowsTheAllReduceByTheTheoreticalRatio) {
   const double dcqcn = RunCrossingRing(200e9, bytes, mtu, "dcqcn");
   std::printf("DCQCN: 2:1 %.6f s, %.2fx the work-conserving time\n", dcqcn, dcqcn / oversubscribed);
   EXPECT_GE(dcqcn, oversubscribed * 0.99);
+  EXPECT_LE(dcqcn, oversubscribed * 1.15);
+  const double paper = RunCrossingRing(200e9, bytes, mtu, "dcqcn", true);
+  std::printf("DCQCN, the paper's target rule: 2:1 %.6f s, %.2fx the work-conserving time\n",
+              paper, paper / oversubscribed);
+  EXPECT_GE(paper, oversubscribed * 1.5);
 }
 
 // Issue 14 part 4: per-flow ECMP against per-packet spraying. Two leaves of four hosts, two

@@ -52,6 +52,7 @@ ns3::NboxRoceNetworkHelper MakeRoceNetworkHelper(const scenario::Scenario& s) {
   helper.SetNicAttribute("Rai", DoubleValue(r.rai_bps));
   helper.SetNicAttribute("Rhai", DoubleValue(r.rhai_bps));
   helper.SetNicAttribute("MinRate", DoubleValue(r.min_rate_bps));
+  helper.SetNicAttribute("ClampTargetRate", ns3::BooleanValue(r.clamp_target_rate));
   helper.SetNicAttribute("CnpInterval", TimeValue(Seconds(r.cnp_interval_s)));
   helper.SetNicAttribute("HpccEta", DoubleValue(r.hpcc_eta));
   helper.SetNicAttribute("HpccMaxStage", UintegerValue(r.hpcc_max_stage));

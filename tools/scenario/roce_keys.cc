@@ -54,6 +54,11 @@ std::vector<KeySpec> RoceKeys() {
        Rate(roce(&RoceSection::rhai_bps), 0, 1e12)},
       {"roce", "min_rate", "DCQCN lowest rate of a QP (100 Mb/s, HPCC's ns-3 RDMA model)",
        Rate(roce(&RoceSection::min_rate_bps), 1e3, 10e12)},
+      {"roce", "clamp_target_rate",
+       "DCQCN: on, every CNP sets the target rate to the current one (the DCQCN paper); off, "
+       "only a CNP after the rate began to rise again, so a run of cuts recovers towards the "
+       "rate it started from (NVIDIA NICs' clamp_tgt_rate = 0, HPCC's ns-3 model)",
+       Switch(roce(&RoceSection::clamp_target_rate))},
       {"roce", "cnp_interval", "shortest time between CNPs of one QP (50 us, DCQCN's N)",
        Duration(roce(&RoceSection::cnp_interval_s), 0, 1)},
       {"roce", "hpcc_eta", "HPCC target utilisation eta of the bottleneck (0.95, HPCC paper)",

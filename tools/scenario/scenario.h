@@ -187,6 +187,7 @@ struct RoceSection {
   double rai_bps = 50e6;
   double rhai_bps = 100e6;
   double min_rate_bps = 100e6;
+  bool clamp_target_rate = false;
   double cnp_interval_s = 50e-6;
   double hpcc_eta = 0.95;
   int hpcc_max_stage = 5;
