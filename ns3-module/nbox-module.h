@@ -28,6 +28,7 @@
 #include "ns3/nbox-tcp-small-queues.h"
 #include "ns3/nbox-tcp-socket.h"
 #include "ns3/nbox-tcp-transport.h"
+#include "ns3/nbox-timely.h"
 #include "ns3/nbox-transport.h"
 
 #endif /* NBOX_MODULE_H */

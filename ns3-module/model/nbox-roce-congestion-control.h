@@ -43,6 +43,12 @@ class NboxRoceCongestionControl
     {
         return false;
     }
+    /** Whether the data packets of the QP carry their send time for the ACK to echo (RTT). */
+    virtual bool
+    WantsTimestamps() const
+    {
+        return false;
+    }
 
     /** A data packet of `wireBytes` left the NIC at `now`. */
     virtual void OnPacketSent(uint32_t wireBytes, Time now) = 0;
@@ -55,6 +61,18 @@ class NboxRoceCongestionControl
      */
     virtual void OnAck(uint32_t ackedPsn, uint32_t nextPsn, const NboxIntTag& telemetry, Time now)
         = 0;
+    /**
+     * An ACK that echoes the send time of the data packet it answers arrived at `now`: the
+     * round trip `rtt` of that packet, with the ACK's PSNs as OnAck has them.
+     */
+    virtual void
+    OnRttSample(Time rtt, uint32_t ackedPsn, uint32_t nextPsn, Time now)
+    {
+        (void)rtt;
+        (void)ackedPsn;
+        (void)nextPsn;
+        (void)now;
+    }
 };
 
 } // namespace ns3

@@ -14,7 +14,7 @@ namespace
 {
 
 /** Bytes of the fields written by Serialize; the rest of the header is zero padding. */
-constexpr uint32_t kFieldBytes = 1 + 1 + 1 + 1 + 4 + 4 + 4 + 4 + 8 + 1 + 1;
+constexpr uint32_t kFieldBytes = 1 + 1 + 1 + 1 + 4 + 4 + 4 + 4 + 8 + 8 + 1 + 1;
 
 static_assert(kFieldBytes <= NboxRoceHeader::kDataOverheadBytes,
               "the fields must fit in the wire overhead of a data packet");
@@ -62,6 +62,7 @@ NboxRoceHeader::NboxRoceHeader(Type type)
     , m_flowId(0)
     , m_psn(0)
     , m_messageBytes(0)
+    , m_timestampNs(0)
     , m_pfcEnable(0)
     , m_pfcPause(0)
 {
@@ -219,6 +220,25 @@ NboxRoceHeader::HasTelemetry() const
     return (m_flags & kTelemetryFlag) != 0;
 }
 
+void
+NboxRoceHeader::SetTimestamp(Time sent)
+{
+    m_flags |= kTimestampFlag;
+    m_timestampNs = sent.GetNanoSeconds();
+}
+
+bool
+NboxRoceHeader::HasTimestamp() const
+{
+    return (m_flags & kTimestampFlag) != 0;
+}
+
+Time
+NboxRoceHeader::GetTimestamp() const
+{
+    return NanoSeconds(m_timestampNs);
+}
+
 uint32_t
 NboxRoceHeader::GetSerializedSize() const
 {
@@ -239,6 +259,7 @@ NboxRoceHeader::Serialize(Buffer::Iterator start) const
     i.WriteHtonU32(m_flowId);
     i.WriteHtonU32(m_psn);
     i.WriteHtonU64(m_messageBytes);
+    i.WriteHtonU64(static_cast<uint64_t>(m_timestampNs));
     i.WriteU8(m_pfcEnable);
     i.WriteU8(m_pfcPause);
     // Padding up to the frame's size on the wire (see the class comment).
@@ -258,6 +279,7 @@ NboxRoceHeader::Deserialize(Buffer::Iterator start)
     m_flowId = i.ReadNtohU32();
     m_psn = i.ReadNtohU32();
     m_messageBytes = i.ReadNtohU64();
+    m_timestampNs = static_cast<int64_t>(i.ReadNtohU64());
     m_pfcEnable = i.ReadU8();
     m_pfcPause = i.ReadU8();
     return GetSerializedSize();

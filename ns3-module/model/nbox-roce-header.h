@@ -7,6 +7,7 @@
 #define NBOX_ROCE_HEADER_H
 
 #include "ns3/header.h"
+#include "ns3/nstime.h"
 
 #include <cstdint>
 
@@ -111,6 +112,13 @@ class NboxRoceHeader : public Header
     void SetTelemetry(bool carries);
     bool HasTelemetry() const;
 
+    /** A send time (data: when the NIC sent it; ACK: that of the data packet it answers,
+     * echoed), for RTT-based congestion control. It rides in the header's padding: no bytes
+     * on the wire. Setting it marks the packet as carrying one (HasTimestamp). */
+    void SetTimestamp(Time sent);
+    bool HasTimestamp() const;
+    Time GetTimestamp() const;
+
     /** Marks a data packet as the last of a message of `messageBytes` payload bytes. */
     void SetMessageEnd(uint64_t messageBytes);
     bool IsLastOfMessage() const;
@@ -136,6 +144,7 @@ class NboxRoceHeader : public Header
   private:
     static constexpr uint8_t kLastOfMessageFlag = 0x01;
     static constexpr uint8_t kTelemetryFlag = 0x02;
+    static constexpr uint8_t kTimestampFlag = 0x04;
 
     uint8_t m_type;
     uint8_t m_priority;
@@ -146,6 +155,7 @@ class NboxRoceHeader : public Header
     uint32_t m_flowId;
     uint32_t m_psn;
     uint64_t m_messageBytes;
+    int64_t m_timestampNs;
     uint8_t m_pfcEnable; //!< bit p: the frame addresses priority p
     uint8_t m_pfcPause;  //!< bit p: pause priority p (else resume)
 };

@@ -30,7 +30,7 @@ constexpr double kNcclQpTimeoutSeconds = 4.096e-6 * (1 << 18);
 bool
 IsValidCongestionControl(const std::string& name)
 {
-    return name == "dcqcn" || name == "hpcc" || name == "none";
+    return name == "dcqcn" || name == "hpcc" || name == "timely" || name == "none";
 }
 
 } // namespace
@@ -87,10 +87,11 @@ NboxRoceNic::GetTypeId()
                             "DCQCN slows a QP between two ACKs.",
                             TimeValue(Seconds(kNcclQpTimeoutSeconds)),
                             MakeTimeAccessor(&NboxRoceNic::m_rto), MakeTimeChecker(NanoSeconds(1)))
-              .AddAttribute(
-                  "CongestionControl", "Congestion control of every QP: dcqcn, hpcc or none.",
-                  StringValue("dcqcn"), MakeStringAccessor(&NboxRoceNic::m_congestionControl),
-                  MakeStringChecker())
+              .AddAttribute("CongestionControl",
+                            "Congestion control of every QP: dcqcn, hpcc, timely or none.",
+                            StringValue("dcqcn"),
+                            MakeStringAccessor(&NboxRoceNic::m_congestionControl),
+                            MakeStringChecker())
               .AddAttribute("MinRate", "DCQCN: lowest rate of a QP, bits/s.", DoubleValue(100e6),
                             MakeDoubleAccessor(&NboxRoceNic::m_minRateBps),
                             MakeDoubleChecker<double>(1))
@@ -128,6 +129,34 @@ NboxRoceNic::GetTypeId()
                             BooleanValue(false),
                             MakeBooleanAccessor(&NboxRoceNic::m_clampTargetRate),
                             MakeBooleanChecker())
+              .AddAttribute("TimelyAlpha",
+                            "TIMELY: EWMA weight of a new RTT difference (0.875, HPCC's ns-3 "
+                            "TIMELY).",
+                            DoubleValue(0.875), MakeDoubleAccessor(&NboxRoceNic::m_timelyAlpha),
+                            MakeDoubleChecker<double>(0, 1))
+              .AddAttribute("TimelyBeta",
+                            "TIMELY: multiplicative decrease factor (0.8, TIMELY paper).",
+                            DoubleValue(0.8), MakeDoubleAccessor(&NboxRoceNic::m_timelyBeta),
+                            MakeDoubleChecker<double>(0, 1))
+              .AddAttribute("TimelyTLow",
+                            "TIMELY: RTT below which the rate only grows (50 us, TIMELY paper).",
+                            TimeValue(MicroSeconds(50)),
+                            MakeTimeAccessor(&NboxRoceNic::m_timelyTLow), MakeTimeChecker())
+              .AddAttribute("TimelyTHigh",
+                            "TIMELY: RTT above which the rate falls by how far it is above "
+                            "(500 us, TIMELY paper).",
+                            TimeValue(MicroSeconds(500)),
+                            MakeTimeAccessor(&NboxRoceNic::m_timelyTHigh), MakeTimeChecker())
+              .AddAttribute("TimelyMinRtt",
+                            "TIMELY: the RTT that normalises the gradient (20 us, TIMELY paper).",
+                            TimeValue(MicroSeconds(20)),
+                            MakeTimeAccessor(&NboxRoceNic::m_timelyMinRtt),
+                            MakeTimeChecker(NanoSeconds(1)))
+              .AddAttribute("TimelyDelta",
+                            "TIMELY: additive step delta, bits/s; 5 delta after 5 increases in "
+                            "a row (10 Mb/s, TIMELY paper).",
+                            DoubleValue(10e6), MakeDoubleAccessor(&NboxRoceNic::m_timelyDeltaBps),
+                            MakeDoubleChecker<double>(0))
               .AddAttribute("BaseRtt",
                             "HPCC: the base round trip T of every QP; 0 takes each QP's from "
                             "its path (the function the network helper sets: propagation both "
@@ -174,6 +203,12 @@ NboxRoceNic::NboxRoceNic()
     , m_hpccEta(0.95)
     , m_hpccMaxStage(5)
     , m_hpccRateAiBps(50e6)
+    , m_timelyAlpha(0.875)
+    , m_timelyBeta(0.8)
+    , m_timelyTLow(MicroSeconds(50))
+    , m_timelyTHigh(MicroSeconds(500))
+    , m_timelyMinRtt(MicroSeconds(20))
+    , m_timelyDeltaBps(10e6)
     , m_host(0)
 {
     NS_LOG_FUNCTION(this);
@@ -306,6 +341,19 @@ NboxRoceNic::MakeCongestionControl(const Port& port, uint32_t dstHost, uint32_t 
         c.rateAiBps = m_hpccRateAiBps;
         c.minRateBps = std::min(m_minRateBps, c.lineRateBps);
         return std::make_unique<NboxHpccWindowControl>(c);
+    }
+    if (m_congestionControl == "timely")
+    {
+        NboxTimelyConfig c;
+        c.lineRateBps = static_cast<double>(port.device->GetDataRate().GetBitRate());
+        c.minRateBps = std::min(m_minRateBps, c.lineRateBps);
+        c.alpha = m_timelyAlpha;
+        c.beta = m_timelyBeta;
+        c.tLow = m_timelyTLow;
+        c.tHigh = m_timelyTHigh;
+        c.minRtt = m_timelyMinRtt;
+        c.deltaBps = m_timelyDeltaBps;
+        return std::make_unique<NboxTimelyRateControl>(c);
     }
     return nullptr;
 }
@@ -476,6 +524,10 @@ NboxRoceNic::SendDataPacket(Port& port, SendQp& qp)
     }
     const bool telemetry = qp.cc && qp.cc->WantsTelemetry();
     h.SetTelemetry(telemetry);
+    if (qp.cc && qp.cc->WantsTimestamps())
+    {
+        h.SetTimestamp(now);
+    }
     Ptr<Packet> packet = Create<Packet>(p.payloadBytes);
     packet->AddHeader(h);
     if (telemetry)
@@ -512,7 +564,8 @@ NboxRoceNic::SendDataPacket(Port& port, SendQp& qp)
 
 void
 NboxRoceNic::SendControl(uint32_t portIndex, NboxRoceHeader::Type type, uint32_t dstHost,
-                         uint32_t flowId, uint32_t psn, const NboxIntTag* telemetry)
+                         uint32_t flowId, uint32_t psn, const NboxRoceHeader* echo,
+                         const NboxIntTag* telemetry)
 {
     NboxRoceHeader h(type);
     h.SetPriority(m_controlPriority);
@@ -521,6 +574,10 @@ NboxRoceNic::SendControl(uint32_t portIndex, NboxRoceHeader::Type type, uint32_t
     h.SetFlowId(flowId);
     h.SetPsn(psn);
     h.SetTelemetry(telemetry != nullptr);
+    if (echo && echo->HasTimestamp())
+    {
+        h.SetTimestamp(echo->GetTimestamp());
+    }
     Ptr<Packet> packet = Create<Packet>(0);
     packet->AddHeader(h);
     if (telemetry)
@@ -606,26 +663,28 @@ NboxRoceNic::ReceiveData(uint32_t port, const NboxRoceHeader& h, Ptr<const Packe
         qp.cnpSent = true;
         qp.lastCnp = now;
         ++m_stats.cnpsSent;
-        SendControl(qp.port, NboxRoceHeader::kCnp, qp.srcHost, h.GetFlowId(), 0);
+        SendControl(qp.port, NboxRoceHeader::kCnp, qp.srcHost, h.GetFlowId(), 0, nullptr, nullptr);
     }
     const auto verdict = qp.gbn->OnData(h.GetPsn(), h.IsLastOfMessage(), h.GetMessageBytes());
     if (!verdict.accept)
     {
         ++m_stats.outOfOrderDropped;
     }
-    // A packet with telemetry is acknowledged on its own (HPCC's receiver ACKs every packet):
-    // its sender's window may be smaller than AckInterval packets, and every record counts.
-    const bool ackEach = h.HasTelemetry() && verdict.accept;
+    // A packet with telemetry or a timestamp is acknowledged on its own (HPCC's receiver ACKs
+    // every packet; TIMELY measures every RTT it can): its sender's window may be smaller than
+    // AckInterval packets, and every record and sample counts.
+    const bool ackEach = (h.HasTelemetry() || h.HasTimestamp()) && verdict.accept;
     if (verdict.sendAck || verdict.sendNack || ackEach)
     {
         const auto type = verdict.sendNack ? NboxRoceHeader::kNack : NboxRoceHeader::kAck;
         ++(verdict.sendNack ? m_stats.nacksSent : m_stats.acksSent);
-        // An ACK echoes the telemetry of the data packet it answers (HPCC).
+        // An ACK echoes the telemetry (HPCC) and the send time (TIMELY) of the data packet it
+        // answers.
+        const bool ack = type == NboxRoceHeader::kAck;
         NboxIntTag telemetry;
-        const bool echo
-            = type == NboxRoceHeader::kAck && h.HasTelemetry() && packet->PeekPacketTag(telemetry);
+        const bool echoTelemetry = ack && h.HasTelemetry() && packet->PeekPacketTag(telemetry);
         SendControl(qp.port, type, qp.srcHost, h.GetFlowId(), qp.gbn->GetExpected(),
-                    echo ? &telemetry : nullptr);
+                    ack ? &h : nullptr, echoTelemetry ? &telemetry : nullptr);
     }
     for (uint64_t bytes : verdict.delivered)
     {
@@ -668,6 +727,11 @@ NboxRoceNic::ReceiveAck(const NboxRoceHeader& h, bool nack, Ptr<const Packet> pa
             packet->PeekPacketTag(telemetry);
         }
         qp.cc->OnAck(h.GetPsn(), qp.gbn->GetNext(), telemetry, Simulator::Now());
+        if (h.HasTimestamp())
+        {
+            qp.cc->OnRttSample(Simulator::Now() - h.GetTimestamp(), h.GetPsn(), qp.gbn->GetNext(),
+                               Simulator::Now());
+        }
     }
     // A NACK rewinds the QP; an ACK may open the window of a QP that has one.
     const bool windowed = qp.cc && qp.cc->GetWindowBytes() != std::numeric_limits<uint64_t>::max();

@@ -12,6 +12,7 @@
 #include "ns3/nbox-roce-congestion-control.h"
 #include "ns3/nbox-roce-go-back-n.h"
 #include "ns3/nbox-roce-net-device.h"
+#include "ns3/nbox-timely.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 
@@ -69,7 +70,9 @@ struct NboxRoceNicStats
  * echo: its data packets carry an INT block (NboxRoceHeader::kIntBytes, so their payload is
  * that much smaller) that NboxRoceSwitch ports with StampTelemetry fill, and the receiver
  * acknowledges each of them, whatever AckInterval, copying the block into the ACK; "none", every QP
- * sends at line rate and the fabric relies on PFC. A QP sends while its wire bytes in flight
+ * sends at line rate and the fabric relies on PFC; "timely", TIMELY (NboxTimelyRateControl)
+ * sets a rate from the round trips its ACKs measure: its data packets carry their send time,
+ * which the receiver echoes in an ACK per packet. A QP sends while its wire bytes in flight
  * (packets sent and not acknowledged, each counted as a full one) stay below the window, when it
  * has one. HPCC needs each QP's base round trip: attribute BaseRtt, or, when it is 0, the base-RTT
  * function the network helper sets from the QP's path (SetBaseRttFunction).
@@ -165,9 +168,10 @@ class NboxRoceNic : public Object
     /** Queues data packets on `port` while its device takes them. */
     void Pump(uint32_t port);
     void SendDataPacket(Port& port, SendQp& qp);
-    /** `telemetry`, when not null, is echoed (an ACK answering a data packet with INT). */
+    /** An ACK answering data header `echo` (not null) echoes its send time, if it has one, and
+     * `telemetry` (not null: the data packet's INT record). */
     void SendControl(uint32_t port, NboxRoceHeader::Type type, uint32_t dstHost, uint32_t flowId,
-                     uint32_t psn, const NboxIntTag* telemetry = nullptr);
+                     uint32_t psn, const NboxRoceHeader* echo, const NboxIntTag* telemetry);
     /** Whether `qp` may send now as far as its window goes. */
     bool WindowAllows(const SendQp& qp) const;
     std::unique_ptr<NboxRoceCongestionControl> MakeCongestionControl(const Port& port,
@@ -189,7 +193,7 @@ class NboxRoceNic : public Object
     bool m_acceptOutOfOrder;
     Time m_cnpInterval;
     Time m_rto;
-    std::string m_congestionControl; //!< "dcqcn", "hpcc" or "none"
+    std::string m_congestionControl; //!< "dcqcn", "hpcc", "timely" or "none"
     double m_minRateBps;
     double m_g;
     Time m_alphaUpdatePeriod;
@@ -203,6 +207,12 @@ class NboxRoceNic : public Object
     double m_hpccEta;
     uint32_t m_hpccMaxStage;
     double m_hpccRateAiBps;
+    double m_timelyAlpha;
+    double m_timelyBeta;
+    Time m_timelyTLow;
+    Time m_timelyTHigh;
+    Time m_timelyMinRtt;
+    double m_timelyDeltaBps;
 
     uint32_t m_host;
     std::vector<Port> m_ports;

@@ -129,8 +129,8 @@ TEST(RoceOversubscription, TwoToOneSlowsTheAllReduceByTheTheoreticalRatio) {
   EXPECT_GE(dcqcn, oversubscribed * 0.99);
   EXPECT_LE(dcqcn, oversubscribed * 1.15);
   const double paper = RunCrossingRing(200e9, bytes, mtu, "dcqcn", true);
-  std::printf("DCQCN, the paper's target rule: 2:1 %.6f s, %.2fx the work-conserving time\n",
-              paper, paper / oversubscribed);
+  std::printf("DCQCN, the paper's target rule: 2:1 %.6f s, %.2fx the work-conserving time\n", paper,
+              paper / oversubscribed);
   EXPECT_GE(paper, oversubscribed * 1.5);
 }
 

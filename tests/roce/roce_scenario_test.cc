@@ -89,11 +89,15 @@ TEST(RoceScenario, RulesNameBothKeys) {
   EXPECT_THAT(LoadError({"roce.ecn_kmin=2MB"}),
               HasSubstr("roce.ecn_kmin = 2MB (--set) must not exceed roce.ecn_kmax = 1.6MB "
                         "(default)"));
+  EXPECT_THAT(LoadError({"roce.timely_t_low=600us"}),
+              HasSubstr("roce.timely_t_low = 600us (--set) must not exceed "
+                        "roce.timely_t_high = 500us (default)"));
   EXPECT_THAT(LoadError({"roce.control_priority=3"}),
               HasSubstr("roce.control_priority = 3 (--set) must differ from "
                         "roce.data_priority = 3 (default)"));
-  EXPECT_THAT(LoadError({"roce.cc=timely"}), HasSubstr("roce.cc"));
-  EXPECT_THAT(LoadError({"roce.cc=timely"}), HasSubstr("one of dcqcn, hpcc, none"));
+  EXPECT_THAT(LoadError({"roce.cc=swift"}), HasSubstr("roce.cc"));
+  EXPECT_THAT(LoadError({"roce.cc=swift"}), HasSubstr("one of dcqcn, hpcc, timely, none"));
+  EXPECT_EQ(LoadError({"network.transport=roce", "roce.cc=timely"}), "");
   EXPECT_EQ(LoadError({"network.transport=roce", "roce.cc=hpcc"}), "");
   EXPECT_EQ(LoadError({"network.transport=roce", "roce.cc=none"}), "");
 }

@@ -57,6 +57,12 @@ ns3::NboxRoceNetworkHelper MakeRoceNetworkHelper(const scenario::Scenario& s) {
   helper.SetNicAttribute("HpccEta", DoubleValue(r.hpcc_eta));
   helper.SetNicAttribute("HpccMaxStage", UintegerValue(r.hpcc_max_stage));
   helper.SetNicAttribute("HpccRateAi", DoubleValue(r.hpcc_rate_ai_bps));
+  helper.SetNicAttribute("TimelyAlpha", DoubleValue(r.timely_alpha));
+  helper.SetNicAttribute("TimelyBeta", DoubleValue(r.timely_beta));
+  helper.SetNicAttribute("TimelyTLow", TimeValue(Seconds(r.timely_t_low_s)));
+  helper.SetNicAttribute("TimelyTHigh", TimeValue(Seconds(r.timely_t_high_s)));
+  helper.SetNicAttribute("TimelyMinRtt", TimeValue(Seconds(r.timely_min_rtt_s)));
+  helper.SetNicAttribute("TimelyDelta", DoubleValue(r.timely_delta_bps));
   // HPCC reads what every switch egress port stamps on its packets (in-band telemetry).
   helper.SetSwitchAttribute("StampTelemetry", ns3::BooleanValue(r.cc == "hpcc"));
   helper.SetNicAttribute("AckInterval", UintegerValue(r.ack_interval));

@@ -308,6 +308,10 @@ void CheckRoce(RuleContext& context) {
     context.Fail(fmt::format("{} must not exceed {}", context.Describe("roce.ecn_kmin"),
                              context.Describe("roce.ecn_kmax")));
   }
+  if (roce.timely_t_low_s > roce.timely_t_high_s) {
+    context.Fail(fmt::format("{} must not exceed {}", context.Describe("roce.timely_t_low"),
+                             context.Describe("roce.timely_t_high")));
+  }
   if (roce.data_priority == roce.control_priority) {
     context.Fail(fmt::format(
         "{} must differ from {}: ACKs and CNPs must not wait behind paused "

@@ -12,8 +12,8 @@ std::vector<KeySpec> RoceKeys() {
   return {
       {"roce", "cc",
        "congestion control of every QP: DCQCN (ECN marks, CNPs), HPCC (in-band telemetry from "
-       "every switch), or none (line rate, relying on PFC)",
-       Choice(roce(&RoceSection::cc), {"dcqcn", "hpcc", "none"})},
+       "every switch), TIMELY (round-trip times), or none (line rate, relying on PFC)",
+       Choice(roce(&RoceSection::cc), {"dcqcn", "hpcc", "timely", "none"})},
       {"roce", "pfc", "PFC (802.1Qbb) on the lossless data priority of every port",
        Switch(roce(&RoceSection::pfc))},
       {"roce", "buffer",
@@ -70,6 +70,21 @@ std::vector<KeySpec> RoceKeys() {
        "HPCC additive increase W_AI as a rate, W_AI = rate x base RTT (50 Mb/s, HPCC's ns-3 "
        "configuration; larger converges to fair shares sooner and loads the link more)",
        Rate(roce(&RoceSection::hpcc_rate_ai_bps), 0, 1e12)},
+      {"roce", "timely_alpha",
+       "TIMELY EWMA weight of a new RTT difference (0.875, HPCC's ns-3 TIMELY)",
+       Real(roce(&RoceSection::timely_alpha), 0, 1, /*min_excluded=*/true)},
+      {"roce", "timely_beta", "TIMELY multiplicative decrease factor (0.8, TIMELY paper)",
+       Real(roce(&RoceSection::timely_beta), 0, 1)},
+      {"roce", "timely_t_low", "TIMELY RTT below which the rate only grows (50 us, TIMELY paper)",
+       Duration(roce(&RoceSection::timely_t_low_s), 0, 1)},
+      {"roce", "timely_t_high",
+       "TIMELY RTT above which the rate falls by how far it is above (500 us, TIMELY paper)",
+       Duration(roce(&RoceSection::timely_t_high_s), 0, 1)},
+      {"roce", "timely_min_rtt", "TIMELY RTT that normalises the gradient (20 us, TIMELY paper)",
+       Duration(roce(&RoceSection::timely_min_rtt_s), 1e-9, 1)},
+      {"roce", "timely_delta",
+       "TIMELY additive step, 5 times it after 5 increases in a row (10 Mb/s, TIMELY paper)",
+       Rate(roce(&RoceSection::timely_delta_bps), 0, 1e12)},
       {"roce", "ack_interval",
        "data packets per ACK, and one at every message end (16: coalesced ACKs, under 0.3% of "
        "the reverse link at MTU 1500; HPCC's ns-3 model ACKs every packet)",

@@ -170,7 +170,7 @@ struct ServersSection {
 // (NboxSwitchMmu), the NIC's DCQCN, ACKs and priorities (NboxRoceNic). Defaults are those of
 // the ns-3 attributes; tools/scenario/roce_keys.cc names their sources.
 struct RoceSection {
-  std::string cc = "dcqcn";  // dcqcn | hpcc | none
+  std::string cc = "dcqcn";  // dcqcn | hpcc | timely | none
   bool pfc = true;
   uint64_t buffer_bytes = 12ull << 20;  // shared buffer per switch
   double alpha = 0.125;                 // PFC dynamic threshold
@@ -192,6 +192,12 @@ struct RoceSection {
   double hpcc_eta = 0.95;
   int hpcc_max_stage = 5;
   double hpcc_rate_ai_bps = 50e6;
+  double timely_alpha = 0.875;
+  double timely_beta = 0.8;
+  double timely_t_low_s = 50e-6;
+  double timely_t_high_s = 500e-6;
+  double timely_min_rtt_s = 20e-6;
+  double timely_delta_bps = 10e6;
   int ack_interval = 16;
   double rto_s = 4.096e-6 * (1 << 18);  // NCCL_IB_TIMEOUT 18: 1.074 s
   int data_priority = 3;
