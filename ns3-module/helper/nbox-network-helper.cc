@@ -51,10 +51,10 @@ using nbox::topo::Topology;
 using nbox::topo::Vertex;
 
 // The two devices and the wire of one link, as PointToPointHelper::Install builds them, with
-// an NboxCutThroughChannel when switches forward cut-through.
+// an NboxCutThroughChannel when switches forward cut-through (`isSwitch`: which ends do).
 NetDeviceContainer
-InstallLink(Ptr<Node> a, Ptr<Node> b, double rateBps, double latencyS,
-            const NboxNetworkConfig& config)
+InstallLink(Ptr<Node> a, Ptr<Node> b, std::array<bool, 2> isSwitch, double rateBps,
+            double latencyS, const NboxNetworkConfig& config)
 {
     Ptr<PointToPointChannel> channel;
     if (config.cutThrough)
@@ -87,6 +87,18 @@ InstallLink(Ptr<Node> a, Ptr<Node> b, double rateBps, double latencyS,
         queueInterface->GetTxQueue(0)->ConnectQueueTraces(queue);
         device->AggregateObject(queueInterface);
         devices.Add(device);
+    }
+    if (config.cutThrough)
+    {
+        auto cutThrough = DynamicCast<NboxCutThroughChannel>(channel);
+        for (uint32_t side = 0; side < 2; ++side)
+        {
+            if (isSwitch[side])
+            {
+                cutThrough->SetForwardsCutThrough(
+                    DynamicCast<PointToPointNetDevice>(devices.Get(side)));
+            }
+        }
     }
     return devices;
 }
@@ -462,8 +474,10 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
         LinkEnds& link = links[id];
         link.vertex = {boost::source(edge, graph), boost::target(edge, graph)};
 
-        NetDeviceContainer devices = InstallLink(nodes[link.vertex[0]], nodes[link.vertex[1]],
-                                                 props.rate_bps, props.latency_s, m_config);
+        NetDeviceContainer devices = InstallLink(
+            nodes[link.vertex[0]], nodes[link.vertex[1]],
+            {IsSwitch(topology, link.vertex[0]), IsSwitch(topology, link.vertex[1])},
+            props.rate_bps, props.latency_s, m_config);
 
         for (int side = 0; side < 2; ++side)
         {

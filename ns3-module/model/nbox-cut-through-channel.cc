@@ -78,7 +78,17 @@ NboxCutThroughChannel::GetTypeId()
 NboxCutThroughChannel::NboxCutThroughChannel()
     : m_headerBytes(64)
     , m_idleSince{Time(0), Time(0)}
+    , m_forwards{false, false}
 {
+}
+
+void
+NboxCutThroughChannel::SetForwardsCutThrough(Ptr<PointToPointNetDevice> device)
+{
+    NS_ASSERT_MSG(IsInitialized(), "NboxCutThroughChannel: a device is not attached");
+    const uint32_t side = GetSource(0) == device ? 0 : 1;
+    NS_ASSERT_MSG(GetSource(side) == device, "NboxCutThroughChannel: not a device of this link");
+    m_forwards[side] = true;
 }
 
 bool
@@ -91,15 +101,17 @@ NboxCutThroughChannel::TransmitStart(Ptr<const Packet> p, Ptr<PointToPointNetDev
     Ptr<PointToPointNetDevice> dst = GetDestination(side);
 
     const Time now = Simulator::Now();
-    Time lastBitLeaves = now + txTime; // store-and-forward
+    Time lastBitLeaves = now + txTime; // a host serialises from its own memory
     Ptr<Packet> copy = p->Copy();
     NboxCutThroughTag tag;
-    if (copy->RemovePacketTag(tag) && tag.lastBitArrival == now)
+    if (copy->RemovePacketTag(tag) && m_forwards[side])
     {
-        // Sent the moment it was whole, so the port was idle: a cut-through switch began once
-        // the header was in and the port free, and cannot finish before the last bit is in.
-        const Time start = std::max(tag.headerArrival, m_idleSince[side]);
-        lastBitLeaves = std::max(start + txTime, now);
+        // A switch forwards it. It was handed the packet once the header was in (below), so
+        // the device starts it when both the header and the port are there, as a cut-through
+        // switch does; it cannot finish before its last bit is in (a faster egress waits for
+        // its ingress), nor start before the port's previous packet has left, which after such
+        // a wait is later than the device believes.
+        lastBitLeaves = std::max(std::max(now, m_idleSince[side]) + txTime, tag.lastBitArrival);
     }
     m_idleSince[side] = lastBitLeaves;
 
@@ -108,7 +120,11 @@ NboxCutThroughChannel::TransmitStart(Ptr<const Packet> p, Ptr<PointToPointNetDev
     tag.headerArrival = lastBitLeaves - txTime + headerTime + GetDelay();
     tag.lastBitArrival = lastBitLeaves + GetDelay();
     copy->AddPacketTag(tag);
-    Simulator::ScheduleWithContext(dst->GetNode()->GetId(), tag.lastBitArrival - now,
+    // A switch takes the packet once its header is in: its device then holds the egress port
+    // from when a cut-through switch starts sending, for the packet's serialisation, so what
+    // queues behind it leaves when the port is free. A host takes the packet whole.
+    const Time delivery = m_forwards[1 - side] ? tag.headerArrival : tag.lastBitArrival;
+    Simulator::ScheduleWithContext(dst->GetNode()->GetId(), delivery - now,
                                    &PointToPointNetDevice::Receive, dst, copy);
     return true;
 }

@@ -6,10 +6,11 @@
  * the first packet after the port was idle. Cut-through switches (most datacenter Ethernet
  * switches when the egress port is free and no slower than the ingress, InfiniBand switches,
  * and a Linux bridge) begin sending once the header is in. NboxCutThroughChannel times that:
- * each delivered packet carries when its header and its last bit arrived (NboxCutThroughTag),
- * and a packet that a switch starts sending the moment it is whole, on an idle port, is timed
- * as if it had started once its header was in and the port was free (never finishing before
- * its own last bit arrived). Queued packets are sent as before. docs/DESIGN.md, "Switching".
+ * a switch end (SetForwardsCutThrough) is handed each packet once its header is in, so its
+ * device holds the egress port from when a cut-through switch starts sending, and what queues
+ * behind the packet leaves when the port is free; each packet carries when its header and its
+ * last bit arrived (NboxCutThroughTag), and a forwarded packet never finishes before its own
+ * last bit arrived. Hosts take packets whole. docs/DESIGN.md, "Switching".
  */
 #ifndef NBOX_CUT_THROUGH_CHANNEL_H
 #define NBOX_CUT_THROUGH_CHANNEL_H
@@ -26,7 +27,8 @@ namespace ns3
 
 /**
  * \ingroup nbox
- * \brief When the header and the last bit of a packet reached the node it was delivered to.
+ * \brief When the header and the last bit of a packet reached the node it was delivered to
+ * (a switch is handed it at the first, a host at the second).
  */
 class NboxCutThroughTag : public Tag
 {
@@ -52,11 +54,18 @@ class NboxCutThroughChannel : public PointToPointChannel
     static TypeId GetTypeId();
     NboxCutThroughChannel();
 
+    /**
+     * Marks `device` (attached to this channel, on a switch) as forwarding cut-through: it
+     * is handed packets once their header is in, and times what it forwards from then.
+     */
+    void SetForwardsCutThrough(Ptr<PointToPointNetDevice> device);
+
     bool TransmitStart(Ptr<const Packet> p, Ptr<PointToPointNetDevice> src, Time txTime) override;
 
   private:
     uint32_t m_headerBytes;          //!< what a switch must have before it forwards
     std::array<Time, 2> m_idleSince; //!< per direction: when its last packet's last bit left
+    std::array<bool, 2> m_forwards;  //!< per device: its node forwards cut-through
 };
 
 } // namespace ns3

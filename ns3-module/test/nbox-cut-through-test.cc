@@ -32,11 +32,18 @@ constexpr double kH = 64 * 8 / kRate;               // 0.512 us
 class NboxCutThroughTest : public NboxNs3Test
 {
   protected:
-    // Sends `count` datagrams back to back from h0 to h1 at t = 0 (once the
-    // nodes are initialised) over h0 -[kRate]- sw -
-    // [egress]- h1 and returns when each arrived at h1 (seconds).
+    // Sends `count` full datagrams back to back from h0 to h1 at t = 0 (once the nodes are
+    // initialised) over h0 -[kRate]- sw -[egress]- h1 and returns when each arrived at h1
+    // (seconds).
     std::vector<double>
     Arrivals(bool cutThrough, double egressRate, int count)
+    {
+        return Arrivals(cutThrough, egressRate, std::vector<uint32_t>(count, kUdpPayload));
+    }
+
+    // The same with datagrams of the given UDP payloads.
+    std::vector<double>
+    Arrivals(bool cutThrough, double egressRate, const std::vector<uint32_t>& payloads)
     {
         nbox::topo::Topology t;
         auto h0 = t.AddHost("h0");
@@ -64,11 +71,11 @@ class NboxCutThroughTest : public NboxNs3Test
             = Socket::CreateSocket(network->GetHost(0), UdpSocketFactory::GetTypeId());
         source->Connect(InetSocketAddress(network->GetHostAddress(1), 9));
         Simulator::Schedule(Seconds(0),
-                            [source, count]()
+                            [source, payloads]()
                             {
-                                for (int i = 0; i < count; ++i)
+                                for (uint32_t payload : payloads)
                                 {
-                                    source->Send(Create<Packet>(kUdpPayload));
+                                    source->Send(Create<Packet>(payload));
                                 }
                             });
         RunFor(Seconds(1));
@@ -106,6 +113,20 @@ TEST_F(NboxCutThroughTest, BackToBackPacketsFollowAtTheLinkRate)
         }
         Reset();
     }
+}
+
+TEST_F(NboxCutThroughTest, AShortPacketBehindAFullOneFollowsItAtTheLinkRate)
+{
+    // A full packet then one of 1000 IP bytes (S = 1002 x 8 / R on the wire), as a message's
+    // last segment behind its full ones. The host sends the short one from T to T + S; the
+    // switch has its header at T + d + H, when the port is free again (the full packet left it
+    // from d + H to d + H + T), so it is in at T + H + S + 2d: right behind the full one, not
+    // a full packet time later.
+    constexpr double kS = (1000 + 2) * 8 / kRate;
+    auto arrivals = Arrivals(true, kRate, std::vector<uint32_t>{kUdpPayload, 1000 - 20 - 8});
+    ASSERT_EQ(arrivals.size(), 2u);
+    EXPECT_NEAR(arrivals[0], kT + kH + 2 * kLatency, 1e-9);
+    EXPECT_NEAR(arrivals[1], kT + kH + kS + 2 * kLatency, 1e-9);
 }
 
 TEST_F(NboxCutThroughTest, ASlowerEgressStartsWithTheHeaderAndPaysItsOwnSerialisation)
