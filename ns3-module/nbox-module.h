@@ -5,6 +5,7 @@
 #include "ns3/nbox-communicator.h"
 #include "ns3/nbox-dcqcn.h"
 #include "ns3/nbox-ecmp-routing.h"
+#include "ns3/nbox-flowlet-table.h"
 #include "ns3/nbox-hpcc.h"
 #include "ns3/nbox-int-tag.h"
 #include "ns3/nbox-job-helper.h"

@@ -53,8 +53,8 @@ using nbox::topo::Vertex;
 // The two devices and the wire of one link, as PointToPointHelper::Install builds them, with
 // an NboxCutThroughChannel when switches forward cut-through (`isSwitch`: which ends do).
 NetDeviceContainer
-InstallLink(Ptr<Node> a, Ptr<Node> b, std::array<bool, 2> isSwitch, double rateBps,
-            double latencyS, const NboxNetworkConfig& config)
+InstallLink(Ptr<Node> a, Ptr<Node> b, std::array<bool, 2> isSwitch, double rateBps, double latencyS,
+            const NboxNetworkConfig& config)
 {
     Ptr<PointToPointChannel> channel;
     if (config.cutThrough)
@@ -474,10 +474,10 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
         LinkEnds& link = links[id];
         link.vertex = {boost::source(edge, graph), boost::target(edge, graph)};
 
-        NetDeviceContainer devices = InstallLink(
-            nodes[link.vertex[0]], nodes[link.vertex[1]],
-            {IsSwitch(topology, link.vertex[0]), IsSwitch(topology, link.vertex[1])},
-            props.rate_bps, props.latency_s, m_config);
+        NetDeviceContainer devices
+            = InstallLink(nodes[link.vertex[0]], nodes[link.vertex[1]],
+                          {IsSwitch(topology, link.vertex[0]), IsSwitch(topology, link.vertex[1])},
+                          props.rate_bps, props.latency_s, m_config);
 
         for (int side = 0; side < 2; ++side)
         {
@@ -492,6 +492,16 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
     }
 
     InstallRoutes(topology, routes, nodes, links, m_config.ecmpSeed);
+    if (m_config.flowletTimeoutSeconds > 0)
+    {
+        for (const Ptr<Node>& node : nodes)
+        {
+            Ptr<Ipv4RoutingProtocol> routing = node->GetObject<Ipv4>()->GetRoutingProtocol();
+            routing->SetAttribute("FlowletSwitching", BooleanValue(true));
+            routing->SetAttribute("FlowletTimeout",
+                                  TimeValue(Seconds(m_config.flowletTimeoutSeconds)));
+        }
+    }
 
     Ptr<NboxNetwork> network = CreateObject<NboxNetwork>();
     // A host's address is the one on its lowest-id link (links are in id order).

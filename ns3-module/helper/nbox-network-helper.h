@@ -72,6 +72,11 @@ struct NboxNetworkConfig
      * whole). Hosts serialise every packet either way.
      */
     bool cutThrough = false;
+    /**
+     * Above 0, every node picks among equal-cost next hops by flowlet with this timeout
+     * (NboxEcmpRouting's FlowletSwitching, NboxFlowletTable); 0: by a hash of each flow.
+     */
+    double flowletTimeoutSeconds = 0;
 };
 
 class NboxNetworkHelper

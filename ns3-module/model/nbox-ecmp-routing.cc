@@ -1,5 +1,6 @@
 #include "nbox-ecmp-routing.h"
 
+#include "ns3/boolean.h"
 #include "ns3/ipv4-route.h"
 #include "ns3/log.h"
 #include "ns3/net-device.h"
@@ -40,12 +41,30 @@ NboxEcmpRouting::GetTypeId()
                   "successive tiers do not make correlated choices (polarization).",
                   UintegerValue(0),
                   MakeUintegerAccessor(&NboxEcmpRouting::SetSeed, &NboxEcmpRouting::GetSeed),
-                  MakeUintegerChecker<uint64_t>());
+                  MakeUintegerChecker<uint64_t>())
+              .AddAttribute("FlowletSwitching",
+                            "Whether a packet picks among equal-cost next hops by flowlet (a "
+                            "flow keeps its path until it pauses for FlowletTimeout, then "
+                            "draws another: LetFlow; NboxFlowletTable) rather than by a hash "
+                            "of its flow alone (a connection keeps one path).",
+                            BooleanValue(false),
+                            MakeBooleanAccessor(&NboxEcmpRouting::m_flowletSwitching),
+                            MakeBooleanChecker())
+              .AddAttribute("FlowletTimeout",
+                            "With flowlet switching, how long a flow must send nothing through "
+                            "this node before its next packet may take another path (500 us: "
+                            "CONGA's flowlet timeout, Alizadeh et al., SIGCOMM 2014).",
+                            TimeValue(MicroSeconds(500)),
+                            MakeTimeAccessor(&NboxEcmpRouting::SetFlowletTimeout,
+                                             &NboxEcmpRouting::GetFlowletTimeout),
+                            MakeTimeChecker(NanoSeconds(1)));
     return tid;
 }
 
 NboxEcmpRouting::NboxEcmpRouting()
     : m_seed(0)
+    , m_flowletSwitching(false)
+    , m_flowlets(MicroSeconds(500))
     , m_defaultSet(kNoDefaultRoute)
 {
     NS_LOG_FUNCTION(this);
@@ -177,17 +196,46 @@ const NboxEcmpRouting::NextHop*
 NboxEcmpRouting::SelectNextHop(const NboxFlowKey& key) const
 {
     const std::vector<NextHop>* set = FindNextHops(key.destination);
-    return set ? ChooseFrom(*set, key) : nullptr;
+    return set ? HashedChoice(*set, key) : nullptr;
 }
 
 const NboxEcmpRouting::NextHop*
-NboxEcmpRouting::ChooseFrom(const std::vector<NextHop>& set, const NboxFlowKey& key) const
+NboxEcmpRouting::HashedChoice(const std::vector<NextHop>& set, const NboxFlowKey& key) const
 {
     if (set.size() == 1)
     {
         return &set.front(); // the common case on the way down a tree: skip the hash
     }
     return &set[HashFlow(key) % set.size()];
+}
+
+const NboxEcmpRouting::NextHop*
+NboxEcmpRouting::ChooseFrom(const std::vector<NextHop>& set, const NboxFlowKey& key)
+{
+    if (!m_flowletSwitching || set.size() == 1)
+    {
+        return HashedChoice(set, key);
+    }
+    return &set[m_flowlets.SelectPath(key, HashFlow(key), static_cast<uint32_t>(set.size()),
+                                      Simulator::Now())];
+}
+
+void
+NboxEcmpRouting::SetFlowletTimeout(Time timeout)
+{
+    m_flowlets.SetTimeout(timeout);
+}
+
+Time
+NboxEcmpRouting::GetFlowletTimeout() const
+{
+    return m_flowlets.GetTimeout();
+}
+
+uint64_t
+NboxEcmpRouting::GetFlowletCount() const
+{
+    return m_flowlets.GetFlowletCount();
 }
 
 NboxFlowKey

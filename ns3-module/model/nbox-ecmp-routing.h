@@ -15,6 +15,7 @@
 #include "ns3/ipv4-routing-protocol.h"
 #include "ns3/ipv4.h"
 #include "ns3/nbox-flow-hash.h"
+#include "ns3/nbox-flowlet-table.h"
 #include "ns3/packet.h"
 
 #include <cstdint>
@@ -96,9 +97,16 @@ class NboxEcmpRouting : public Ipv4RoutingProtocol
 
     /**
      * The next hop this node gives to a flow towards `key.destination`, or nullptr when there
-     * is no route. Index into the equal-cost set = flow hash (seeded) modulo its size.
+     * is no route. Index into the equal-cost set = flow hash (seeded) modulo its size (with
+     * flowlet switching: the path of the flow's first flowlet).
      */
     const NextHop* SelectNextHop(const NboxFlowKey& key) const;
+
+    /** Attribute FlowletTimeout: the pause after which a flow's next packet may change path. */
+    void SetFlowletTimeout(Time timeout);
+    Time GetFlowletTimeout() const;
+    /** Flowlets this node started with flowlet switching (a flow's first included). */
+    uint64_t GetFlowletCount() const;
 
     /** The seeded hash of a flow (the value SelectNextHop reduces modulo the set size). */
     uint64_t HashFlow(const NboxFlowKey& key) const;
@@ -134,12 +142,17 @@ class NboxEcmpRouting : public Ipv4RoutingProtocol
      * unicast. */
     const std::vector<NextHop>* DefaultNextHops(uint32_t destination) const;
     /** The member of `set` (not empty) that the flow `key` hashes to. */
-    const NextHop* ChooseFrom(const std::vector<NextHop>& set, const NboxFlowKey& key) const;
+    const NextHop* HashedChoice(const std::vector<NextHop>& set, const NboxFlowKey& key) const;
+    /** The member of `set` (not empty) a packet of flow `key` takes now: the hashed choice,
+     * or with Flowlet load balancing its flowlet's. */
+    const NextHop* ChooseFrom(const std::vector<NextHop>& set, const NboxFlowKey& key);
     /** Builds the Ipv4Route for `destination` through `hop`. */
     Ptr<Ipv4Route> MakeRoute(Ipv4Address destination, const NextHop& hop) const;
 
-    Ptr<Ipv4> m_ipv4; //!< the node's IPv4 stack
-    uint64_t m_seed;  //!< per-node hash seed
+    Ptr<Ipv4> m_ipv4;            //!< the node's IPv4 stack
+    uint64_t m_seed;             //!< per-node hash seed
+    bool m_flowletSwitching;     //!< attribute FlowletSwitching
+    NboxFlowletTable m_flowlets; //!< with flowlet switching: each flow's current flowlet
     /**
      * Equal-cost sets, deduplicated: most destinations of a switch share a few sets (e.g.
      * "all uplinks"), so the table stays small on large fabrics.

@@ -38,11 +38,23 @@ NboxRoceSwitch::GetTypeId()
               .AddAttribute(
                   "LoadBalancing",
                   "How a packet picks among equal-cost ports: Ecmp (a hash of its "
-                  "flow, so a QP keeps one path) or Spray (per packet, the ports of "
-                  "the set in turn; RoCE receivers then need AcceptOutOfOrder).",
+                  "flow, so a QP keeps one path), Spray (per packet, the ports of "
+                  "the set in turn; RoCE receivers then need AcceptOutOfOrder) or Flowlet "
+                  "(a QP keeps its path until it pauses for FlowletTimeout, then draws "
+                  "another: LetFlow).",
                   EnumValue(NboxRoceSwitch::ECMP),
                   MakeEnumAccessor(&NboxRoceSwitch::m_loadBalancing),
-                  MakeEnumChecker(NboxRoceSwitch::ECMP, "Ecmp", NboxRoceSwitch::SPRAY, "Spray"))
+                  MakeEnumChecker(NboxRoceSwitch::ECMP, "Ecmp", NboxRoceSwitch::SPRAY, "Spray",
+                                  NboxRoceSwitch::FLOWLET, "Flowlet"))
+              .AddAttribute("FlowletTimeout",
+                            "With Flowlet load balancing, how long a QP must send nothing "
+                            "through this switch before its next packet may take another "
+                            "path (500 us: CONGA's flowlet timeout, Alizadeh et al., "
+                            "SIGCOMM 2014).",
+                            TimeValue(MicroSeconds(500)),
+                            MakeTimeAccessor(&NboxRoceSwitch::SetFlowletTimeout,
+                                             &NboxRoceSwitch::GetFlowletTimeout),
+                            MakeTimeChecker(NanoSeconds(1)))
               .AddAttribute("Headroom",
                             "PFC headroom in bytes per (port, lossless priority). 0 (the "
                             "default): computed per port as NboxSwitchMmu::"
@@ -75,6 +87,7 @@ NboxRoceSwitch::NboxRoceSwitch()
     , m_mmu(CreateObject<NboxSwitchMmu>())
     , m_hasher(CreateObject<NboxEcmpRouting>())
     , m_loadBalancing(ECMP)
+    , m_flowlets(MicroSeconds(500))
     , m_received(0)
     , m_ecnMarks(0)
 {
@@ -207,7 +220,30 @@ NboxRoceSwitch::SelectPort(uint32_t srcHost, uint32_t dstHost, uint32_t flowId)
         return port;
     }
     const NboxFlowKey key = NboxRoceFlowKey(srcHost, dstHost, flowId);
+    if (m_loadBalancing == FLOWLET)
+    {
+        return set[m_flowlets.SelectPath(key, m_hasher->HashFlow(key),
+                                         static_cast<uint32_t>(set.size()), Simulator::Now())];
+    }
     return set[m_hasher->HashFlow(key) % set.size()];
+}
+
+void
+NboxRoceSwitch::SetFlowletTimeout(Time timeout)
+{
+    m_flowlets.SetTimeout(timeout);
+}
+
+Time
+NboxRoceSwitch::GetFlowletTimeout() const
+{
+    return m_flowlets.GetTimeout();
+}
+
+uint64_t
+NboxRoceSwitch::GetFlowletCount() const
+{
+    return m_flowlets.GetFlowletCount();
 }
 
 Ptr<NboxSwitchMmu>

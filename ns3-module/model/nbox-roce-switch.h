@@ -7,6 +7,7 @@
 
 #include "ns3/nbox-ecmp-routing.h"
 #include "ns3/nbox-fifo.h"
+#include "ns3/nbox-flowlet-table.h"
 #include "ns3/nbox-roce-net-device.h"
 #include "ns3/nbox-switch-mmu.h"
 #include "ns3/object.h"
@@ -47,8 +48,9 @@ class NboxRoceSwitch : public Object
     /** How a packet picks among the equal-cost ports towards its destination. */
     enum LoadBalancing
     {
-        ECMP,  //!< a hash of its flow: every packet of a QP on one path
-        SPRAY, //!< per packet, each set's ports in turn (receivers must accept reordering)
+        ECMP,    //!< a hash of its flow: every packet of a QP on one path
+        SPRAY,   //!< per packet, each set's ports in turn (receivers must accept reordering)
+        FLOWLET, //!< per flowlet: a QP's path changes only after a pause (NboxFlowletTable)
     };
 
     static TypeId GetTypeId();
@@ -71,6 +73,12 @@ class NboxRoceSwitch : public Object
     /** The port a packet of flow (srcHost, dstHost, flowId) leaves through; aborts without
      * a route. Spraying moves on to the set's next port with every call. */
     uint32_t SelectPort(uint32_t srcHost, uint32_t dstHost, uint32_t flowId);
+
+    /** Attribute FlowletTimeout: the pause after which a QP's next packet may change path. */
+    void SetFlowletTimeout(Time timeout);
+    Time GetFlowletTimeout() const;
+    /** Flowlets this switch started with Flowlet load balancing (a QP's first included). */
+    uint64_t GetFlowletCount() const;
 
     /** The MMU (created with the switch; configure it through its attributes). */
     Ptr<NboxSwitchMmu> GetMmu() const;
@@ -120,6 +128,7 @@ class NboxRoceSwitch : public Object
     std::map<std::vector<uint32_t>, uint32_t> m_setIndex;
     LoadBalancing m_loadBalancing;
     std::vector<uint32_t> m_sprayNext; //!< per set: the index its next sprayed packet takes
+    NboxFlowletTable m_flowlets;       //!< with FLOWLET: each QP's current flowlet
     std::array<uint32_t, NboxRoceHeader::kNPriorities> m_nPausedQueues; //!< per priority
     static constexpr uint32_t kNoRoute = UINT32_MAX;
 

@@ -60,6 +60,7 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
   c.tcpLimitOutputBytes = static_cast<uint32_t>(s.network.tcp_limit_output_bytes);
   c.ecmpSeed = s.job.seed;
   c.cutThrough = s.network.switching == "cut-through";
+  c.flowletTimeoutSeconds = s.network.routing == "flowlet" ? s.network.flowlet_timeout_s : 0;
   return c;
 }
 

@@ -38,9 +38,13 @@ ns3::NboxRoceNetworkHelper MakeRoceNetworkHelper(const scenario::Scenario& s) {
                          UintegerValue((1u << r.data_priority) | (1u << r.control_priority)));
   helper.SetSwitchAttribute("Headroom", UintegerValue(r.headroom_bytes));
   // Spraying reorders a QP's packets, so receivers place them as they come.
+  // Flowlets keep a QP in order as long as the timeout exceeds the paths' delay difference.
   const bool spray = s.network.routing == "spray";
-  helper.SetSwitchAttribute("LoadBalancing", ns3::EnumValue(spray ? ns3::NboxRoceSwitch::SPRAY
-                                                                  : ns3::NboxRoceSwitch::ECMP));
+  const auto balancing = spray                            ? ns3::NboxRoceSwitch::SPRAY
+                         : s.network.routing == "flowlet" ? ns3::NboxRoceSwitch::FLOWLET
+                                                          : ns3::NboxRoceSwitch::ECMP;
+  helper.SetSwitchAttribute("LoadBalancing", ns3::EnumValue(balancing));
+  helper.SetSwitchAttribute("FlowletTimeout", TimeValue(Seconds(s.network.flowlet_timeout_s)));
   helper.SetNicAttribute("AcceptOutOfOrder", ns3::BooleanValue(spray));
 
   helper.SetNicAttribute("CongestionControl", ns3::StringValue(r.cc));

@@ -111,16 +111,23 @@ std::vector<KeySpec> NetworkKeys() {
        Bytes(net(&NetworkSection::tcp_limit_output_bytes), 0, kGiB)},
       {"network", "switching",
        "how switches forward on the packet model over TCP: store-and-forward (once a packet is "
-       "whole; ns-3's links) or cut-through (once its 64-byte header is in, when the egress port "
-       "is idle: most datacenter Ethernet switches, InfiniBand, a Linux bridge); the flow and "
+       "whole; ns-3's links) or cut-through (once its 64-byte header is in and the egress port "
+       "is free: most datacenter Ethernet switches, InfiniBand, a Linux bridge); the flow and "
        "analytical models have no packets and are the same either way",
        Choice(net(&NetworkSection::switching), {"store-and-forward", "cut-through"})},
       {"network", "routing",
        "how switches spread traffic over equal-cost paths: ecmp (a hash of each flow, so a "
-       "connection keeps one path and two can collide on one link) or spray (every packet on "
+       "connection keeps one path and two can collide on one link), spray (every packet on "
        "the next path in turn, with receivers that accept out-of-order packets, as AI fabrics "
-       "do); spray is modelled over RoCE on the packet and flow models so far",
-       Choice(net(&NetworkSection::routing), {"ecmp", "spray"})},
+       "do; over RoCE on the packet and flow models so far) or flowlet (a connection keeps its "
+       "path until it pauses for network.flowlet_timeout, then draws another: LetFlow; TCP and "
+       "RoCE on the packet model)",
+       Choice(net(&NetworkSection::routing), {"ecmp", "spray", "flowlet"})},
+      {"network", "flowlet_timeout",
+       "routing = flowlet: how long a connection must send nothing through a switch before its "
+       "next packet may take another path (500 us: CONGA's flowlet timeout); below the paths' "
+       "difference in delay a new flowlet can overtake the one before it",
+       Duration(net(&NetworkSection::flowlet_timeout_s), 1e-6, 1)},
   };
 }
 
