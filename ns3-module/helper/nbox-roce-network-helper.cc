@@ -123,6 +123,10 @@ NboxRoceNetworkHelper::Install(const Topology& topology, const nbox::topo::Route
         if (isSwitch(v))
         {
             switches[v] = m_switchFactory.Create<NboxRoceSwitch>();
+            // A fixed random stream per switch for its ECN draws: ns-3 would otherwise number
+            // them by how many random variables the process made before, and a second network
+            // built in one process would draw differently (docs/DESIGN.md, "Determinism").
+            switches[v]->AssignStreams(static_cast<int64_t>(switchCount));
             switches[v]->SetSeed(m_ecmpSeed + switchCount++);
             Ptr<NboxSwitchMmu> mmu = switches[v]->GetMmu();
             for (const auto& [name, value] : m_mmuAttributes)

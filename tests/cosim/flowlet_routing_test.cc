@@ -23,21 +23,12 @@ double IterationSeconds(const std::string& transport, std::vector<std::string> o
 }
 
 // No connection pauses for a second inside one iteration, so every one stays in its first
-// flowlet, which takes its ECMP path: the same run as ECMP, to the nanosecond. RoCE with step
-// marking (ecn_kmin = ecn_kmax): the switches' ECN draws between the thresholds come from
-// random streams that ns-3 numbers by how many were made before in the process, so two runs
-// with probabilistic marking in one process differ by the CNPs they send (one per process,
-// as nbox-cosim runs, they do not).
+// flowlet, which takes its ECMP path: the same run as ECMP, to the nanosecond.
 TEST(FlowletRouting, ATimeoutLongerThanEveryPauseIsPerFlowEcmp) {
   for (const std::string transport : {"tcp", "roce"}) {
-    const std::vector<std::string> step_marking = {"roce.ecn_kmin=1600KB", "roce.ecn_kmax=1600KB"};
-    std::vector<std::string> ecmp_keys = step_marking;
-    ecmp_keys.push_back("network.routing=ecmp");
-    std::vector<std::string> flowlet_keys = step_marking;
-    flowlet_keys.push_back("network.routing=flowlet");
-    flowlet_keys.push_back("network.flowlet_timeout=1s");
-    const double ecmp = IterationSeconds(transport, ecmp_keys);
-    const double flowlet = IterationSeconds(transport, flowlet_keys);
+    const double ecmp = IterationSeconds(transport, {"network.routing=ecmp"});
+    const double flowlet =
+        IterationSeconds(transport, {"network.routing=flowlet", "network.flowlet_timeout=1s"});
     EXPECT_EQ(flowlet, ecmp) << transport;
   }
 }

@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "ns3/boolean.h"
+#include "ns3/rng-seed-manager.h"
 #include "ns3/string.h"
 #include "tests/cosim/job_fixture.h"
 #include "tests/roce/roce_job_fixture.h"
@@ -107,12 +108,15 @@ double RunCrossingRing(double fabric_bps, uint64_t bytes, uint32_t mtu, const ch
 // The closed form assumes a work-conserving fabric: with PFC alone (roce.cc = none) the leaf
 // uplink is busy whenever data waits, so the measured ratio must match it. DCQCN is not
 // work-conserving: each ring step starts four QPs at line rate into the 2:1 uplink, and the
-// run of cuts that follows leaves the uplink partly idle while the rates recover. With the
-// NICs' target rule (the default, roce.clamp_target_rate = off) fast recovery returns to the
-// target the run started from: within 15% of the work-conserving time (measured 1.11x). With
-// the DCQCN paper's rule every cut also lowers the target, and recovery is additive: at least
-// 1.5x it (measured 1.77x; this was the "3.5x instead of 2x" of issue 14, against the
-// non-blocking fabric; scenarios/README.md discusses it).
+// run of cuts that follows leaves the uplink partly idle while the rates recover. How long
+// depends on the switches' ECN draws, so DCQCN runs over eight RNG seeds (measured: 1.13x to
+// 1.44x the work-conserving time with the NICs' target rule, 1.50x to 1.94x with the paper's).
+// With the NICs' rule (the default, roce.clamp_target_rate = off) fast recovery returns to the
+// target the run started from: on average within 30% of the work-conserving time (measured
+// 1.21x). With the DCQCN paper's rule every cut also lowers the target and recovery is
+// additive: on average at least 1.5x it (measured 1.71x), and slower than the NICs' rule on
+// every seed (this was the "3.5x instead of 2x" of issue 14, against the non-blocking fabric;
+// scenarios/README.md discusses it).
 TEST(RoceOversubscription, TwoToOneSlowsTheAllReduceByTheTheoreticalRatio) {
   const uint64_t bytes = 32 << 20;
   const uint32_t mtu = 9000;
@@ -124,14 +128,26 @@ TEST(RoceOversubscription, TwoToOneSlowsTheAllReduceByTheTheoreticalRatio) {
               oversubscribed, oversubscribed / non_blocking, expected);
   EXPECT_NEAR(oversubscribed / non_blocking / expected, 1.0, 0.10);
 
-  const double dcqcn = RunCrossingRing(200e9, bytes, mtu, "dcqcn");
-  std::printf("DCQCN: 2:1 %.6f s, %.2fx the work-conserving time\n", dcqcn, dcqcn / oversubscribed);
-  EXPECT_GE(dcqcn, oversubscribed * 0.99);
-  EXPECT_LE(dcqcn, oversubscribed * 1.15);
-  const double paper = RunCrossingRing(200e9, bytes, mtu, "dcqcn", true);
-  std::printf("DCQCN, the paper's target rule: 2:1 %.6f s, %.2fx the work-conserving time\n", paper,
-              paper / oversubscribed);
-  EXPECT_GE(paper, oversubscribed * 1.5);
+  constexpr uint32_t kSeeds = 8;
+  double nic_rule_sum = 0;
+  double paper_rule_sum = 0;
+  for (uint32_t seed = 1; seed <= kSeeds; ++seed) {
+    ns3::RngSeedManager::SetSeed(seed);
+    const double nic_rule = RunCrossingRing(200e9, bytes, mtu, "dcqcn") / oversubscribed;
+    ns3::RngSeedManager::SetSeed(seed);
+    const double paper_rule = RunCrossingRing(200e9, bytes, mtu, "dcqcn", true) / oversubscribed;
+    std::printf(
+        "seed %u: DCQCN on 2:1 at %.2fx the work-conserving time, %.2fx with the "
+        "paper's target rule\n",
+        seed, nic_rule, paper_rule);
+    EXPECT_GE(nic_rule, 0.99) << "seed " << seed;
+    EXPECT_GT(paper_rule, nic_rule) << "seed " << seed;
+    nic_rule_sum += nic_rule;
+    paper_rule_sum += paper_rule;
+  }
+  ns3::RngSeedManager::SetSeed(1);
+  EXPECT_LE(nic_rule_sum / kSeeds, 1.30);
+  EXPECT_GE(paper_rule_sum / kSeeds, 1.5);
 }
 
 // Issue 14 part 4: per-flow ECMP against per-packet spraying. Two leaves of four hosts, two
