@@ -404,6 +404,7 @@ NboxNetworkHelper::ApplyTcpDefaults(const NboxNetworkConfig& config)
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
                        TimeValue(Seconds(config.tcpDelAckTimeoutSeconds)));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(config.tcpMinRtoSeconds)));
+    Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(config.tcpReordering));
     Config::SetDefault("ns3::NboxTcpSocket::SmallQueueLimit",
                        UintegerValue(config.tcpLimitOutputBytes));
     // ns-3 computes RTO = max(srtt + max(G, 4 rttvar), MinRto) with G the clock granularity
@@ -492,11 +493,12 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
     }
 
     InstallRoutes(topology, routes, nodes, links, m_config.ecmpSeed);
-    if (m_config.flowletTimeoutSeconds > 0)
+    for (const Ptr<Node>& node : nodes)
     {
-        for (const Ptr<Node>& node : nodes)
+        Ptr<Ipv4RoutingProtocol> routing = node->GetObject<Ipv4>()->GetRoutingProtocol();
+        routing->SetAttribute("Spraying", BooleanValue(m_config.spraying));
+        if (m_config.flowletTimeoutSeconds > 0)
         {
-            Ptr<Ipv4RoutingProtocol> routing = node->GetObject<Ipv4>()->GetRoutingProtocol();
             routing->SetAttribute("FlowletSwitching", BooleanValue(true));
             routing->SetAttribute("FlowletTimeout",
                                   TimeValue(Seconds(m_config.flowletTimeoutSeconds)));

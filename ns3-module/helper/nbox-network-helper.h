@@ -43,6 +43,9 @@ struct NboxNetworkConfig
      * every byte a window allows waits in the host's queue, and the RTT grows with it.
      */
     uint32_t tcpLimitOutputBytes = 1 << 20;
+    /** Duplicate ACKs that start a fast retransmit (TcpSocketBase's ReTxThreshold; 3 as
+     * Linux's net.ipv4.tcp_reordering and RFC 5681). */
+    uint32_t tcpReordering = 3;
     /**
      * Host NIC queue (FIFO, IP bytes). With TSQ each sender socket keeps at most about
      * tcpLimitOutputBytes here; the default also holds, without dropping, what sockets without
@@ -77,6 +80,11 @@ struct NboxNetworkConfig
      * (NboxEcmpRouting's FlowletSwitching, NboxFlowletTable); 0: by a hash of each flow.
      */
     double flowletTimeoutSeconds = 0;
+    /**
+     * Switches send every packet to the next of its equal-cost next hops in turn
+     * (NboxEcmpRouting's Spraying); hosts keep each flow on its hashed link.
+     */
+    bool spraying = false;
 };
 
 class NboxNetworkHelper

@@ -98,7 +98,7 @@ NboxAnalyticalTransport::NboxAnalyticalTransport(Ptr<NboxFlowNetwork> network,
     network->PlaceRanks(rankToHost);
     m_network = network;
     m_portLoad.assign(network->GetNPorts(), 0.0);
-    m_portPackets.assign(network->GetNPorts(), 0);
+    m_portPackets.assign(network->GetNPorts(), 0.0);
     m_stageLoad.assign(network->GetNPorts(), 0.0);
     m_nicIdleAt.assign(network->GetNPorts(), Time());
     m_portBusyUntil.assign(network->GetNPorts(), Time());
@@ -124,11 +124,12 @@ NboxAnalyticalTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t 
         return it->second;
     }
     Connection c;
-    c.ports = m_network->RouteNewConnection(srcRank, dstRank);
+    c.ports = m_network->RouteNewConnection(srcRank, dstRank, c.shares);
     c.slowestRateBps = std::numeric_limits<double>::infinity();
-    for (uint32_t port : c.ports)
+    for (const NboxFlowPaths::PortShare& s : c.shares)
     {
-        c.slowestRateBps = std::min(c.slowestRateBps, m_network->GetPortRateBps(port));
+        // A sprayed connection's bytes leave a port at its rate over its share of them.
+        c.slowestRateBps = std::min(c.slowestRateBps, m_network->GetPortRateBps(s.port) / s.share);
     }
     const auto id = static_cast<uint32_t>(m_connections.size());
     m_connections.push_back(std::move(c));
@@ -161,13 +162,15 @@ NboxAnalyticalTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t chann
     Time& nicIdleAt = m_nicIdleAt[c.ports.front()];
     const Time start = std::max(Simulator::Now(), nicIdleAt);
     nicIdleAt = start + SecondsRoundedUp(8 * wireBytes / c.slowestRateBps / m_pointToPointFactor);
-    m_network->CountWireBytes(c.ports, wireBytes);
-    m_network->CountPackets(c.ports, m_network->GetMessagePackets(bytes));
+    m_network->CountShares(c.shares, wireBytes, m_network->GetMessagePackets(bytes));
     // Past its NIC (whose queue is modelled): the ports it shares with nobody, it thinks.
     Time overlap;
-    for (size_t hop = 1; hop < c.ports.size(); ++hop)
+    for (const NboxFlowPaths::PortShare& s : c.shares)
     {
-        overlap = std::max(overlap, Occupy(c.ports[hop], start, nicIdleAt));
+        if (s.port != c.ports.front())
+        {
+            overlap = std::max(overlap, Occupy(s.port, start, nicIdleAt));
+        }
     }
     CountContention(overlap);
     ++m_stats.messagesSent;
@@ -257,15 +260,16 @@ NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
                             {
                                 const Connection& c = connectionOf(lane);
                                 const double wire = m_network->GetMessageWireBytes(lane.bytes);
-                                const uint64_t packets = m_network->GetMessagePackets(lane.bytes);
-                                for (uint32_t port : c.ports)
+                                const auto packets
+                                    = static_cast<double>(m_network->GetMessagePackets(lane.bytes));
+                                for (const NboxFlowPaths::PortShare& s : c.shares)
                                 {
-                                    if (m_portPackets[port] == 0)
+                                    if (m_portPackets[s.port] == 0)
                                     {
-                                        touched.push_back(port);
+                                        touched.push_back(s.port);
                                     }
-                                    m_portLoad[port] += wire;
-                                    m_portPackets[port] += packets;
+                                    m_portLoad[s.port] += s.share * wire;
+                                    m_portPackets[s.port] += s.share * packets;
                                 }
                                 timed.payloadBytes += lane.bytes;
                             });
@@ -283,9 +287,9 @@ NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
         {
             const Connection& c = connectionOf(lane);
             double busy = 0;
-            for (uint32_t port : c.ports)
+            for (const NboxFlowPaths::PortShare& s : c.shares)
             {
-                busy = std::max(busy, 8 * m_portLoad[port] / m_network->GetPortRateBps(port));
+                busy = std::max(busy, 8 * m_portLoad[s.port] / m_network->GetPortRateBps(s.port));
             }
             const auto stage = static_cast<size_t>(lane.stage);
             busyMax[stage] = std::max(busyMax[stage], busy);
@@ -382,22 +386,23 @@ NboxAnalyticalTransport::StageBusyTimes(const nbox::coll::CollectiveSpec& spec,
             [&](const nbox::coll::LaneTraffic& lane, const Connection& c)
             {
                 const double wire = m_network->GetMessageWireBytes(lane.bytes);
-                for (uint32_t port : c.ports)
+                for (const NboxFlowPaths::PortShare& s : c.shares)
                 {
-                    if (m_stageLoad[port] == 0)
+                    if (m_stageLoad[s.port] == 0)
                     {
-                        touched.push_back(port);
+                        touched.push_back(s.port);
                     }
-                    m_stageLoad[port] += wire;
+                    m_stageLoad[s.port] += s.share * wire;
                 }
             });
         forEachLaneOfStage(
             [&](const nbox::coll::LaneTraffic&, const Connection& c)
             {
-                for (uint32_t port : c.ports)
+                for (const NboxFlowPaths::PortShare& s : c.shares)
                 {
-                    busiest[stage] = std::max(
-                        busiest[stage], 8 * m_stageLoad[port] / m_network->GetPortRateBps(port));
+                    busiest[stage]
+                        = std::max(busiest[stage],
+                                   8 * m_stageLoad[s.port] / m_network->GetPortRateBps(s.port));
                 }
             });
         for (uint32_t port : touched)

@@ -72,7 +72,10 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
 
     struct Connection
     {
-        std::vector<uint32_t> ports;
+        std::vector<uint32_t> ports; //!< its path: the route (ECMP) or, sprayed, the one timed
+        /** The ports its bytes cross and the part of them each carries: the path's ports with
+         * share 1, or with the network's Spray the sprayed shares. */
+        std::vector<NboxFlowPaths::PortShare> shares;
         double slowestRateBps = 0;
         Time idleAt; //!< when its last message has left the source
     };
@@ -82,7 +85,7 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     {
         uint32_t port;
         double wireBytes;
-        uint64_t packets; //!< each lane's bytes counted as one message's packets
+        double packets; //!< each lane's bytes counted as one message's packets (times its share)
     };
 
     /** A collective's time and what it puts on the ports, kept for its repeats. */
@@ -116,11 +119,11 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     std::vector<Connection> m_connections;
     /** Timings by lane base (one per communicator) and the spec's fields that shape them. */
     std::map<std::tuple<uint32_t, int, int, uint64_t, uint64_t, int>, Timed> m_timed;
-    std::vector<double> m_portLoad;      //!< scratch, per port, all zero between computations
-    std::vector<uint64_t> m_portPackets; //!< scratch, likewise
-    std::vector<double> m_stageLoad;     //!< scratch, per port: one stage's bytes, likewise
-    std::vector<Time> m_nicIdleAt;       //!< per port: when a host's NIC has sent its messages
-    std::vector<Time> m_portBusyUntil;   //!< per port: when its last operation ends
+    std::vector<double> m_portLoad;    //!< scratch, per port, all zero between computations
+    std::vector<double> m_portPackets; //!< scratch, likewise
+    std::vector<double> m_stageLoad;   //!< scratch, per port: one stage's bytes, likewise
+    std::vector<Time> m_nicIdleAt;     //!< per port: when a host's NIC has sent its messages
+    std::vector<Time> m_portBusyUntil; //!< per port: when its last operation ends
     NboxTransportStats m_stats;
     double m_allReduceFactor;
     double m_allGatherFactor;

@@ -57,13 +57,23 @@ NboxEcmpRouting::GetTypeId()
                             TimeValue(MicroSeconds(500)),
                             MakeTimeAccessor(&NboxEcmpRouting::SetFlowletTimeout,
                                              &NboxEcmpRouting::GetFlowletTimeout),
-                            MakeTimeChecker(NanoSeconds(1)));
+                            MakeTimeChecker(NanoSeconds(1)))
+              .AddAttribute("Spraying",
+                            "Whether every packet this node forwards takes the next of its "
+                            "equal-cost next hops in turn (a counter per set, shared by every "
+                            "flow) rather than its flow's; a host's own packets keep their "
+                            "flow's. TCP receivers then see segments out of order when paths "
+                            "differ; ns-3's TCP has no RACK, so three duplicate ACKs start a "
+                            "fast retransmit.",
+                            BooleanValue(false), MakeBooleanAccessor(&NboxEcmpRouting::m_spraying),
+                            MakeBooleanChecker());
     return tid;
 }
 
 NboxEcmpRouting::NboxEcmpRouting()
     : m_seed(0)
     , m_flowletSwitching(false)
+    , m_spraying(false)
     , m_flowlets(MicroSeconds(500))
     , m_defaultSet(kNoDefaultRoute)
 {
@@ -220,6 +230,25 @@ NboxEcmpRouting::ChooseFrom(const std::vector<NextHop>& set, const NboxFlowKey& 
                                       Simulator::Now())];
 }
 
+const NboxEcmpRouting::NextHop*
+NboxEcmpRouting::ForwardingChoice(const std::vector<NextHop>& set, const NboxFlowKey& key)
+{
+    if (!m_spraying || set.size() == 1)
+    {
+        return ChooseFrom(set, key);
+    }
+    // `set` is one of m_nextHopSets (FindNextHops), so its place there names its counter.
+    const auto setIndex = static_cast<size_t>(&set - m_nextHopSets.data());
+    NS_ASSERT(setIndex < m_nextHopSets.size());
+    if (m_sprayNext.size() < m_nextHopSets.size())
+    {
+        m_sprayNext.resize(m_nextHopSets.size(), 0);
+    }
+    const uint32_t index = m_sprayNext[setIndex];
+    m_sprayNext[setIndex] = static_cast<uint32_t>((index + 1) % set.size());
+    return &set[index % set.size()];
+}
+
 void
 NboxEcmpRouting::SetFlowletTimeout(Time timeout)
 {
@@ -364,7 +393,7 @@ NboxEcmpRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header& header,
         ecb(p, header, Socket::ERROR_NOROUTETOHOST);
         return true;
     }
-    const NextHop* hop = ChooseFrom(*set, ReadFlowKey(header, p));
+    const NextHop* hop = ForwardingChoice(*set, ReadFlowKey(header, p));
     ucb(MakeRoute(header.GetDestination(), *hop), p, header);
     return true;
 }

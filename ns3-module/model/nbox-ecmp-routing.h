@@ -144,15 +144,20 @@ class NboxEcmpRouting : public Ipv4RoutingProtocol
     /** The member of `set` (not empty) that the flow `key` hashes to. */
     const NextHop* HashedChoice(const std::vector<NextHop>& set, const NboxFlowKey& key) const;
     /** The member of `set` (not empty) a packet of flow `key` takes now: the hashed choice,
-     * or with Flowlet load balancing its flowlet's. */
+     * or with flowlet switching its flowlet's. */
     const NextHop* ChooseFrom(const std::vector<NextHop>& set, const NboxFlowKey& key);
+    /** The same for a packet this node forwards, which with spraying takes the next member of
+     * `set` (one of m_nextHopSets) in turn. */
+    const NextHop* ForwardingChoice(const std::vector<NextHop>& set, const NboxFlowKey& key);
     /** Builds the Ipv4Route for `destination` through `hop`. */
     Ptr<Ipv4Route> MakeRoute(Ipv4Address destination, const NextHop& hop) const;
 
-    Ptr<Ipv4> m_ipv4;            //!< the node's IPv4 stack
-    uint64_t m_seed;             //!< per-node hash seed
-    bool m_flowletSwitching;     //!< attribute FlowletSwitching
-    NboxFlowletTable m_flowlets; //!< with flowlet switching: each flow's current flowlet
+    Ptr<Ipv4> m_ipv4;                  //!< the node's IPv4 stack
+    uint64_t m_seed;                   //!< per-node hash seed
+    bool m_flowletSwitching;           //!< attribute FlowletSwitching
+    bool m_spraying;                   //!< attribute Spraying
+    std::vector<uint32_t> m_sprayNext; //!< per next-hop set: the index its next packet takes
+    NboxFlowletTable m_flowlets;       //!< with flowlet switching: each flow's current flowlet
     /**
      * Equal-cost sets, deduplicated: most destinations of a switch share a few sets (e.g.
      * "all uplinks"), so the table stays small on large fabrics.

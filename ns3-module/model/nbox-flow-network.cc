@@ -54,9 +54,10 @@ NboxFlowNetwork::GetTypeId()
                             MakeUintegerChecker<uint64_t>())
               .AddAttribute("Spray",
                             "Whether the switches spray packets over equal-cost paths (the "
-                            "RoCE path's NboxRoceSwitch LoadBalancing = Spray): a connection's "
-                            "bytes then split at every switch (NboxFlowPaths::SprayedShares). "
-                            "RoCE packet format only.",
+                            "RoCE path's NboxRoceSwitch LoadBalancing = Spray, the TCP path's "
+                            "NboxEcmpRouting Spraying): a connection's bytes then split at "
+                            "every switch (NboxFlowPaths::SprayedShares). Reordering costs "
+                            "nothing here.",
                             BooleanValue(false), MakeBooleanAccessor(&NboxFlowNetwork::m_spray),
                             MakeBooleanChecker());
     return tid;
@@ -81,8 +82,6 @@ NboxFlowNetwork::Build(const nbox::topo::Topology& topology)
 {
     NS_ABORT_MSG_IF(m_topology, "NboxFlowNetwork::Build: called twice");
     m_topology = std::make_unique<nbox::topo::Topology>(topology);
-    NS_ABORT_MSG_IF(m_spray && m_format != ROCE_PACKETS,
-                    "NboxFlowNetwork: Spray follows the RoCE path (PacketFormat roce)");
     m_paths = std::make_unique<NboxFlowPaths>(*m_topology,
                                               m_format == TCP_PACKETS ? NboxFlowPaths::TCP_HASHING
                                                                       : NboxFlowPaths::ROCE_HASHING,
@@ -293,7 +292,7 @@ NboxFlowNetwork::CountShares(const std::vector<NboxFlowPaths::PortShare>& shares
 }
 
 void
-NboxFlowNetwork::CountPort(uint32_t port, double wireBytes, uint64_t packets)
+NboxFlowNetwork::CountPort(uint32_t port, double wireBytes, double packets)
 {
     m_ports[port].wireBytes += wireBytes;
     m_ports[port].packets += packets;

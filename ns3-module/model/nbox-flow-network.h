@@ -100,7 +100,7 @@ class NboxFlowNetwork : public NboxNetworkModel
     void CountShares(const std::vector<NboxFlowPaths::PortShare>& shares, double wireBytes,
                      uint64_t packets);
     /** Counts `wireBytes` and `packets` on `port`. */
-    void CountPort(uint32_t port, double wireBytes, uint64_t packets);
+    void CountPort(uint32_t port, double wireBytes, double packets);
 
     // NboxNetworkModel
     NboxNetworkStats GetStats() const override;

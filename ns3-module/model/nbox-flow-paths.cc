@@ -142,7 +142,6 @@ NboxFlowPaths::Path(uint32_t srcHost, uint32_t dstHost, ConnectionId id) const
 std::vector<NboxFlowPaths::PortShare>
 NboxFlowPaths::SprayedShares(uint32_t srcHost, uint32_t dstHost, ConnectionId id) const
 {
-    NS_ABORT_MSG_IF(m_hashing != ROCE_HASHING, "NboxFlowPaths: spraying follows the RoCE path");
     const auto& graph = m_topology.graph;
     const Vertex to = m_topology.hosts[dstHost];
     const std::vector<uint32_t> path = Path(srcHost, dstHost, id);

@@ -65,7 +65,7 @@ class NboxFlowPaths
      * NboxRoceSwitch LoadBalancing = Spray): out of the source host as Path() (a QP keeps its
      * NIC port), then every switch splits what reaches it evenly over its equal-cost links
      * towards the destination, as its round-robin does over many packets. Every port with a
-     * share, in ascending port order. RoCE hashing only.
+     * share, in ascending port order. Hosts keep Path()'s link (they do not spray).
      */
     std::vector<PortShare> SprayedShares(uint32_t srcHost, uint32_t dstHost, ConnectionId id) const;
 

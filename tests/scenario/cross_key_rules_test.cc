@@ -122,20 +122,16 @@ TEST(CrossKeyRules, CutThroughIsRefusedOnTheRocePath) {
   EXPECT_EQ(LoadError(kEmpty, {"network.switching=cut-through", "network.model=flow"}), "");
 }
 
-// Spraying is modelled by the RoCE path's switches and NICs only (NboxRoceSwitch).
-TEST(CrossKeyRules, SprayingIsRefusedWhereItIsNotModelled) {
+// Spraying is modelled by the packet model's switches (RoCE and TCP) and the flow and analytical
+// models' shares.
+TEST(CrossKeyRules, SprayingRunsOnEveryModelAndTransport) {
   EXPECT_EQ(LoadError(kEmpty, {"network.routing=spray", "network.transport=roce"}), "");
-  EXPECT_EQ(LoadError(kEmpty, {"network.routing=spray"}),
-            kEmpty +
-                ": network.routing = spray (--set) is modelled only with network.transport = "
-                "roce and network.model = packet or flow so far, got network.transport = tcp "
-                "(default) and network.model = packet (default)");
+  EXPECT_EQ(LoadError(kEmpty, {"network.routing=spray"}), "");
+  EXPECT_EQ(LoadError(kEmpty, {"network.routing=spray", "network.model=flow"}), "");
   EXPECT_EQ(
       LoadError(kEmpty, {"network.routing=spray", "network.transport=roce", "network.model=flow"}),
       "");
-  EXPECT_NE(LoadError(kEmpty, {"network.routing=spray", "network.transport=roce",
-                               "network.model=analytical"}),
-            "");
+  EXPECT_EQ(LoadError(kEmpty, {"network.routing=spray", "network.model=analytical"}), "");
 }
 
 // Flowlets end at pauses between packets, which only the packet model has.

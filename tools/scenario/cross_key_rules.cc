@@ -67,20 +67,12 @@ void CheckSwitching(RuleContext& context) {
   }
 }
 
-// Spraying is a property of NboxRoceSwitch (with NboxRoceNic's out-of-order receiver), which
-// the flow model follows (NboxFlowNetwork Spray); the TCP path's routing and the analytical
-// model's closed forms keep one path per connection. Flowlets end at pauses between packets,
-// which only the packet model has (NboxFlowletTable in NboxRoceSwitch and NboxEcmpRouting).
+// Spraying is a property of NboxRoceSwitch (with NboxRoceNic's out-of-order receiver) and of
+// the TCP path's NboxEcmpRouting, which the flow and analytical models follow (NboxFlowNetwork
+// Spray). Flowlets end at pauses between packets, which only the packet model has
+// (NboxFlowletTable in NboxRoceSwitch and NboxEcmpRouting).
 void CheckRouting(RuleContext& context) {
   const NetworkSection& network = context.scenario().network;
-  if (network.routing == "spray" &&
-      (network.transport != "roce" || network.model == "analytical")) {
-    context.Fail(
-        fmt::format("{} is modelled only with network.transport = roce and "
-                    "network.model = packet or flow so far, got {} and {}",
-                    context.Describe("network.routing"), context.Describe("network.transport"),
-                    context.Describe("network.model")));
-  }
   if (network.routing == "flowlet" && network.model != "packet") {
     context.Fail(fmt::format(
         "{} needs network.model = packet (flowlets end at pauses between "

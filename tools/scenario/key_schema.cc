@@ -109,6 +109,12 @@ std::vector<KeySpec> NetworkKeys() {
        "rate below this cap (1 MiB: Linux's tcp_limit_output_bytes); 0 = off, every byte the "
        "window allows waits in the host queue",
        Bytes(net(&NetworkSection::tcp_limit_output_bytes), 0, kGiB)},
+      {"network", "tcp_reordering",
+       "duplicate ACKs that start a fast retransmit (3: Linux's net.ipv4.tcp_reordering and "
+       "RFC 5681); ns-3's TCP has no RACK and does not adapt it, as Linux does up to "
+       "tcp_max_reordering (300) once it sees reordering, so with routing = spray a higher "
+       "value stands in for a reordering-tolerant receiver",
+       WholeNumber(net(&NetworkSection::tcp_reordering), 1, 300)},
       {"network", "switching",
        "how switches forward on the packet model over TCP: store-and-forward (once a packet is "
        "whole; ns-3's links) or cut-through (once its 64-byte header is in and the egress port "
@@ -119,7 +125,8 @@ std::vector<KeySpec> NetworkKeys() {
        "how switches spread traffic over equal-cost paths: ecmp (a hash of each flow, so a "
        "connection keeps one path and two can collide on one link), spray (every packet on "
        "the next path in turn, with receivers that accept out-of-order packets, as AI fabrics "
-       "do; over RoCE on the packet and flow models so far) or flowlet (a connection keeps its "
+       "do on RoCE; TCP receivers see reordering) or flowlet (a connection "
+       "keeps its "
        "path until it pauses for network.flowlet_timeout, then draws another: LetFlow; TCP and "
        "RoCE on the packet model)",
        Choice(net(&NetworkSection::routing), {"ecmp", "spray", "flowlet"})},
