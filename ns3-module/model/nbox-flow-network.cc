@@ -263,24 +263,6 @@ NboxFlowNetwork::GetSolver()
 }
 
 void
-NboxFlowNetwork::CountWireBytes(const std::vector<uint32_t>& ports, double wireBytes)
-{
-    for (uint32_t port : ports)
-    {
-        m_ports[port].wireBytes += wireBytes;
-    }
-}
-
-void
-NboxFlowNetwork::CountPackets(const std::vector<uint32_t>& ports, uint64_t packets)
-{
-    for (uint32_t port : ports)
-    {
-        m_ports[port].packets += packets;
-    }
-}
-
-void
 NboxFlowNetwork::CountShares(const std::vector<NboxFlowPaths::PortShare>& shares, double wireBytes,
                              uint64_t packets)
 {

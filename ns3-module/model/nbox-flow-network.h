@@ -92,10 +92,6 @@ class NboxFlowNetwork : public NboxNetworkModel
     /** Solver whose resource i is port i (capacity in wire bytes per second). */
     NboxMaxMinSolver& GetSolver();
 
-    /** Counts `wireBytes` (may be a small negative correction) on each of `ports`. */
-    void CountWireBytes(const std::vector<uint32_t>& ports, double wireBytes);
-    /** Counts `packets` on each of `ports`. */
-    void CountPackets(const std::vector<uint32_t>& ports, uint64_t packets);
     /** Counts each port's share of `wireBytes` and of `packets` (reported rounded). */
     void CountShares(const std::vector<NboxFlowPaths::PortShare>& shares, double wireBytes,
                      uint64_t packets);

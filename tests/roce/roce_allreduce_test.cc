@@ -10,12 +10,15 @@
 
 #include <cstdio>
 #include <numeric>
+#include <string>
+#include <vector>
 
 #include "ns3/boolean.h"
 #include "ns3/rng-seed-manager.h"
 #include "ns3/string.h"
 #include "tests/cosim/job_fixture.h"
 #include "tests/roce/roce_job_fixture.h"
+#include "tools/scenario/scenario.h"
 
 namespace nbox::testing {
 namespace {
@@ -204,6 +207,28 @@ TEST(RoceLoadBalancing, SprayingGivesCollidingRingFlowsTheirOwnPaths) {
     }
   }
   EXPECT_GT(collisions, 0);  // the hash put both flows of a leaf on one spine for some seed
+}
+
+}  // namespace
+}  // namespace nbox::testing
+
+namespace nbox::testing {
+namespace {
+
+// The switches' ECN draws (between ecn_kmin and ecn_kmax) come from a fixed stream per switch,
+// not from one ns-3 numbers by how many random variables the process made before: two DCQCN
+// runs of one scenario in one process mark the same packets and take the same time.
+TEST(RoceDeterminism, TwoDcqcnRunsInOneProcessAreTheSame) {
+  const std::vector<std::string> keys = {"workload.iterations=1"};
+  const ScenarioOutcome first =
+      RunScenario(scenario::LoadScenario("scenarios/whatif-roce.ini", keys));
+  const ScenarioOutcome second =
+      RunScenario(scenario::LoadScenario("scenarios/whatif-roce.ini", keys));
+  ASSERT_TRUE(first.finished);
+  ASSERT_TRUE(second.finished);
+  EXPECT_GT(first.result.network.ecnMarks, 0u);  // the draws are used
+  EXPECT_EQ(second.result.network.ecnMarks, first.result.network.ecnMarks);
+  EXPECT_EQ(second.summary.iterations.at(0).time_s, first.summary.iterations.at(0).time_s);
 }
 
 }  // namespace
