@@ -1,5 +1,6 @@
 #include "nbox-network-helper.h"
 
+#include "ns3/arp-l3-protocol.h"
 #include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/data-rate.h"
@@ -7,6 +8,7 @@
 #include "ns3/drop-tail-queue.h"
 #include "ns3/enum.h"
 #include "ns3/internet-stack-helper.h"
+#include "ns3/ipv4-l3-protocol.h"
 #include "ns3/ipv4-routing-helper.h"
 #include "ns3/ipv4.h"
 #include "ns3/log.h"
@@ -28,6 +30,7 @@
 #include "ns3/tcp-socket-state.h"
 #include "ns3/tcp-socket.h"
 #include "ns3/traffic-control-helper.h"
+#include "ns3/traffic-control-layer.h"
 #include "ns3/uinteger.h"
 
 #include <array>
@@ -241,6 +244,41 @@ AddInterface(Ptr<Node> node, Ptr<NetDevice> device, Ipv4Address address)
     ipv4->SetMetric(interface, 1);
     ipv4->SetUp(interface);
     return interface;
+}
+
+/**
+ * Hands a node's received packets straight to IPv4 and ARP, one handler per protocol.
+ *
+ * ns-3's Ipv4L3Protocol::AddInterface registers, for every device, two node handlers (IPv4 and
+ * ARP, both to TrafficControlLayer::Receive) and two in the traffic-control layer, and
+ * Node::ReceiveFromDevice and TrafficControlLayer::Receive each walk their whole list for every
+ * packet: on a 256-port switch about a thousand entries per packet, a cost per event that grew
+ * with the world (tools/bench/README.md, "Cost per event against world size").
+ * TrafficControlLayer::Receive only dispatches (queue discs sit on the send side), so one
+ * handler per protocol for any device delivers the same packets to the same functions.
+ * Call it once every interface of the node is added.
+ */
+void
+UseOneReceiveHandlerPerProtocol(Ptr<Node> node)
+{
+    Ptr<Ipv4L3Protocol> ipv4 = node->GetObject<Ipv4L3Protocol>();
+    Ptr<ArpL3Protocol> arp = node->GetObject<ArpL3Protocol>();
+    Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
+    NS_ABORT_MSG_UNLESS(ipv4 && arp && tc, "node " << node->GetId() << " has no IPv4 stack");
+    const std::array<Node::ProtocolHandler, 3> perDevice{
+        MakeCallback(&TrafficControlLayer::Receive, tc),
+        MakeCallback(&Ipv4L3Protocol::Receive, ipv4), MakeCallback(&ArpL3Protocol::Receive, arp)};
+    // Node::UnregisterProtocolHandler removes the first matching entry, and a node holds at
+    // most two per device (the loopback device included) of each.
+    for (const Node::ProtocolHandler& handler : perDevice)
+    {
+        for (uint32_t i = 0; i < 2 * node->GetNDevices(); ++i)
+        {
+            node->UnregisterProtocolHandler(handler);
+        }
+    }
+    node->RegisterProtocolHandler(perDevice[1], Ipv4L3Protocol::PROT_NUMBER, nullptr);
+    node->RegisterProtocolHandler(perDevice[2], ArpL3Protocol::PROT_NUMBER, nullptr);
 }
 
 /** Fills every node's NboxEcmpRouting from the topology's equal-cost routes. */
@@ -492,6 +530,10 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
         }
     }
 
+    for (const Ptr<Node>& node : nodes)
+    {
+        UseOneReceiveHandlerPerProtocol(node);
+    }
     InstallRoutes(topology, routes, nodes, links, m_config.ecmpSeed);
     for (const Ptr<Node>& node : nodes)
     {
