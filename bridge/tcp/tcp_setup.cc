@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <netinet/ip.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -9,7 +10,9 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 
+#include "bridge/net/inet_address.h"
 #include "bridge/tcp/tcp_connection.h"
 #include "bridge/tcp/tcp_devices.h"
 #include "bridge/tcp/tcp_log.h"
@@ -45,7 +48,26 @@ ncclResult_t ResultOf(const NetError& error) {
   return error.remote() ? ncclRemoteError : ncclSystemError;
 }
 
+// NBOX_TCP_CONGESTION names the congestion control of the sending sockets (Linux's
+// TCP_CONGESTION, e.g. cubic or bbr); unset, they keep the namespace's default. The fidelity
+// ground truth sets it so that the kernel runs the algorithm the simulated twin models
+// (tools/fidelity/README.md).
+// Read at every connect (connects are few), so that a process can change it between comms.
+void ApplyCongestionControl(int fd) {
+  const std::string name = EnvOr("NBOX_TCP_CONGESTION", "");
+  if (name.empty()) return;
+  if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(),
+                 static_cast<socklen_t>(name.size())) != 0) {
+    throw NetError("NBOX_TCP_CONGESTION=" + name +
+                       ": setsockopt(TCP_CONGESTION): " + ErrnoText(errno) +
+                       " (expected an algorithm in net.ipv4.tcp_available_congestion_control, "
+                       "and CAP_NET_ADMIN for one not in tcp_allowed_congestion_control)",
+                   false);
+  }
+}
+
 void ApplyOptions(int fd, int family, const ConnectOptions& options) {
+  ApplyCongestionControl(fd);
   if (options.traffic_class < 0) return;
   const int value = options.traffic_class;
   if (family == AF_INET6) {

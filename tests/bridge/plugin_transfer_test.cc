@@ -241,6 +241,34 @@ TEST_F(TcpPluginTransfer, ConnectToAClosedListenerFails) {
   EXPECT_EQ(result, ncclRemoteError);
 }
 
+// NBOX_TCP_CONGESTION: an algorithm the kernel has (reno is always built in) is used and data
+// flows; one it does not have fails the connect instead of running the default silently.
+TEST_F(TcpPluginTransfer, CongestionControlFromTheEnvironment) {
+  ASSERT_EQ(setenv("NBOX_TCP_CONGESTION", "reno", 1), 0);
+  CommPair pair;
+  ASSERT_TRUE(ConnectPair(net_, ctx_, 0, &pair));
+  std::vector<uint8_t> out = Pattern(5, 4096);
+  std::vector<uint8_t> in(out.size(), 0);
+  void* recv_request = Recv(pair.recv_comm, in.data(), in.size(), 0);
+  void* send_request = Send(pair.send_comm, out.data(), out.size(), 0);
+  int received = -1;
+  int sent = -1;
+  ASSERT_EQ(WaitRequest(net_, recv_request, &received), ncclSuccess);
+  ASSERT_EQ(WaitRequest(net_, send_request, &sent), ncclSuccess);
+  EXPECT_EQ(FirstMismatch(in.data(), 5, out.size()), -1);
+  ClosePair(net_, &pair);
+
+  ASSERT_EQ(setenv("NBOX_TCP_CONGESTION", "no-such-algorithm", 1), 0);
+  char handle[NCCL_NET_HANDLE_MAXSIZE];
+  void* listen_comm = nullptr;
+  ASSERT_EQ(net_->listen(ctx_, 0, handle, &listen_comm), ncclSuccess);
+  void* send_comm = nullptr;
+  EXPECT_EQ(net_->connect(ctx_, 0, handle, &send_comm, nullptr), ncclSystemError);
+  EXPECT_EQ(send_comm, nullptr);
+  EXPECT_EQ(net_->closeListen(listen_comm), ncclSuccess);
+  unsetenv("NBOX_TCP_CONGESTION");
+}
+
 TEST_F(TcpPluginTransfer, ForeignHandleIsRejected) {
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   void* send_comm = nullptr;

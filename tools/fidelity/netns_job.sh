@@ -6,12 +6,16 @@
 # plugin; rank 0's output goes to stdout.
 #
 #   netns_job.sh --world W --rate 500mbit [--mtu 9000] [--queue PACKETS] [--timeout S] \
-#       [--layout star|two-bridges] [--fabric-rate RATE] \
+#       [--layout star|two-bridges] [--fabric-rate RATE] [--tcp-cc NAME] \
 #       --plugin /path/libnccl-net-nboxtcp.so --root /path/nbox_fidelity_root -- PROGRAM [ARGS...]
 #
 # --layout star (the default): one bridge. two-bridges: even ranks on one bridge, odd ranks on
 # another, the bridges joined by one link shaped to --fabric-rate in both directions; every hop
 # of a ring over ranks 0..W-1 crosses it, W/2 flows each way.
+#
+# --tcp-cc (default cubic, what nbox's scenarios model by default): the congestion control of the
+# ranks' sending sockets, set by the plugin (NBOX_TCP_CONGESTION). Without it they would run the
+# machine's default, which need not be the one the simulated twin models (bbr on some hosts).
 #
 # PROGRAM runs once per rank with NBOX_RANK, NBOX_WORLD_SIZE, NBOX_UNIQUE_ID, NBOX_NET_PLUGIN
 # and NBOX_TCP_IFADDR (its namespace's address) set. The communicator's bootstrap root is a
@@ -21,7 +25,7 @@
 # exit, also on failure or a signal. Addresses are 10.201.0.x inside the namespaces only.
 set -u
 
-world=0 rate="" mtu=9000 queue=100 timeout_s=300 plugin="" root="" layout=star fabric_rate=""
+world=0 rate="" mtu=9000 queue=100 timeout_s=300 plugin="" root="" layout=star fabric_rate="" tcp_cc=cubic
 while [ $# -gt 0 ]; do
   case "$1" in
     --world) world=$2; shift 2 ;;
@@ -33,6 +37,7 @@ while [ $# -gt 0 ]; do
     --root) root=$2; shift 2 ;;
     --layout) layout=$2; shift 2 ;;
     --fabric-rate) fabric_rate=$2; shift 2 ;;
+    --tcp-cc) tcp_cc=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "netns_job.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -41,8 +46,15 @@ if [ "$world" -lt 1 ] || [ "$world" -gt 200 ] || [ -z "$rate" ] || [ -z "$plugin
   [ $# -eq 0 ] || { [ "$layout" != star ] && [ "$layout" != two-bridges ]; } ||
   { [ "$layout" = two-bridges ] && [ -z "$fabric_rate" ]; }; then
   echo "usage: netns_job.sh --world W --rate RATE --plugin PATH --root PATH [--mtu B] [--queue P]" \
-    "[--timeout S] [--layout star|two-bridges --fabric-rate RATE] -- PROGRAM [ARGS]" >&2
+    "[--timeout S] [--layout star|two-bridges --fabric-rate RATE] [--tcp-cc NAME]" \
+    "-- PROGRAM [ARGS]" >&2
   exit 2
+fi
+
+if ! grep -qw -- "$tcp_cc" /proc/sys/net/ipv4/tcp_available_congestion_control 2> /dev/null; then
+  echo "SKIP: this kernel has no TCP congestion control '$tcp_cc' (available:" \
+    "$(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2> /dev/null))"
+  exit 77
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -174,7 +186,7 @@ for ((r = 0; r < world; ++r)); do
   # scenarios say (tools/fidelity/nbox-fidelity, tests/fidelity).
   ip netns exec "${prefix}r$r" env NBOX_RANK=$r NBOX_WORLD_SIZE="$world" \
     NBOX_CHANNELS="${NBOX_CHANNELS:-1}" NBOX_CHUNK_BYTES="${NBOX_CHUNK_BYTES:-1MiB}" \
-    NBOX_UNIQUE_ID="$unique_id" NBOX_NET_PLUGIN="$plugin" \
+    NBOX_UNIQUE_ID="$unique_id" NBOX_NET_PLUGIN="$plugin" NBOX_TCP_CONGESTION="$tcp_cc" \
     NBOX_TCP_IFADDR="10.201.0.$((r + 1))" NBOX_BOOTSTRAP_TIMEOUT_S=60 \
     timeout "$timeout_s" "$@" > "$workdir/rank$r.log" 2>&1 &
   rank_pids+=($!)
