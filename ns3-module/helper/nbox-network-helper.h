@@ -46,6 +46,9 @@ struct NboxNetworkConfig
     /** Duplicate ACKs that start a fast retransmit (TcpSocketBase's ReTxThreshold; 3 as
      * Linux's net.ipv4.tcp_reordering and RFC 5681). */
     uint32_t tcpReordering = 3;
+    /** RACK-TLP loss detection besides duplicate ACKs (NboxTcpSocket's RackTlp; on, as Linux's
+     * net.ipv4.tcp_recovery = 1 and tcp_early_retrans = 3). */
+    bool tcpRackTlp = true;
     /**
      * Host NIC queue (FIFO, IP bytes). With TSQ each sender socket keeps at most about
      * tcpLimitOutputBytes here; the default also holds, without dropping, what sockets without

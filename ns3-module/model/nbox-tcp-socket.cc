@@ -3,8 +3,10 @@
 #include "nbox-tcp-l4-protocol.h"
 #include "nbox-tcp-small-queues.h"
 
+#include "ns3/boolean.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
+#include "ns3/nstime.h"
 #include "ns3/object-factory.h"
 #include "ns3/packet.h"
 #include "ns3/rtt-estimator.h"
@@ -53,7 +55,22 @@ NboxTcpSocket::GetTypeId()
                             "bits per second, in bytes (Linux's sk_pacing_shift, 10: about 1 ms "
                             "of data).",
                             UintegerValue(10), MakeUintegerAccessor(&NboxTcpSocket::m_pacingShift),
-                            MakeUintegerChecker<uint8_t>(0, 30));
+                            MakeUintegerChecker<uint8_t>(0, 30))
+              .AddAttribute("RackTlp",
+                            "Detect losses with RACK-TLP (RFC 8985) besides duplicate ACKs, as "
+                            "Linux does by default (net.ipv4.tcp_recovery = 1, "
+                            "tcp_early_retrans = 3): a lost segment near a message's end is "
+                            "resent within a few round trips instead of after the RTO.",
+                            BooleanValue(true),
+                            MakeBooleanAccessor(&NboxTcpSocket::m_rackTlpEnabled),
+                            MakeBooleanChecker())
+              .AddAttribute("ProbeTimeoutSlack",
+                            "Added to 2 x SRTT in the tail loss probe's timeout when more than "
+                            "one segment is out (Linux's TCP_TIMEOUT_MIN, two jiffies: 2 ms at "
+                            "HZ = 1000).",
+                            TimeValue(MilliSeconds(2)),
+                            MakeTimeAccessor(&NboxTcpSocket::m_probeTimeoutSlack),
+                            MakeTimeChecker(Time(0)));
     return tid;
 }
 
@@ -70,6 +87,11 @@ NboxTcpSocket::NboxTcpSocket()
     , m_hostQueuedBytes(0)
     , m_throttled(false)
     , m_throttleCount(0)
+    , m_rackTlpEnabled(true)
+    , m_probeTimeoutSlack(MilliSeconds(2))
+    , m_probeOut(false)
+    , m_lossProbes(0)
+    , m_rackRecoveries(0)
 {
     TraceConnectWithoutContext("Tx", MakeCallback(&NboxTcpSocket::NoteTx, this));
 }
@@ -82,6 +104,11 @@ NboxTcpSocket::NboxTcpSocket(const NboxTcpSocket& sock)
     , m_hostQueuedBytes(0)
     , m_throttled(false)
     , m_throttleCount(0)
+    , m_rackTlpEnabled(sock.m_rackTlpEnabled)
+    , m_probeTimeoutSlack(sock.m_probeTimeoutSlack)
+    , m_probeOut(false)
+    , m_lossProbes(0)
+    , m_rackRecoveries(0)
 {
     TraceConnectWithoutContext("Tx", MakeCallback(&NboxTcpSocket::NoteTx, this));
 }
@@ -154,6 +181,8 @@ void
 NboxTcpSocket::DoDispose()
 {
     m_resumeEvent.Cancel();
+    m_rackTimer.Cancel();
+    m_probeTimer.Cancel();
     m_smallQueues = nullptr;
     TcpSocketBase::DoDispose();
 }

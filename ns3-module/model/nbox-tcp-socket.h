@@ -21,9 +21,16 @@
  *
  * The host's NboxTcpSmallQueues tells the socket when its segments leave. A socket on a node
  * without one behaves exactly as TcpSocketBase.
+ *
+ * It also detects losses as Linux does by default, with RACK-TLP (RFC 8985; model/nbox-tcp-rack.h
+ * says why and how): a lost segment among a message's last two, or a lost tail, is resent
+ * within a few round trips rather than after the retransmission timer. Attribute RackTlp;
+ * the glue is in nbox-tcp-socket-rack.cc.
  */
 #ifndef NBOX_TCP_SOCKET_H
 #define NBOX_TCP_SOCKET_H
+
+#include "nbox-tcp-rack.h"
 
 #include "ns3/event-id.h"
 #include "ns3/tcp-socket-base.h"
@@ -71,6 +78,11 @@ class NboxTcpSocket : public TcpSocketBase
     Time GetSmoothedRtt() const;
     Time GetMinRtt() const;
 
+    /** Tail loss probes sent (RFC 8985 7). */
+    uint64_t GetLossProbeCount() const;
+    /** Times RACK found a loss that started a fast recovery (RFC 8985 6). */
+    uint64_t GetRackRecoveryCount() const;
+
     /** The socket's IPv4 endpoint (null when it has none), for NboxTcpL4Protocol's lookup. */
     Ipv4EndPoint* GetEndPoint() const;
 
@@ -90,6 +102,13 @@ class NboxTcpSocket : public TcpSocketBase
      * Karn's rule and the RTO formula stay TcpSocketBase's.
      */
     void EstimateRtt(const TcpHeader& tcpHeader) override;
+    /** Records each transmission for RACK-TLP, as TcpSocketBase records it for RTT samples. */
+    void UpdateRttHistory(const SequenceNumber32& seq, uint32_t sz, bool isRetransmission) override;
+    /** Processes the ACK as TcpSocketBase does, then runs RACK's loss detection on it. */
+    void ReceivedAck(Ptr<Packet> packet, const TcpHeader& tcpHeader) override;
+    /** Forgets RACK's state (the sender resends from the cumulative ACK), then times out as
+     * TcpSocketBase does. */
+    void ReTxTimeout() override;
     Ptr<TcpSocketBase> Fork() override;
     /** An accepted connection: registered with NboxTcpL4Protocol as Connect's are. */
     void CompleteFork(Ptr<Packet> p, const TcpHeader& tcpHeader, const Address& fromAddress,
@@ -104,6 +123,20 @@ class NboxTcpSocket : public TcpSocketBase
     /** Hands this connection to the node's NboxTcpL4Protocol (see there). */
     void RegisterConnection();
 
+    // RACK-TLP (nbox-tcp-socket-rack.cc).
+    /** The connection's state RACK's detection depends on. */
+    NboxTcpRack::Path RackPath() const;
+    /** Acts on what RACK found: starts a fast recovery, arms the reordering timer. */
+    void ActOnRack(const NboxTcpRack::Verdict& verdict);
+    /** The reordering timer: runs the detection again. */
+    void RackTimerExpired();
+    /** Moves the probe deadline to a probe timeout from now, if a probe may be sent. */
+    void UpdateProbeDeadline();
+    /** The probe timer: sends the probe at the deadline, or waits for a later deadline. */
+    void ProbeTimerExpired();
+    /** Whether data may be sent now (ESTABLISHED or CLOSE_WAIT). */
+    bool CanSendData() const;
+
     uint32_t m_limitOutputBytes;           //!< attribute SmallQueueLimit (0: TSQ off)
     uint8_t m_pacingShift;                 //!< attribute PacingShift
     Ptr<NboxTcpSmallQueues> m_smallQueues; //!< the host's, once the socket has sent data
@@ -112,6 +145,17 @@ class NboxTcpSocket : public TcpSocketBase
     mutable bool m_throttled;         //!< AvailableWindow held data back for TSQ
     mutable uint64_t m_throttleCount; //!< times m_throttled went up
     EventId m_resumeEvent;
+
+    bool m_rackTlpEnabled;       //!< attribute RackTlp
+    Time m_probeTimeoutSlack;    //!< attribute ProbeTimeoutSlack
+    NboxTcpRack m_rack;          //!< every segment out, for RACK-TLP
+    EventId m_rackTimer;         //!< RACK's reordering timer
+    EventId m_probeTimer;        //!< fires at or before m_probeDeadline (a lazy timer)
+    Time m_probeDeadline;        //!< when a probe is due (zero: none)
+    bool m_probeOut;             //!< a probe is unacknowledged (one per flight)
+    SequenceNumber32 m_probeEnd; //!< highest sequence sent when the probe went
+    uint64_t m_lossProbes;
+    uint64_t m_rackRecoveries;
 };
 
 } // namespace ns3

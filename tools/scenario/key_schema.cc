@@ -99,8 +99,8 @@ std::vector<KeySpec> NetworkKeys() {
       {"network", "tcp_buffer", "TCP socket send and receive buffer",
        Bytes(net(&NetworkSection::tcp_buffer_bytes), 4 * kKiB, kGiB)},
       {"network", "tcp_min_rto",
-       "TCP minimum retransmission timeout (200 ms: Linux's TCP_RTO_MIN; ns-3 has no tail loss "
-       "probe, so a tail loss waits this long); below 400 us the delayed-ACK timeout (200 us) "
+       "TCP minimum retransmission timeout (200 ms: Linux's TCP_RTO_MIN; with tcp_rack_tlp = off "
+       "a lost tail waits this long); below 400 us the delayed-ACK timeout (200 us) "
        "becomes half of it; at least the network's smallest round trip (a full packet over two "
        "links of the slowest rate)",
        Duration(net(&NetworkSection::tcp_min_rto_s), 1e-6, 10)},
@@ -111,10 +111,16 @@ std::vector<KeySpec> NetworkKeys() {
        Bytes(net(&NetworkSection::tcp_limit_output_bytes), 0, kGiB)},
       {"network", "tcp_reordering",
        "duplicate ACKs that start a fast retransmit (3: Linux's net.ipv4.tcp_reordering and "
-       "RFC 5681); ns-3's TCP has no RACK and does not adapt it, as Linux does up to "
-       "tcp_max_reordering (300) once it sees reordering, so with routing = spray a higher "
-       "value stands in for a reordering-tolerant receiver",
+       "RFC 5681); ns-3's TCP does not adapt it, as Linux does up to tcp_max_reordering (300) "
+       "once it sees reordering, so with routing = spray a higher value stands in for a "
+       "reordering-tolerant receiver",
        WholeNumber(net(&NetworkSection::tcp_reordering), 1, 300)},
+      {"network", "tcp_rack_tlp",
+       "TCP detects losses with RACK-TLP (RFC 8985) besides duplicate ACKs, as Linux does by "
+       "default (net.ipv4.tcp_recovery = 1, tcp_early_retrans = 3): a segment lost among a "
+       "message's last ones is resent within a few round trips, not after tcp_min_rto; off = "
+       "ns-3's own TCP (RFC 6675 only)",
+       Switch(net(&NetworkSection::tcp_rack_tlp))},
       {"network", "switching",
        "how switches forward on the packet model over TCP: store-and-forward (once a packet is "
        "whole; ns-3's links) or cut-through (once its 64-byte header is in and the egress port "
