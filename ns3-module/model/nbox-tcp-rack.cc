@@ -232,20 +232,6 @@ NboxTcpRack::IsLost(SequenceNumber32 seq) const
 }
 
 bool
-NboxTcpRack::FirstLost(SequenceNumber32* seq) const
-{
-    for (const auto& [start, segment] : m_segments)
-    {
-        if (segment.lost)
-        {
-            *seq = start;
-            return true;
-        }
-    }
-    return false;
-}
-
-bool
 NboxTcpRack::LastUndelivered(SequenceNumber32* seq, uint32_t* bytes) const
 {
     for (auto it = m_segments.rbegin(); it != m_segments.rend(); ++it)

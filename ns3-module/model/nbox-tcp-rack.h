@@ -11,15 +11,15 @@
  *
  * RACK: a segment is lost once a segment sent after it has been delivered (cumulatively acked or
  * SACKed) and it has itself been out for RACK.rtt + reo_wnd, RACK.rtt being the RTT of the
- * most recently sent delivered segment. reo_wnd widens by a step of min_RTT / 4 (up to SRTT)
- * each round trip in which a retransmission proves spurious (RFC 8985 6.2 step 4 with
- * DSACK; here an ACK of the original sooner than the min RTT after the resend, since ns-3's
- * receivers send no DSACK); it does not shrink back. "Sent after" is by transmission order: Linux's
- * nanosecond send times rarely tie, and where RFC 8985 breaks a tie by sequence number a
- * simulator's sends in one instant (new data, then a retransmission of the head) would be
- * misordered. reo_wnd is min_RTT / 4 (at most SRTT) until the
- * connection has seen reordering, zero in recovery or with three segments SACKed (RFC 8985
- * 6.2, Linux's tcp_rack_reo_wnd()).
+ * most recently sent delivered segment (RFC 8985 6.2, Linux's tcp_rack_detect_loss()).
+ * - reo_wnd is min_RTT / 4 (at most SRTT), zero in recovery or with three segments SACKed until
+ *   the connection has seen reordering (Linux's tcp_rack_reo_wnd()). It widens by a step of
+ *   min_RTT / 4 each round trip in which a retransmission proves spurious, and does not shrink
+ *   back. RFC 8985 learns that from DSACK; ns-3's receivers send none, so here the proof is an
+ *   ACK of the segment sooner than the min RTT after its resend.
+ * - "Sent after" is by transmission order. Linux's nanosecond send times rarely tie, and where
+ *   RFC 8985 breaks a tie by sequence number, a simulator's sends in one instant (new data, then
+ *   a retransmission of the head) would be misordered.
  *
  * TLP: when nothing is heard, a probe is sent 2 x SRTT after the last transmission (plus a
  * worst-case delayed ACK of 200 ms when one segment is in flight, else Linux's two jiffies), at
@@ -80,8 +80,6 @@ class NboxTcpRack
 
     /** Whether [seq, ...) starts a segment deemed lost and not resent since. */
     bool IsLost(SequenceNumber32 seq) const;
-    /** The first byte of the lowest segment deemed lost and not resent since (false: none). */
-    bool FirstLost(SequenceNumber32* seq) const;
 
     /** The last segment sent that has not been delivered, for a probe (false: none). */
     bool LastUndelivered(SequenceNumber32* seq, uint32_t* bytes) const;
@@ -128,7 +126,7 @@ class NboxTcpRack
     SequenceNumber32 m_highestDeliveredEnd;
     bool m_reorderingSeen{false};
     uint32_t m_reorderingSteps{1}; //!< reo_wnd in quarters of the min RTT (RACK.reo_wnd_mult)
-    bool m_widened{false}; //!< m_lastWidening is set
+    bool m_widened{false};         //!< m_lastWidening is set
     Time m_lastWidening;
     uint32_t m_sackedCount{0};        //!< segments in m_segments delivered
     uint32_t m_retransmittedCount{0}; //!< segments in m_segments resent
