@@ -102,7 +102,7 @@ class OperationRun {
   StagingPool& staging_;
   const int p2p_lane_;
   const bool emulated_peers_;
-  std::vector<std::vector<uint8_t>> inputs_;  // per part, when emulated_peers_
+  std::vector<uint8_t*> inputs_;  // per part, when emulated_peers_: the input (staging_)
   std::vector<coll::StepTracker> trackers_;
   std::vector<std::vector<StepState>> states_;
   std::vector<Lane> send_lanes_;
