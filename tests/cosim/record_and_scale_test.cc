@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -54,8 +55,10 @@ class RecordAndScale : public ::testing::Test {
     return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   }
 
-  // The replay's steady period: the mean time between the starts of its collectives 1..5 (the
-  // first one's start is not steady: the trace says nothing of the time before it).
+  // The replay's steady period: the shortest time between the starts of two of its collectives
+  // 1..5 (the first one's start is not steady: the trace says nothing of the time before it).
+  // The shortest, because the recording's gaps are wall-clock times of real processes, which
+  // other processes' load can only lengthen.
   double ReplayPeriod(int world_size, const std::string& scaling) {
     const nlohmann::json results =
         Run("replay" + std::to_string(world_size),
@@ -65,7 +68,13 @@ class RecordAndScale : public ::testing::Test {
     const auto& collectives = results["collectives"];
     EXPECT_EQ(collectives.size(), 6u);
     if (collectives.size() != 6u) return 0;
-    return (collectives[5]["start_s"].get<double>() - collectives[1]["start_s"].get<double>()) / 4;
+    double period = 0;
+    for (size_t c = 2; c <= 5; ++c) {
+      const double gap =
+          collectives[c]["start_s"].get<double>() - collectives[c - 1]["start_s"].get<double>();
+      period = c == 2 ? gap : std::min(period, gap);
+    }
+    return period;
   }
 
   fs::path dir_;
@@ -84,15 +93,24 @@ TEST_F(RecordAndScale, AFourRankRecordingScaledToSixteenRanksMatchesTheJobAtSixt
       Run("real16", std::string("[job]\nworld_size = 16\n[realranks]\nranks = 0\npeers = mirror\n"
                                 "payload = self\njoin_timeout = 30s\nlaunch = ") +
                         NBOX_BENCH_PATH + kBenchArgs + " --check self\n" + Network());
-  const double real16 = at16.value("steady_iteration_time_s", 0.0);
+  // The real rank's steady iterations (after the first), and the shortest of them: other
+  // processes' load can only lengthen an iteration of a real rank (its clock runs with the wall
+  // clock while it works), never shorten it, so the shortest is the least disturbed one.
+  double real16 = 0.0;
+  const auto& marked = at16["real_ranks"]["ranks"][0]["iterations"];
+  for (size_t i = 1; i < marked.size(); ++i) {
+    const double time = marked[i].value("time_s", 0.0);
+    std::printf("the job at 16 ranks, iteration %zu: %.3f ms\n", i, time * 1e3);
+    real16 = i == 1 ? time : std::min(real16, time);
+  }
   ASSERT_GT(real16, 0.0) << at16.dump();
 
   // 3. The recording scaled to 16 ranks, and replayed as it was (4 ranks).
   const double scaled16 = ReplayPeriod(16, "fixed-total");
   const double replay4 = ReplayPeriod(4, "none");
   std::printf(
-      "iteration: the job at 16 ranks %.3f ms, the 4-rank recording scaled to 16 %.3f ms, "
-      "replayed at 4 %.3f ms\n",
+      "iteration (the shortest): the job at 16 ranks %.3f ms, the 4-rank recording scaled to 16 "
+      "%.3f ms, replayed at 4 %.3f ms\n",
       real16 * 1e3, scaled16 * 1e3, replay4 * 1e3);
   EXPECT_NEAR(scaled16 / real16, 1.0, 0.03)
       << "scaled " << scaled16 << " s, the job at 16 ranks " << real16 << " s";
