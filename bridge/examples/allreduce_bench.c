@@ -79,13 +79,16 @@ static void Usage(const char* program) {
           "  [realranks] payload = self (each holds the receiving rank's own data).\n"
           "  --op reduce: the sum lands on rank R (default 0) only, which checks it;\n"
           "  --op alltoall: rank r sends r + 1 to every rank; block s must hold s + 1\n"
-          "  (self: r + 1, what every emulated peer would send if it held this rank's data)\n",
+          "  (self: r + 1, what every emulated peer would send if it held this rank's data)\n"
+          "  --print-starts: every rank prints STARTS_US RANK T..., the CLOCK_MONOTONIC time\n"
+          "  (us) at which it called each timed collective, to compare ranks' phases\n",
           program);
 }
 
 int main(int argc, char** argv) {
   size_t bytes = 32u << 20;
   int iterations = 20, warmup = 3, launch = 0, check_self = 0, reduce = 0, alltoall = 0, root = 0;
+  int print_starts = 0;
   double compute_us = 0;
   for (int i = 1; i < argc; ++i) {
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -107,6 +110,8 @@ int main(int argc, char** argv) {
       root = atoi(value);
     } else if (strcmp(argv[i], "--compute-us") == 0 && value) {
       compute_us = atof(value);
+    } else if (strcmp(argv[i], "--print-starts") == 0) {
+      print_starts = 1;
     } else if (strcmp(argv[i], "--launch") == 0 && value) {
       launch = atoi(value);
     } else {
@@ -140,8 +145,9 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < count; ++i) send[i] = (float)(rank + 1);
 
   double total = 0, total_wall = 0;
-  double* timed = malloc((size_t)iterations * sizeof(double)); /* each timed iteration, s */
-  if (timed == NULL) {
+  double* timed = malloc((size_t)iterations * sizeof(double));  /* each timed iteration, s */
+  double* starts = malloc((size_t)iterations * sizeof(double)); /* monotonic call times, s */
+  if (timed == NULL || starts == NULL) {
     fprintf(stderr, "out of memory\n");
     return 1;
   }
@@ -150,6 +156,7 @@ int main(int argc, char** argv) {
     const double wall_start = Now();
     CHECK(MarkIteration(comm, (uint64_t)it, 1));
     if (compute_us > 0) SleepUntil(Now() + compute_us * 1e-6);
+    if (it >= warmup) starts[it - warmup] = Now();
     nboxRequest_t request = NULL;
     if (reduce) {
       CHECK(nboxReduce(send, recv, count, nboxFloat32, nboxSum, root, comm, &request));
@@ -207,10 +214,16 @@ int main(int argc, char** argv) {
         world, count * sizeof(float), iterations, per_iteration * 1e6, comm_seconds * 1e6, algbw,
         busbw, total_wall / iterations * 1e6, IterationMedian(timed, iterations) * 1e6);
   }
+  if (print_starts) {
+    printf("STARTS_US %d", rank);
+    for (int i = 0; i < iterations; ++i) printf(" %.1f", starts[i] * 1e6);
+    printf("\n");
+  }
   if (wrong > 0) fprintf(stderr, "rank %d: %zu elements differ from %g\n", rank, wrong, want);
   CHECK(nboxCommDestroy(comm));
   free(send);
   free(recv);
   free(timed);
+  free(starts);
   return wrong > 0 ? 1 : 0;
 }
