@@ -444,6 +444,8 @@ NboxNetworkHelper::ApplyTcpDefaults(const NboxNetworkConfig& config)
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(config.tcpMinRtoSeconds)));
     Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(config.tcpReordering));
     Config::SetDefault("ns3::NboxTcpSocket::RackTlp", BooleanValue(config.tcpRackTlp));
+    Config::SetDefault("ns3::NboxTcpSocket::ForwardRetransmissions",
+                       BooleanValue(config.tcpForwardRetransmissions));
     Config::SetDefault("ns3::NboxTcpSocket::SmallQueueLimit",
                        UintegerValue(config.tcpLimitOutputBytes));
     // ns-3 computes RTO = max(srtt + max(G, 4 rttvar), MinRto) with G the clock granularity

@@ -49,6 +49,9 @@ struct NboxNetworkConfig
     /** RACK-TLP loss detection besides duplicate ACKs (NboxTcpSocket's RackTlp; on, as Linux's
      * net.ipv4.tcp_recovery = 1 and tcp_early_retrans = 3). */
     bool tcpRackTlp = true;
+    /** In recovery, also resend segments not deemed lost (NboxTcpSocket's
+     * ForwardRetransmissions: RFC 6675's NextSeg rule 3; off, as Linux since 4.14). */
+    bool tcpForwardRetransmissions = false;
     /**
      * Host NIC queue (FIFO, IP bytes). With TSQ each sender socket keeps at most about
      * tcpLimitOutputBytes here; the default also holds, without dropping, what sockets without

@@ -41,6 +41,7 @@ NboxTcpRack::Count(const Segment& segment, int sign)
 {
     m_sackedCount += sign * (segment.delivered ? 1 : 0);
     m_retransmittedCount += sign * (segment.retransmitted ? 1 : 0);
+    m_lostCount += sign * (segment.lost ? 1 : 0);
 }
 
 void
@@ -151,9 +152,10 @@ NboxTcpRack::Acked(SequenceNumber32 ack, const TcpOptionSack::SackList& sacks, T
         {
             if (!it->second.delivered)
             {
+                Count(it->second, -1);
                 it->second.delivered = true;
                 it->second.lost = false;
-                ++m_sackedCount;
+                Count(it->second, +1);
                 note(it->second);
             }
         }
@@ -205,6 +207,7 @@ NboxTcpRack::DetectLoss(Time now, const Path& path)
         if (remaining <= Time(0))
         {
             segment.lost = true;
+            ++m_lostCount;
             verdict.newlyLost = true;
         }
         else
@@ -222,6 +225,7 @@ NboxTcpRack::Reset()
     m_haveRack = false;
     m_sackedCount = 0;
     m_retransmittedCount = 0;
+    m_lostCount = 0;
 }
 
 bool
@@ -229,6 +233,12 @@ NboxTcpRack::IsLost(SequenceNumber32 seq) const
 {
     auto it = m_segments.find(seq);
     return it != m_segments.end() && it->second.lost;
+}
+
+bool
+NboxTcpRack::HasLost() const
+{
+    return m_lostCount > 0;
 }
 
 bool

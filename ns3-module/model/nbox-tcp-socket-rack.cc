@@ -44,6 +44,28 @@ NboxTcpSocket::CanSendData() const
     return m_state == TcpSocket::ESTABLISHED || m_state == TcpSocket::CLOSE_WAIT;
 }
 
+bool
+NboxTcpSocket::OnlyForwardRetransmissionsLeft() const
+{
+    if (m_forwardRetransmissions || !m_sackEnabled
+        || m_tcb->m_congState != TcpSocketState::CA_RECOVERY)
+    {
+        return false;
+    }
+    // RACK's losses are not in ns-3's scoreboard, whose rule 1 knows only RFC 6675's: rule 3
+    // resends them, the lowest unSACKed segment not yet resent being the lowest RACK deems lost
+    // (segments sent earlier are due earlier).
+    if (m_rackTlpEnabled && m_rack.HasLost())
+    {
+        return false;
+    }
+    // NextSeg without rule 3 finds a lost segment not yet resent (rule 1) or new data the
+    // receiver's window takes (rule 2); it changes nothing but its search hint.
+    SequenceNumber32 seq;
+    SequenceNumber32 seqHigh;
+    return !m_txBuffer->NextSeg(&seq, &seqHigh, false);
+}
+
 NboxTcpRack::Path
 NboxTcpSocket::RackPath() const
 {

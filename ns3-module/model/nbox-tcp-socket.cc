@@ -64,6 +64,13 @@ NboxTcpSocket::GetTypeId()
                             BooleanValue(true),
                             MakeBooleanAccessor(&NboxTcpSocket::m_rackTlpEnabled),
                             MakeBooleanChecker())
+              .AddAttribute("ForwardRetransmissions",
+                            "In SACK recovery, resend segments not deemed lost when nothing lost "
+                            "or new is left to send (RFC 6675's NextSeg rule 3, which ns-3 "
+                            "follows); false: resend only lost segments, as Linux since 4.14.",
+                            BooleanValue(false),
+                            MakeBooleanAccessor(&NboxTcpSocket::m_forwardRetransmissions),
+                            MakeBooleanChecker())
               .AddAttribute("ProbeTimeoutSlack",
                             "Added to 2 x SRTT in the tail loss probe's timeout when more than "
                             "one segment is out (Linux's TCP_TIMEOUT_MIN, two jiffies: 2 ms at "
@@ -88,6 +95,7 @@ NboxTcpSocket::NboxTcpSocket()
     , m_throttled(false)
     , m_throttleCount(0)
     , m_rackTlpEnabled(true)
+    , m_forwardRetransmissions(false)
     , m_probeTimeoutSlack(MilliSeconds(2))
     , m_probeOut(false)
     , m_lossProbes(0)
@@ -105,6 +113,7 @@ NboxTcpSocket::NboxTcpSocket(const NboxTcpSocket& sock)
     , m_throttled(false)
     , m_throttleCount(0)
     , m_rackTlpEnabled(sock.m_rackTlpEnabled)
+    , m_forwardRetransmissions(sock.m_forwardRetransmissions)
     , m_probeTimeoutSlack(sock.m_probeTimeoutSlack)
     , m_probeOut(false)
     , m_lossProbes(0)
@@ -248,6 +257,10 @@ uint32_t
 NboxTcpSocket::AvailableWindow() const
 {
     const uint32_t window = TcpSocketBase::AvailableWindow();
+    if (window > 0 && OnlyForwardRetransmissionsLeft())
+    {
+        return 0;
+    }
     if (window == 0 || !m_smallQueues || m_limitOutputBytes == 0
         || m_hostQueuedBytes <= GetSmallQueueLimit()
         // Linux always sends when at most one segment is unacknowledged, so a flow never

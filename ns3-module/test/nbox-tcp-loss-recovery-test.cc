@@ -89,11 +89,14 @@ struct Outcome
 };
 
 /** Sends a message of `segments` with segments `lost` (1-based; a segment listed twice is
- * dropped twice, its retransmission too) dropped at host 1; RACK-TLP on or off. */
+ * dropped twice, its retransmission too) dropped at host 1; RACK-TLP on or off, and RFC
+ * 6675's rule 3 (NboxTcpSocket's ForwardRetransmissions) off or on. */
 Outcome
-SendOneMessage(const std::vector<uint32_t>& lost, bool rackTlp, uint32_t segments = kSegments)
+SendOneMessage(const std::vector<uint32_t>& lost, bool rackTlp, uint32_t segments = kSegments,
+               bool forwardRetransmissions = false)
 {
     NboxNetworkConfig config;
+    config.tcpForwardRetransmissions = forwardRetransmissions;
     config.tcpRackTlp = rackTlp;
     const uint32_t segment = NboxNetworkHelper::SegmentSize(config.mtu);
     Ptr<NboxNetwork> network
@@ -196,6 +199,29 @@ TEST_F(NboxTcpLossRecoveryTest, ALostRetransmissionIsResentWithoutWaitingForTheT
                 on.duration.GetMicroSeconds() * 1.0, off.duration.GetMicroSeconds() * 1.0);
     EXPECT_LT(on.duration, MilliSeconds(1));
     EXPECT_EQ(on.retransmissions, 2u);
+}
+
+// Segment 5 or 12 of 20 lost, with the whole message out before the loss is known. In recovery
+// ns-3 follows RFC 6675's NextSeg rule 3: with no segment deemed lost left to resend and no new
+// data, every ACK may resend a segment not yet SACKed, though it is only in flight; Linux
+// removed these forward retransmissions in 4.14. With ForwardRetransmissions off (the
+// default) the lost segment alone goes again; on, more do, without delivering the message any
+// sooner.
+TEST_F(NboxTcpLossRecoveryTest, InRecoveryOnlyTheLostSegmentIsResent)
+{
+    for (const uint32_t lost : {5u, 12u})
+    {
+        const Outcome linux = SendOneMessage({lost}, true, 20, false);
+        const Outcome rule3 = SendOneMessage({lost}, true, 20, true);
+        std::printf("segment %u lost: %lu retransmissions (%.1f us), %lu with rule 3 (%.1f us)\n",
+                    lost, static_cast<unsigned long>(linux.retransmissions),
+                    linux.duration.GetMicroSeconds() * 1.0,
+                    static_cast<unsigned long>(rule3.retransmissions),
+                    rule3.duration.GetMicroSeconds() * 1.0);
+        EXPECT_EQ(linux.retransmissions, 1u) << lost;
+        EXPECT_GT(rule3.retransmissions, 1u) << lost;
+        EXPECT_LE(linux.duration, rule3.duration) << lost;
+    }
 }
 
 } // namespace

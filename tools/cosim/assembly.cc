@@ -60,6 +60,7 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
   c.tcpLimitOutputBytes = static_cast<uint32_t>(s.network.tcp_limit_output_bytes);
   c.tcpReordering = s.network.tcp_reordering;
   c.tcpRackTlp = s.network.tcp_rack_tlp;
+  c.tcpForwardRetransmissions = s.network.tcp_forward_retransmissions;
   c.ecmpSeed = s.job.seed;
   c.cutThrough = s.network.switching == "cut-through";
   c.flowletTimeoutSeconds = s.network.routing == "flowlet" ? s.network.flowlet_timeout_s : 0;

@@ -121,6 +121,11 @@ std::vector<KeySpec> NetworkKeys() {
        "message's last ones is resent within a few round trips, not after tcp_min_rto; off = "
        "ns-3's own TCP (RFC 6675 only)",
        Switch(net(&NetworkSection::tcp_rack_tlp))},
+      {"network", "tcp_forward_retransmissions",
+       "in fast recovery, TCP also resends segments not deemed lost when nothing lost or new is "
+       "left to send (RFC 6675's NextSeg rule 3, which ns-3 follows); off = only lost segments, "
+       "as Linux since 4.14, which removed its forward retransmissions",
+       Switch(net(&NetworkSection::tcp_forward_retransmissions))},
       {"network", "switching",
        "how switches forward on the packet model over TCP: store-and-forward (once a packet is "
        "whole; ns-3's links) or cut-through (once its 64-byte header is in and the egress port "

@@ -56,6 +56,7 @@ struct NetworkSection {
   uint64_t tcp_limit_output_bytes = 1 << 20;    // TCP Small Queues cap; 0 = off
   uint32_t tcp_reordering = 3;                  // duplicate ACKs before a fast retransmit
   bool tcp_rack_tlp = true;                     // RACK-TLP loss detection (Linux's default)
+  bool tcp_forward_retransmissions = false;     // RFC 6675 NextSeg rule 3 (Linux: none)
   std::string switching = "store-and-forward";  // store-and-forward | cut-through
   std::string routing = "ecmp";                 // ecmp | spray | flowlet
   double flowlet_timeout_s = 500e-6;            // CONGA's flowlet timeout (SIGCOMM 2014)
