@@ -41,7 +41,7 @@ NboxTcpRack::Count(const Segment& segment, int sign)
 {
     m_sackedCount += sign * (segment.delivered ? 1 : 0);
     m_retransmittedCount += sign * (segment.retransmitted ? 1 : 0);
-    m_lostCount += sign * (segment.lost ? 1 : 0);
+    m_lostOriginalsCount += sign * (segment.lost && !segment.retransmitted ? 1 : 0);
 }
 
 void
@@ -206,8 +206,9 @@ NboxTcpRack::DetectLoss(Time now, const Path& path)
         const Time remaining = segment.sent + m_rackRtt + reorderingWindow - now;
         if (remaining <= Time(0))
         {
+            Count(segment, -1);
             segment.lost = true;
-            ++m_lostCount;
+            Count(segment, +1);
             verdict.newlyLost = true;
         }
         else
@@ -225,7 +226,7 @@ NboxTcpRack::Reset()
     m_haveRack = false;
     m_sackedCount = 0;
     m_retransmittedCount = 0;
-    m_lostCount = 0;
+    m_lostOriginalsCount = 0;
 }
 
 bool
@@ -236,9 +237,9 @@ NboxTcpRack::IsLost(SequenceNumber32 seq) const
 }
 
 bool
-NboxTcpRack::HasLost() const
+NboxTcpRack::HasLostOriginal() const
 {
-    return m_lostCount > 0;
+    return m_lostOriginalsCount > 0;
 }
 
 bool

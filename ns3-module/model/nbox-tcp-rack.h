@@ -80,8 +80,9 @@ class NboxTcpRack
 
     /** Whether [seq, ...) starts a segment deemed lost and not resent since. */
     bool IsLost(SequenceNumber32 seq) const;
-    /** Whether some segment is deemed lost and not resent since. */
-    bool HasLost() const;
+    /** Whether some segment never resent is deemed lost (what RFC 6675's NextSeg rule 3, which
+     * resends the lowest segment neither SACKed nor resent, would take). */
+    bool HasLostOriginal() const;
 
     /** The last segment sent that has not been delivered, for a probe (false: none). */
     bool LastUndelivered(SequenceNumber32* seq, uint32_t* bytes) const;
@@ -132,7 +133,7 @@ class NboxTcpRack
     Time m_lastWidening;
     uint32_t m_sackedCount{0};        //!< segments in m_segments delivered
     uint32_t m_retransmittedCount{0}; //!< segments in m_segments resent
-    uint32_t m_lostCount{0};          //!< segments in m_segments deemed lost, not resent since
+    uint32_t m_lostOriginalsCount{0}; //!< segments in m_segments lost, never resent
 };
 
 } // namespace ns3

@@ -53,9 +53,10 @@ NboxTcpSocket::OnlyForwardRetransmissionsLeft() const
         return false;
     }
     // RACK's losses are not in ns-3's scoreboard, whose rule 1 knows only RFC 6675's: rule 3
-    // resends them, the lowest unSACKed segment not yet resent being the lowest RACK deems lost
-    // (segments sent earlier are due earlier).
-    if (m_rackTlpEnabled && m_rack.HasLost())
+    // resends them, the lowest segment neither SACKed nor resent being the lowest RACK deems
+    // lost (segments sent earlier are due earlier). A lost retransmission is not rule 3's to
+    // resend (ActOnRack resends the head's), so it does not open the window.
+    if (m_rackTlpEnabled && m_rack.HasLostOriginal())
     {
         return false;
     }

@@ -80,6 +80,30 @@ TEST(NboxTcpRack, ASegmentBeforeTwoSackedOnesIsLostAfterTheReorderingWindow)
     EXPECT_FALSE(rack.Recheck(MicroSeconds(130), Path()).newlyLost);
 }
 
+// What NboxTcpSocket lets RFC 6675's rule 3 resend: segments deemed lost that were never
+// resent. In recovery, C SACKed at 120 us makes A and B lost at once (sent at 0 and 10 us, the
+// RTT 100 us, no reordering window); resending A leaves B; resending B leaves none. A fourth
+// segment D, sent at 150 us and SACKed at 260 us (RTT 110 us), then finds both resends lost
+// (at 130 and 140 us, 130 + 110 and 140 + 110 <= 260): lost, but not originals.
+TEST(NboxTcpRack, OnlyLostSegmentsNeverResentCountAsLostOriginals)
+{
+    const SequenceNumber32 kD(3000);
+    const SequenceNumber32 kEndD(4000);
+    NboxTcpRack rack = ThreeSent();
+    EXPECT_FALSE(rack.HasLostOriginal());
+    EXPECT_TRUE(rack.Acked(kA, Sack(kC, kEnd), MicroSeconds(120), Path(true)).newlyLost);
+    EXPECT_TRUE(rack.HasLostOriginal());
+    rack.Sent(kA, 1000, MicroSeconds(130), true);
+    EXPECT_TRUE(rack.HasLostOriginal());
+    rack.Sent(kB, 1000, MicroSeconds(140), true);
+    EXPECT_FALSE(rack.HasLostOriginal());
+    rack.Sent(kD, 1000, MicroSeconds(150), false);
+    EXPECT_TRUE(rack.Acked(kA, {{kC, kEnd}, {kD, kEndD}}, MicroSeconds(260), Path(true)).newlyLost);
+    EXPECT_TRUE(rack.IsLost(kA));
+    EXPECT_TRUE(rack.IsLost(kB));
+    EXPECT_FALSE(rack.HasLostOriginal());
+}
+
 // In recovery (or with DupThresh segments SACKed) the window is zero: A is lost at once.
 TEST(NboxTcpRack, InRecoveryTheReorderingWindowIsZero)
 {
