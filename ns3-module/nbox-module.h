@@ -14,6 +14,7 @@
 #include "ns3/nbox-network-helper.h"
 #include "ns3/nbox-network.h"
 #include "ns3/nbox-port-counter-source.h"
+#include "ns3/nbox-pruning-scheduler.h"
 #include "ns3/nbox-rank-app.h"
 #include "ns3/nbox-real-rank-gateway.h"
 #include "ns3/nbox-roce-channel.h"
