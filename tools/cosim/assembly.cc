@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <stdexcept>
 
@@ -14,7 +12,7 @@
 #include "ns3/enum.h"
 #include "ns3/nbox-communicator.h"
 #include "ns3/nbox-job-helper.h"
-#include "ns3/nbox-pruning-scheduler.h"
+#include "tools/cosim/event_scheduler.h"
 #include "tools/cosim/network_models.h"
 #include "tools/scenario/cross_key_rules.h"
 #include "topologies/servers.h"
@@ -108,15 +106,7 @@ double HostLinkRateBps(const topo::Topology& topology, int host) {
 }  // namespace
 
 NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_bytes) {
-  // TCP leaves a cancelled timer in the event queue per ACK; this scheduler sweeps them, so the
-  // queue follows the events still due (ns3-module/README.md, "Event scheduler"). A scheduler
-  // named in ns-3's NS_GLOBAL_VALUE (SchedulerType=...) is left in place.
-  const char* global_values = std::getenv("NS_GLOBAL_VALUE");
-  if (global_values == nullptr || std::strstr(global_values, "SchedulerType=") == nullptr) {
-    ns3::ObjectFactory scheduler;
-    scheduler.SetTypeId(ns3::NboxPruningScheduler::GetTypeId());
-    ns3::Simulator::SetScheduler(scheduler);
-  }
+  InstallEventScheduler();
   ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(s.job.seed % 4294967295u) + 1);
   ns3::RngSeedManager::SetRun(1);
   NetworkAssembly a;
