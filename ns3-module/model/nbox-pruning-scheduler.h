@@ -1,12 +1,12 @@
 /*
  * An event scheduler that forgets cancelled events. ns-3's EventId::Cancel() only flags an
  * event; it stays in the scheduler until its time comes. TCP cancels and reschedules its
- * retransmission timer on every new ACK and its delayed-ACK timer on every second segment,
- * both 200 ms or more ahead, so a job shorter than that keeps one dead event per ACK in the
- * queue: the queue, and the cost of every insertion and removal in it, grows with the data the
- * whole job has moved, which is the world size times the message size. This scheduler drops
- * them whenever the queue has doubled since the last sweep (amortised O(1) per event), so its
- * size follows the events that are still due. ns3-module/README.md, "Event scheduler".
+ * retransmission timer, 200 ms or more ahead, on every ACK that advances the window, so a job
+ * shorter than that keeps one dead event per ACK in the queue: the queue, and the cost of every
+ * insertion and removal in it, grows with the data the whole job has moved, which is the world
+ * size times the message size. This scheduler drops them whenever the queue has doubled since
+ * the last sweep (the sweeps cost amortised O(1) per event), so its size follows the events
+ * that are still due. ns3-module/README.md, "Event scheduler".
  */
 #ifndef NBOX_PRUNING_SCHEDULER_H
 #define NBOX_PRUNING_SCHEDULER_H
