@@ -85,7 +85,9 @@ BridgeClient::BridgeClient(ClientConfig config, OpenedSession session)
       fd_(std::move(session.fd)),
       wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       decoder_(wire::Direction::kToClient, wire::kMaxBodyBytes),
-      clock_(config_.clock, welcome_.start_vtime, WallClock::now()),
+      clock_(
+          config_.clock, welcome_.start_vtime,
+          config_.clock == wire::ClockMode::kRealtime ? session.welcome_stamped : WallClock::now()),
       last_sent_(WallClock::now()),
       last_received_(WallClock::now()) {}
 

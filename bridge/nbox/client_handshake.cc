@@ -112,9 +112,11 @@ OpenedSession OpenSession(const ClientConfig& config) {
     wire::Auth auth;
     auth.proof = wire::ClientProof(config.secret, hello_body, challenge->nonce);
     const std::vector<uint8_t> auth_frame = wire::EncodeFrame(auth);
+    const Clock::time_point auth_sent = Clock::now();
     SendAll(fd.get(), auth_frame.data(), auth_frame.size(), deadline, "Auth to nbox-cosim");
 
     const wire::Message second = ReadFrame(fd.get(), &decoder, deadline, where);
+    const Clock::time_point welcome_read = Clock::now();
     const auto* welcome = std::get_if<wire::Welcome>(&second);
     if (welcome == nullptr) Unexpected(second, "Welcome", where);
     if (decoder.buffered() != 0) {
@@ -122,6 +124,7 @@ OpenedSession OpenSession(const ClientConfig& config) {
     }
     OpenedSession session;
     session.welcome = *welcome;
+    session.welcome_stamped = auth_sent + (welcome_read - auth_sent) / 2;
     session.fd = std::move(fd);
     return session;
   } catch (const NetError& error) {
