@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   Write(dir, "client_stream", session);
   // Near misses: one byte changed in a valid frame.
   std::vector<uint8_t> bad = EncodeFrame(Heartbeat{1});
-  bad[4] = 2;
+  bad[4] = 1;  // the version before Welcome's heartbeat counted microseconds
   Write(dir, "bad_version", bad);
   bad = EncodeFrame(PostSend{8, 2, 999, 16, 5});
   bad[8] = 41;

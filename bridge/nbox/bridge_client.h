@@ -98,7 +98,7 @@ class BridgeClient {
   // with a rank that computes while its messages travel); others send a Heartbeat every
   // Welcome's interval.
   bool PromisesClockLocked() const;
-  std::chrono::milliseconds KeepAliveIntervalLocked() const;
+  std::chrono::microseconds KeepAliveIntervalLocked() const;
   RankClock::WallClock::time_point NextWake(RankClock::WallClock::time_point now) const;
   void Finish(Request* request);
   void FailRequest(Request* request, ncclResult_t code, const std::string& why);

@@ -3,6 +3,7 @@
 // their delivery time. Everything here runs on that thread, under the client's mutex except
 // the socket reads.
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -42,6 +43,9 @@ ncclResult_t ResultOf(wire::ErrorCode code) {
 }  // namespace
 
 void BridgeClient::Run() {
+  // A realtime rank may promise its clock every few tens of microseconds: wake-ups up to 50 us
+  // late (the default timer slack of a normal thread) would age its promises by as much.
+  if (clock_.mode() == wire::ClockMode::kRealtime) prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stop_ && !failed_) {
     const auto now = WallClock::now();
@@ -76,7 +80,8 @@ void BridgeClient::Run() {
       FlushLocked();
     }
     const auto silence = std::max<std::chrono::milliseconds>(
-        config_.timeout, std::chrono::milliseconds(4 * welcome_.heartbeat_ms));
+        config_.timeout, std::chrono::ceil<std::chrono::milliseconds>(
+                             4 * std::chrono::microseconds(welcome_.heartbeat_us)));
     if (after - last_received_ > silence) {
       Fail("no frame from nbox-cosim at " + config_.endpoint.ToString() + " for " +
            std::to_string(silence.count()) + " ms (the simulator hangs or is unreachable)");
@@ -89,10 +94,10 @@ bool BridgeClient::PromisesClockLocked() const {
   return !clock_.blocked() && !requests_.empty();
 }
 
-std::chrono::milliseconds BridgeClient::KeepAliveIntervalLocked() const {
-  const std::chrono::milliseconds welcome(welcome_.heartbeat_ms);
+std::chrono::microseconds BridgeClient::KeepAliveIntervalLocked() const {
+  const std::chrono::microseconds welcome(welcome_.heartbeat_us);
   if (clock_.mode() == wire::ClockMode::kVirtual && PromisesClockLocked()) {
-    return std::min(welcome, kRunningPromiseInterval);
+    return std::min<std::chrono::microseconds>(welcome, kRunningPromiseInterval);
   }
   return welcome;
 }

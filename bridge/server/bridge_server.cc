@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +55,14 @@ BridgeServer::Impl::Impl(ServerOptions options, BridgeSink* sink)
       options_.heartbeat_timeout <= options_.heartbeat_interval) {
     throw BridgeServerError(
         "bridge server: the heartbeat timeout must exceed the interval (>= 1 ms)");
+  }
+  // Welcome carries either interval in microseconds (u32).
+  if (options_.realtime_heartbeat_interval.count() < 1 ||
+      options_.heartbeat_timeout <= options_.realtime_heartbeat_interval ||
+      std::chrono::microseconds(options_.heartbeat_interval).count() > UINT32_MAX) {
+    throw BridgeServerError(
+        "bridge server: the realtime heartbeat interval must be >= 1 us and below the heartbeat "
+        "timeout, the heartbeat interval at most 4294 s");
   }
   if (!options_.listen_unix && options_.tcp_listen.empty()) {
     throw BridgeServerError("bridge server: neither a Unix socket nor TCP to listen on");
@@ -168,23 +177,20 @@ void BridgeServer::Impl::SendTo(int rank, std::vector<uint8_t> frame) {
   session->Queue(std::move(frame));
 }
 
-void BridgeServer::Impl::Poll(std::chrono::milliseconds timeout) {
+void BridgeServer::Impl::Poll(std::chrono::microseconds timeout) {
+  using std::chrono::microseconds;
   Clock::time_point now = Clock::now();
   // Wake up in time for the next heartbeat or deadline.
-  auto wait = std::min(timeout, options_.heartbeat_interval);
+  microseconds wait = std::min<microseconds>(timeout, options_.heartbeat_interval);
   for (const auto& [id, session] : sessions_) {
     if (session->state() != State::kOpen) {
-      wait = std::min(
-          wait, std::chrono::duration_cast<std::chrono::milliseconds>(session->deadline() - now) +
-                    std::chrono::milliseconds(1));
+      wait = std::min(wait, std::chrono::ceil<microseconds>(session->deadline() - now));
     }
   }
   for (const PendingConnect& pending : pending_connects_) {
-    wait = std::min(wait,
-                    std::chrono::duration_cast<std::chrono::milliseconds>(pending.deadline - now) +
-                        std::chrono::milliseconds(1));
+    wait = std::min(wait, std::chrono::ceil<microseconds>(pending.deadline - now));
   }
-  wait = std::max(wait, std::chrono::milliseconds(0));
+  wait = std::max(wait, microseconds(0));
 
   std::vector<pollfd> fds;
   std::vector<uint64_t> ids;  // session of fds[i], 0 for the listeners
@@ -200,7 +206,10 @@ void BridgeServer::Impl::Poll(std::chrono::milliseconds timeout) {
         {session->fd(), static_cast<short>(POLLIN | (session->WantsWrite() ? POLLOUT : 0)), 0});
     ids.push_back(id);
   }
-  const int ready = poll(fds.data(), fds.size(), static_cast<int>(wait.count()));
+  // ppoll: realtime runs wait for tens of microseconds (poll() counts whole milliseconds).
+  const timespec timeout_spec{static_cast<time_t>(wait.count() / 1000000),
+                              static_cast<long>(wait.count() % 1000000) * 1000};
+  const int ready = ppoll(fds.data(), fds.size(), &timeout_spec, nullptr);
   if (ready < 0 && errno != EINTR)
     throw BridgeServerError("bridge server: poll: " + ErrnoText(errno));
   now = Clock::now();
@@ -341,9 +350,10 @@ void BridgeServer::Impl::HandleAuth(ServerSession& session, const wire::Auth& au
   wire::Welcome welcome;
   welcome.session = session.id();
   welcome.start_vtime = NowVtime();
-  welcome.heartbeat_ms = static_cast<uint32_t>(hello.clock == wire::ClockMode::kRealtime
-                                                   ? options_.realtime_heartbeat_interval.count()
-                                                   : options_.heartbeat_interval.count());
+  const std::chrono::microseconds heartbeat = hello.clock == wire::ClockMode::kRealtime
+                                                  ? options_.realtime_heartbeat_interval
+                                                  : options_.heartbeat_interval;
+  welcome.heartbeat_us = static_cast<uint32_t>(heartbeat.count());
   welcome.nic_speed_mbps = options_.nic_speed_mbps;
   session.Queue(wire::EncodeFrame(welcome));
   RankJoin join;
@@ -562,7 +572,7 @@ std::string BridgeServer::unix_endpoint() const {
 std::string BridgeServer::tcp_endpoint() const {
   return impl_->tcp_endpoint_;
 }
-void BridgeServer::Poll(std::chrono::milliseconds timeout) {
+void BridgeServer::Poll(std::chrono::microseconds timeout) {
   impl_->Poll(timeout);
 }
 bool BridgeServer::CompleteSend(int rank, uint64_t request, uint64_t delivery_vtime) {

@@ -57,8 +57,8 @@ struct ServerOptions {
   std::chrono::milliseconds heartbeat_interval{250};
   // The heartbeat interval Welcome gives realtime ranks: they send a Promise of their wall
   // clock that often when idle, and the simulator may not run past their last promise, so it
-  // must be short.
-  std::chrono::milliseconds realtime_heartbeat_interval{1};
+  // is what a realtime delivery lags by at least (nbox-cosim: realranks.realtime_heartbeat).
+  std::chrono::microseconds realtime_heartbeat_interval{200};
   std::chrono::milliseconds heartbeat_timeout{5000};  // silence after which a rank is dead
   std::chrono::milliseconds handshake_timeout{5000};  // to authenticate, and for a Connect to
                                                       // find its listen
@@ -82,7 +82,7 @@ class BridgeServer {
   // Waits up to `timeout` for activity, then does everything that is ready: accepts, reads and
   // decodes frames (calling the sink), writes queued frames, sends heartbeats and detects
   // silent ranks. Returns early once something was handled.
-  void Poll(std::chrono::milliseconds timeout);
+  void Poll(std::chrono::microseconds timeout);
 
   // --- the simulator's answers (false when the rank or request no longer exists: it left, or
   // closed the comm) -------------------------------------------------------------------------

@@ -24,7 +24,7 @@ class BridgeServer::Impl {
   Impl(ServerOptions options, BridgeSink* sink);
   ~Impl();
 
-  void Poll(std::chrono::milliseconds timeout);
+  void Poll(std::chrono::microseconds timeout);
   void SendTo(int rank, std::vector<uint8_t> frame);
   bool FailRequest(int rank, uint64_t request, wire::ErrorCode code, const std::string& text);
   void Disconnect(int rank, wire::ErrorCode code, const std::string& text);

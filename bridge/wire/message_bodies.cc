@@ -45,7 +45,7 @@ struct BodyEncoder {
   void operator()(const Welcome& m) const {
     w->U64(m.session);
     w->U64(m.start_vtime);
-    w->U32(m.heartbeat_ms);
+    w->U32(m.heartbeat_us);
     w->U32(m.nic_speed_mbps);
   }
   void operator()(const Listen& m) const {
@@ -202,9 +202,9 @@ std::string DecodeWelcome(ByteReader& r, Message* out) {
   Welcome m;
   m.session = r.U64();
   m.start_vtime = r.U64();
-  m.heartbeat_ms = r.U32();
+  m.heartbeat_us = r.U32();
   m.nic_speed_mbps = r.U32();
-  if (m.heartbeat_ms == 0) return "Welcome: heartbeat interval is 0 ms";
+  if (m.heartbeat_us == 0) return "Welcome: heartbeat interval is 0 us";
   *out = m;
   return "";
 }

@@ -19,7 +19,9 @@ namespace nbox::bridge::wire {
 // Every frame starts with a 12-byte header: magic "NBXW", version, type, reserved (zero)
 // flags, body length.
 inline constexpr uint8_t kMagicBytes[4] = {'N', 'B', 'X', 'W'};
-inline constexpr uint8_t kProtocolVersion = 1;
+// Version 2: Welcome's heartbeat interval in microseconds (was milliseconds), so realtime ranks
+// can promise their clock more often than every millisecond.
+inline constexpr uint8_t kProtocolVersion = 2;
 inline constexpr size_t kFrameHeaderBytes = 12;
 // Payload bytes one Data frame carries at most; larger messages travel as several frames.
 inline constexpr uint32_t kMaxDataBytes = 1u << 20;
@@ -119,7 +121,7 @@ struct Auth {
 struct Welcome {
   uint64_t session = 0;
   uint64_t start_vtime = 0;   // the rank's clock starts here (realtime: the server's now)
-  uint32_t heartbeat_ms = 0;  // send something at least this often; >= 1
+  uint32_t heartbeat_us = 0;  // send something at least this often (microseconds); >= 1
   uint32_t nic_speed_mbps = 0;
 };
 

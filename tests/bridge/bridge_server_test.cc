@@ -35,7 +35,8 @@ TEST(BridgeServer, HandshakeOpensASessionAndReportsTheRank) {
   RawClient client(server, server.unix_endpoint());
   const wire::Welcome welcome = Expect<wire::Welcome>(client.Handshake(1, 2));
   EXPECT_EQ(welcome.start_vtime, 777u);
-  EXPECT_EQ(welcome.heartbeat_ms, 1u);  // a realtime rank: realtime_heartbeat_interval
+  // A realtime rank: realtime_heartbeat_interval, in microseconds.
+  EXPECT_EQ(welcome.heartbeat_us, options.realtime_heartbeat_interval.count());
   EXPECT_EQ(welcome.nic_speed_mbps, 100000u);
   ASSERT_EQ(sink.joins.size(), 1u);
   EXPECT_EQ(sink.joins[0].rank, 1);
@@ -123,7 +124,7 @@ TEST(BridgeServer, GarbageAndOversizedHandshakesAreRefused) {
   }
   {
     RawClient client(server, server.unix_endpoint());
-    std::vector<uint8_t> header = {'N', 'B', 'X', 'W', 1, 1, 0, 0, 0x88, 0x13, 0, 0};  // 5000
+    std::vector<uint8_t> header = {'N', 'B', 'X', 'W', 2, 1, 0, 0, 0x88, 0x13, 0, 0};  // 5000
     client.SendBytes(header);
     EXPECT_EQ(Expect<wire::Error>(client.Receive()).text,
               "Hello: body of 5000 bytes is over the limit of 128");
@@ -479,6 +480,13 @@ TEST(BridgeServer, BadOptionsAreRefusedWithTheReason) {
   options = Options(1);
   options.heartbeat_timeout = options.heartbeat_interval;
   EXPECT_THROW(BridgeServer(options, &sink), BridgeServerError);
+  options = Options(1);
+  options.realtime_heartbeat_interval = std::chrono::microseconds(0);
+  EXPECT_THROW(BridgeServer(options, &sink), BridgeServerError);
+  options.realtime_heartbeat_interval = options.heartbeat_timeout;
+  EXPECT_THROW(BridgeServer(options, &sink), BridgeServerError);
+  options.realtime_heartbeat_interval = std::chrono::microseconds(1);
+  BridgeServer one_microsecond(options, &sink);  // the shortest interval Welcome can carry
 }
 
 TEST(BridgeServer, PromisesReachTheSink) {

@@ -600,14 +600,14 @@ TEST_F(NboxPlugin, MalformedOpReportsAreRefusedBeforeTheyLeave) {
   Pair();
 }
 
-// A realtime rank promises its wall clock every realtime heartbeat (1 ms by default), so the
+// A realtime rank promises its wall clock every realtime heartbeat (200 us by default), so the
 // simulator is never held back by more than that while the rank is idle.
-TEST_F(NboxPlugin, AnIdleRealtimeRankPromisesItsClockEveryMillisecond) {
+TEST_F(NboxPlugin, AnIdleRealtimeRankPromisesItsClockEveryHeartbeat) {
   Join(0, "realtime");
   std::this_thread::sleep_for(milliseconds(200));
   const std::vector<ObservedPromise> promises = server_->network().promises();
-  // About 200 here; a loaded machine may wake the plugin's thread late, never 20 times late.
-  EXPECT_GE(promises.size(), 10u);
+  // About 1000 here; a loaded machine may wake the plugin's thread late, never 20 times late.
+  EXPECT_GE(promises.size(), 50u);
   for (size_t i = 1; i < promises.size(); ++i) {
     EXPECT_FALSE(promises[i].blocked);
     EXPECT_GE(promises[i].vtime, promises[i - 1].vtime);

@@ -224,10 +224,10 @@ TEST(ServerEmulated, VirtualRanksGetTheNormalHeartbeatAndRealtimeRanksAShortOne)
   RecordingSink sink;
   ServerOptions options = Options(2);
   options.heartbeat_interval = milliseconds(300);
-  options.realtime_heartbeat_interval = milliseconds(2);
+  options.realtime_heartbeat_interval = std::chrono::microseconds(40);
   BridgeServer server(options, &sink);
   RawClient realtime(server, server.unix_endpoint());
-  EXPECT_EQ(Expect<wire::Welcome>(realtime.Handshake(0, 2)).heartbeat_ms, 2u);
+  EXPECT_EQ(Expect<wire::Welcome>(realtime.Handshake(0, 2)).heartbeat_us, 40u);
   RawClient virtual_rank(server, server.unix_endpoint());
   wire::Hello hello = virtual_rank.MakeHello(1, 2);
   hello.clock = wire::ClockMode::kVirtual;
@@ -235,7 +235,7 @@ TEST(ServerEmulated, VirtualRanksGetTheNormalHeartbeatAndRealtimeRanksAShortOne)
   const wire::Challenge challenge = Expect<wire::Challenge>(virtual_rank.Receive());
   virtual_rank.Send(
       wire::Auth{wire::ClientProof(kSecret, wire::HelloBody(hello), challenge.nonce)});
-  EXPECT_EQ(Expect<wire::Welcome>(virtual_rank.Receive()).heartbeat_ms, 300u);
+  EXPECT_EQ(Expect<wire::Welcome>(virtual_rank.Receive()).heartbeat_us, 300000u);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ Bytes Header(uint8_t type, uint32_t body) {
           'B',
           'X',
           'W',
-          1,
+          2,  // protocol version
           type,
           0,
           0,
@@ -230,13 +230,13 @@ TEST(WireCodec, BadMagicIsRefusedAtTheFirstWrongByte) {
 }
 
 TEST(WireCodec, OtherVersionsAreRefused) {
-  for (uint8_t version : {0, 2, 255}) {
+  for (uint8_t version : {0, 1, 3, 255}) {
     Bytes frame = EncodeFrame(Heartbeat{1});
     frame[4] = version;
     const Decoded decoded = ToServer(frame);
     EXPECT_EQ(decoded.refusal, Refusal::kBadVersion);
     EXPECT_EQ(decoded.reason,
-              "protocol version " + std::to_string(version) + " (this side speaks version 1)");
+              "protocol version " + std::to_string(version) + " (this side speaks version 2)");
   }
 }
 

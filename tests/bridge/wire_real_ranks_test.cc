@@ -19,7 +19,7 @@ void Append(Bytes* out, std::initializer_list<uint8_t> bytes) {
 }
 
 TEST(WireRealRanks, OpReportLayoutByHand) {
-  Bytes expected = {'N', 'B', 'X', 'W', 1, 19, 0, 0, 40, 0, 0, 0};
+  Bytes expected = {'N', 'B', 'X', 'W', 2, 19, 0, 0, 40, 0, 0, 0};
   Append(&expected, {0x10, 0x27, 0, 0, 0, 0, 0, 0});  // vtime 10000
   Append(&expected, {1, 4, 7, 0});                    // kind, op broadcast, float32, redop
   Append(&expected, {2, 0, 0, 0});                    // root 2
@@ -41,7 +41,7 @@ TEST(WireRealRanks, OpReportLayoutByHand) {
 }
 
 TEST(WireRealRanks, CompleteCarriesTheSyntheticFlagAtOffset20) {
-  Bytes expected = {'N', 'B', 'X', 'W', 1, 15, 0, 0, 32, 0, 0, 0};
+  Bytes expected = {'N', 'B', 'X', 'W', 2, 15, 0, 0, 32, 0, 0, 0};
   Append(&expected, {9, 0, 0, 0, 0, 0, 0, 0});   // request
   Append(&expected, {0, 2, 0, 0, 0, 0, 0, 0});   // delivery 512
   Append(&expected, {1, 0, 0, 0, 1, 0, 0, 0});   // one size, flags: synthetic

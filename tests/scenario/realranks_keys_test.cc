@@ -33,6 +33,7 @@ TEST(RealRanksKeys, DefaultsMeanASimulatedJob) {
   EXPECT_EQ(s.realranks.launch, "");
   EXPECT_EQ(s.realranks.bridge, "unix");
   EXPECT_DOUBLE_EQ(s.realranks.max_lag_s, 100e-6);
+  EXPECT_DOUBLE_EQ(s.realranks.realtime_heartbeat_s, 200e-6);
   EXPECT_DOUBLE_EQ(s.realranks.join_timeout_s, 60);
   EXPECT_DOUBLE_EQ(s.debug.slowdown_s, 0);
   EXPECT_EQ(s.settings.at("realranks.ranks"), "");
@@ -50,6 +51,7 @@ TEST(RealRanksKeys, EveryKeyReadsFromAFile) {
                                          "launch = bench --rank {rank} --iters 3\n"
                                          "bridge = tcp:127.0.0.1:0\n"
                                          "max_lag = 2ms\n"
+                                         "realtime_heartbeat = 50us\n"
                                          "join_timeout = 30s\n"
                                          "[debug]\nslowdown = 20us\n");
   const Scenario s = LoadScenario(path);
@@ -60,6 +62,7 @@ TEST(RealRanksKeys, EveryKeyReadsFromAFile) {
   EXPECT_EQ(s.realranks.launch, "bench --rank {rank} --iters 3");
   EXPECT_EQ(s.realranks.bridge, "tcp:127.0.0.1:0");
   EXPECT_DOUBLE_EQ(s.realranks.max_lag_s, 2e-3);
+  EXPECT_DOUBLE_EQ(s.realranks.realtime_heartbeat_s, 50e-6);
   EXPECT_DOUBLE_EQ(s.realranks.join_timeout_s, 30);
   EXPECT_DOUBLE_EQ(s.debug.slowdown_s, 20e-6);
   EXPECT_EQ(s.settings.at("realranks.ranks"), "0,3");

@@ -1,6 +1,7 @@
 #include "tools/cosim/real_rank_loop.h"
 
 #include <fmt/format.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kIdlePoll{10};
+// Realtime: the longest wait for news while a rank's promise holds ns-3 (a promise arriving
+// ends it), and how far the wall clock must be ahead of ns-3 before the loop steps again when
+// only the wall clock holds it. Shorter quanta cut the lag of deliveries and cost CPU.
+constexpr std::chrono::milliseconds kRealtimePoll{1};
+constexpr uint64_t kRealtimeQuantumNs = 10000;
 constexpr double kProgressAfterWallS = 2.0;
 
 uint64_t NowNs() {
@@ -43,6 +49,9 @@ RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::B
   const double refresh_s = tty ? 0.5 : 10.0;
   const uint64_t slice_ns = std::max<uint64_t>(1, static_cast<uint64_t>(config.slice_s * 1e9));
 
+  // Realtime waits are tens of microseconds: without this, Linux may let each run up to 50 us
+  // late (the default timer slack of a normal thread).
+  if (config.realtime) prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   RealRankLoopResult result;
   const auto start = Clock::now();
   const uint64_t events_before = ns3::Simulator::GetEventCount();
@@ -90,12 +99,22 @@ RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::B
       if (std::getenv("NBOX_COSIM_TRACE") != nullptr && result.rounds % 1000 == 0) {
         err << fmt::format("trace: held at {} by bound {}\n", now, bounds.MinBound());
       }
-      auto timeout = kIdlePoll;
-      if (config.realtime) timeout = std::chrono::milliseconds(1);
+      std::chrono::microseconds timeout = kIdlePoll;
+      if (config.realtime) {
+        timeout = kRealtimePoll;
+        if (bounds.MinBound() > now && config.wall_ns) {
+          // Only the wall clock holds ns-3: wake once it is a quantum ahead (a frame wakes the
+          // poll sooner).
+          const uint64_t wall = config.wall_ns();
+          const uint64_t due = now + kRealtimeQuantumNs;
+          timeout = std::chrono::microseconds(due > wall ? (due - wall + 999) / 1000 : 0);
+        }
+      }
       if (next_confirmation) {
-        const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(
-            *next_confirmation - Clock::now() + std::chrono::milliseconds(1));
-        timeout = std::clamp(until, std::chrono::milliseconds(0), timeout);
+        const auto until =
+            std::chrono::ceil<std::chrono::microseconds>(*next_confirmation - Clock::now());
+        timeout =
+            std::clamp<std::chrono::microseconds>(until, std::chrono::microseconds(0), timeout);
       }
       server.Poll(timeout);
     }

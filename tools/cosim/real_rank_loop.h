@@ -4,8 +4,9 @@
 // executed at or after ns-3's clock: the loop advances ns-3 to the lowest bound of the real
 // ranks exactly (lookahead 0), never further, and in realtime mode also never past the wall
 // clock. Between steps it polls the bridge: with no wait while ns-3 can advance, else up to
-// 10 ms. Steps end at the next multiple of `slice_s` at the latest (progress line, link
-// samples, checks).
+// 10 ms (realtime: 1 ms while a rank's promise holds ns-3, and only until the wall clock is
+// 10 us ahead while the wall clock alone holds it). Steps end at the next multiple of
+// `slice_s` at the latest (progress line, link samples, checks).
 //
 // debug.slowdown: after each step the loop sleeps slowdown x the events the step executed, a
 // simulator made slower on purpose; virtual-clock results must not move with it.

@@ -333,6 +333,11 @@ std::vector<KeySpec> RealRanksKeys() {
       {"realranks", "max_lag",
        "realtime: the largest lag of the simulator behind the wall clock for a valid result",
        Duration(real(&RealRanksSection::max_lag_s), 1e-9, 3600)},
+      {"realranks", "realtime_heartbeat",
+       "realtime: how often a real rank promises its wall clock when it sends nothing else; "
+       "the simulator may not run past a rank's last promise, so deliveries lag by about this "
+       "much more",
+       Duration(real(&RealRanksSection::realtime_heartbeat_s), 1e-6, 1)},
       {"realranks", "join_timeout",
        "wall-clock time every real rank has to join (connect and bootstrap)",
        Duration(real(&RealRanksSection::join_timeout_s), 1e-3, 86400)},

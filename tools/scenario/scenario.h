@@ -149,7 +149,8 @@ struct RealRanksSection {
                                    // "" = the user starts the ranks by hand
   std::string bridge = "unix";     // unix | tcp:HOST:PORT
   double max_lag_s = 100e-6;       // realtime: a larger lag makes the run not valid
-  double join_timeout_s = 60;      // every real rank must have joined by then (wall clock)
+  double realtime_heartbeat_s = 200e-6;  // realtime: how often an idle rank promises its clock
+  double join_timeout_s = 60;            // every real rank must have joined by then (wall clock)
 };
 
 // Settings for debugging nbox itself; none changes a result.
