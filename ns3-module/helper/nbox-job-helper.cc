@@ -15,12 +15,19 @@ namespace ns3
 NboxJobHelper::NboxJobHelper()
 {
     m_communicatorFactory.SetTypeId(NboxCommunicator::GetTypeId());
+    m_rankAppFactory.SetTypeId(NboxRankApp::GetTypeId());
 }
 
 void
 NboxJobHelper::SetCommunicatorAttribute(const std::string& name, const AttributeValue& value)
 {
     m_communicatorFactory.Set(name, value);
+}
+
+void
+NboxJobHelper::SetRankAppAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_rankAppFactory.Set(name, value);
 }
 
 void
@@ -167,7 +174,7 @@ NboxJobHelper::Install(Ptr<NboxTransport> transport, const nbox::work::JobProgra
             ranksInSlots.push_back(static_cast<uint32_t>(
                 nbox::work::RankIn(programs.communicators[comm], static_cast<int>(rank))));
         }
-        auto app = CreateObject<NboxRankApp>();
+        auto app = m_rankAppFactory.Create<NboxRankApp>();
         app->Setup(rank, programs.programs[rank], std::move(slots), std::move(ranksInSlots),
                    programs.stream_names.size(), records,
                    [rawJob](uint32_t r) { rawJob->RankFinished(r); });

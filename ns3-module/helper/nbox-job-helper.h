@@ -31,6 +31,9 @@ class NboxJobHelper
     /** Sets an attribute of the NboxCommunicator ("Channels", "ChunkSize", ...). */
     void SetCommunicatorAttribute(const std::string& name, const AttributeValue& value);
 
+    /** Sets an attribute of every NboxRankApp ("RecordComputeOps"). */
+    void SetRankAppAttribute(const std::string& name, const AttributeValue& value);
+
     /**
      * Makes the ranks with isReal[r] real (driven from outside through an
      * NboxRealRankGateway the caller sets up on the job's communicator): Install gives them
@@ -77,6 +80,7 @@ class NboxJobHelper
 
   private:
     ObjectFactory m_communicatorFactory;
+    ObjectFactory m_rankAppFactory;
     std::vector<bool> m_isReal; //!< empty: every rank emulated
     BeforeConnecting m_beforeConnecting;
 };

@@ -23,6 +23,7 @@
 namespace ns3
 {
 
+/** One compute op of one rank (kept while NboxRankApp's RecordComputeOps is true). */
 struct NboxComputeRecord
 {
     uint32_t rank;
@@ -60,6 +61,18 @@ struct NboxCollectiveRecord
     Time peersReady;
 };
 
+/**
+ * A rank's compute time in one iteration: the sum of its compute ops' durations, in seconds,
+ * added in program order. Always kept, so reports need not hold every op: one per rank and
+ * iteration, where the ops are one per layer and pass.
+ */
+struct NboxComputeTotal
+{
+    uint32_t rank;
+    int iteration;
+    double seconds;
+};
+
 struct NboxIterationRecord
 {
     uint32_t rank;
@@ -90,6 +103,7 @@ class NboxJobRecords : public SimpleRefCount<NboxJobRecords>
   public:
     Time jobStart; //!< when every rank began its program
     std::vector<NboxComputeRecord> compute;
+    std::vector<NboxComputeTotal> computeTotals;
     std::vector<NboxCollectiveRecord> collectives;
     std::vector<NboxIterationRecord> iterations;
     std::vector<NboxWaitRecord> waits;

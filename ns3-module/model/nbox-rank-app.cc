@@ -1,6 +1,7 @@
 #include "nbox-rank-app.h"
 
 #include "ns3/abort.h"
+#include "ns3/boolean.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 
@@ -17,16 +18,26 @@ using nbox::work::OpKind;
 TypeId
 NboxRankApp::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::NboxRankApp")
-                            .SetParent<Object>()
-                            .SetGroupName("Nbox")
-                            .AddConstructor<NboxRankApp>();
+    static TypeId tid
+        = TypeId("ns3::NboxRankApp")
+              .SetParent<Object>()
+              .SetGroupName("Nbox")
+              .AddConstructor<NboxRankApp>()
+              .AddAttribute("RecordComputeOps",
+                            "Whether to record every compute op (NboxJobRecords::compute, what a "
+                            "timeline needs); each rank's compute time per iteration is recorded "
+                            "either way (NboxJobRecords::computeTotals). Off, the records no "
+                            "longer grow by one entry per layer and pass.",
+                            BooleanValue(true),
+                            MakeBooleanAccessor(&NboxRankApp::m_recordComputeOps),
+                            MakeBooleanChecker());
     return tid;
 }
 
 NboxRankApp::NboxRankApp()
     : m_rank(0)
     , m_next(0)
+    , m_recordComputeOps(true)
     , m_iteration(0)
     , m_waiting(false)
     , m_computing(false)
@@ -166,8 +177,18 @@ NboxRankApp::EndCompute()
 {
     m_computing = false;
     const nbox::work::Op& op = m_program->ops[m_next - 1];
-    m_records->compute.push_back(NboxComputeRecord{m_rank, op.iteration, op.label, m_computeStart,
-                                                   Simulator::Now(), op.microbatch});
+    const double seconds = (Simulator::Now() - m_computeStart).GetSeconds();
+    if (!m_computeTotal || m_records->computeTotals[*m_computeTotal].iteration != op.iteration)
+    {
+        m_computeTotal = m_records->computeTotals.size();
+        m_records->computeTotals.push_back(NboxComputeTotal{m_rank, op.iteration, 0.0});
+    }
+    m_records->computeTotals[*m_computeTotal].seconds += seconds;
+    if (m_recordComputeOps)
+    {
+        m_records->compute.push_back(NboxComputeRecord{
+            m_rank, op.iteration, op.label, m_computeStart, Simulator::Now(), op.microbatch});
+    }
     RunUntilBlocked();
 }
 

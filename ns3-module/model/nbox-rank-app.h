@@ -24,6 +24,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace ns3
@@ -94,6 +95,9 @@ class NboxRankApp : public Object
     std::function<void(uint32_t)> m_finished;
     size_t m_next;       //!< index of the next op to run
     Time m_computeStart; //!< start of the running compute op
+    /** Index in m_records->computeTotals of this rank's latest total, once it computed. */
+    std::optional<size_t> m_computeTotal;
+    bool m_recordComputeOps; //!< attribute RecordComputeOps
     Time m_iterationStart;
     int m_iteration; //!< of the last IterationBegin
     bool m_waiting;  //!< the op at m_next - 1 is a wait that has not ended

@@ -66,6 +66,7 @@ JobOutcome RunOnStar(const StarJob& setup, const work::JobPrograms& programs) {
   helper.SetCommunicatorAttribute("CollectiveOrder", ns3::StringValue(setup.collective_order));
   helper.SetCommunicatorAttribute("MaxConcurrentCollectives",
                                   ns3::UintegerValue(setup.max_concurrent));
+  helper.SetRankAppAttribute("RecordComputeOps", ns3::BooleanValue(setup.record_compute_ops));
   auto job = helper.Install(network, transport, programs, rank_to_host);
 
   std::ostringstream quiet;

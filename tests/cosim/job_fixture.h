@@ -29,6 +29,7 @@ struct StarJob {
   std::string rooted_algorithm = "Ring";      // attributes BroadcastAlgorithm, ReduceAlgorithm
   std::string collective_order = "FIFO";      // attribute CollectiveOrder
   uint32_t max_concurrent = 1;                // attribute MaxConcurrentCollectives
+  bool record_compute_ops = true;             // attribute NboxRankApp::RecordComputeOps
 };
 
 // `iterations` iterations of one all-reduce of `bytes` each, nothing else.

@@ -94,6 +94,39 @@ TEST(ProgramModel, GroupsKeepTheirTrafficInside) {
               out.summary.iterations[1].time_s, 1e-12);
 }
 
+TEST(ProgramModel, ComputeTimeIsSummedPerRankAndIterationWithOrWithoutEveryOp) {
+  // Iteration 0 computes 1 + 2 ms, all-reduces, computes 4 ms; iteration 1 computes 5 ms.
+  // Each rank's compute time is 7 ms and 5 ms whether each op is recorded (a timeline needs
+  // them) or not (reports need only the totals).
+  auto program = std::make_shared<RankProgram>();
+  program->iterations = 2;
+  program->ops = {work::MarkerOp(OpKind::kIterationBegin, 0),
+                  work::ComputeOp(0, "a", 1e-3),
+                  work::ComputeOp(0, "b", 2e-3),
+                  work::CollectiveOp(0, "grads", CollectiveOp::kAllReduce, 64 << 10, 0, 0),
+                  work::WaitAllOp(0),
+                  work::ComputeOp(0, "c", 4e-3),
+                  work::MarkerOp(OpKind::kIterationEnd, 0),
+                  work::MarkerOp(OpKind::kIterationBegin, 1),
+                  work::ComputeOp(1, "d", 5e-3),
+                  work::MarkerOp(OpKind::kIterationEnd, 1)};
+  for (const bool every_op : {true, false}) {
+    StarJob setup = Star(2);
+    setup.record_compute_ops = every_op;
+    const JobOutcome out = RunOnStar(setup, *program);
+    ASSERT_TRUE(out.finished);
+    EXPECT_EQ(out.records->compute.size(), every_op ? 8u : 0u);
+    ASSERT_EQ(out.records->computeTotals.size(), 4u);
+    for (const ns3::NboxComputeTotal& total : out.records->computeTotals) {
+      EXPECT_NEAR(total.seconds, total.iteration == 0 ? 7e-3 : 5e-3, 1e-12)
+          << "rank " << total.rank << " iteration " << total.iteration;
+    }
+    ASSERT_EQ(out.summary.iterations.size(), 2u);
+    EXPECT_NEAR(out.summary.iterations[0].compute_s, 7e-3, 1e-12);
+    EXPECT_NEAR(out.summary.iterations[1].compute_s, 5e-3, 1e-12);
+  }
+}
+
 TEST(ProgramModel, AWaitOnOneOpDoesNotWaitForTheOtherStream) {
   // Two ranks issue a 16 MiB all-reduce on stream 0 and a 64 KiB one on stream 1 (another
   // communicator), wait for the small one only, then compute: the compute starts the moment

@@ -174,6 +174,8 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   helper.SetCommunicatorAttribute("BroadcastAlgorithm", algorithm(s.collectives.broadcast));
   helper.SetCommunicatorAttribute("ReduceAlgorithm", algorithm(s.collectives.reduce));
   helper.SetCommunicatorAttribute("AllToAllAlgorithm", algorithm(s.collectives.alltoall));
+  // Only the timeline draws each compute op; reports take each rank's total per iteration.
+  helper.SetRankAppAttribute("RecordComputeOps", ns3::BooleanValue(s.output.trace == "chrome"));
   helper.SetCommunicatorAttribute(
       "CollectiveOrder", ns3::StringValue(s.collectives.order == "lifo" ? "LIFO" : "FIFO"));
   helper.SetCommunicatorAttribute("MaxConcurrentCollectives",

@@ -63,9 +63,7 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
     iteration_spans[it.iteration].Add(it.start.GetSeconds() - t0, it.end.GetSeconds() - t0);
   }
   std::map<int, std::map<uint32_t, RankTime>> rank_times;  // iteration -> rank -> time
-  for (const auto& c : records.compute) {
-    rank_times[c.iteration][c.rank].compute += (c.end - c.start).GetSeconds();
-  }
+  for (const auto& c : records.computeTotals) rank_times[c.iteration][c.rank].compute += c.seconds;
   for (const auto& w : records.waits) {
     RankTime& t = rank_times[w.iteration][w.rank];
     const double seconds = (w.end - w.start).GetSeconds();
