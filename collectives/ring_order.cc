@@ -13,7 +13,8 @@ RingOrder::RingOrder(const CollectiveSpec& spec, int channel)
     : world_(spec.world_size),
       gpus_(spec.ranks_per_server > 0 ? spec.ranks_per_server : spec.world_size),
       servers_(world_ / gpus_),
-      offset_(0) {
+      offset_(0),
+      plain_(servers_ == 1 || gpus_ == 1) {
   if (spec.ranks_per_server == 0 || gpus_ == 1 || servers_ == 1) return;  // plain order
   const int used = servers_ % 2 == 0 || gpus_ == 2 ? 2 : 3;
   offset_ = Mod(channel * used, gpus_);
@@ -35,9 +36,9 @@ int RingOrder::Exit(int server) const {
 
 int RingOrder::RankAt(int position) const {
   position = Mod(position, world_);
+  if (plain_) return position;
   const int server = position / gpus_;
   const int step = position % gpus_;
-  if (gpus_ == 1) return server;
   const int entry = Entry(server);
   const int exit = Exit(server);
   int local;
@@ -54,9 +55,9 @@ int RingOrder::RankAt(int position) const {
 }
 
 int RingOrder::PositionOf(int rank) const {
+  if (plain_) return rank;
   const int server = rank / gpus_;
   const int local = rank % gpus_;
-  if (gpus_ == 1) return server;
   const int entry = Entry(server);
   const int exit = Exit(server);
   int step;

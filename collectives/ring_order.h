@@ -42,6 +42,9 @@ class RingOrder {
   int gpus_;     // ranks per server (world_ when there are no servers)
   int servers_;  // world_ / gpus_
   int offset_;   // channel's shift of every local index
+  // One server, or one rank per server: the ring is 0 -> 1 -> ... -> W-1 (every ring step
+  // of a flat ring asks RankAt for its peers and segments, so this skips the servers' walk).
+  bool plain_;
 };
 
 }  // namespace nbox::coll
