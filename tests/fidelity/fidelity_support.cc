@@ -12,11 +12,12 @@ CommandResult RunCommand(const std::string& command) {
 }
 
 CommandResult RunNetnsJob(int world, const std::string& rate, int mtu,
-                          const std::string& program_and_arguments) {
+                          const std::string& program_and_arguments,
+                          const std::string& layout_options) {
   std::ostringstream command;
   command << NBOX_NETNS_JOB_SCRIPT << " --world " << world << " --rate " << rate << " --mtu " << mtu
-          << " --plugin " << NBOX_TCP_PLUGIN_PATH << " --root " << NBOX_FIDELITY_ROOT_PATH << " -- "
-          << program_and_arguments;
+          << " " << layout_options << " --plugin " << NBOX_TCP_PLUGIN_PATH << " --root "
+          << NBOX_FIDELITY_ROOT_PATH << " -- " << program_and_arguments;
   return RunCommand(command.str());
 }
 

@@ -18,9 +18,11 @@ CommandResult RunCommand(const std::string& command);
 
 // The ground truth: `program_and_arguments` as `world` real ranks, each in its own network
 // namespace behind a Linux bridge, every host link shaped to `rate` (tc syntax, e.g. 500mbit)
-// with the given MTU, over libnccl-net-nboxtcp.so. The output is rank 0's.
+// with the given MTU, over libnccl-net-nboxtcp.so. The output is rank 0's. `layout_options`
+// go to netns_job.sh as they are (--layout two-bridges --fabric-rate R ...).
 CommandResult RunNetnsJob(int world, const std::string& rate, int mtu,
-                          const std::string& program_and_arguments);
+                          const std::string& program_and_arguments,
+                          const std::string& layout_options = "");
 
 // The fields of the last "RESULT key=value ..." line of `output` (empty when there is none).
 std::map<std::string, std::string> ResultFields(const std::string& output);

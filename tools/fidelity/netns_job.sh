@@ -6,12 +6,17 @@
 # plugin; rank 0's output goes to stdout.
 #
 #   netns_job.sh --world W --rate 500mbit [--mtu 9000] [--queue PACKETS] [--timeout S] \
-#       [--layout star|two-bridges] [--fabric-rate RATE] [--tcp-cc NAME] \
+#       [--layout star|two-bridges] [--fabric-rate RATE] [--fabric-queue fifo|per-host] \
+#       [--tcp-cc NAME] \
 #       --plugin /path/libnccl-net-nboxtcp.so --root /path/nbox_fidelity_root -- PROGRAM [ARGS...]
 #
 # --layout star (the default): one bridge. two-bridges: even ranks on one bridge, odd ranks on
 # another, the bridges joined by one link shaped to --fabric-rate in both directions; every hop
-# of a ring over ranks 0..W-1 crosses it, W/2 flows each way.
+# of a ring over ranks 0..W-1 crosses it, W/2 flows each way. --fabric-queue fifo (the default):
+# that link queues like every other, one FIFO of --queue packets each way. per-host: each way,
+# one HTB class per sending host (all of equal rate, borrowing up to the link's), each with a
+# FIFO of --queue packets (so no host loses packets the FIFO would have kept), so the hosts'
+# flows share the link round robin as a fair-queuing switch would, whatever their windows.
 #
 # --tcp-cc (default cubic, what nbox's scenarios model by default): the congestion control of the
 # ranks' sending sockets, set by the plugin (NBOX_TCP_CONGESTION). Without it they would run the
@@ -25,7 +30,8 @@
 # exit, also on failure or a signal. Addresses are 10.201.0.x inside the namespaces only.
 set -u
 
-world=0 rate="" mtu=9000 queue=100 timeout_s=300 plugin="" root="" layout=star fabric_rate="" tcp_cc=cubic
+world=0 rate="" mtu=9000 queue=100 timeout_s=300 plugin="" root="" layout=star fabric_rate=""
+fabric_queue=fifo tcp_cc=cubic
 while [ $# -gt 0 ]; do
   case "$1" in
     --world) world=$2; shift 2 ;;
@@ -37,6 +43,7 @@ while [ $# -gt 0 ]; do
     --root) root=$2; shift 2 ;;
     --layout) layout=$2; shift 2 ;;
     --fabric-rate) fabric_rate=$2; shift 2 ;;
+    --fabric-queue) fabric_queue=$2; shift 2 ;;
     --tcp-cc) tcp_cc=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "netns_job.sh: unknown argument '$1'" >&2; exit 2 ;;
@@ -44,9 +51,11 @@ while [ $# -gt 0 ]; do
 done
 if [ "$world" -lt 1 ] || [ "$world" -gt 200 ] || [ -z "$rate" ] || [ -z "$plugin" ] || [ -z "$root" ] ||
   [ $# -eq 0 ] || { [ "$layout" != star ] && [ "$layout" != two-bridges ]; } ||
-  { [ "$layout" = two-bridges ] && [ -z "$fabric_rate" ]; }; then
+  { [ "$layout" = two-bridges ] && [ -z "$fabric_rate" ]; } ||
+  { [ "$fabric_queue" != fifo ] && [ "$fabric_queue" != per-host ]; }; then
   echo "usage: netns_job.sh --world W --rate RATE --plugin PATH --root PATH [--mtu B] [--queue P]" \
-    "[--timeout S] [--layout star|two-bridges --fabric-rate RATE] [--tcp-cc NAME]" \
+    "[--timeout S] [--layout star|two-bridges --fabric-rate RATE [--fabric-queue fifo|per-host]]" \
+    "[--tcp-cc NAME]" \
     "-- PROGRAM [ARGS]" >&2
   exit 2
 fi
@@ -116,6 +125,28 @@ shape() {
     ip netns exec "$ns" tc qdisc add dev "$dev" parent 1:10 handle 10: pfifo limit "$queue"
 }
 
+# The fabric link's egress `dev` in namespace `ns`, carrying the packets of the ranks of
+# parity `parity` (the hosts on that side): HTB at `fabric_rate` over one class per host, each
+# with a FIFO of `queue` packets (--fabric-queue per-host). Equal quanta make HTB lend the
+# link's rate round robin among the classes with packets waiting.
+shape_per_host() {
+  local ns=$1 dev=$2 parity=$3 burst=$((mtu + 14))
+  ip netns exec "$ns" tc qdisc add dev "$dev" root handle 1: htb default 1ff &&
+    ip netns exec "$ns" tc class add dev "$dev" parent 1: classid 1:1 htb rate "$fabric_rate" \
+      ceil "$fabric_rate" burst "$burst" cburst "$burst" quantum "$burst" || return 1
+  # One more class for what no host sends from (none is expected: ARP, say).
+  for class in $(seq $((parity + 1)) 2 "$world") 1ff; do
+    local id=$class
+    [ "$class" = 1ff ] || id=$(printf '%x' $((class + 1)))
+    ip netns exec "$ns" tc class add dev "$dev" parent 1:1 classid "1:$id" htb rate 8kbit \
+      ceil "$fabric_rate" burst "$burst" cburst "$burst" quantum "$burst" &&
+      ip netns exec "$ns" tc qdisc add dev "$dev" parent "1:$id" pfifo limit "$queue" || return 1
+    [ "$class" = 1ff ] ||
+      ip netns exec "$ns" tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
+        match ip src "10.201.0.$class/32" flowid "1:$id" || return 1
+  done
+}
+
 # One packet per socket buffer on every interface: with the kernel's default (segmentation
 # offload up to 64 KB) TCP hands the HTB shaper super-packets of up to seven 9000-byte packets,
 # which it lets through as one burst. An option this kernel lacks is left out.
@@ -145,8 +176,18 @@ if [ "$layout" = two-bridges ]; then
   ip -n "${switch}b" link set x1 master br0 up
   single_packets "$switch" x0
   single_packets "${switch}b" x1
-  shape "$switch" x0 "$fabric_rate"
-  shape "${switch}b" x1 "$fabric_rate"
+  if [ "$fabric_queue" = per-host ]; then
+    # Rank r is 10.201.0.(r + 1) on bridge r % 2; x0 leaves the even ranks' bridge.
+    if ! shape_per_host "$switch" x0 0 2> "$workdir/tc.err" ||
+      ! shape_per_host "${switch}b" x1 1 2>> "$workdir/tc.err"; then
+      echo "SKIP: cannot give each host its own class on the shared link here:" \
+        "$(cat "$workdir/tc.err")"
+      exit 77
+    fi
+  else
+    shape "$switch" x0 "$fabric_rate"
+    shape "${switch}b" x1 "$fabric_rate"
+  fi
 fi
 for ((r = 0; r < world; ++r)); do
   ns="${prefix}r$r"
