@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -54,8 +55,8 @@ void WriteAll(int fd, const std::vector<uint8_t>& frame) {
 class SlowHandshakeServer {
  public:
   SlowHandshakeServer(milliseconds to_server, milliseconds to_client) {
-    char pattern[] = "/tmp/nbox-handshake-XXXXXX";
-    directory_ = mkdtemp(pattern);
+    std::string pattern = (std::filesystem::temp_directory_path() / "nbox-handshake-XXXXXX");
+    directory_ = mkdtemp(pattern.data());
     path_ = directory_ + "/bridge.sock";
     listen_fd_ = UniqueFd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_un address{};
