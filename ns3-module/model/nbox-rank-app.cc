@@ -6,6 +6,7 @@
 #include "ns3/simulator.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace ns3
 {
@@ -102,9 +103,7 @@ NboxRankApp::Begin()
 {
     NS_ABORT_MSG_IF(!m_program, "NboxRankApp::Begin before Setup");
     m_next = 0;
-    m_opDone.assign(m_program->ops.size(), false);
-    m_opPeersReady.assign(m_program->ops.size(), Time(0));
-    m_opSequence.assign(m_program->ops.size(), 0);
+    m_issued.clear();
     m_commSequence.assign(m_comms.size(), 0);
     RunUntilBlocked();
 }
@@ -115,7 +114,7 @@ NboxRankApp::WaitSatisfied(const nbox::work::Op& op) const
     switch (op.kind)
     {
     case OpKind::kWait:
-        return m_opDone[op.target];
+        return Issued(op.target).done;
     case OpKind::kWaitStream:
         return m_streams.at(op.stream).waiting.empty() && m_streams.at(op.stream).running == 0;
     case OpKind::kWaitAll:
@@ -192,6 +191,23 @@ NboxRankApp::EndCompute()
     RunUntilBlocked();
 }
 
+NboxRankApp::IssuedOp&
+NboxRankApp::Issued(uint32_t opIndex)
+{
+    return const_cast<IssuedOp&>(std::as_const(*this).Issued(opIndex));
+}
+
+const NboxRankApp::IssuedOp&
+NboxRankApp::Issued(uint32_t opIndex) const
+{
+    const auto it = std::lower_bound(m_issued.begin(), m_issued.end(), opIndex,
+                                     [](const IssuedOp& issued, uint32_t index)
+                                     { return issued.op < index; });
+    NS_ABORT_MSG_IF(it == m_issued.end() || it->op != opIndex,
+                    "rank " << m_rank << ": op " << opIndex << " was never issued");
+    return *it;
+}
+
 void
 NboxRankApp::Issue(uint32_t opIndex)
 {
@@ -201,10 +217,11 @@ NboxRankApp::Issue(uint32_t opIndex)
                             << " of " << m_streams.size());
     NS_ABORT_MSG_IF(op.comm < 0 || static_cast<size_t>(op.comm) >= m_comms.size(),
                     "rank " << m_rank << " has no communicator slot " << op.comm);
+    IssuedOp& issued = m_issued.emplace_back(IssuedOp{opIndex});
     if (op.kind == OpKind::kCollective)
     {
         // In program order, which every member of the communicator shares.
-        m_opSequence[opIndex] = m_commSequence[op.comm]++;
+        issued.sequence = m_commSequence[op.comm]++;
     }
     m_streams[op.stream].waiting.push_back(opIndex);
     StartStreamOps(op.stream);
@@ -235,7 +252,7 @@ NboxRankApp::StartStreamOps(uint32_t stream)
         NboxCommWork work = NboxCommWork::FromOp(op);
         if (op.kind == OpKind::kCollective)
         {
-            work.sequence = m_opSequence[opIndex];
+            work.sequence = Issued(opIndex).sequence;
         }
         m_comms[op.comm]->Issue(m_ranksInComms[op.comm], std::move(work),
                                 [this, stream, opIndex](Time peersReady)
@@ -250,8 +267,9 @@ NboxRankApp::OnOpDone(uint32_t stream, uint32_t opIndex, Time peersReady)
     NS_ABORT_MSG_IF(s.running == 0, "rank " << m_rank << ": op " << opIndex << " completed twice");
     --s.running;
     s.runningGroup = false;
-    m_opDone[opIndex] = true;
-    m_opPeersReady[opIndex] = peersReady;
+    IssuedOp& issued = Issued(opIndex);
+    issued.done = true;
+    issued.peersReady = peersReady;
     StartStreamOps(stream);
     if (m_waiting && WaitSatisfied(m_program->ops[m_next - 1]))
     {
@@ -269,10 +287,11 @@ NboxRankApp::EndWait(uint32_t doneOp)
         const nbox::work::Op& op = m_program->ops[doneOp];
         const nbox::work::Parallelism parallelism = m_comms[op.comm]->GetParallelism();
         Time commStart = m_waitStart;
-        if (m_comms[op.comm]->CrossesStages() && m_opPeersReady[doneOp] > m_waitStart)
+        const Time peersReady = Issued(doneOp).peersReady;
+        if (m_comms[op.comm]->CrossesStages() && peersReady > m_waitStart)
         {
             // Until its peers were ready, the rank waited for another stage's work.
-            commStart = std::min(m_opPeersReady[doneOp], now);
+            commStart = std::min(peersReady, now);
             m_records->waits.push_back(
                 NboxWaitRecord{m_rank, m_iteration, parallelism, true, m_waitStart, commStart});
         }

@@ -85,12 +85,28 @@ class NboxRankApp : public Object
     uint32_t m_rank;
     std::shared_ptr<const nbox::work::RankProgram> m_program;
     std::vector<Ptr<NboxCommunicator>> m_comms;
-    std::vector<uint64_t> m_opSequence;   //!< per op: its place among its comm's collectives
     std::vector<uint64_t> m_commSequence; //!< per communicator slot: collectives issued
     std::vector<uint32_t> m_ranksInComms;
     std::vector<Stream> m_streams;
-    std::vector<bool> m_opDone;       //!< per op index: a communication op that has completed
-    std::vector<Time> m_opPeersReady; //!< per op index, once done
+    /** A communication op the rank has issued. */
+    struct IssuedOp
+    {
+        uint32_t op;           //!< its index in the program
+        uint64_t sequence = 0; //!< collectives: its number on its communicator
+        bool done = false;
+        Time peersReady; //!< once done
+    };
+
+    /** The issued op `opIndex` (the program issues every communication op it reaches). */
+    IssuedOp& Issued(uint32_t opIndex);
+    const IssuedOp& Issued(uint32_t opIndex) const;
+
+    /**
+     * Every communication op issued, in program order, so by ascending index: the state of
+     * each, where a table over the whole program (every compute op of every iteration) would
+     * grow with all its ops.
+     */
+    std::vector<IssuedOp> m_issued;
     Ptr<NboxJobRecords> m_records;
     std::function<void(uint32_t)> m_finished;
     size_t m_next;       //!< index of the next op to run
