@@ -107,7 +107,8 @@ RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::B
           // poll sooner).
           const uint64_t wall = config.wall_ns();
           const uint64_t due = now + kRealtimeQuantumNs;
-          timeout = std::chrono::microseconds(due > wall ? (due - wall + 999) / 1000 : 0);
+          timeout = std::chrono::ceil<std::chrono::microseconds>(
+              std::chrono::nanoseconds(due > wall ? due - wall : 0));
         }
       }
       if (next_confirmation) {
