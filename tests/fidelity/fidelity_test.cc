@@ -15,8 +15,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <limits>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/fidelity/cosim_run.h"
 #include "tests/fidelity/fidelity_support.h"
@@ -169,6 +173,58 @@ TEST(NetnsLayouts, PerHostQueuesOnTheSharedLinkGiveEachFlowItsShare) {
               us, ideal_us);
   EXPECT_GE(us, 0.97 * ideal_us) << run.output;
   EXPECT_LE(us, 1.10 * ideal_us) << run.output;
+}
+
+// netns_job.sh --capture-fabric (tools/fidelity/README.md uses it to measure how busy the shared
+// link is) records every packet that crosses that link, at the time its shaper lets it go: on
+// two ranks across a 200 Mb/s link, each way carries the ring's whole payload (each rank sends
+// its 2 MiB once per iteration: two steps of half) and never more than the link's rate.
+TEST(NetnsLayouts, TheSharedLinkCaptureHasEveryByteAtTheLinksRate) {
+  constexpr int kWorld = 2;
+  constexpr int kIterations = 5 + 2;  // timed and warm-up
+  constexpr double kBytes = 2 * 1024 * 1024;
+  constexpr double kFabricBps = 200e6;
+  // Ethernet, IPv4 and TCP with timestamps (every Linux socket here): what a frame carries
+  // beyond its payload.
+  constexpr int kFrameHeaders = 14 + 20 + 32;
+  const std::string capture = testing::TempDir() + "nbox_fabric_capture.csv";
+  std::remove(capture.c_str());
+  const CommandResult run =
+      RunNetnsJob(kWorld, kRate, kMtu,
+                  std::string(NBOX_ALLREDUCE_BENCH_PATH) + " --bytes 2MiB --iters 5 --warmup 2",
+                  "--layout two-bridges --fabric-rate 200mbit --capture-fabric " + capture);
+  if (run.status == 77) GTEST_SKIP() << run.output;
+  ASSERT_EQ(run.status, 0) << run.output;
+  std::ifstream file(capture);
+  std::string line;
+  ASSERT_TRUE(std::getline(file, line)) << "no capture at " << capture;
+  EXPECT_EQ(line, "monotonic_ns,direction,frame_bytes");
+  std::map<std::string, std::vector<std::pair<double, int>>> packets;
+  while (std::getline(file, line)) {
+    const auto comma = line.find(',');
+    const auto second = line.find(',', comma + 1);
+    ASSERT_NE(second, std::string::npos) << line;
+    packets[line.substr(comma + 1, second - comma - 1)].emplace_back(
+        std::stod(line.substr(0, comma)) * 1e-9, std::stoi(line.substr(second + 1)));
+  }
+  ASSERT_EQ(packets.size(), 2u) << "expected packets both ways (in, out)";
+  for (auto& [direction, rows] : packets) {
+    double payload = 0;
+    for (const auto& [stamp, frame] : rows) payload += std::max(0, frame - kFrameHeaders);
+    // Above it: the bootstrap's and the plugin's own bytes, and any retransmission.
+    EXPECT_GE(payload, kIterations * kBytes) << direction;
+    EXPECT_LE(payload, 1.02 * kIterations * kBytes) << direction;
+    // No 10 ms in which more crossed than the link carries in 10 ms (and one packet of HTB's
+    // burst): a stamp on another clock, or taken before the shaper, would bunch them.
+    std::sort(rows.begin(), rows.end());
+    double in_window = 0;
+    for (std::size_t first = 0, last = 0; last < rows.size(); ++last) {
+      in_window += rows[last].second;
+      while (rows[last].first - rows[first].first >= 10e-3) in_window -= rows[first++].second;
+      ASSERT_LE(in_window * 8, kFabricBps * 10e-3 + 2 * (kMtu + 14) * 8.0)
+          << direction << " at " << rows[last].first << " s";
+    }
+  }
 }
 
 TEST(TrainFidelity, TwoRanksInNamespacesAndUnderNboxCosim) {

@@ -7,7 +7,7 @@
 #
 #   netns_job.sh --world W --rate 500mbit [--mtu 9000] [--queue PACKETS] [--timeout S] \
 #       [--layout star|two-bridges] [--fabric-rate RATE] [--fabric-queue fifo|per-host] \
-#       [--tcp-cc NAME] \
+#       [--tcp-cc NAME] [--capture-fabric FILE] \
 #       --plugin /path/libnccl-net-nboxtcp.so --root /path/nbox_fidelity_root -- PROGRAM [ARGS...]
 #
 # --layout star (the default): one bridge. two-bridges: even ranks on one bridge, odd ranks on
@@ -17,6 +17,10 @@
 # one HTB class per sending host (all of equal rate, borrowing up to the link's), each with a
 # FIFO of --queue packets (so no host loses packets the FIFO would have kept), so the hosts'
 # flows share the link round robin as a fair-queuing switch would, whatever their windows.
+#
+# --capture-fabric FILE (two-bridges only): record every packet crossing the shared link, both
+# ways, while the job runs, into FILE: nbox_fabric_capture, built beside --root (its source,
+# fabric_capture.c, says what and how; fabric_summary.py reads the file).
 #
 # --tcp-cc (default cubic, what nbox's scenarios model by default): the congestion control of the
 # ranks' sending sockets, set by the plugin (NBOX_TCP_CONGESTION). Without it they would run the
@@ -31,7 +35,7 @@
 set -u
 
 world=0 rate="" mtu=9000 queue=100 timeout_s=300 plugin="" root="" layout=star fabric_rate=""
-fabric_queue=fifo tcp_cc=cubic
+fabric_queue=fifo tcp_cc=cubic capture_fabric=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --world) world=$2; shift 2 ;;
@@ -45,6 +49,7 @@ while [ $# -gt 0 ]; do
     --fabric-rate) fabric_rate=$2; shift 2 ;;
     --fabric-queue) fabric_queue=$2; shift 2 ;;
     --tcp-cc) tcp_cc=$2; shift 2 ;;
+    --capture-fabric) capture_fabric=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "netns_job.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -52,10 +57,11 @@ done
 if [ "$world" -lt 1 ] || [ "$world" -gt 200 ] || [ -z "$rate" ] || [ -z "$plugin" ] || [ -z "$root" ] ||
   [ $# -eq 0 ] || { [ "$layout" != star ] && [ "$layout" != two-bridges ]; } ||
   { [ "$layout" = two-bridges ] && [ -z "$fabric_rate" ]; } ||
-  { [ "$fabric_queue" != fifo ] && [ "$fabric_queue" != per-host ]; }; then
+  { [ "$fabric_queue" != fifo ] && [ "$fabric_queue" != per-host ]; } ||
+  { [ -n "$capture_fabric" ] && [ "$layout" != two-bridges ]; }; then
   echo "usage: netns_job.sh --world W --rate RATE --plugin PATH --root PATH [--mtu B] [--queue P]" \
     "[--timeout S] [--layout star|two-bridges --fabric-rate RATE [--fabric-queue fifo|per-host]]" \
-    "[--tcp-cc NAME]" \
+    "[--tcp-cc NAME] [--capture-fabric FILE (two-bridges)]" \
     "-- PROGRAM [ARGS]" >&2
   exit 2
 fi
@@ -221,6 +227,14 @@ if [ ! -s "$workdir/id" ]; then
 fi
 unique_id=$(cat "$workdir/id")
 
+capture_pid=""
+if [ -n "$capture_fabric" ]; then
+  ip netns exec "${switch}b" "$(dirname "$root")/nbox_fabric_capture" x1 "$capture_fabric" \
+    > "$workdir/capture.log" 2>&1 &
+  capture_pid=$!
+  pids+=($capture_pid)
+fi
+
 rank_pids=()
 for ((r = 0; r < world; ++r)); do
   # One channel of 1 MiB chunks unless the caller says otherwise: what the nbox side's
@@ -241,6 +255,14 @@ for ((r = 0; r < world; ++r)); do
     cat "$workdir/rank$r.log" >&2
   fi
 done
+if [ -n "$capture_pid" ]; then
+  kill -TERM "$capture_pid" 2> /dev/null
+  if ! wait "$capture_pid"; then
+    failed=1
+    echo "netns_job.sh: the capture of the shared link failed:" >&2
+    cat "$workdir/capture.log" >&2
+  fi
+fi
 pids=($root_pid)  # the cleanup ends the root
 cat "$workdir/rank0.log"
 # What the network did, from the namespaces' own counters (each namespace counts its own):
