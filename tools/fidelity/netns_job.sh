@@ -7,7 +7,7 @@
 #
 #   netns_job.sh --world W --rate 500mbit [--mtu 9000] [--queue PACKETS] [--timeout S] \
 #       [--layout star|two-bridges] [--fabric-rate RATE] [--fabric-queue fifo|per-host] \
-#       [--tcp-cc NAME] [--capture-fabric FILE] \
+#       [--tcp-cc NAME] [--capture-fabric FILE] [--rank-logs DIR] \
 #       --plugin /path/libnccl-net-nboxtcp.so --root /path/nbox_fidelity_root -- PROGRAM [ARGS...]
 #
 # --layout star (the default): one bridge. two-bridges: even ranks on one bridge, odd ranks on
@@ -22,6 +22,9 @@
 # ways, while the job runs, into FILE: nbox_fabric_capture, built beside --root (its source,
 # fabric_capture.c, says what and how; fabric_summary.py reads the file).
 #
+# --rank-logs DIR: keep every rank's output as DIR/rank<r>.log (only rank 0's reaches stdout),
+# such as every rank's STARTS_US line of the bench's --print-starts.
+#
 # --tcp-cc (default cubic, what nbox's scenarios model by default): the congestion control of the
 # ranks' sending sockets, set by the plugin (NBOX_TCP_CONGESTION). Without it they would run the
 # machine's default, which need not be the one the simulated twin models (bbr on some hosts).
@@ -35,7 +38,7 @@
 set -u
 
 world=0 rate="" mtu=9000 queue=100 timeout_s=300 plugin="" root="" layout=star fabric_rate=""
-fabric_queue=fifo tcp_cc=cubic capture_fabric=""
+fabric_queue=fifo tcp_cc=cubic capture_fabric="" rank_logs=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --world) world=$2; shift 2 ;;
@@ -50,6 +53,7 @@ while [ $# -gt 0 ]; do
     --fabric-queue) fabric_queue=$2; shift 2 ;;
     --tcp-cc) tcp_cc=$2; shift 2 ;;
     --capture-fabric) capture_fabric=$2; shift 2 ;;
+    --rank-logs) rank_logs=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "netns_job.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -61,7 +65,7 @@ if [ "$world" -lt 1 ] || [ "$world" -gt 200 ] || [ -z "$rate" ] || [ -z "$plugin
   { [ -n "$capture_fabric" ] && [ "$layout" != two-bridges ]; }; then
   echo "usage: netns_job.sh --world W --rate RATE --plugin PATH --root PATH [--mtu B] [--queue P]" \
     "[--timeout S] [--layout star|two-bridges --fabric-rate RATE [--fabric-queue fifo|per-host]]" \
-    "[--tcp-cc NAME] [--capture-fabric FILE (two-bridges)]" \
+    "[--tcp-cc NAME] [--capture-fabric FILE (two-bridges)] [--rank-logs DIR]" \
     "-- PROGRAM [ARGS]" >&2
   exit 2
 fi
@@ -265,6 +269,9 @@ if [ -n "$capture_pid" ]; then
 fi
 pids=($root_pid)  # the cleanup ends the root
 cat "$workdir/rank0.log"
+if [ -n "$rank_logs" ]; then
+  mkdir -p "$rank_logs" && cp "$workdir"/rank*.log "$rank_logs"/ || failed=1
+fi
 # What the network did, from the namespaces' own counters (each namespace counts its own):
 # TCP segments retransmitted by the ranks, and packets the shapers' FIFOs dropped.
 retransmitted=0
