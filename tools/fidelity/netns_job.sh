@@ -219,7 +219,7 @@ set +e
 ip netns exec "${prefix}r0" env NBOX_BOOTSTRAP_ADDR=10.201.0.1 "$root" "$workdir/id" \
   > "$workdir/root.log" 2>&1 &
 root_pid=$!
-pids+=($root_pid)
+pids+=("$root_pid")
 for ((tries = 0; tries < 100; ++tries)); do
   [ -s "$workdir/id" ] && break
   sleep 0.1
@@ -236,7 +236,7 @@ if [ -n "$capture_fabric" ]; then
   ip netns exec "${switch}b" "$(dirname "$root")/nbox_fabric_capture" x1 "$capture_fabric" \
     > "$workdir/capture.log" 2>&1 &
   capture_pid=$!
-  pids+=($capture_pid)
+  pids+=("$capture_pid")
 fi
 
 rank_pids=()
@@ -267,7 +267,7 @@ if [ -n "$capture_pid" ]; then
     cat "$workdir/capture.log" >&2
   fi
 fi
-pids=($root_pid)  # the cleanup ends the root
+pids=("$root_pid") # the cleanup ends the root
 cat "$workdir/rank0.log"
 if [ -n "$rank_logs" ]; then
   mkdir -p "$rank_logs" && cp "$workdir"/rank*.log "$rank_logs"/ || failed=1
