@@ -42,29 +42,31 @@ nlohmann::json WithMicrobatch(nlohmann::json args, int microbatch) {
   return args;
 }
 
-// Events are serialised one at a time into the text: a document of millions of events held
+// Events are serialised one at a time into the file: a document of millions of events held
 // as one nlohmann::json would take about ten times the text's size (a 64-GPU GPT iteration's
-// 42 MB trace took 400 MB that way).
+// 42 MB trace took 400 MB that way), and the text itself grows with the run.
 class EventWriter {
  public:
-  EventWriter() : text_(R"({"displayTimeUnit":"ns","traceEvents":[)") {}
-  void push_back(const nlohmann::json& event) {
-    if (!first_) text_ += ',';
-    first_ = false;
-    text_ += event.dump();
+  explicit EventWriter(std::ostream& out) : out_(out) {
+    out_ << R"({"displayTimeUnit":"ns","traceEvents":[)";
   }
-  std::string Finish() && { return std::move(text_) + "]}\n"; }
+  void push_back(const nlohmann::json& event) {
+    if (!first_) out_ << ',';
+    first_ = false;
+    out_ << event.dump();
+  }
+  void Finish() { out_ << "]}\n"; }
 
  private:
-  std::string text_;
+  std::ostream& out_;
   bool first_ = true;
 };
 
 }  // namespace
 
-std::string ChromeTraceJson(const ns3::NboxJobRecords& records) {
+void WriteChromeTrace(const ns3::NboxJobRecords& records, std::ostream& out) {
   const ns3::Time t0 = records.jobStart;
-  EventWriter events;
+  EventWriter events(out);
   std::set<uint32_t> ranks;
   std::set<std::pair<uint32_t, uint32_t>> streams;  // (rank, stream) with records
   for (const auto& c : records.compute) ranks.insert(c.rank);
@@ -103,7 +105,7 @@ std::string ChromeTraceJson(const ns3::NboxJobRecords& records) {
     events.push_back(Slice(c.label, "collective", c.rank, StreamThread(c.stream), c.started,
                            c.finished, t0, WithMicrobatch(std::move(args), c.microbatch)));
   }
-  return std::move(events).Finish();
+  events.Finish();
 }
 
 }  // namespace nbox::cosim

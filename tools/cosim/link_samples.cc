@@ -1,6 +1,7 @@
 #include "tools/cosim/link_samples.h"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 namespace nbox::cosim {
 
@@ -12,8 +13,9 @@ void LinkSampler::Sample(double now_s) {
   network_->SamplePorts(samples_.back());
 }
 
-std::string LinkSampler::Csv(const ns3::NboxNetworkStats& names, double origin_s) const {
-  std::string csv = "time_s,port,from,to,gbps,queue_bytes\n";
+void LinkSampler::WriteCsv(const ns3::NboxNetworkStats& names, double origin_s,
+                           std::ostream& out) const {
+  out << "time_s,port,from,to,gbps,queue_bytes\n";
   // A model without queues leaves the column empty rather than claiming 0.
   const bool queues = names.absent.count("peak_queue_bytes") == 0;
   for (size_t s = 1; s < samples_.size(); ++s) {
@@ -21,13 +23,12 @@ std::string LinkSampler::Csv(const ns3::NboxNetworkStats& names, double origin_s
     const double interval = times_[s] - times_[s - 1];
     for (size_t p = 0; p < samples_[s].size(); ++p) {
       const uint64_t sent = samples_[s][p].txBytes - samples_[s - 1][p].txBytes;
-      csv += fmt::format("{:.9f},{},{},{},{:.6f},{}\n", times_[s] - origin_s, p,
-                         names.ports[p].fromNode, names.ports[p].toNode,
-                         interval > 0 ? sent * 8 / interval / 1e9 : 0.0,
-                         queues ? std::to_string(samples_[s][p].queueBytes) : "");
+      fmt::print(out, "{:.9f},{},{},{},{:.6f},{}\n", times_[s] - origin_s, p,
+                 names.ports[p].fromNode, names.ports[p].toNode,
+                 interval > 0 ? sent * 8 / interval / 1e9 : 0.0,
+                 queues ? std::to_string(samples_[s][p].queueBytes) : "");
     }
   }
-  return csv;
 }
 
 }  // namespace nbox::cosim

@@ -2,7 +2,7 @@
 // at a fixed simulated interval, so the samples are as deterministic as the run.
 #pragma once
 
-#include <string>
+#include <ostream>
 #include <vector>
 
 #include "ns3/nbox-network-model.h"
@@ -19,7 +19,7 @@ class LinkSampler {
   // "time_s,port,from,to,gbps,queue_bytes": one row per port per sample after the first,
   // with the throughput over the interval that ends at time_s; times are relative to
   // `origin_s` (the job start), samples before it are left out.
-  std::string Csv(const ns3::NboxNetworkStats& names, double origin_s) const;
+  void WriteCsv(const ns3::NboxNetworkStats& names, double origin_s, std::ostream& out) const;
 
  private:
   ns3::Ptr<ns3::NboxNetworkModel> network_;

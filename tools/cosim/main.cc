@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
 
     const std::filesystem::path dir(scenario.output.dir);
     std::vector<std::string> written;
-    auto write = [&](const std::string& name, const std::string& content) {
+    auto write = [&](const std::string& name, const auto& content) {
       output->Write(name, content);
       written.push_back((dir / name).string());
     };
@@ -236,13 +236,17 @@ int main(int argc, char** argv) {
                 assembly.workload.programs));
     }
     if (log_messages) {
-      write(nbox::cosim::kMessagesFile, nbox::cosim::MessagesCsv(*job->GetRecords()));
+      write(nbox::cosim::kMessagesFile,
+            [&](std::ostream& out) { nbox::cosim::WriteMessagesCsv(*job->GetRecords(), out); });
     }
     if (link_sample_s > 0) {
-      write(nbox::cosim::kLinksFile, sampler.Csv(result.network, result.summary.job_start_s));
+      write(nbox::cosim::kLinksFile, [&](std::ostream& out) {
+        sampler.WriteCsv(result.network, result.summary.job_start_s, out);
+      });
     }
     if (scenario.output.trace == "chrome") {
-      write(nbox::cosim::kTraceFile, nbox::cosim::ChromeTraceJson(*job->GetRecords()));
+      write(nbox::cosim::kTraceFile,
+            [&](std::ostream& out) { nbox::cosim::WriteChromeTrace(*job->GetRecords(), out); });
     }
     output->Commit();
     nbox::cosim::PrintSummary(result, perf, written, std::cout);

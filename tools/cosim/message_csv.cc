@@ -1,6 +1,7 @@
 #include "tools/cosim/message_csv.h"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 namespace nbox::cosim {
 namespace {
@@ -19,23 +20,22 @@ std::string Field(const std::string& text) {
 
 }  // namespace
 
-std::string MessagesCsv(const ns3::NboxJobRecords& records) {
+void WriteMessagesCsv(const ns3::NboxJobRecords& records, std::ostream& out) {
   const ns3::NboxMessageLog& log = records.messages;
   const auto& labels = log.GetLabels();
   const int64_t origin = records.jobStart.GetNanoSeconds();
-  std::string csv = "id,iteration,src,dst,group,channel,bytes,op,deps,posted_ns,delivered_ns\n";
+  out << "id,iteration,src,dst,group,channel,bytes,op,deps,posted_ns,delivered_ns\n";
   const auto& messages = log.GetMessages();
   for (size_t id = 0; id < messages.size(); ++id) {
     const ns3::NboxMessageRecord& m = messages[id];
     const std::string group =
         m.comm < records.communicatorNames.size() ? records.communicatorNames[m.comm] : "world";
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},", id, m.iteration, m.src, m.dst,
-                       Field(group), m.channel, m.bytes, Field(labels[m.label]),
-                       fmt::join(m.deps, " "), m.posted.GetNanoSeconds() - origin);
-    if (m.isDelivered) csv += fmt::format("{}", m.delivered.GetNanoSeconds() - origin);
-    csv += '\n';
+    fmt::print(out, "{},{},{},{},{},{},{},{},{},{},", id, m.iteration, m.src, m.dst, Field(group),
+               m.channel, m.bytes, Field(labels[m.label]), fmt::join(m.deps, " "),
+               m.posted.GetNanoSeconds() - origin);
+    if (m.isDelivered) out << m.delivered.GetNanoSeconds() - origin;
+    out << '\n';
   }
-  return csv;
 }
 
 }  // namespace nbox::cosim

@@ -3,7 +3,7 @@
 // dependency is). The columns are documented in docs/TRACES.md, "Traffic out".
 #pragma once
 
-#include <string>
+#include <ostream>
 
 #include "ns3/nbox-job-records.h"
 
@@ -14,6 +14,6 @@ inline constexpr const char* kMessagesFile = "messages.csv";
 // "id,iteration,src,dst,group,channel,bytes,op,deps,posted_ns,delivered_ns" and one row per
 // message in posting order; times in ns from the job's start, deps space-separated ids, a
 // message never delivered (a run stopped early) with an empty delivered_ns.
-std::string MessagesCsv(const ns3::NboxJobRecords& records);
+void WriteMessagesCsv(const ns3::NboxJobRecords& records, std::ostream& out);
 
 }  // namespace nbox::cosim

@@ -77,10 +77,17 @@ OutputFolder::~OutputFolder() {
 }
 
 void OutputFolder::Write(const std::string& name, const std::string& content) const {
+  Write(name, [&content](std::ostream& out) {
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  });
+}
+
+void OutputFolder::Write(const std::string& name,
+                         const std::function<void(std::ostream&)>& write) const {
   const fs::path path = staging_ / name;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) Fail("cannot write", target_ / name, std::strerror(errno));
-  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  write(out);
   out.flush();
   if (!out) Fail("cannot write", target_ / name, std::strerror(errno));
 }

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <ostream>
 #include <string>
 
 namespace nbox::cosim {
@@ -41,6 +43,9 @@ class OutputFolder {
 
   // Writes staging()/name whole; throws std::runtime_error naming the file and the OS error.
   void Write(const std::string& name, const std::string& content) const;
+  // The same, with the content written by `write` straight into the file: outputs that grow
+  // with the run (trace.json, messages.csv, links.csv) are never held whole in memory.
+  void Write(const std::string& name, const std::function<void(std::ostream&)>& write) const;
 
   // Replaces the target with the staging folder as one unit (see the file comment). Throws
   // std::runtime_error, leaving the target as it was, if it cannot.
