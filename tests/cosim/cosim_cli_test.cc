@@ -206,6 +206,37 @@ TEST_F(CosimCli, EveryDocumentedMinimumRtoRuns) {
   }
 }
 
+// network.tcp_delayed_ack: a receiver ACKs every second full segment at once and a lone one
+// when the timeout fires. On 100 Mb/s links with MTU 9000 a flow's segments arrive 0.72 ms
+// apart, so with the 200 us default every segment gets its own ACK, and with Linux's 40 ms
+// every second one. Counted on a host's uplink of a two-rank ring, which carries the host's
+// data segments D (its payload over the 8948-byte MSS) and its ACKs of the other's, as many:
+// 2 D packets, and 1.5 D.
+TEST_F(CosimCli, TheDelayedAckTimeoutDecidesWhetherEverySegmentIsAcked) {
+  constexpr double kMss = 9000 - 52;
+  for (const auto& [timeout, acks_per_segment] :
+       {std::pair<const char*, double>{"200us", 1.0}, {"40ms", 0.5}}) {
+    const fs::path out = dir_ / timeout;
+    const auto run = RunCosim(
+        "tests/cosim/fixtures/tiny.ini --set job.world_size=2 --set topology.host_link=100Mbps "
+        "--set workload.model=custom --set workload.parameters=1048576 --set workload.layers=1 "
+        "--set workload.flops_per_sample=1 "
+        "--set workload.bucket=4MiB --set workload.iterations=3 --set output.trace=none "
+        "--set network.tcp_delayed_ack=" +
+        std::string(timeout) + " --out " + out.string());
+    ASSERT_EQ(run.status, 0) << run.output;
+    const auto network = nlohmann::json::parse(std::ifstream(out / "results.json")).at("network");
+    const double segments = network.at("payload_bytes_sent").get<double>() / 2 / kMss;
+    for (const auto& port : network.at("ports")) {
+      if (port.at("from_switch").get<bool>()) continue;
+      const double acks = port.at("tx_packets").get<double>() - segments;
+      EXPECT_NEAR(acks / segments, acks_per_segment, 0.05)
+          << timeout << ": " << port.at("from") << " sent " << port.at("tx_packets")
+          << " packets for about " << segments << " data segments";
+    }
+  }
+}
+
 // Issue 12: with 1 Mb/s host links and a 1 ms timeout, TCP retransmitted on a lossless
 // network for thousands of simulated seconds; a timeout below the smallest round trip is now
 // refused, naming both keys and the round trip (2 x 1502 bytes at 1 Mb/s: 24.0 ms).

@@ -24,8 +24,10 @@ std::string CosimScenario(const CosimJob& job, const std::string& output_dir) {
       << "[topology]\nkind = star\nhost_link = " << job.host_link
       << "\n\n"
       // Linux's minimum RTO: nbox's default (1 ms) suits 100 Gb/s fabrics, but at 200 Mb/s a
-      // 9000-byte packet takes 360 us and queued data makes it fire spuriously.
-      << "[network]\ntcp_cc = cubic\ntcp_min_rto = 200ms\nmtu = " << job.mtu << "\n\n"
+      // 9000-byte packet takes 360 us and queued data makes it fire spuriously. And Linux's
+      // delayed ACK (40 ms), so that every second segment is ACKed, as the namespaces do.
+      << "[network]\ntcp_cc = cubic\ntcp_min_rto = 200ms\ntcp_delayed_ack = 40ms\nmtu = " << job.mtu
+      << "\n\n"
       << "[collectives]\nchannels = 1\nchunk = 1MiB\n\n"
       << "[output]\ndir = " << output_dir << "\nprogress = off\n\n"
       << "[realranks]\nranks = " << job.real_ranks << "\nclock = " << job.clock

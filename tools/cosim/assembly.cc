@@ -56,8 +56,8 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
   c.tcpBufferBytes = s.network.tcp_buffer_bytes;
   c.tcpMinRtoSeconds = s.network.tcp_min_rto_s;
   // The delayed-ACK timeout must stay below the minimum RTO (a lone segment would time out
-  // before its ACK): 200 us, or half a smaller minimum RTO (scenarios/README.md, tcp_min_rto).
-  c.tcpDelAckTimeoutSeconds = std::min(c.tcpDelAckTimeoutSeconds, s.network.tcp_min_rto_s / 2);
+  // before its ACK): tcp_delayed_ack, or half a smaller minimum RTO (scenarios/README.md).
+  c.tcpDelAckTimeoutSeconds = std::min(s.network.tcp_delayed_ack_s, s.network.tcp_min_rto_s / 2);
   c.tcpLimitOutputBytes = static_cast<uint32_t>(s.network.tcp_limit_output_bytes);
   c.tcpReordering = s.network.tcp_reordering;
   c.tcpRackTlp = s.network.tcp_rack_tlp;

@@ -100,10 +100,16 @@ std::vector<KeySpec> NetworkKeys() {
        Bytes(net(&NetworkSection::tcp_buffer_bytes), 4 * kKiB, kGiB)},
       {"network", "tcp_min_rto",
        "TCP minimum retransmission timeout (200 ms: Linux's TCP_RTO_MIN; with tcp_rack_tlp = off "
-       "a lost tail waits this long); below 400 us the delayed-ACK timeout (200 us) "
-       "becomes half of it; at least the network's smallest round trip (a full packet over two "
-       "links of the slowest rate)",
+       "a lost tail waits this long); a tcp_delayed_ack longer than half of it becomes half of "
+       "it; at least the network's smallest round trip (a full packet over two links of the "
+       "slowest rate)",
        Duration(net(&NetworkSection::tcp_min_rto_s), 1e-6, 10)},
+      {"network", "tcp_delayed_ack",
+       "how long a TCP receiver holds the ACK of a lone segment (every second full segment is "
+       "ACKed at once); 200 us acknowledges every segment of a flow whose segments arrive "
+       "further apart, where Linux waits at least 40 ms (TCP_DELACK_MIN) and ACKs every "
+       "second one; at most half of tcp_min_rto (longer becomes that)",
+       Duration(net(&NetworkSection::tcp_delayed_ack_s), 1e-6, 1)},
       {"network", "tcp_limit_output",
        "TCP Small Queues: most bytes one socket keeps in its host's NIC queue, about 1 ms of its "
        "rate below this cap (1 MiB: Linux's tcp_limit_output_bytes); 0 = off, every byte the "

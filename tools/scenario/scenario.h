@@ -53,6 +53,7 @@ struct NetworkSection {
   uint64_t ecn_threshold_bytes = 100000;        // step marking threshold K
   uint64_t tcp_buffer_bytes = 4000000;          // socket send and receive buffers
   double tcp_min_rto_s = 0.2;                   // Linux TCP_RTO_MIN
+  double tcp_delayed_ack_s = 200e-6;            // receiver's delayed-ACK timeout
   uint64_t tcp_limit_output_bytes = 1 << 20;    // TCP Small Queues cap; 0 = off
   uint32_t tcp_reordering = 3;                  // duplicate ACKs before a fast retransmit
   bool tcp_rack_tlp = true;                     // RACK-TLP loss detection (Linux's default)
