@@ -9,7 +9,8 @@
  * the packet: a veth hands a packet to its peer at once, and a packet socket sees an outgoing
  * packet as the driver gets it, after the queue discipline.
  *
- * It exits 1 when the socket dropped a packet (the file would leave the link idle where it
+ * It prints "capturing on DEV" once its socket is bound, and exits 1 when the socket dropped
+ * a packet (the file would leave the link idle where it
  * was not). Written in C: a Python reader of the same socket took one of the machine's two
  * cores and fell seconds behind a W = 16 job. fabric_summary.py reads the file. */
 #define _GNU_SOURCE
@@ -97,27 +98,26 @@ static int read_batch(int fd, int drain, int64_t realtime_minus_monotonic, Packe
   return got;
 }
 
-int main(int argc, char** argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s DEV OUT.csv\n", argv[0]);
-    return 2;
-  }
-  signal(SIGTERM, stop);
-  signal(SIGINT, stop);
+/* Captures on `dev` until SIGTERM and writes the packets to `out`; returns 0, or 1 after
+ * saying why on stderr. */
+static int capture(const char* dev, FILE* out) {
   /* Protocol 0 until bound: a socket made for ETH_P_ALL takes every interface's packets until
    * bind() narrows it to one. */
   int fd = socket(AF_PACKET, SOCK_RAW, 0);
   int on = 1, buffer = 256 << 20; /* beyond net.core.rmem_max: root only */
   struct sockaddr_ll address = {.sll_family = AF_PACKET,
                                 .sll_protocol = htons(ETH_P_ALL),
-                                .sll_ifindex = (int)if_nametoindex(argv[1])};
+                                .sll_ifindex = (int)if_nametoindex(dev)};
   if (fd < 0 || address.sll_ifindex == 0 ||
       setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) != 0 ||
       setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof(buffer)) != 0 ||
       bind(fd, (struct sockaddr*)&address, sizeof(address)) != 0) {
-    fprintf(stderr, "nbox_fabric_capture: cannot capture on %s: %s\n", argv[1], strerror(errno));
+    fprintf(stderr, "nbox_fabric_capture: cannot capture on %s: %s\n", dev, strerror(errno));
     return 1;
   }
+  /* netns_job.sh starts the ranks only once this line is out: no packet goes uncaptured. */
+  printf("capturing on %s\n", dev);
+  fflush(stdout);
   /* SO_TIMESTAMPNS stamps CLOCK_REALTIME; the bench prints CLOCK_MONOTONIC. */
   const int64_t realtime_minus_monotonic = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
   Packet* packets = NULL;
@@ -142,19 +142,32 @@ int main(int argc, char** argv) {
             statistics.tp_drops, statistics.tp_packets);
     return 1;
   }
-  FILE* out = fopen(argv[2], "w");
-  if (out == NULL) {
-    perror("nbox_fabric_capture: opening the output");
-    return 1;
-  }
   fprintf(out, "monotonic_ns,direction,frame_bytes\n");
   for (size_t i = 0; i < count; ++i)
     fprintf(out, "%lld,%s,%u\n", (long long)packets[i].monotonic_ns,
             packets[i].outgoing ? "out" : "in", packets[i].frame_bytes);
-  if (fclose(out) != 0) {
-    perror("nbox_fabric_capture: writing the output");
-    return 1;
-  }
   free(packets);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s DEV OUT.csv\n", argv[0]);
+    return 2;
+  }
+  signal(SIGTERM, stop);
+  signal(SIGINT, stop);
+  /* Opened first, so that a path it cannot write fails before the job runs. */
+  FILE* out = fopen(argv[2], "w");
+  if (out == NULL) {
+    fprintf(stderr, "nbox_fabric_capture: cannot write %s: %s\n", argv[2], strerror(errno));
+    return 1;
+  }
+  int status = capture(argv[1], out);
+  if (fclose(out) != 0 && status == 0) {
+    perror("nbox_fabric_capture: writing the output");
+    status = 1;
+  }
+  if (status != 0) remove(argv[2]); /* no half-written capture */
+  return status;
 }

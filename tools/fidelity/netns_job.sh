@@ -237,6 +237,17 @@ if [ -n "$capture_fabric" ]; then
     > "$workdir/capture.log" 2>&1 &
   capture_pid=$!
   pids+=("$capture_pid")
+  # The ranks start once the socket is bound, so the capture has the job's every packet.
+  for ((tries = 0; tries < 100; ++tries)); do
+    grep -q '^capturing on' "$workdir/capture.log" 2> /dev/null && break
+    kill -0 "$capture_pid" 2> /dev/null || break
+    sleep 0.1
+  done
+  if ! grep -q '^capturing on' "$workdir/capture.log" 2> /dev/null; then
+    echo "netns_job.sh: the capture of the shared link did not start:" >&2
+    cat "$workdir/capture.log" >&2
+    exit 1
+  fi
 fi
 
 rank_pids=()
