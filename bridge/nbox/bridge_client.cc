@@ -370,22 +370,26 @@ void BridgeClient::ProgramWaiting(bool waiting) {
 }
 
 void BridgeClient::UpdateBlockedLocked(WallClock::time_point now) {
-  if (clock_.mode() != wire::ClockMode::kVirtual) return;
+  // A virtual clock stands still while the rank waits; a realtime one runs on, but the wait is
+  // still worth a blocked promise: it lets nbox-cosim run ahead of the wall clock to the
+  // completion that wakes the rank (which the rank then holds until it is due).
+  const bool virtual_clock = clock_.mode() == wire::ClockMode::kVirtual;
   if (!waits_.StandsStill()) {
-    if (clock_.blocked()) clock_.Unblock(now);
+    if (virtual_clock && clock_.blocked()) clock_.Unblock(now);
     return;
   }
-  const bool newly_blocked = !clock_.blocked();
+  const bool newly_blocked = virtual_clock && !clock_.blocked();
   if (newly_blocked) clock_.Block(now);
-  // Only when something changed since the last one (the host runtime waits in short slices,
-  // and an unchanged blocked promise still holds), and only while it holds (wait_state.h): no
-  // waiter has news it has not acted on, and no held completion is already due (the I/O
-  // thread releases it next, or once its bytes are in, which wakes its waiter without news
-  // from the simulator).
-  if (activity_ != promised_activity_ && !ended_ && !failed_ &&
+  // Only when something changed since the last one, or a plain promise replaced it (the host
+  // runtime waits in short slices, and an unchanged blocked promise still holds), and only
+  // while it holds (wait_state.h): no waiter has news it has not acted on, and no held
+  // completion is already due (the I/O thread releases it next, or once its bytes are in,
+  // which wakes its waiter without news from the simulator).
+  if ((activity_ != promised_activity_ || !last_promise_blocked_) && !ended_ && !failed_ &&
       waits_.MayPromiseBlocked(events_.load(std::memory_order_acquire)) && !HoldsDueLocked(now)) {
     Send(wire::Promise{NowLocked(now), true, completions_seen_});
     promised_activity_ = activity_;
+    last_promise_blocked_ = true;
     FlushLocked();
   }
   if (newly_blocked) Wake();  // held completions may be released now that the clock may jump

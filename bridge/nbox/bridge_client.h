@@ -139,6 +139,7 @@ class BridgeClient {
   WaitState waits_;                           // threads in WaitEvents, the program's waits
   uint64_t activity_ = 0;                     // posts, releases and Completes received so far
   uint64_t promised_activity_ = ~0ull;        // activity_ at the last blocked Promise
+  bool last_promise_blocked_ = false;         // no plain Promise since the last blocked one
   // Complete frames received in this session (wrapping): every Promise carries it, so the
   // server knows whether the rank had seen its latest completion when it promised.
   uint32_t completions_seen_ = 0;

@@ -71,9 +71,13 @@ void BridgeClient::Run() {
     FlushLocked();
     ReleaseDue(after);
     if (failed_) break;
+    // A realtime rank that waits keeps a completion received early until it is due, so its
+    // waiter does not wake to promise again: renew the blocked promise here, counting it.
+    if (clock_.mode() == wire::ClockMode::kRealtime) UpdateBlockedLocked(after);
     if (after - last_sent_ >= KeepAliveIntervalLocked() && out_.empty() && !ended_) {
       if (PromisesClockLocked()) {
         Send(wire::Promise{NowLocked(after), false, completions_seen_});
+        last_promise_blocked_ = false;
       } else {
         Send(wire::Heartbeat{NowLocked(after)});
       }
@@ -90,7 +94,11 @@ void BridgeClient::Run() {
 }
 
 bool BridgeClient::PromisesClockLocked() const {
-  if (clock_.mode() == wire::ClockMode::kRealtime) return true;
+  if (clock_.mode() == wire::ClockMode::kRealtime) {
+    // A plain promise would take back a blocked one that still holds (the rank still waits
+    // and nothing happened since): a Heartbeat keeps the session alive instead.
+    return !(last_promise_blocked_ && activity_ == promised_activity_ && waits_.StandsStill());
+  }
   return !clock_.blocked() && !requests_.empty();
 }
 

@@ -5,6 +5,7 @@
 // what the test posted, times from the delay the test double was given.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -612,6 +613,43 @@ TEST_F(NboxPlugin, AnIdleRealtimeRankPromisesItsClockEveryHeartbeat) {
     EXPECT_FALSE(promises[i].blocked);
     EXPECT_GE(promises[i].vtime, promises[i - 1].vtime);
   }
+}
+
+// A realtime rank that waits for the network promises so (a blocked promise): nbox-cosim may
+// then run ahead of the wall clock to the completion that wakes it, which the rank holds until
+// it is due. While it waits with nothing new, it keeps the session alive with heartbeats: a
+// plain promise of its clock would take the blocked one back and hold the simulator again.
+TEST_F(NboxPlugin, AWaitingRealtimeRankPromisesBlockedAndDoesNotTakeItBack) {
+  constexpr uint64_t kDelayNs = 300'000'000;
+  Join(kDelayNs, "realtime");
+  CommPair& pair = Pair();
+  std::vector<uint8_t> message = Pattern(6, 48), recv(48, 0);
+  void* recv_request = nullptr;
+  void* send_request = nullptr;
+  ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, message, recv, &recv_request, &send_request));
+  ASSERT_EQ(Wait(recv_request, nullptr), ncclSuccess);
+  ASSERT_EQ(Wait(send_request, nullptr), ncclSuccess);
+  EXPECT_EQ(recv, message);
+
+  const std::vector<server::Post> posts = server_->network().posts();
+  ASSERT_EQ(posts.size(), 2u);
+  const uint64_t delivery = std::max(posts[0].vtime, posts[1].vtime) + kDelayNs;
+  const uint64_t posted = std::min(posts[0].vtime, posts[1].vtime);
+  const ObservedPromise* blocked = nullptr;  // the first that had seen both completions
+  size_t plain_while_waiting = 0;
+  for (const ObservedPromise& promise : server_->network().promises()) {
+    if (promise.vtime < posted || promise.vtime >= delivery) continue;
+    if (promise.blocked && promise.saw_every_completion && blocked == nullptr) blocked = &promise;
+    if (!promise.blocked) ++plain_while_waiting;
+    if (blocked != nullptr) {
+      EXPECT_TRUE(promise.blocked) << "a plain promise at " << promise.vtime
+                                   << " took back the blocked one of " << blocked->vtime;
+    }
+  }
+  ASSERT_NE(blocked, nullptr) << "no blocked promise while the rank waited";
+  // An idle rank promises about 1500 times in 300 ms (previous test); renewed as soon as the
+  // completions arrive, the blocked promise leaves the few made before them.
+  EXPECT_LT(plain_while_waiting, 50u);
 }
 
 // Once the program reports its waits (programWaiting), a thread waiting for the network while

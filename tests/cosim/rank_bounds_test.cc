@@ -97,6 +97,29 @@ TEST(RankBounds, AStaleBlockedPromiseHoldsAtItsTimeEvenWhenTheCompletionIsLater)
   EXPECT_EQ(bounds.Bound(0), 700u);
 }
 
+// A realtime rank receives a completion before it is due and holds it: its clock (the wall
+// clock) is still before the delivery when it waits again, and the held completion wakes it.
+TEST(RankBounds, AWaitingRankIsHeldAtACompletionItReceivedButHasNotReached) {
+  RankBounds bounds({0}, 0);
+  bounds.OnActivity(0, 100);
+  bounds.OnPromise(0, 120, true);
+  EXPECT_EQ(bounds.Bound(0), kInf);
+  bounds.OnCompletion(0, 900);  // computed ahead of the rank's clock
+  EXPECT_EQ(bounds.Bound(0), 900u);
+  // Received at the rank's clock 300, held until 900; the rank still waits and says so.
+  bounds.OnPromise(0, 300, true, /*saw_every_completion=*/true);
+  EXPECT_EQ(bounds.Bound(0), 900u);
+  EXPECT_FALSE(bounds.Waiting(0));
+  bounds.OnHeartbeat(0, 600, /*clock_running=*/false);
+  EXPECT_EQ(bounds.Bound(0), 900u);
+  // Released at 900, it wakes the rank, which posts and waits again.
+  bounds.OnActivity(0, 910);
+  EXPECT_EQ(bounds.Bound(0), 910u);
+  bounds.OnPromise(0, 920, true, true);
+  EXPECT_EQ(bounds.Bound(0), kInf);
+  EXPECT_TRUE(bounds.Waiting(0));
+}
+
 TEST(RankBounds, AnUnconfirmedBlockedPromiseHoldsAtItsTimeUntilConfirmed) {
   RankBounds bounds({0}, 0);
   bounds.OnActivity(0, 100);

@@ -7,7 +7,7 @@
 namespace nbox::cosim {
 
 RankBounds::RankBounds(const std::vector<int>& ranks, uint64_t start_ns) {
-  for (int rank : ranks) ranks_[rank].floor = start_ns;
+  for (int rank : ranks) ranks_[rank].clock = ranks_[rank].floor = start_ns;
 }
 
 RankBounds::State& RankBounds::At(int rank) {
@@ -22,12 +22,14 @@ const RankBounds::State& RankBounds::At(int rank) const {
 }
 
 void RankBounds::ForgetSeen(State& state) {
-  // A delivery at or before the rank's clock can no longer hold the rank back.
-  state.unseen.erase(state.unseen.begin(), state.unseen.upper_bound(state.floor));
+  // A delivery at or before the rank's own clock can no longer hold the rank back. One after it
+  // may: a realtime rank holds a completion it received until the delivery is due.
+  state.unseen.erase(state.unseen.begin(), state.unseen.upper_bound(state.clock));
 }
 
 void RankBounds::OnActivity(int rank, uint64_t vtime) {
   State& s = At(rank);
+  s.clock = std::max(s.clock, vtime);
   s.floor = std::max(s.floor, vtime);
   s.blocked = false;
   s.unconfirmed = false;
@@ -37,6 +39,7 @@ void RankBounds::OnActivity(int rank, uint64_t vtime) {
 void RankBounds::OnPromise(int rank, uint64_t vtime, bool blocked, bool saw_every_completion,
                            bool unconfirmed) {
   State& s = At(rank);
+  s.clock = std::max(s.clock, vtime);
   s.floor = std::max(s.floor, vtime);
   // Made before a completion reached the rank: the rank may wake at vtime when it arrives.
   blocked = blocked && saw_every_completion;
@@ -61,22 +64,21 @@ void RankBounds::OnHeartbeat(int rank, uint64_t vtime, bool clock_running) {
     s.blocked = false;  // its clock runs: the program works again
     s.unconfirmed = false;
   }
+  s.clock = std::max(s.clock, vtime);
   s.floor = std::max(s.floor, vtime);
   ForgetSeen(s);
 }
 
 void RankBounds::OnCompletion(int rank, uint64_t delivery) {
   State& s = At(rank);
+  if (delivery > s.clock) s.unseen.insert(delivery);
   if (s.blocked) {
     // Sent after the blocked promise: it wakes the rank at max(t, delivery), and the rank
     // then acts (posts, or promises again since something happened).
     s.blocked = false;
     s.unconfirmed = false;
     s.floor = std::max(s.floor, delivery);
-    ForgetSeen(s);
-    return;
   }
-  if (delivery > s.floor) s.unseen.insert(delivery);
 }
 
 void RankBounds::OnWake(int rank) {
@@ -91,6 +93,7 @@ void RankBounds::OnEnded(int rank) {
 
 void RankBounds::SetStart(int rank, uint64_t start_ns) {
   State& s = At(rank);
+  s.clock = std::max(s.clock, start_ns);
   s.floor = std::max(s.floor, start_ns);
 }
 

@@ -3,12 +3,15 @@
 // further, so a post never lands in the simulator's past (issue 3 design, "Clock").
 //
 // What moves a rank's bound (all times in ns of virtual time):
-// - a post, an op report, a Promise(t) or (virtual mode) a Heartbeat(t): the rank's clock is at
-//   least t and never goes back, so bound = max(bound, t);
+// - a post, an op report, a Promise(t) or a Heartbeat(t): the rank's clock is at least t and
+//   never goes back, so bound = max(bound, t) (a realtime rank sends heartbeats only while a
+//   blocked promise of its stands);
 // - Promise(t, blocked): the rank waits for a completion. Its next post comes at
 //   max(t, d) where d is the delivery time of the completion that wakes it. A completion
-//   already sent with d > t cannot have been seen yet (seeing it would have moved the rank's
-//   clock to d), so bound = the smallest such d; with none, bound = +infinity until the
+//   already sent with d > t has not woken it yet (a virtual rank that saw it would have moved
+//   its clock to d; a realtime rank holds it until its clock reaches d, which lets the
+//   simulator run ahead of the wall clock while the rank waits), so bound = the smallest such
+//   d; with none, bound = +infinity until the
 //   simulator next completes a request of the rank: that wakes it, bound = max(t, d) until
 //   the rank says more. The simulator stops at every completion of a real rank, so it never
 //   passes d before the rank answers. A delivery at or before t needs no bound: the plugin
@@ -56,9 +59,9 @@ class RankBounds {
   // No connection made for the rank before its blocked promise is on its way any more.
   void ConfirmWaiting(int rank);
   bool Unconfirmed(int rank) const;
-  // Virtual-clock heartbeat; realtime ranks promise instead, so do not call it for them.
-  // `clock_running`: the rank's clock advanced at least half as fast as the wall clock since
-  // its previous heartbeat (the owner measures it).
+  // `clock_running` (virtual clocks only; false for realtime ranks, whose clock always runs):
+  // the rank's clock advanced at least half as fast as the wall clock since its previous
+  // heartbeat (the owner measures it), so its program works again.
   void OnHeartbeat(int rank, uint64_t vtime, bool clock_running);
   // The simulator completed a request of `rank` (a send, or a receive's delivery) at
   // `delivery`.
@@ -80,7 +83,8 @@ class RankBounds {
 
  private:
   struct State {
-    uint64_t floor = 0;  // the latest time the rank's clock is known to have reached
+    uint64_t clock = 0;  // the latest time the rank itself reported (posts, promises, ...)
+    uint64_t floor = 0;  // the earliest time of its next post: its clock, or a wake-up after it
     bool blocked = false;
     bool unconfirmed = false;  // blocked, but a connection may still wake it at blocked_at
     uint64_t blocked_at = 0;

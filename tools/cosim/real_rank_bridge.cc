@@ -126,7 +126,9 @@ void RealRankBridge::NoteFrame(int rank) {
 }
 
 void RealRankBridge::NoteCompletion(int rank, uint64_t delivery_ns) {
-  if (Tracing()) std::cerr << fmt::format("trace: complete r{} d={}\n", rank, delivery_ns);
+  if (Tracing())
+    std::cerr << fmt::format("trace: complete r{} d={} wall={}\n", rank, delivery_ns,
+                             config_.wall_ns ? config_.wall_ns() : 0);
   RankActivity& a = Activity(rank);
   if (a.outstanding > 0) a.outstanding--;
   bounds_->OnCompletion(rank, delivery_ns);
@@ -268,7 +270,14 @@ void RealRankBridge::OnRankPromise(const bridge::server::RankPromise& promise) {
 void RealRankBridge::OnHeartbeat(int rank, uint64_t vtime) {
   if (Tracing())
     std::cerr << fmt::format("trace: heartbeat r{} t={} now={}\n", rank, vtime, NowNs());
-  if (config_.realtime) return;  // realtime ranks promise their wall clock instead
+  if (config_.realtime) {
+    // A realtime rank sends heartbeats while a blocked promise of its stands (a plain promise
+    // would take it back). Its clock is the wall clock and never stops, so the heartbeat's time
+    // bounds its posts all the same; it does not end the wait.
+    bounds_->OnHeartbeat(rank, vtime, false);
+    UpdateWaiting(rank);
+    return;
+  }
   // Running: since its blocked promise the rank's clock advanced at least half as fast as
   // the wall clock (a computing program). A blocked clock only creeps (the wait runs in
   // slices); the rate is taken over the whole wait, so heartbeats read in a burst (after a
