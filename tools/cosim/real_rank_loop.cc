@@ -17,10 +17,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kIdlePoll{10};
 // Realtime: the longest wait for news while a rank's promise holds ns-3 (a promise arriving
-// ends it), and how far the wall clock must be ahead of ns-3 before the loop steps again when
-// only the wall clock holds it. Shorter quanta cut the lag of deliveries and cost CPU.
+// ends it).
 constexpr std::chrono::milliseconds kRealtimePoll{1};
-constexpr uint64_t kRealtimeQuantumNs = 10000;
 constexpr double kProgressAfterWallS = 2.0;
 
 uint64_t NowNs() {
@@ -67,8 +65,10 @@ RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::B
     // Steps end on multiples of the slice unless a bound comes first, so link samples (taken
     // at those multiples) have the same fixed interval as in a simulated-only run.
     const uint64_t boundary = (now / slice_ns + 1) * slice_ns;
-    uint64_t target = std::min(bounds.MinBound(), boundary);
-    if (config.realtime && config.wall_ns) target = std::min(target, config.wall_ns());
+    // No wall-clock limit in realtime mode: a running realtime rank's bound is its clock, which
+    // is the wall clock; a waiting one's is the completion that will wake it, which the rank
+    // holds until it is due, so ns-3 may run ahead while every real rank waits.
+    const uint64_t target = std::min(bounds.MinBound(), boundary);
     if (target > now) {
       const uint64_t events = StepTo(target);
       ++result.sim.slices;
@@ -95,22 +95,11 @@ RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::B
       }
       server.Poll(std::chrono::milliseconds(0));
     } else {
-      // Held back by a real rank (or, in realtime mode, by the wall clock): wait for news.
+      // Held back by a real rank: wait for news.
       if (std::getenv("NBOX_COSIM_TRACE") != nullptr && result.rounds % 1000 == 0) {
         err << fmt::format("trace: held at {} by bound {}\n", now, bounds.MinBound());
       }
-      std::chrono::microseconds timeout = kIdlePoll;
-      if (config.realtime) {
-        timeout = kRealtimePoll;
-        if (bounds.MinBound() > now && config.wall_ns) {
-          // Only the wall clock holds ns-3: wake once it is a quantum ahead (a frame wakes the
-          // poll sooner).
-          const uint64_t wall = config.wall_ns();
-          const uint64_t due = now + kRealtimeQuantumNs;
-          timeout = std::chrono::ceil<std::chrono::microseconds>(
-              std::chrono::nanoseconds(due > wall ? due - wall : 0));
-        }
-      }
+      std::chrono::microseconds timeout = config.realtime ? kRealtimePoll : kIdlePoll;
       if (next_confirmation) {
         const auto until =
             std::chrono::ceil<std::chrono::microseconds>(*next_confirmation - Clock::now());

@@ -2,11 +2,12 @@
 //
 // One sequential ns-3 holds the real ranks' own hosts too, so a real rank's post can only be
 // executed at or after ns-3's clock: the loop advances ns-3 to the lowest bound of the real
-// ranks exactly (lookahead 0), never further, and in realtime mode also never past the wall
-// clock. Between steps it polls the bridge: with no wait while ns-3 can advance, else up to
-// 10 ms (realtime: 1 ms while a rank's promise holds ns-3, and only until the wall clock is
-// 10 us ahead while the wall clock alone holds it). Steps end at the next multiple of
-// `slice_s` at the latest (progress line, link samples, checks).
+// ranks exactly (lookahead 0), never further. In realtime mode that keeps ns-3 behind the wall
+// clock while a real rank runs (its bound is its clock) and lets it run ahead while every real
+// rank waits on it (the rank holds an early completion until it is due; rank_bounds.h).
+// Between steps it polls the bridge: with no wait while ns-3 can advance, else up to 10 ms
+// (realtime: 1 ms; a frame ends the wait sooner). Steps end at the next multiple of `slice_s`
+// at the latest (progress line, link samples, checks).
 //
 // debug.slowdown: after each step the loop sleeps slowdown x the events the step executed, a
 // simulator made slower on purpose; virtual-clock results must not move with it.
@@ -30,8 +31,6 @@ struct RealRankLoopConfig {
   double slowdown_s = 0;  // debug.slowdown
   double slice_s = 100e-6;
   ProgressMode progress = ProgressMode::kAuto;
-  // Realtime: wall-clock ns since the run's origin (the virtual time ns-3 may reach).
-  std::function<uint64_t()> wall_ns;
   // Called every round, outside ns-3: polls the bootstrap root, reaps children, checks
   // signals and timeouts; reports problems through RealRankBridge::Fail.
   std::function<void()> check;

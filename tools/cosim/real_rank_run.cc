@@ -169,7 +169,6 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   loop_config.slowdown_s = s.debug.slowdown_s;
   loop_config.slice_s = step_s;
   loop_config.progress = ParseProgressMode(s.output.progress);
-  loop_config.wall_ns = wall_ns;
   loop_config.after_step = after_step;
   loop_config.check = [&] {
     root.Poll(std::chrono::milliseconds(0));
