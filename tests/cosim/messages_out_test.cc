@@ -169,6 +169,17 @@ TEST_F(MessagesOut, AHybridJobOnTheFlowModelIsComplete) {
   EXPECT_GE(groups.size(), 3u);
 }
 
+// messages.csv belongs to the run that wrote it: a later run into the same folder without the
+// log does not carry it over (it would describe another run).
+TEST_F(MessagesOut, ALaterRunWithoutTheLogLeavesNoMessagesFile) {
+  RunAndCheck("tests/cosim/fixtures/trace_replay.ini");
+  ASSERT_TRUE(fs::exists(dir_ / "messages.csv"));
+  const Outcome later = RunCosim("tests/cosim/fixtures/trace_replay.ini --out " + dir_.string());
+  EXPECT_EQ(later.status, 0) << later.output;
+  EXPECT_TRUE(fs::exists(dir_ / "results.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "messages.csv"));
+}
+
 TEST_F(MessagesOut, RefusedWhereThereAreNoMessagesToWrite) {
   const Outcome analytical = RunCosim(
       "tests/cosim/fixtures/trace_replay.ini --set output.messages=csv --set "

@@ -135,8 +135,8 @@ TEST_F(OutputFolderTest, ATargetThatIsAFileIsRefusedUpFront) {
 }
 
 TEST_F(OutputFolderTest, TheRunsOwnFileNamesAreKnown) {
-  for (const char* name :
-       {"results.json", "perf.json", "traffic.csv", "links.csv", "trace.json", "rank12.log"}) {
+  for (const char* name : {"results.json", "perf.json", "traffic.csv", "links.csv", "trace.json",
+                           "messages.csv", "rank12.log", "comm_groups.json"}) {
     EXPECT_TRUE(OutputFolder::IsRunOutput(name)) << name;
   }
   for (const char* name : {"cosim.out", "cosim.err", "status.json", "rank.log", "notes.txt"}) {

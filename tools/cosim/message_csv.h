@@ -6,10 +6,9 @@
 #include <ostream>
 
 #include "ns3/nbox-job-records.h"
+#include "tools/cosim/output_folder.h"
 
 namespace nbox::cosim {
-
-inline constexpr const char* kMessagesFile = "messages.csv";
 
 // "id,iteration,src,dst,group,channel,bytes,op,deps,posted_ns,delivered_ns" and one row per
 // message in posting order; times in ns from the job's start, deps space-separated ids, a

@@ -95,8 +95,8 @@ void OutputFolder::Write(const std::string& name,
 bool OutputFolder::IsRunOutput(const std::string& name) {
   static const std::regex kRankLog("rank[0-9]+\\.log");
   static const std::regex kChakraTrace(std::string(chakra::kTracePrefix) + "\\.[0-9]+\\.et");
-  for (const char* file :
-       {kResultsFile, kPerfFile, kTrafficFile, kLinksFile, kTraceFile, chakra::kCommGroupsFile}) {
+  for (const char* file : {kResultsFile, kPerfFile, kTrafficFile, kLinksFile, kTraceFile,
+                           kMessagesFile, chakra::kCommGroupsFile}) {
     if (name == file) return true;
   }
   return std::regex_match(name, kRankLog) || std::regex_match(name, kChakraTrace);

@@ -26,6 +26,7 @@ inline constexpr const char* kPerfFile = "perf.json";
 inline constexpr const char* kTrafficFile = "traffic.csv";
 inline constexpr const char* kLinksFile = "links.csv";
 inline constexpr const char* kTraceFile = "trace.json";
+inline constexpr const char* kMessagesFile = "messages.csv";
 
 class OutputFolder {
  public:
@@ -52,7 +53,8 @@ class OutputFolder {
   void Commit();
 
   // Whether nbox-cosim writes a file of this name (results.json, perf.json, traffic.csv,
-  // links.csv, trace.json, rank<N>.log): the files a run replaces rather than carries over.
+  // links.csv, trace.json, messages.csv, rank<N>.log, the Chakra traces): the files a run
+  // replaces rather than carries over.
   static bool IsRunOutput(const std::string& name);
 
  private:
