@@ -94,7 +94,7 @@ class NboxRankApp : public Object
         uint32_t op;           //!< its index in the program
         uint64_t sequence = 0; //!< collectives: its number on its communicator
         bool done = false;
-        Time peersReady; //!< once done
+        Time peersReady{}; //!< once done
     };
 
     /** The issued op `opIndex` (the program issues every communication op it reaches). */
