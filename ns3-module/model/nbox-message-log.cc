@@ -2,6 +2,8 @@
 
 #include "ns3/abort.h"
 
+#include <utility>
+
 namespace ns3
 {
 
@@ -18,6 +20,35 @@ NboxMessageLog::IsEnabled() const
     return m_enabled;
 }
 
+void
+NboxMessageLog::SetSink(Sink sink)
+{
+    m_sink = std::move(sink);
+    HandOnDelivered();
+}
+
+void
+NboxMessageLog::Flush()
+{
+    while (m_sink && !m_held.empty())
+    {
+        m_sink(m_firstHeld, m_held.front());
+        m_held.pop_front();
+        ++m_firstHeld;
+    }
+}
+
+void
+NboxMessageLog::HandOnDelivered()
+{
+    while (m_sink && !m_held.empty() && m_held.front().isDelivered)
+    {
+        m_sink(m_firstHeld, m_held.front());
+        m_held.pop_front();
+        ++m_firstHeld;
+    }
+}
+
 uint64_t
 NboxMessageLog::Post(const NboxMessageRecord& message, const std::string& label)
 {
@@ -26,18 +57,22 @@ NboxMessageLog::Post(const NboxMessageRecord& message, const std::string& label)
     {
         m_labels.push_back(label);
     }
-    m_messages.push_back(message);
-    m_messages.back().label = it->second;
-    return m_messages.size() - 1;
+    m_held.push_back(message);
+    m_held.back().label = it->second;
+    return m_firstHeld + m_held.size() - 1;
 }
 
 void
 NboxMessageLog::Deliver(uint64_t id, Time at)
 {
-    NS_ABORT_MSG_IF(id >= m_messages.size() || m_messages[id].isDelivered,
+    // One handed on was delivered already, so an id below the held ones is a second delivery.
+    NS_ABORT_MSG_IF(id < m_firstHeld || id - m_firstHeld >= m_held.size()
+                        || m_held[id - m_firstHeld].isDelivered,
                     "message " << id << " delivered twice or never posted");
-    m_messages[id].delivered = at;
-    m_messages[id].isDelivered = true;
+    NboxMessageRecord& message = m_held[id - m_firstHeld];
+    message.delivered = at;
+    message.isDelivered = true;
+    HandOnDelivered();
 }
 
 void
@@ -52,10 +87,16 @@ NboxMessageLog::LastAdvanced(uint32_t rank) const
     return m_lastAdvanced.at(rank);
 }
 
-const std::vector<NboxMessageRecord>&
-NboxMessageLog::GetMessages() const
+const std::deque<NboxMessageRecord>&
+NboxMessageLog::GetHeld() const
 {
-    return m_messages;
+    return m_held;
+}
+
+uint64_t
+NboxMessageLog::GetFirstHeld() const
+{
+    return m_firstHeld;
 }
 
 const std::vector<std::string>&

@@ -12,6 +12,10 @@
  *     that delivery and this post). The run satisfied this dependency; with several ops in
  *     flight on a rank it may belong to one the message did not need.
  * A job's first messages have none.
+ *
+ * Held whole, the log grows with the run (some 270 bytes per message). With a sink it hands
+ * each message on, in posting order, once it and every message posted before it are
+ * delivered, and forgets it: it then holds only the messages from the oldest one in flight on.
  */
 #ifndef NBOX_MESSAGE_LOG_H
 #define NBOX_MESSAGE_LOG_H
@@ -19,6 +23,8 @@
 #include "ns3/nstime.h"
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -50,6 +56,13 @@ class NboxMessageLog
     void Enable(uint32_t worldSize);
     bool IsEnabled() const;
 
+    /** Receives a message the log hands on: its id (posting order, from 0) and its record. */
+    using Sink = std::function<void(uint64_t id, const NboxMessageRecord& message)>;
+    /** Hands messages on to `sink` as they and every earlier one are delivered (see above). */
+    void SetSink(Sink sink);
+    /** Hands every message still held to the sink, delivered or not (a run's end). */
+    void Flush();
+
     /** Logs a message posted now; returns its id. */
     uint64_t Post(const NboxMessageRecord& message, const std::string& label);
     void Deliver(uint64_t id, Time at);
@@ -58,12 +71,19 @@ class NboxMessageLog
     /** The message whose completion last advanced `rank`, or kNoMessage. */
     uint64_t LastAdvanced(uint32_t rank) const;
 
-    const std::vector<NboxMessageRecord>& GetMessages() const;
+    /** The messages held, from id GetFirstHeld() on: every one without a sink. */
+    const std::deque<NboxMessageRecord>& GetHeld() const;
+    uint64_t GetFirstHeld() const;
     const std::vector<std::string>& GetLabels() const;
 
   private:
+    /** Hands on the delivered messages at the front (with a sink). */
+    void HandOnDelivered();
+
     bool m_enabled = false;
-    std::vector<NboxMessageRecord> m_messages;
+    Sink m_sink;
+    std::deque<NboxMessageRecord> m_held;
+    uint64_t m_firstHeld = 0;             //!< the id of m_held.front()
     std::vector<uint64_t> m_lastAdvanced; //!< per world rank
     std::vector<std::string> m_labels;
     std::map<std::string, uint32_t> m_labelIndex;

@@ -12,7 +12,6 @@
 #include "tests/cosim/alpha_beta.h"
 #include "tests/cosim/job_fixture.h"
 #include "tools/cosim/assembly.h"
-#include "tools/cosim/memory_estimate.h"
 #include "tools/cosim/summary.h"
 #include "tools/cosim/terminal_report.h"
 #include "tools/scenario/scenario.h"
@@ -71,46 +70,6 @@ TEST(TraceReplayJob, ATraceOfAnotherJobSizeIsRefused) {
   }
   ns3::Simulator::Destroy();
   ns3::Config::Reset();
-}
-
-}  // namespace
-}  // namespace nbox::testing
-
-namespace nbox::testing {
-namespace {
-
-// output.messages = csv counts in the memory estimate before the run. On the fixture (4 ranks,
-// two unchunked 16 MiB ring all-reduces per iteration, 2 iterations) the run logs 96 messages:
-// every rank sends 2 phases x 3 steps per all-reduce, 4 x 2 x 6 x 2. The estimate is a bound
-// computed without building schedules: a phase's W = 4 segments (a rank sends W - 1 of them),
-// 4 x 2 x 8 x 2 = 128. Below what it needs, the run is refused naming the log and how to
-// shrink it.
-TEST(TraceReplayJob, TheMessageLogIsInTheMemoryEstimate) {
-  const std::string fixture = "tests/cosim/fixtures/trace_replay.ini";
-  {
-    const cosim::JobAssembly without = cosim::AssembleJob(scenario::LoadScenario(fixture));
-    EXPECT_EQ(without.memory.logged_messages, 0u);
-    ns3::Simulator::Destroy();
-  }
-  const scenario::Scenario s = scenario::LoadScenario(fixture, {"output.messages=csv"});
-  const cosim::JobAssembly with = cosim::AssembleJob(s);
-  EXPECT_EQ(with.memory.logged_messages, 128u);
-  EXPECT_EQ(with.memory.message_bytes, static_cast<uint64_t>(128 * cosim::kBytesPerLoggedMessage));
-  ns3::Simulator::Destroy();
-  try {
-    cosim::MemoryEstimate huge = with.memory;
-    huge.logged_messages = 100000000;
-    huge.message_bytes = static_cast<uint64_t>(1e8 * cosim::kBytesPerLoggedMessage);
-    cosim::RefuseUnlessItFits(huge, uint64_t{1} << 30, s);
-    FAIL() << "not refused";
-  } catch (const cosim::ResourceRefusal& refusal) {
-    const std::string text = refusal.what();
-    EXPECT_NE(text.find("for the message log (output.messages): up to 100000000 messages"),
-              std::string::npos)
-        << text;
-    EXPECT_NE(text.find("Shrink the message log: output.messages = none"), std::string::npos)
-        << text;
-  }
 }
 
 }  // namespace

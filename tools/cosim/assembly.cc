@@ -214,7 +214,6 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
       [&](const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators) {
         AddScheduleMemory(programs, communicators, a.memory);
         AddConnectionMemory(s, programs, communicators, a.memory);
-        if (s.output.messages == "csv") AddMessageLogMemory(programs, communicators, a.memory);
         RefuseUnlessItFits(a.memory, available_bytes, s);
       });
   a.job = helper.Install(a.transport, programs);

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -165,7 +166,11 @@ int main(int argc, char** argv) {
     }
     const bool real_ranks = !scenario.realranks.ranks.empty();
     const bool log_messages = scenario.output.messages == "csv";
-    if (log_messages) job->GetRecords()->messages.Enable(job->GetWorldSize());
+    std::optional<nbox::cosim::MessagesCsvStream> messages_csv;
+    if (log_messages) {
+      job->GetRecords()->messages.Enable(job->GetWorldSize());
+      messages_csv.emplace(*job->GetRecords(), output->Open(nbox::cosim::kMessagesFile));
+    }
     nbox::cosim::SimLoopResult loop;
     nbox::cosim::RealRanksReport real_report;
     if (real_ranks) {
@@ -235,9 +240,9 @@ int main(int argc, char** argv) {
                 nbox::cosim::ProgramTraffic(assembly.workload.programs, job->GetCommunicators()),
                 assembly.workload.programs));
     }
-    if (log_messages) {
-      write(nbox::cosim::kMessagesFile,
-            [&](std::ostream& out) { nbox::cosim::WriteMessagesCsv(*job->GetRecords(), out); });
+    if (messages_csv) {
+      messages_csv->Finish();
+      written.push_back((dir / nbox::cosim::kMessagesFile).string());
     }
     if (link_sample_s > 0) {
       write(nbox::cosim::kLinksFile, [&](std::ostream& out) {

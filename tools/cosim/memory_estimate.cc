@@ -145,36 +145,6 @@ void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& j
       static_cast<uint64_t>(static_cast<double>(estimate.connections) * MeasuredConnectionBytes(s));
 }
 
-void AddMessageLogMemory(const work::JobPrograms& job,
-                         const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
-                         MemoryEstimate& estimate) {
-  for (int rank = 0; rank < job.world_size(); ++rank) {
-    const auto& program = job.programs[static_cast<size_t>(rank)];
-    if (!program) continue;
-    const auto& slots = job.rank_comms[static_cast<size_t>(rank)];
-    for (const auto& op : program->ops) {
-      if (op.kind != work::OpKind::kCollective && op.kind != work::OpKind::kTransfers) continue;
-      const auto& comm = *communicators[static_cast<size_t>(slots[static_cast<size_t>(op.comm)])];
-      if (op.kind == work::OpKind::kCollective) {
-        // Half of a schedule's steps are sends; timed collectives send nothing.
-        if (comm.BuildsCollectiveSchedules()) {
-          estimate.logged_messages +=
-              coll::ScheduleStepBound(comm.MakeSpec(op.collective, op.bytes, op.counts, op.root)) /
-              2;
-        }
-        continue;
-      }
-      const uint64_t chunk = comm.GetCollectiveSettings().chunk_bytes;
-      for (const coll::Transfer& transfer : op.transfers) {
-        if (transfer.kind != coll::StepKind::kSend) continue;
-        estimate.logged_messages += chunk == 0 ? 1 : (transfer.bytes + chunk - 1) / chunk;
-      }
-    }
-  }
-  estimate.message_bytes =
-      static_cast<uint64_t>(static_cast<double>(estimate.logged_messages) * kBytesPerLoggedMessage);
-}
-
 uint64_t AvailableMemoryBytes() {
   constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
   uint64_t room = ReadProcKib("/proc/meminfo", "MemAvailable:", kNone);
@@ -202,26 +172,17 @@ void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scena
                 static_cast<double>(e.schedule_bytes) / kGiB, e.schedule_steps,
                 kBytesPerScheduleStep)
           : ", before its collective schedules are counted";
-  const std::string messages =
-      e.message_bytes > 0
-          ? fmt::format(
-                "; {:.1f} GiB for the message log (output.messages): up to {} messages, "
-                "{} bytes each",
-                static_cast<double>(e.message_bytes) / kGiB, e.logged_messages,
-                kBytesPerLoggedMessage)
-          : "";
   const std::string connections =
       e.connections > 0 ? fmt::format("; {:.1f} GiB for up to {} connections",
                                       static_cast<double>(e.connection_bytes) / kGiB, e.connections)
                         : "";
   const std::string what = fmt::format(
       "the run needs about {:.1f} GiB ({:.1f} GiB for the {} network model's build: {} links, "
-      "{} route entries{}{}{}) and the machine has {:.1f} GiB available; nothing was simulated.",
+      "{} route entries{}{}) and the machine has {:.1f} GiB available; nothing was simulated.",
       static_cast<double>(e.total_bytes()) / kGiB, static_cast<double>(e.network_bytes) / kGiB,
-      s.network.model, e.links, e.route_entries, schedules, connections, messages,
+      s.network.model, e.links, e.route_entries, schedules, connections,
       static_cast<double>(available) / kGiB);
-  const uint64_t largest =
-      std::max({e.network_bytes, e.schedule_bytes, e.connection_bytes, e.message_bytes});
+  const uint64_t largest = std::max({e.network_bytes, e.schedule_bytes, e.connection_bytes});
   if (e.connection_bytes == largest) {
     throw ResourceRefusal(fmt::format(
         "{} Open fewer connections: algorithms whose peers per rank do not grow with the world "
@@ -230,12 +191,6 @@ void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scena
         "fewer channels (collectives.channels = {}), or network.model = flow or analytical "
         "(lighter connections than TCP's sockets)",
         what, s.job.world_size, s.collectives.channels));
-  }
-  if (e.message_bytes == largest) {
-    throw ResourceRefusal(
-        fmt::format("{} Shrink the message log: output.messages = none, fewer iterations "
-                    "(workload.iterations), or a larger collectives.chunk",
-                    what));
   }
   if (e.network_bytes == largest) {
     throw ResourceRefusal(fmt::format(

@@ -28,12 +28,6 @@ namespace nbox::cosim {
 // channels x a Send and a Recv): 126 bytes, rounded up.
 inline constexpr double kBytesPerScheduleStep = 130;
 
-// Measured bytes per logged message (output.messages = csv: the record, its dependencies and
-// its line of messages.csv until the run ends): scenarios/default.ini --set network.model=flow
-// --set collectives.chunk=16KiB, 263,424 messages, peak 98,228 KiB against 30,400 KiB without
-// the log: 264 bytes each, rounded up.
-inline constexpr double kBytesPerLoggedMessage = 270;
-
 // Measured bytes per connection while a job runs (the transport's connection, its sockets or
 // queue pair, the messages it carries at once): a direct all-reduce of 1 MiB, which connects
 // every pair of ranks and sends to every peer at once, at W = 64, 96 and 128 on a star against
@@ -60,20 +54,10 @@ struct MemoryEstimate {
   uint64_t schedule_steps = 0;     // summed over emulated ranks, each at its largest collective
   uint64_t schedule_bytes = 0;     // schedule_steps x kBytesPerScheduleStep
   bool schedules_counted = false;  // AddScheduleMemory ran (the job is built)
-  uint64_t logged_messages = 0;    // output.messages: at most this many messages in the log
-  uint64_t message_bytes = 0;      // logged_messages x kBytesPerLoggedMessage
   uint64_t connections = 0;        // at most this many connections opened
   uint64_t connection_bytes = 0;   // connections x MeasuredConnectionBytes
-  uint64_t total_bytes() const {
-    return network_bytes + schedule_bytes + message_bytes + connection_bytes;
-  }
+  uint64_t total_bytes() const { return network_bytes + schedule_bytes + connection_bytes; }
 };
-
-// Adds the message log's memory (output.messages = csv): a bound on every message the emulated
-// ranks send over the whole run (each collective's send steps, each transfer's chunks).
-void AddMessageLogMemory(const work::JobPrograms& job,
-                         const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
-                         MemoryEstimate& estimate);
 
 // The network model's build for `topology`, before it is built.
 MemoryEstimate EstimateNetworkMemory(const scenario::Scenario& scenario,

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <string>
+#include <utility>
+
 namespace nbox::cosim {
 namespace {
 
@@ -20,22 +23,35 @@ std::string Field(const std::string& text) {
 
 }  // namespace
 
-void WriteMessagesCsv(const ns3::NboxJobRecords& records, std::ostream& out) {
-  const ns3::NboxMessageLog& log = records.messages;
-  const auto& labels = log.GetLabels();
-  const int64_t origin = records.jobStart.GetNanoSeconds();
-  out << "id,iteration,src,dst,group,channel,bytes,op,deps,posted_ns,delivered_ns\n";
-  const auto& messages = log.GetMessages();
-  for (size_t id = 0; id < messages.size(); ++id) {
-    const ns3::NboxMessageRecord& m = messages[id];
-    const std::string group =
-        m.comm < records.communicatorNames.size() ? records.communicatorNames[m.comm] : "world";
-    fmt::print(out, "{},{},{},{},{},{},{},{},{},{},", id, m.iteration, m.src, m.dst, Field(group),
-               m.channel, m.bytes, Field(labels[m.label]), fmt::join(m.deps, " "),
-               m.posted.GetNanoSeconds() - origin);
-    if (m.isDelivered) out << m.delivered.GetNanoSeconds() - origin;
-    out << '\n';
-  }
+MessagesCsvWriter::MessagesCsvWriter(const ns3::NboxJobRecords& records, std::ostream& out)
+    : records_(records), out_(out) {
+  out_ << "id,iteration,src,dst,group,channel,bytes,op,deps,posted_ns,delivered_ns\n";
+}
+
+void MessagesCsvWriter::Write(uint64_t id, const ns3::NboxMessageRecord& m) {
+  const int64_t origin = records_.jobStart.GetNanoSeconds();
+  const std::string group =
+      m.comm < records_.communicatorNames.size() ? records_.communicatorNames[m.comm] : "world";
+  fmt::print(out_, "{},{},{},{},{},{},{},{},{},{},", id, m.iteration, m.src, m.dst, Field(group),
+             m.channel, m.bytes, Field(records_.messages.GetLabels()[m.label]),
+             fmt::join(m.deps, " "), m.posted.GetNanoSeconds() - origin);
+  if (m.isDelivered) out_ << m.delivered.GetNanoSeconds() - origin;
+  out_ << '\n';
+}
+
+MessagesCsvStream::MessagesCsvStream(ns3::NboxJobRecords& records, StagedFile file)
+    : records_(records), file_(std::move(file)), writer_(records, file_.stream()) {
+  records_.messages.SetSink(
+      [this](uint64_t id, const ns3::NboxMessageRecord& message) { writer_.Write(id, message); });
+}
+
+MessagesCsvStream::~MessagesCsvStream() {
+  records_.messages.SetSink(nullptr);
+}
+
+void MessagesCsvStream::Finish() {
+  records_.messages.Flush();
+  file_.Close();
 }
 
 }  // namespace nbox::cosim

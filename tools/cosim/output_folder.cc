@@ -11,6 +11,7 @@
 #include <regex>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include "workloads/chakra/chakra_export.h"
 
@@ -82,14 +83,27 @@ void OutputFolder::Write(const std::string& name, const std::string& content) co
   });
 }
 
+StagedFile::StagedFile(const fs::path& path, fs::path shown)
+    : out_(path, std::ios::binary | std::ios::trunc), shown_(std::move(shown)) {
+  if (!out_) Fail("cannot write", shown_, std::strerror(errno));
+}
+
+void StagedFile::Close() {
+  out_.flush();
+  if (!out_) Fail("cannot write", shown_, std::strerror(errno));
+  out_.close();
+  if (!out_) Fail("cannot write", shown_, std::strerror(errno));
+}
+
+StagedFile OutputFolder::Open(const std::string& name) const {
+  return StagedFile(staging_ / name, target_ / name);
+}
+
 void OutputFolder::Write(const std::string& name,
                          const std::function<void(std::ostream&)>& write) const {
-  const fs::path path = staging_ / name;
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) Fail("cannot write", target_ / name, std::strerror(errno));
-  write(out);
-  out.flush();
-  if (!out) Fail("cannot write", target_ / name, std::strerror(errno));
+  StagedFile file = Open(name);
+  write(file.stream());
+  file.Close();
 }
 
 bool OutputFolder::IsRunOutput(const std::string& name) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -28,6 +29,23 @@ inline constexpr const char* kLinksFile = "links.csv";
 inline constexpr const char* kTraceFile = "trace.json";
 inline constexpr const char* kMessagesFile = "messages.csv";
 
+// A file of the run being written in the staging folder (OutputFolder::Open): a file that grows
+// while the run goes on (messages.csv) is written as it grows. Close flushes and checks it.
+class StagedFile {
+ public:
+  std::ostream& stream() { return out_; }
+  // Throws std::runtime_error naming the file (as it will be in the output folder) and the OS
+  // error if any write to it failed.
+  void Close();
+
+ private:
+  friend class OutputFolder;
+  StagedFile(const std::filesystem::path& path, std::filesystem::path shown);
+
+  std::ofstream out_;
+  std::filesystem::path shown_;
+};
+
 class OutputFolder {
  public:
   // Creates the target's parent folders and the staging folder, and checks that files can be
@@ -42,6 +60,9 @@ class OutputFolder {
   const std::filesystem::path& staging() const { return staging_; }
   const std::filesystem::path& target() const { return target_; }
 
+  // Opens staging()/name for writing; throws std::runtime_error naming the file and the OS
+  // error. Write the file, then Close it before Commit.
+  StagedFile Open(const std::string& name) const;
   // Writes staging()/name whole; throws std::runtime_error naming the file and the OS error.
   void Write(const std::string& name, const std::string& content) const;
   // The same, with the content written by `write` straight into the file: outputs that grow
