@@ -66,12 +66,22 @@ TEST(NboxMessageLog, WithoutASinkEveryMessageIsHeld)
     EXPECT_EQ(log.GetHeld()[2].label, 0u);
 }
 
-TEST(NboxMessageLog, ASinkGetsMessagesInPostingOrderOnceEveryEarlierOneIsDelivered)
+/** A log of a 3-rank job whose sink records what it gets. */
+class NboxMessageLogWithSink : public ::testing::Test
 {
+  protected:
+    NboxMessageLogWithSink()
+    {
+        log.Enable(3);
+        log.SetSink(got.Sink());
+    }
+
     NboxMessageLog log;
-    log.Enable(3);
     Received got;
-    log.SetSink(got.Sink());
+};
+
+TEST_F(NboxMessageLogWithSink, MessagesGoInPostingOrderOnceEveryEarlierOneIsDelivered)
+{
     log.Post(Message(0, 1, 10), "x");
     log.Post(Message(1, 2, 20), "x");
     log.Post(Message(2, 0, 30), "x");
@@ -94,12 +104,8 @@ TEST(NboxMessageLog, ASinkGetsMessagesInPostingOrderOnceEveryEarlierOneIsDeliver
     EXPECT_EQ(log.GetFirstHeld(), 4u);
 }
 
-TEST(NboxMessageLog, FlushHandsOnWhatIsStillInFlight)
+TEST_F(NboxMessageLogWithSink, FlushHandsOnWhatIsStillInFlight)
 {
-    NboxMessageLog log;
-    log.Enable(2);
-    Received got;
-    log.SetSink(got.Sink());
     log.Post(Message(0, 1, 1), "x");
     log.Post(Message(1, 0, 2), "x");
     log.Deliver(1, MicroSeconds(1));
@@ -111,12 +117,8 @@ TEST(NboxMessageLog, FlushHandsOnWhatIsStillInFlight)
 
 // Messages posted four at a time and delivered out of order within each four (the second,
 // the fourth, the first, the third), 10,000 in all: the log never holds more than the four.
-TEST(NboxMessageLog, WithASinkItHoldsOnlyWhatIsInFlight)
+TEST_F(NboxMessageLogWithSink, ItHoldsOnlyWhatIsInFlight)
 {
-    NboxMessageLog log;
-    log.Enable(2);
-    Received got;
-    log.SetSink(got.Sink());
     constexpr uint64_t kMessages = 10000;
     size_t most_held = 0;
     for (uint64_t first = 0; first < kMessages; first += 4)
@@ -141,12 +143,10 @@ TEST(NboxMessageLog, WithASinkItHoldsOnlyWhatIsInFlight)
     }
 }
 
-TEST(NboxMessageLogDeathTest, ASecondDeliveryIsRefusedEvenAfterTheMessageWasHandedOn)
+using NboxMessageLogWithSinkDeathTest = NboxMessageLogWithSink;
+
+TEST_F(NboxMessageLogWithSinkDeathTest, ASecondDeliveryIsRefusedEvenAfterTheMessageWasHandedOn)
 {
-    NboxMessageLog log;
-    log.Enable(2);
-    Received got;
-    log.SetSink(got.Sink());
     log.Post(Message(0, 1, 1), "x");
     log.Deliver(0, MicroSeconds(1));
     EXPECT_DEATH(log.Deliver(0, MicroSeconds(2)), "delivered twice or never posted");
