@@ -30,18 +30,19 @@ NboxMessageLog::SetSink(Sink sink)
 void
 NboxMessageLog::Flush()
 {
-    while (m_sink && !m_held.empty())
-    {
-        m_sink(m_firstHeld, m_held.front());
-        m_held.pop_front();
-        ++m_firstHeld;
-    }
+    HandOn(false);
 }
 
 void
 NboxMessageLog::HandOnDelivered()
 {
-    while (m_sink && !m_held.empty() && m_held.front().isDelivered)
+    HandOn(true);
+}
+
+void
+NboxMessageLog::HandOn(bool deliveredOnly)
+{
+    while (m_sink && !m_held.empty() && (!deliveredOnly || m_held.front().isDelivered))
     {
         m_sink(m_firstHeld, m_held.front());
         m_held.pop_front();

@@ -79,6 +79,8 @@ class NboxMessageLog
   private:
     /** Hands on the delivered messages at the front (with a sink). */
     void HandOnDelivered();
+    /** Hands on the messages at the front, up to the first undelivered one if `deliveredOnly`. */
+    void HandOn(bool deliveredOnly);
 
     bool m_enabled = false;
     Sink m_sink;
