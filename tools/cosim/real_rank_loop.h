@@ -7,7 +7,7 @@
 // rank waits on it (the rank holds an early completion until it is due; rank_bounds.h).
 // Between steps it polls the bridge: with no wait while ns-3 can advance, else up to 10 ms
 // (realtime: 1 ms; a frame ends the wait sooner). Steps end at the next multiple of `slice_s`
-// at the latest (progress line, link samples, checks).
+// at the latest (progress line, link samples).
 //
 // debug.slowdown: after each step the loop sleeps slowdown x the events the step executed, a
 // simulator made slower on purpose; virtual-clock results must not move with it.
@@ -31,8 +31,9 @@ struct RealRankLoopConfig {
   double slowdown_s = 0;  // debug.slowdown
   double slice_s = 100e-6;
   ProgressMode progress = ProgressMode::kAuto;
-  // Called every round, outside ns-3: polls the bootstrap root, reaps children, checks
-  // signals and timeouts; reports problems through RealRankBridge::Fail.
+  // Called at most once a millisecond of wall time, between rounds, outside ns-3: polls the
+  // bootstrap root, reaps children, checks signals and timeouts; reports problems through
+  // RealRankBridge::Fail.
   std::function<void()> check;
   // Called whenever a step ends on a multiple of slice_s (e.g. to sample the network).
   std::function<void()> after_step;
