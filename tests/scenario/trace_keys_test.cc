@@ -14,12 +14,14 @@ using testing::LoadError;
 
 const std::string kEmpty = "tests/scenario/fixtures/empty.ini";
 
-// A fresh folder holding a scenario file `text` and an (empty) trace.jsonl.
+// A scenario file `text` beside an (empty) traces/job.jsonl. The file is named after the test:
+// ctest runs the tests of this folder at once, and one shared name let a test read another's.
 std::string WriteScenarioWithTrace(const std::string& text) {
   const auto folder = std::filesystem::temp_directory_path() / "nbox-trace-keys-test";
   std::filesystem::create_directories(folder / "traces");
   std::ofstream(folder / "traces" / "job.jsonl") << "";
-  const std::string path = (folder / "replay.ini").string();
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string path = (folder / (test + ".ini")).string();
   std::ofstream(path) << text;
   return path;
 }
