@@ -39,36 +39,32 @@ RingStepSource::Move RingStepSource::MoveAt(int g, int channel) const {
   return move;
 }
 
-uint32_t RingStepSource::ChannelBegin(int g, int channel) const {
-  uint32_t id = begins_[static_cast<size_t>(g - first_kept_)];
-  for (int c = 0; c < channel; ++c) {
-    const Move move = MoveAt(g, c);
-    id += static_cast<uint32_t>(move.send_chunks + move.recv_chunks);
-  }
-  return id;
+const RingStepSource::KeptMove& RingStepSource::KeptAt(int g, int channel) const {
+  return kept_[static_cast<size_t>(g - first_kept_) * static_cast<size_t>(spec_.channels) +
+               static_cast<size_t>(channel)];
 }
 
 // Within a channel the steps go chunk by chunk: send k (if any), then receive k (if any).
 uint32_t RingStepSource::SendId(int g, int channel, int k) const {
-  const Move move = MoveAt(g, channel);
-  return ChannelBegin(g, channel) + static_cast<uint32_t>(k + std::min(k, move.recv_chunks));
+  const KeptMove& kept = KeptAt(g, channel);
+  return kept.begin + static_cast<uint32_t>(k + std::min(k, kept.move.recv_chunks));
 }
 
 uint32_t RingStepSource::RecvId(int g, int channel, int k) const {
-  const Move move = MoveAt(g, channel);
-  return ChannelBegin(g, channel) + static_cast<uint32_t>(std::min(k + 1, move.send_chunks) + k);
+  const KeptMove& kept = KeptAt(g, channel);
+  return kept.begin + static_cast<uint32_t>(std::min(k + 1, kept.move.send_chunks) + k);
 }
 
 bool RingStepSource::NextBatch(std::vector<Step>& steps) {
   const size_t before = steps.size();
   while (steps.size() == before && next_ < ring_steps_) {
     const int g = next_++;
-    begins_.push_back(next_id_);
     const bool rs = InReduceScatter(g);
     // The all-gather's receives overwrite what the reduce-scatter sent phase_steps_ earlier.
     const bool after_read = reduce_scatter_ && !rs;
     for (int channel = 0; channel < spec_.channels; ++channel) {
       const Move move = MoveAt(g, channel);
+      kept_.push_back_slot() = {move, next_id_};
       const RingOrder& ring = orders_[static_cast<size_t>(channel)];
       const int position = positions_[static_cast<size_t>(channel)];
       for (int k = 0; k < std::max(move.send_chunks, move.recv_chunks); ++k) {
@@ -105,10 +101,11 @@ bool RingStepSource::NextBatch(std::vector<Step>& steps) {
 }
 
 void RingStepSource::Retire(uint32_t first_live) {
-  while (!begins_.empty()) {
-    const uint32_t end = begins_.size() > 1 ? begins_[1] : next_id_;
+  const auto channels = static_cast<size_t>(spec_.channels);
+  while (!kept_.empty()) {
+    const uint32_t end = kept_.size() > channels ? kept_[channels].begin : next_id_;
     if (end > first_live) break;
-    begins_.pop_front();
+    for (size_t c = 0; c < channels; ++c) kept_.pop_front();
     ++first_kept_;
   }
 }

@@ -11,10 +11,10 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "collectives/layout.h"
+#include "collectives/recycling_queue.h"
 #include "collectives/ring_order.h"
 #include "collectives/step_source.h"
 
@@ -41,9 +41,14 @@ class RingStepSource : public StepSource {
     int recv_chunks = 0;
   };
   Move MoveAt(int g, int channel) const;
+  // What a kept ring step moves on a channel, and the id of its first step there: computed
+  // once when the ring step is emitted (MoveAt divides), read again to name dependencies.
+  struct KeptMove {
+    Move move;
+    uint32_t begin = 0;
+  };
+  const KeptMove& KeptAt(int g, int channel) const;
   bool InReduceScatter(int g) const { return reduce_scatter_ && g < phase_steps_; }
-  // Ids of the steps of a ring step still kept (first_kept_ <= g < next_).
-  uint32_t ChannelBegin(int g, int channel) const;
   uint32_t SendId(int g, int channel, int k) const;
   uint32_t RecvId(int g, int channel, int k) const;
   bool Kept(int g) const { return g >= first_kept_; }
@@ -59,9 +64,9 @@ class RingStepSource : public StepSource {
   int ring_steps_;  // phase_steps_ per phase
   int next_ = 0;    // the next ring step to emit
   uint32_t next_id_ = 0;
-  // First step id of ring steps first_kept_ .. next_ - 1: those not known to be complete.
+  // Ring steps first_kept_ .. next_ - 1, those not known to be complete: channels entries each.
   int first_kept_ = 0;
-  std::deque<uint32_t> begins_;
+  RecyclingQueue<KeptMove> kept_;
 };
 
 }  // namespace nbox::coll

@@ -45,13 +45,16 @@ bool StepTracker::TakeBatch() {
   }
   last_batch_begin_ = first;
   for (Step& step : batch_) {
-    Entry& entry = window_.emplace_back();
+    Entry& entry = window_.push_back_slot();  // a recycled entry: its waiters are cleared
     entry.step = std::move(step);
+    entry.state = State::kWaiting;
+    entry.missing = 0;
     const bool send = entry.step.kind == StepKind::kSend;
     auto& index = send ? send_lane_index_ : recv_lane_index_;
     auto& lanes = send ? send_lanes_ : recv_lanes_;
-    const auto [it, added] = index.emplace(std::make_pair(entry.step.peer, entry.step.channel),
-                                           static_cast<uint32_t>(lanes.size()));
+    // try_emplace: no map node is built when the lane exists, as it does after the first batch.
+    const auto [it, added] = index.try_emplace(std::make_pair(entry.step.peer, entry.step.channel),
+                                               static_cast<uint32_t>(lanes.size()));
     if (added) lanes.emplace_back();
     lanes[it->second].steps.push_back(entry.step.id);
     entry.lane = it->second;
@@ -97,10 +100,15 @@ void StepTracker::ReleaseSends(Lane& lane) {
 
 std::vector<uint32_t> StepTracker::TakeReady() {
   std::vector<uint32_t> taken;
+  TakeReady(taken);
+  return taken;
+}
+
+void StepTracker::TakeReady(std::vector<uint32_t>& taken) {
+  taken.clear();
   taken.swap(ready_);
   std::sort(taken.begin(), taken.end());
   for (uint32_t id : taken) At(id).state = State::kTaken;
-  return taken;
 }
 
 void StepTracker::Complete(uint32_t step_id) {

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/recycling_queue.h"
 #include "collectives/schedule.h"
 #include "collectives/step_source.h"
 
@@ -40,6 +41,9 @@ class StepTracker {
   // matching rule requires. (That is an order of starting, not of completing: messages of a
   // connection stay pipelined.)
   std::vector<uint32_t> TakeReady();
+  // The same into `taken` (cleared first), whose storage the tracker keeps for its next ready
+  // steps: an engine that calls it per message with one vector allocates nothing.
+  void TakeReady(std::vector<uint32_t>& taken);
 
   // Reports that a handed-out step finished. Throws std::logic_error if the step was not
   // handed out or was already completed.
@@ -100,7 +104,7 @@ class StepTracker {
   Lane* RecvLane(int peer, int channel);  // taking batches until it has a step, if any
 
   std::unique_ptr<StepSource> source_;
-  std::deque<Entry> window_;  // steps base_ .. base_ + size - 1
+  RecyclingQueue<Entry> window_;  // steps base_ .. base_ + size - 1
   uint32_t base_ = 0;
   uint32_t last_batch_begin_ = 0;
   bool exhausted_ = false;

@@ -645,7 +645,10 @@ NboxCommunicator::Advance(uint32_t rank, uint64_t tag)
     nbox::coll::StepTracker& tracker = *running.tracker;
     // Receives whose message is already in the inbox complete at once and may release more
     // steps, so keep going until nothing new is ready.
-    for (auto ready = tracker.TakeReady(); !ready.empty(); ready = tracker.TakeReady())
+    // The op's vector, taken (not referenced) in case a transport ever calls back into this
+    // op from Send, and given back at the end.
+    std::vector<uint32_t> ready = std::move(running.ready);
+    for (tracker.TakeReady(ready); !ready.empty(); tracker.TakeReady(ready))
     {
         for (uint32_t id : ready)
         {
@@ -681,6 +684,7 @@ NboxCommunicator::Advance(uint32_t rank, uint64_t tag)
             CompleteRecv(running, id, arrival);
         }
     }
+    running.ready = std::move(ready);
     if (tracker.Done())
     {
         Finish(rank, tag);

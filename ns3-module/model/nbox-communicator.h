@@ -292,6 +292,9 @@ class NboxCommunicator : public Object
         std::unordered_map<uint32_t, Arrival> early;
         /** The logged message each step sent or received, by step id (when the log is on). */
         std::unordered_map<uint32_t, uint64_t> stepMessage;
+        /** Storage for Advance's ready steps, kept for the op so that taking them allocates
+         * nothing. */
+        std::vector<uint32_t> ready;
     };
 
     /** One collective across its members: who started it and when. */

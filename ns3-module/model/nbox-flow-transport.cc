@@ -54,6 +54,8 @@ NboxFlowTransport::DoDispose()
         c.headSent.Cancel();
         c.queue.clear();
     }
+    m_deliveries.clear();
+    m_freeDeliveries.clear();
     if (m_network)
     {
         m_network->SetFlush(nullptr);
@@ -169,17 +171,20 @@ NboxFlowTransport::HeadSent(uint32_t id)
                            m_network->GetMessagePackets(message.bytes));
     c.headWire = 0;
 
-    const uint64_t bytes = message.bytes;
-    Simulator::Schedule(m_network->GetDeliveryDelay(c.ports, bytes),
-                        [this, bytes, delivered = std::move(message.delivered)]()
-                        {
-                            ++m_stats.messagesDelivered;
-                            m_stats.bytesDelivered += bytes;
-                            if (delivered)
-                            {
-                                delivered();
-                            }
-                        });
+    uint32_t slot;
+    if (m_freeDeliveries.empty())
+    {
+        slot = static_cast<uint32_t>(m_deliveries.size());
+        m_deliveries.emplace_back();
+    }
+    else
+    {
+        slot = m_freeDeliveries.back();
+        m_freeDeliveries.pop_back();
+    }
+    m_deliveries[slot] = {message.bytes, std::move(message.delivered)};
+    Simulator::Schedule(m_network->GetDeliveryDelay(c.ports, message.bytes),
+                        &NboxFlowTransport::Deliver, this, slot);
     if (!c.queue.empty())
     {
         ScheduleHeadSent(id);
@@ -190,6 +195,24 @@ NboxFlowTransport::HeadSent(uint32_t id)
     c.flow = -1;
     c.rate = 0;
     ScheduleSolve();
+}
+
+void
+NboxFlowTransport::Deliver(uint32_t slot)
+{
+    if (slot >= m_deliveries.size())
+    {
+        return; // disposed since: DoDispose dropped the parked messages
+    }
+    Delivery delivery = std::move(m_deliveries[slot]);
+    m_deliveries[slot].delivered = nullptr;
+    m_freeDeliveries.push_back(slot);
+    ++m_stats.messagesDelivered;
+    m_stats.bytesDelivered += delivery.bytes;
+    if (delivery.delivered)
+    {
+        delivery.delivered();
+    }
 }
 
 void

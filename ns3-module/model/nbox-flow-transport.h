@@ -79,12 +79,27 @@ class NboxFlowTransport : public NboxTransport
     void HeadSent(uint32_t id);
     void ScheduleSolve();
     void Solve();
+    /** Delivers the message parked in m_deliveries[slot] (HeadSent schedules it). */
+    void Deliver(uint32_t slot);
+
+    /**
+     * A message between its last byte leaving and its delivery. Parked here so that the event
+     * carries a slot number: ns-3 copies whatever an event carries, and a copy of the callback
+     * costs an allocation per message.
+     */
+    struct Delivery
+    {
+        uint64_t bytes = 0;
+        std::function<void()> delivered;
+    };
 
     Ptr<NboxFlowNetwork> m_network;
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> m_connectionIds;
     std::vector<Connection> m_connections;
     std::vector<uint32_t> m_connectionOfFlow; //!< solver flow id -> connection
     std::vector<NboxMaxMinSolver::Change> m_changes;
+    std::vector<Delivery> m_deliveries;
+    std::vector<uint32_t> m_freeDeliveries; //!< slots of m_deliveries not in use
     bool m_solvePending;
     NboxTransportStats m_stats;
 };

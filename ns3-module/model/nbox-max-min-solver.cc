@@ -3,7 +3,6 @@
 #include "ns3/abort.h"
 
 #include <algorithm>
-#include <queue>
 #include <tuple>
 
 namespace ns3
@@ -136,13 +135,33 @@ NboxMaxMinSolver::FindComponents()
     m_touched.clear();
 }
 
+bool
+NboxMaxMinSolver::IsAlone(const Flow& flow) const
+{
+    for (const FlowUse& use : flow.uses)
+    {
+        if (m_resources[use.resource].members.size() != 1)
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
 void
 NboxMaxMinSolver::Fill(std::vector<Change>& changed)
 {
-    // (fair share, resource, version): the smallest share is the next bottleneck; ties go to
-    // the lower resource id, so the order of fixing is deterministic.
-    using Entry = std::tuple<double, uint32_t, uint32_t>;
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+    // The smallest share is the next bottleneck; ties go to the lower resource id, so the order
+    // of fixing is deterministic. (The heap's storage is kept from call to call.)
+    const auto later = [](const HeapEntry& a, const HeapEntry& b)
+    { return std::tie(a.share, a.resource, a.version) > std::tie(b.share, b.resource, b.version); };
+    const auto push = [this, &later](double share, uint32_t resource, uint32_t version)
+    {
+        m_heap.push_back({share, resource, version});
+        std::push_heap(m_heap.begin(), m_heap.end(), later);
+    };
+    m_heap.clear();
+    m_alone.clear();
     for (uint32_t id : m_resourcesFound)
     {
         Resource& r = m_resources[id];
@@ -155,6 +174,28 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed)
     {
         Flow& flow = m_flows[id];
         flow.fixed = false;
+        if (IsAlone(flow))
+        {
+            // A component of one flow (a ring step on a non-blocking fabric has nothing else):
+            // its rate is its tightest resource's capacity / weight, the share progressive
+            // filling would give it, found without the heap. It is fixed below in the order
+            // the heap would have fixed it, by (share, resource).
+            LoneFlow tightest{0, 0, id};
+            for (const FlowUse& use : flow.uses)
+            {
+                Resource& r = m_resources[use.resource];
+                const LoneFlow candidate{r.capacity / use.weight, use.resource, id};
+                if (&use == &flow.uses.front()
+                    || std::tie(candidate.share, candidate.resource)
+                           < std::tie(tightest.share, tightest.resource))
+                {
+                    tightest = candidate;
+                }
+                r.unfixed = 0; // not in the heap
+            }
+            m_alone.push_back(tightest);
+            continue;
+        }
         for (const FlowUse& use : flow.uses)
         {
             m_resources[use.resource].weightSum += use.weight;
@@ -163,15 +204,40 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed)
     for (uint32_t id : m_resourcesFound)
     {
         const Resource& r = m_resources[id];
-        if (!r.members.empty())
+        if (r.unfixed > 0)
         {
-            heap.emplace(r.remaining / r.weightSum, id, r.version);
+            push(r.remaining / r.weightSum, id, r.version);
         }
     }
-    while (!heap.empty())
+    std::sort(m_alone.begin(), m_alone.end(),
+              [](const LoneFlow& a, const LoneFlow& b)
+              { return std::tie(a.share, a.resource) < std::tie(b.share, b.resource); });
+    auto alone = m_alone.cbegin();
+    const auto fix = [&changed, this](uint32_t id, double share)
     {
-        const auto [share, id, version] = heap.top();
-        heap.pop();
+        Flow& flow = m_flows[id];
+        flow.fixed = true;
+        if (flow.rate != share)
+        {
+            changed.push_back({id, flow.rate});
+            flow.rate = share;
+        }
+    };
+    while (!m_heap.empty() || alone != m_alone.cend())
+    {
+        // A lone flow and a heap entry never share a resource, so (share, resource) decides.
+        if (alone != m_alone.cend()
+            && (m_heap.empty()
+                || std::tie(alone->share, alone->resource)
+                       < std::tie(m_heap.front().share, m_heap.front().resource)))
+        {
+            fix(alone->flow, alone->share);
+            ++alone;
+            continue;
+        }
+        std::pop_heap(m_heap.begin(), m_heap.end(), later);
+        const auto [share, id, version] = m_heap.back();
+        m_heap.pop_back();
         Resource& bottleneck = m_resources[id];
         if (version != bottleneck.version)
         {
@@ -184,12 +250,7 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed)
             {
                 continue;
             }
-            flow.fixed = true;
-            if (flow.rate != share)
-            {
-                changed.push_back({m.flow, flow.rate});
-                flow.rate = share;
-            }
+            fix(m.flow, share);
             for (const FlowUse& use : flow.uses)
             {
                 Resource& r = m_resources[use.resource];
@@ -201,8 +262,7 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed)
                 // point; the bottleneck's own members are all fixed in this loop.
                 if (r.unfixed > 0 && &r != &bottleneck)
                 {
-                    heap.emplace(r.remaining / std::max(r.weightSum, 1e-300), use.resource,
-                                 r.version);
+                    push(r.remaining / std::max(r.weightSum, 1e-300), use.resource, r.version);
                 }
             }
         }

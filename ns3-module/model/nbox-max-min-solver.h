@@ -56,7 +56,7 @@ class NboxMaxMinSolver
     /**
      * Recomputes the rates of the flows connected to a resource touched since the last call,
      * and fills `changed` (cleared first) with the live flows whose rate changed, in the order
-     * the search met them.
+     * progressive filling fixed them: by rising rate, ties by the lower bottleneck id.
      */
     void Solve(std::vector<Change>& changed);
 
@@ -104,6 +104,8 @@ class NboxMaxMinSolver
     /** Collects the component(s) of the touched resources into m_flowsFound, m_resourcesFound. */
     void FindComponents();
     void Fill(std::vector<Change>& changed);
+    /** Whether no other flow uses any of `flow`'s resources (its component is itself). */
+    bool IsAlone(const Flow& flow) const;
 
     std::vector<Flow> m_flows;
     std::vector<uint32_t> m_freeFlows;
@@ -114,6 +116,22 @@ class NboxMaxMinSolver
     // Scratch buffers of Solve(), kept to avoid allocating on every call.
     std::vector<uint32_t> m_flowsFound;
     std::vector<uint32_t> m_resourcesFound;
+    /** Fill()'s heap: (fair share, resource, version), the smallest share on top. */
+    struct HeapEntry
+    {
+        double share;
+        uint32_t resource;
+        uint32_t version;
+    };
+    std::vector<HeapEntry> m_heap;
+    /** A flow alone in its component, with its rate and the resource that sets it. */
+    struct LoneFlow
+    {
+        double share;
+        uint32_t resource;
+        uint32_t flow;
+    };
+    std::vector<LoneFlow> m_alone; //!< Fill()'s, by (share, resource)
 };
 
 } // namespace ns3

@@ -220,11 +220,14 @@ ExpectMaxMinFair(const NboxMaxMinSolver& solver, const RandomInstance& instance,
     }
 }
 
-TEST(NboxMaxMinSolver, RandomInstancesAreMaxMinFairAfterEveryChange)
+/** Solves `instance`, removes every third flow, and checks the rates by the definition and
+ * against a fresh solve of the flows left. */
+void
+CheckRandomInstances(int resources, int flows)
 {
     for (uint32_t seed = 1; seed <= 20; ++seed)
     {
-        const RandomInstance instance = MakeInstance(seed, 30, 60);
+        const RandomInstance instance = MakeInstance(seed, resources, flows);
         NboxMaxMinSolver solver;
         for (double c : instance.capacities)
         {
@@ -275,6 +278,46 @@ TEST(NboxMaxMinSolver, RandomInstancesAreMaxMinFairAfterEveryChange)
             }
         }
     }
+}
+
+TEST(NboxMaxMinSolver, RandomInstancesAreMaxMinFairAfterEveryChange)
+{
+    CheckRandomInstances(30, 60);
+}
+
+// Few flows over many resources: flows alone in their component (solved without the heap)
+// beside shared components, in one Solve.
+TEST(NboxMaxMinSolver, SparseRandomInstancesAreMaxMinFairAfterEveryChange)
+{
+    CheckRandomInstances(300, 40);
+}
+
+// Progressive filling fixes flows by rising rate (ties: the lower bottleneck id), and Solve
+// reports the changes in that order, whether a flow is alone on its resources or shares them.
+// Here: f4 alone at 3 (capacity 3), f2 and f3 sharing 8 at 4 each (bottleneck 1), f5 alone at
+// 4 (bottleneck 4), f1 alone at 5 (capacity 5, its other resource has 9).
+TEST(NboxMaxMinSolver, ChangesComeInTheOrderTheRatesWereFixed)
+{
+    NboxMaxMinSolver solver;
+    const uint32_t r0 = solver.AddResource(5);
+    const uint32_t r1 = solver.AddResource(8);
+    const uint32_t r2 = solver.AddResource(3);
+    const uint32_t r3 = solver.AddResource(9);
+    const uint32_t r4 = solver.AddResource(4);
+    const uint32_t f1 = solver.AddFlow({{r3, 1}, {r0, 1}});
+    const uint32_t f2 = solver.AddFlow({{r1, 1}});
+    const uint32_t f3 = solver.AddFlow({{r1, 1}});
+    const uint32_t f4 = solver.AddFlow({{r2, 1}});
+    const uint32_t f5 = solver.AddFlow({{r4, 1}});
+    std::vector<uint32_t> order;
+    for (const auto& change : Solve(solver))
+    {
+        order.push_back(change.flow);
+    }
+    EXPECT_EQ(order, (std::vector<uint32_t>{f4, f2, f3, f5, f1}));
+    EXPECT_DOUBLE_EQ(solver.GetRate(f1), 5);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f2), 4);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f5), 4);
 }
 
 } // namespace
