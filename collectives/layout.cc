@@ -40,11 +40,18 @@ ElementRange BlockLayout::Block(int segment, int channel) const {
 }
 
 int BlockLayout::chunks(int segment, int channel) const {
-  return static_cast<int>(ChunkCount(Block(segment, channel).count, chunk_elements_));
+  return chunks(Block(segment, channel));
 }
 
 ByteRange BlockLayout::chunk(int segment, int channel, int k) const {
-  const ElementRange block = Block(segment, channel);
+  return chunk(Block(segment, channel), k);
+}
+
+int BlockLayout::chunks(const ElementRange& block) const {
+  return static_cast<int>(ChunkCount(block.count, chunk_elements_));
+}
+
+ByteRange BlockLayout::chunk(const ElementRange& block, int k) const {
   const ElementRange part =
       SplitEvenly(block.count, ChunkCount(block.count, chunk_elements_), static_cast<uint64_t>(k));
   return {(block.begin + part.begin) * element_bytes_, part.count * element_bytes_};

@@ -39,6 +39,10 @@ class BlockLayout {
   int chunks(int segment, int channel) const;
   // Chunk k of the block, in bytes of the buffer.
   ByteRange chunk(int segment, int channel, int k) const;
+  // The same of a block Block() gave, for a caller that asks several things of one block
+  // (Block divides four times).
+  int chunks(const ElementRange& block) const;
+  ByteRange chunk(const ElementRange& block, int k) const;
 
  private:
   uint64_t elements_;

@@ -34,8 +34,10 @@ RingStepSource::Move RingStepSource::MoveAt(int g, int channel) const {
   Move move;
   move.send_segment = ring.RankAt(position - send_back);
   move.recv_segment = ring.RankAt(position - recv_back);
-  move.send_chunks = layout_.chunks(move.send_segment, channel);
-  move.recv_chunks = layout_.chunks(move.recv_segment, channel);
+  move.send_block = layout_.Block(move.send_segment, channel);
+  move.recv_block = layout_.Block(move.recv_segment, channel);
+  move.send_chunks = layout_.chunks(move.send_block);
+  move.recv_chunks = layout_.chunks(move.recv_block);
   return move;
 }
 
@@ -74,7 +76,7 @@ bool RingStepSource::NextBatch(std::vector<Step>& steps) {
           send.kind = StepKind::kSend;
           send.peer = ring.RankAt(position + 1);
           send.channel = channel;
-          const ByteRange region = layout_.chunk(move.send_segment, channel, k);
+          const ByteRange region = layout_.chunk(move.send_block, k);
           send.offset = region.offset;
           send.bytes = region.bytes;
           // What it sends arrived at the previous ring step (none at the first).
@@ -86,7 +88,7 @@ bool RingStepSource::NextBatch(std::vector<Step>& steps) {
           recv.kind = StepKind::kRecv;
           recv.peer = ring.RankAt(position - 1);
           recv.channel = channel;
-          const ByteRange region = layout_.chunk(move.recv_segment, channel, k);
+          const ByteRange region = layout_.chunk(move.recv_block, k);
           recv.offset = region.offset;
           recv.bytes = region.bytes;
           recv.reduce = rs;

@@ -39,6 +39,8 @@ class RingStepSource : public StepSource {
     int recv_segment = 0;
     int send_chunks = 0;
     int recv_chunks = 0;
+    ElementRange send_block;  // the blocks (segment, channel) whose chunks it moves
+    ElementRange recv_block;
   };
   Move MoveAt(int g, int channel) const;
   // What a kept ring step moves on a channel, and the id of its first step there: computed

@@ -657,21 +657,14 @@ NboxCommunicator::Advance(uint32_t rank, uint64_t tag)
             const auto channel = static_cast<uint32_t>(step.channel);
             if (step.kind == StepKind::kSend)
             {
-                const uint64_t bytes = step.bytes;
-                const Time posted = Simulator::Now();
                 const uint64_t message = m_records->messages.IsEnabled()
                                            ? LogSend(running, step)
                                            : NboxMessageLog::kNoMessage;
-                m_transport->Send(m_members[rank], m_members[peer], m_laneBase + channel, bytes,
-                                  [this, rank, id, peer, channel, bytes, posted, tag, message]()
-                                  {
-                                      if (message != NboxMessageLog::kNoMessage)
-                                      {
-                                          m_records->messages.Deliver(message, Simulator::Now());
-                                      }
-                                      OnArrival(peer, rank, channel, bytes, posted, message, tag);
-                                      OnSendDelivered(rank, tag, id, message);
-                                  });
+                const uint32_t slot = m_sent.Park(
+                    {rank, id, peer, channel, step.bytes, Simulator::Now(), tag, message});
+                // The callback carries the slot only: std::function holds it without allocating.
+                m_transport->Send(m_members[rank], m_members[peer], m_laneBase + channel,
+                                  step.bytes, [this, slot]() { OnDelivered(slot); });
                 continue;
             }
             const auto early = running.early.find(id);
@@ -799,6 +792,18 @@ NboxCommunicator::MatchToRunning(Running& running, uint32_t src, uint32_t channe
         return;
     }
     running.early.emplace(id, arrival);
+}
+
+void
+NboxCommunicator::OnDelivered(uint32_t slot)
+{
+    const SentMessage sent = m_sent.Take(slot);
+    if (sent.message != NboxMessageLog::kNoMessage)
+    {
+        m_records->messages.Deliver(sent.message, Simulator::Now());
+    }
+    OnArrival(sent.peer, sent.rank, sent.channel, sent.bytes, sent.posted, sent.message, sent.tag);
+    OnSendDelivered(sent.rank, sent.tag, sent.stepId, sent.message);
 }
 
 void

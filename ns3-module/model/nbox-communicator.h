@@ -23,6 +23,7 @@
 
 #include "ns3/data-rate.h"
 #include "ns3/nbox-job-records.h"
+#include "ns3/nbox-parked.h"
 #include "ns3/nbox-transport.h"
 #include "ns3/object.h"
 
@@ -297,6 +298,19 @@ class NboxCommunicator : public Object
         std::vector<uint32_t> ready;
     };
 
+    /** A message a rank's step sent, until its delivery (parked: nbox-parked.h). */
+    struct SentMessage
+    {
+        uint32_t rank = 0;
+        uint32_t stepId = 0;
+        uint32_t peer = 0;
+        uint32_t channel = 0;
+        uint64_t bytes = 0;
+        Time posted;
+        uint64_t tag = 0;
+        uint64_t message = 0; //!< its NboxMessageLog id, or kNoMessage
+    };
+
     /** One collective across its members: who started it and when. */
     struct Instance
     {
@@ -335,6 +349,8 @@ class NboxCommunicator : public Object
     void StartTimed(uint32_t rank, Running& running, NboxCollectiveTimer& timer);
     void Advance(uint32_t rank, uint64_t tag);
     void Finish(uint32_t rank, uint64_t tag);
+    /** The transport delivered the message parked in m_sent[slot]. */
+    void OnDelivered(uint32_t slot);
     void OnSendDelivered(uint32_t rank, uint64_t tag, uint32_t stepId, uint64_t message);
     void OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes, Time posted,
                    uint64_t message, uint64_t tag);
@@ -371,6 +387,7 @@ class NboxCommunicator : public Object
     std::string m_name;
     nbox::work::Parallelism m_parallelism;
     std::vector<RankState> m_ranks;
+    NboxParked<SentMessage> m_sent; //!< messages in flight, by the slot their callback carries
     Ptr<NboxTransport> m_transport;
     Ptr<NboxJobRecords> m_records;
     std::map<uint64_t, Instance> m_instances; //!< collectives some member has not finished

@@ -54,8 +54,7 @@ NboxFlowTransport::DoDispose()
         c.headSent.Cancel();
         c.queue.clear();
     }
-    m_deliveries.clear();
-    m_freeDeliveries.clear();
+    m_deliveries.Clear();
     if (m_network)
     {
         m_network->SetFlush(nullptr);
@@ -171,18 +170,7 @@ NboxFlowTransport::HeadSent(uint32_t id)
                            m_network->GetMessagePackets(message.bytes));
     c.headWire = 0;
 
-    uint32_t slot;
-    if (m_freeDeliveries.empty())
-    {
-        slot = static_cast<uint32_t>(m_deliveries.size());
-        m_deliveries.emplace_back();
-    }
-    else
-    {
-        slot = m_freeDeliveries.back();
-        m_freeDeliveries.pop_back();
-    }
-    m_deliveries[slot] = {message.bytes, std::move(message.delivered)};
+    const uint32_t slot = m_deliveries.Park({message.bytes, std::move(message.delivered)});
     Simulator::Schedule(m_network->GetDeliveryDelay(c.ports, message.bytes),
                         &NboxFlowTransport::Deliver, this, slot);
     if (!c.queue.empty())
@@ -200,13 +188,11 @@ NboxFlowTransport::HeadSent(uint32_t id)
 void
 NboxFlowTransport::Deliver(uint32_t slot)
 {
-    if (slot >= m_deliveries.size())
+    if (!m_deliveries.Holds(slot))
     {
         return; // disposed since: DoDispose dropped the parked messages
     }
-    Delivery delivery = std::move(m_deliveries[slot]);
-    m_deliveries[slot].delivered = nullptr;
-    m_freeDeliveries.push_back(slot);
+    Delivery delivery = m_deliveries.Take(slot);
     ++m_stats.messagesDelivered;
     m_stats.bytesDelivered += delivery.bytes;
     if (delivery.delivered)

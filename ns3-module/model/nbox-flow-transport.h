@@ -13,6 +13,7 @@
 
 #include "ns3/event-id.h"
 #include "ns3/nbox-flow-network.h"
+#include "ns3/nbox-parked.h"
 #include "ns3/nbox-transport.h"
 #include "ns3/nstime.h"
 
@@ -82,11 +83,7 @@ class NboxFlowTransport : public NboxTransport
     /** Delivers the message parked in m_deliveries[slot] (HeadSent schedules it). */
     void Deliver(uint32_t slot);
 
-    /**
-     * A message between its last byte leaving and its delivery. Parked here so that the event
-     * carries a slot number: ns-3 copies whatever an event carries, and a copy of the callback
-     * costs an allocation per message.
-     */
+    /** A message between its last byte leaving and its delivery (parked: nbox-parked.h). */
     struct Delivery
     {
         uint64_t bytes = 0;
@@ -98,8 +95,7 @@ class NboxFlowTransport : public NboxTransport
     std::vector<Connection> m_connections;
     std::vector<uint32_t> m_connectionOfFlow; //!< solver flow id -> connection
     std::vector<NboxMaxMinSolver::Change> m_changes;
-    std::vector<Delivery> m_deliveries;
-    std::vector<uint32_t> m_freeDeliveries; //!< slots of m_deliveries not in use
+    NboxParked<Delivery> m_deliveries;
     bool m_solvePending;
     NboxTransportStats m_stats;
 };
