@@ -188,7 +188,7 @@ NboxFlowTransport::HeadSent(uint32_t id)
 void
 NboxFlowTransport::Deliver(uint32_t slot)
 {
-    if (!m_deliveries.Holds(slot))
+    if (!m_deliveries.HasSlot(slot))
     {
         return; // disposed since: DoDispose dropped the parked messages
     }

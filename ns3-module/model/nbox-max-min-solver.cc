@@ -176,7 +176,7 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed)
         flow.fixed = false;
         if (IsAlone(flow))
         {
-            // A component of one flow (a ring step on a non-blocking fabric has nothing else):
+            // A component of one flow (a one-channel ring step on a non-blocking fabric):
             // its rate is its tightest resource's capacity / weight, the share progressive
             // filling would give it, found without the heap. It is fixed below in the order
             // the heap would have fixed it, by (share, resource).

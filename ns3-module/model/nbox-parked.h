@@ -36,9 +36,12 @@ template<typename T> class NboxParked
         return slot;
     }
 
-    /** Whether `slot` may be taken: false after Clear() (a late event of a disposed owner). */
+    /**
+     * Whether `slot` is one of this pool's slots, parked or free: false after Clear(), which is
+     * what a late event of a disposed owner checks before Take().
+     */
     bool
-    Holds(uint32_t slot) const
+    HasSlot(uint32_t slot) const
     {
         return slot < m_values.size();
     }

@@ -285,10 +285,37 @@ TEST(NboxMaxMinSolver, RandomInstancesAreMaxMinFairAfterEveryChange)
     CheckRandomInstances(30, 60);
 }
 
+/** Flows of `instance` that share no resource with another flow. */
+int
+CountLoneFlows(const RandomInstance& instance)
+{
+    std::vector<int> users(instance.capacities.size(), 0);
+    for (const auto& uses : instance.flows)
+    {
+        for (const Use& use : uses)
+        {
+            ++users[use.resource];
+        }
+    }
+    int lone = 0;
+    for (const auto& uses : instance.flows)
+    {
+        lone += std::all_of(uses.begin(), uses.end(),
+                            [&users](const Use& use) { return users[use.resource] == 1; });
+    }
+    return lone;
+}
+
 // Few flows over many resources: flows alone in their component (solved without the heap)
 // beside shared components, in one Solve.
 TEST(NboxMaxMinSolver, SparseRandomInstancesAreMaxMinFairAfterEveryChange)
 {
+    for (uint32_t seed = 1; seed <= 20; ++seed)
+    {
+        const int lone = CountLoneFlows(MakeInstance(seed, 300, 40));
+        EXPECT_GT(lone, 0) << "seed " << seed << " has no lone flow";
+        EXPECT_LT(lone, 40) << "seed " << seed << " has no shared component";
+    }
     CheckRandomInstances(300, 40);
 }
 

@@ -1,6 +1,6 @@
 /*
  * NboxParked: a value comes back from the slot it was parked under, slots are reused once
- * taken, and after Clear() no slot is held (what a late event of a disposed owner checks).
+ * taken, and after Clear() no slot is left (what a late event of a disposed owner checks).
  */
 #include "ns3/nbox-parked.h"
 
@@ -47,13 +47,13 @@ TEST(NboxParked, TakingReleasesWhatTheValueHolds)
     EXPECT_EQ(held.use_count(), 1); // neither the slot nor the taken copy keeps it
 }
 
-TEST(NboxParked, NothingIsHeldAfterClear)
+TEST(NboxParked, NoSlotIsLeftAfterClear)
 {
     NboxParked<int> parked;
     const uint32_t slot = parked.Park(7);
-    EXPECT_TRUE(parked.Holds(slot));
+    EXPECT_TRUE(parked.HasSlot(slot));
     parked.Clear();
-    EXPECT_FALSE(parked.Holds(slot));
+    EXPECT_FALSE(parked.HasSlot(slot));
 }
 
 } // namespace
