@@ -6,6 +6,7 @@
 #include "ns3/ipv4-header.h"
 #include "ns3/ipv4-interface.h"
 #include "ns3/log.h"
+#include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/tcp-header.h"
 
@@ -80,46 +81,72 @@ NboxTcpL4Protocol::GetSlowLookups() const
     return m_slowLookups;
 }
 
+Ipv4EndPoint*
+NboxTcpL4Protocol::FindRegistered(Ptr<const Packet> packet, const Ipv4Header& incomingIpHeader,
+                                  Ptr<Ipv4Interface> incomingInterface, uint16_t& sourcePort)
+{
+    // The lookup needs only the ports, the segment's first four bytes (network order). Peeking
+    // a whole TcpHeader would build an ns-3 object for each of its options (timestamps, SACK):
+    // some 700 instructions per event (tools/bench/README.md, "On a machine with half the L2").
+    uint8_t ports[4];
+    if (packet->CopyData(ports, sizeof ports) != sizeof ports)
+    {
+        return nullptr;
+    }
+    sourcePort = static_cast<uint16_t>(ports[0] << 8 | ports[1]);
+    const auto destinationPort = static_cast<uint16_t>(ports[2] << 8 | ports[3]);
+    const auto found
+        = m_connections.find(Key(incomingIpHeader.GetDestination().Get(), destinationPort,
+                                 incomingIpHeader.GetSource().Get(), sourcePort));
+    if (found == m_connections.end())
+    {
+        return nullptr;
+    }
+    // The socket may have given its endpoint up (closed) or been bound to another device
+    // since it registered: then ns-3's lookup decides, as it would have.
+    Ipv4EndPoint* endPoint = found->second->GetEndPoint();
+    const bool usable = endPoint != nullptr && endPoint->IsRxEnabled()
+                     && endPoint->GetLocalPort() == destinationPort
+                     && endPoint->GetPeerPort() == sourcePort
+                     && endPoint->GetPeerAddress() == incomingIpHeader.GetSource()
+                     && (!endPoint->GetBoundNetDevice()
+                         || endPoint->GetBoundNetDevice() == incomingInterface->GetDevice());
+    if (!usable)
+    {
+        m_connections.erase(found);
+        return nullptr;
+    }
+    return endPoint;
+}
+
 enum IpL4Protocol::RxStatus
 NboxTcpL4Protocol::Receive(Ptr<Packet> packet, const Ipv4Header& incomingIpHeader,
                            Ptr<Ipv4Interface> incomingInterface)
 {
-    TcpHeader header;
-    packet->PeekHeader(header);
-    const auto found = m_connections.find(
-        Key(incomingIpHeader.GetDestination().Get(), header.GetDestinationPort(),
-            incomingIpHeader.GetSource().Get(), header.GetSourcePort()));
-    if (found != m_connections.end())
+    uint16_t sourcePort = 0;
+    Ipv4EndPoint* endPoint
+        = FindRegistered(packet, incomingIpHeader, incomingInterface, sourcePort);
+    if (endPoint == nullptr)
     {
-        // The socket may have given its endpoint up (closed) or been bound to another
-        // device since it registered: then ns-3's lookup decides, as it would have.
-        Ipv4EndPoint* endPoint = found->second->GetEndPoint();
-        const bool usable = endPoint != nullptr && endPoint->IsRxEnabled()
-                         && endPoint->GetLocalPort() == header.GetDestinationPort()
-                         && endPoint->GetPeerPort() == header.GetSourcePort()
-                         && endPoint->GetPeerAddress() == incomingIpHeader.GetSource()
-                         && (!endPoint->GetBoundNetDevice()
-                             || endPoint->GetBoundNetDevice() == incomingInterface->GetDevice());
-        if (usable)
-        {
-            // What TcpL4Protocol::Receive does once its lookup found the endpoint (the
-            // checksum check included, a no-op unless checksums are enabled).
-            TcpHeader checked;
-            const auto status = PacketReceived(packet, checked, incomingIpHeader.GetSource(),
-                                               incomingIpHeader.GetDestination());
-            if (status != IpL4Protocol::RX_OK)
-            {
-                return status;
-            }
-            ++m_fastLookups;
-            endPoint->ForwardUp(packet, incomingIpHeader, header.GetSourcePort(),
-                                incomingInterface);
-            return IpL4Protocol::RX_OK;
-        }
-        m_connections.erase(found);
+        ++m_slowLookups;
+        return TcpL4Protocol::Receive(packet, incomingIpHeader, incomingInterface);
     }
-    ++m_slowLookups;
-    return TcpL4Protocol::Receive(packet, incomingIpHeader, incomingInterface);
+    // What TcpL4Protocol::Receive does once its lookup found the endpoint: check the checksum,
+    // which deserializes the header once more. Without checksums (ns-3's default) that check
+    // always passes, so it is left out.
+    if (Node::ChecksumEnabled())
+    {
+        TcpHeader checked;
+        const auto status = PacketReceived(packet, checked, incomingIpHeader.GetSource(),
+                                           incomingIpHeader.GetDestination());
+        if (status != IpL4Protocol::RX_OK)
+        {
+            return status;
+        }
+    }
+    ++m_fastLookups;
+    endPoint->ForwardUp(packet, incomingIpHeader, sourcePort, incomingInterface);
+    return IpL4Protocol::RX_OK;
 }
 
 void

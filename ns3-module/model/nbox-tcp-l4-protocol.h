@@ -22,6 +22,7 @@
 namespace ns3
 {
 
+class Ipv4EndPoint;
 class NboxTcpSocket;
 
 class NboxTcpL4Protocol : public TcpL4Protocol
@@ -69,6 +70,13 @@ class NboxTcpL4Protocol : public TcpL4Protocol
 
     static FourTuple Key(uint32_t localAddress, uint16_t localPort, uint32_t peerAddress,
                          uint16_t peerPort);
+    /**
+     * The endpoint of the registered connection that `packet` (a segment, its TCP header
+     * first) belongs to, with `sourcePort` set from the segment; nullptr when none is
+     * registered or its socket no longer owns a matching endpoint (that entry is dropped).
+     */
+    Ipv4EndPoint* FindRegistered(Ptr<const Packet> packet, const Ipv4Header& incomingIpHeader,
+                                 Ptr<Ipv4Interface> incomingInterface, uint16_t& sourcePort);
 
     std::unordered_map<FourTuple, Ptr<NboxTcpSocket>, FourTupleHash> m_connections;
     uint64_t m_fastLookups;
