@@ -87,7 +87,7 @@ NboxTcpL4Protocol::FindRegistered(Ptr<const Packet> packet, const Ipv4Header& in
 {
     // The lookup needs only the ports, the segment's first four bytes (network order). Peeking
     // a whole TcpHeader would build an ns-3 object for each of its options (timestamps, SACK):
-    // some 700 instructions per event (tools/bench/README.md, "On a machine with half the L2").
+    // some 700 instructions per event (tools/bench/README.md, "Counted, not timed": half the L2).
     uint8_t ports[4];
     if (packet->CopyData(ports, sizeof ports) != sizeof ports)
     {
