@@ -243,6 +243,12 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed)
         {
             continue; // stale: the resource's share changed since this entry
         }
+        // Fix every unfixed flow through the bottleneck, then give each other resource they
+        // cross one new entry with its share after all of them: entries pushed in between
+        // would all be stale before the next pop. (One push per resource per bottleneck, not
+        // per flow: an all-to-all's bottleneck fixes hundreds of flows over the same links.)
+        ++m_round;
+        m_crossed.clear();
         for (const Member& m : bottleneck.members)
         {
             Flow& flow = m_flows[m.flow];
@@ -258,12 +264,21 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed)
                 r.weightSum -= use.weight;
                 --r.unfixed;
                 ++r.version;
-                // Counted, since the weight sum alone may not reach exactly 0 in floating
-                // point; the bottleneck's own members are all fixed in this loop.
-                if (r.unfixed > 0 && &r != &bottleneck)
+                if (r.round != m_round)
                 {
-                    push(r.remaining / std::max(r.weightSum, 1e-300), use.resource, r.version);
+                    r.round = m_round;
+                    m_crossed.push_back(use.resource);
                 }
+            }
+        }
+        for (uint32_t crossed : m_crossed)
+        {
+            const Resource& r = m_resources[crossed];
+            // Counted, since the weight sum alone may not reach exactly 0 in floating point;
+            // the bottleneck's own members are all fixed by now.
+            if (r.unfixed > 0 && crossed != id)
+            {
+                push(r.remaining / std::max(r.weightSum, 1e-300), crossed, r.version);
             }
         }
     }

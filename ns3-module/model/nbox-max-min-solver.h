@@ -99,6 +99,7 @@ class NboxMaxMinSolver
         double weightSum = 0; //!< weights of the unfixed flows
         uint32_t unfixed = 0; //!< members not yet fixed
         uint32_t version = 0; //!< invalidates stale heap entries
+        uint64_t round = 0;   //!< the last bottleneck whose flows crossed it (m_round)
     };
 
     /** Collects the component(s) of the touched resources into m_flowsFound, m_resourcesFound. */
@@ -131,7 +132,9 @@ class NboxMaxMinSolver
         uint32_t resource;
         uint32_t flow;
     };
-    std::vector<LoneFlow> m_alone; //!< Fill()'s, by (share, resource)
+    std::vector<LoneFlow> m_alone;   //!< Fill()'s, by (share, resource)
+    uint64_t m_round = 0;            //!< bottlenecks fixed so far, over all calls
+    std::vector<uint32_t> m_crossed; //!< resources the current bottleneck's flows cross
 };
 
 } // namespace ns3
