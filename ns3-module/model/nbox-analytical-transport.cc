@@ -117,11 +117,10 @@ NboxAnalyticalTransport::DoDispose()
 uint32_t
 NboxAnalyticalTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel)
 {
-    const auto key = std::make_tuple(srcRank, dstRank, channel);
-    auto it = m_connectionIds.find(key);
-    if (it != m_connectionIds.end())
+    const uint32_t known = m_connectionIds.Find(srcRank, dstRank, channel);
+    if (known != NboxConnectionIndex::kNone)
     {
-        return it->second;
+        return known;
     }
     Connection c;
     c.ports = m_network->RouteNewConnection(srcRank, dstRank, c.shares);
@@ -133,7 +132,7 @@ NboxAnalyticalTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t 
     }
     const auto id = static_cast<uint32_t>(m_connections.size());
     m_connections.push_back(std::move(c));
-    m_connectionIds.emplace(key, id);
+    m_connectionIds.Add(srcRank, dstRank, channel, id);
     ++m_stats.connections;
     return id;
 }

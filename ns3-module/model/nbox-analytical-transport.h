@@ -31,6 +31,7 @@
 #ifndef NBOX_ANALYTICAL_TRANSPORT_H
 #define NBOX_ANALYTICAL_TRANSPORT_H
 
+#include "ns3/nbox-connection-index.h"
 #include "ns3/nbox-flow-network.h"
 #include "ns3/nbox-transport.h"
 #include "ns3/nstime.h"
@@ -115,7 +116,7 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
                                        size_t stages);
 
     Ptr<NboxFlowNetwork> m_network;
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> m_connectionIds;
+    NboxConnectionIndex m_connectionIds;
     std::vector<Connection> m_connections;
     /** Timings by lane base (one per communicator) and the spec's fields that shape them. */
     std::map<std::tuple<uint32_t, int, int, uint64_t, uint64_t, int>, Timed> m_timed;

@@ -66,11 +66,10 @@ NboxFlowTransport::DoDispose()
 uint32_t
 NboxFlowTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel)
 {
-    const auto key = std::make_tuple(srcRank, dstRank, channel);
-    auto it = m_connectionIds.find(key);
-    if (it != m_connectionIds.end())
+    const uint32_t known = m_connectionIds.Find(srcRank, dstRank, channel);
+    if (known != NboxConnectionIndex::kNone)
     {
-        return it->second;
+        return known;
     }
     const auto id = static_cast<uint32_t>(m_connections.size());
     Connection c;
@@ -81,7 +80,7 @@ NboxFlowTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channe
         c.uses.push_back({s.port, weight * s.share});
     }
     m_connections.push_back(std::move(c));
-    m_connectionIds.emplace(key, id);
+    m_connectionIds.Add(srcRank, dstRank, channel, id);
     ++m_stats.connections;
     return id;
 }

@@ -12,6 +12,7 @@
 #define NBOX_FLOW_TRANSPORT_H
 
 #include "ns3/event-id.h"
+#include "ns3/nbox-connection-index.h"
 #include "ns3/nbox-flow-network.h"
 #include "ns3/nbox-parked.h"
 #include "ns3/nbox-transport.h"
@@ -19,8 +20,6 @@
 
 #include <deque>
 #include <functional>
-#include <map>
-#include <tuple>
 #include <vector>
 
 namespace ns3
@@ -91,7 +90,7 @@ class NboxFlowTransport : public NboxTransport
     };
 
     Ptr<NboxFlowNetwork> m_network;
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> m_connectionIds;
+    NboxConnectionIndex m_connectionIds;
     std::vector<Connection> m_connections;
     std::vector<uint32_t> m_connectionOfFlow; //!< solver flow id -> connection
     std::vector<NboxMaxMinSolver::Change> m_changes;
