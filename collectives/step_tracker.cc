@@ -56,7 +56,7 @@ bool StepTracker::TakeBatch() {
     const auto [it, added] = index.try_emplace(std::make_pair(entry.step.peer, entry.step.channel),
                                                static_cast<uint32_t>(lanes.size()));
     if (added) lanes.emplace_back();
-    lanes[it->second].steps.push_back(entry.step.id);
+    lanes[it->second].steps.push_back_slot() = entry.step.id;
     entry.lane = it->second;
   }
   // Dependencies in this batch may point forward within it, so count them once all are in.

@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <utility>
@@ -89,9 +88,10 @@ class StepTracker {
   };
 
   // Sends to, or Recvs from, one (peer, channel), taken and not yet released (Sends) or
-  // matched (Recvs), in id order.
+  // matched (Recvs), in id order. (A std::deque allocated two blocks per lane: an all-to-all
+  // builds two lanes per peer per collective, 2.2 M deques in a 32-rank MoE job.)
   struct Lane {
-    std::deque<uint32_t> steps;
+    RecyclingQueue<uint32_t> steps;
   };
 
   // Takes the next batch from the source; false when it has no more.
