@@ -73,8 +73,9 @@ class JsonText {
     text_ += object.text_;
     return *this;
   }
+  // Closes the open object (an object with no member yet is written `{}`).
   JsonText& Close() {
-    text_ += '}';
+    text_ += open_ ? "}" : "{}";
     open_ = false;
     return *this;
   }
