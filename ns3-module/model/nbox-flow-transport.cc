@@ -121,7 +121,19 @@ NboxFlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, ui
         }
         m_connectionOfFlow[flow] = id;
         c.flow = flow;
-        ScheduleSolve();
+        NboxMaxMinSolver& solver = m_network->GetSolver();
+        if (solver.IsAlone(flow))
+        {
+            // No other flow's rate depends on this one (a ring step whose ranks drifted
+            // apart starts its flows one by one): rated now, with no Solve event. A flow
+            // joining its links later, even at this instant, re-solves them together.
+            c.rate = solver.SolveAlone(flow);
+            ScheduleHeadSent(id);
+        }
+        else
+        {
+            ScheduleSolve();
+        }
     }
 }
 
@@ -177,11 +189,18 @@ NboxFlowTransport::HeadSent(uint32_t id)
         ScheduleHeadSent(id);
         return;
     }
-    m_network->GetSolver().RemoveFlow(static_cast<uint32_t>(c.flow));
+    NboxMaxMinSolver& solver = m_network->GetSolver();
+    const auto flow = static_cast<uint32_t>(c.flow);
+    // A flow alone on its links leaves no other flow a rate to change.
+    const bool shared = !solver.IsAlone(flow);
+    solver.RemoveFlow(flow);
     m_connectionOfFlow[c.flow] = kNoConnection;
     c.flow = -1;
     c.rate = 0;
-    ScheduleSolve();
+    if (shared)
+    {
+        ScheduleSolve();
+    }
 }
 
 void

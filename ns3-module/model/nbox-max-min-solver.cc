@@ -148,6 +148,41 @@ NboxMaxMinSolver::IsAlone(const Flow& flow) const
     return true;
 }
 
+bool
+NboxMaxMinSolver::IsAlone(uint32_t flow) const
+{
+    NS_ABORT_MSG_UNLESS(flow < m_flows.size() && m_flows[flow].live,
+                        "NboxMaxMinSolver: no live flow " << flow);
+    return IsAlone(m_flows[flow]);
+}
+
+NboxMaxMinSolver::LoneFlow
+NboxMaxMinSolver::Tightest(uint32_t id) const
+{
+    const Flow& flow = m_flows[id];
+    LoneFlow tightest{0, 0, id};
+    for (const FlowUse& use : flow.uses)
+    {
+        const LoneFlow candidate{m_resources[use.resource].capacity / use.weight, use.resource, id};
+        if (&use == &flow.uses.front()
+            || std::tie(candidate.share, candidate.resource)
+                   < std::tie(tightest.share, tightest.resource))
+        {
+            tightest = candidate;
+        }
+    }
+    return tightest;
+}
+
+double
+NboxMaxMinSolver::SolveAlone(uint32_t flow)
+{
+    NS_ABORT_MSG_UNLESS(IsAlone(flow),
+                        "NboxMaxMinSolver::SolveAlone: flow " << flow << " shares a resource");
+    m_flows[flow].rate = Tightest(flow).share;
+    return m_flows[flow].rate;
+}
+
 void
 NboxMaxMinSolver::Fill(std::vector<Change>& changed)
 {
@@ -180,18 +215,10 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed)
             // its rate is its tightest resource's capacity / weight, the share progressive
             // filling would give it, found without the heap. It is fixed below in the order
             // the heap would have fixed it, by (share, resource).
-            LoneFlow tightest{0, 0, id};
+            const LoneFlow tightest = Tightest(id);
             for (const FlowUse& use : flow.uses)
             {
-                Resource& r = m_resources[use.resource];
-                const LoneFlow candidate{r.capacity / use.weight, use.resource, id};
-                if (&use == &flow.uses.front()
-                    || std::tie(candidate.share, candidate.resource)
-                           < std::tie(tightest.share, tightest.resource))
-                {
-                    tightest = candidate;
-                }
-                r.unfixed = 0; // not in the heap
+                m_resources[use.resource].unfixed = 0; // not in the heap
             }
             m_alone.push_back(tightest);
             continue;

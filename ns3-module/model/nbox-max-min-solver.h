@@ -60,6 +60,16 @@ class NboxMaxMinSolver
      */
     void Solve(std::vector<Change>& changed);
 
+    /** Whether no other live flow uses any of live `flow`'s resources (its component is itself). */
+    bool IsAlone(uint32_t flow) const;
+    /**
+     * Gives a flow that IsAlone the rate Solve() would give it (its tightest resource's capacity
+     * over its weight there) and returns it, without a search: a flow alone needs no other
+     * flow's rate. Its resources stay touched, so the next Solve() visits them (and finds the
+     * same rate, reporting no change).
+     */
+    double SolveAlone(uint32_t flow);
+
     double GetRate(uint32_t flow) const;
     /** Sum of weight x rate of the live flows over `resource`: its load, at most its capacity. */
     double GetLoad(uint32_t resource) const;
@@ -105,8 +115,16 @@ class NboxMaxMinSolver
     /** Collects the component(s) of the touched resources into m_flowsFound, m_resourcesFound. */
     void FindComponents();
     void Fill(std::vector<Change>& changed);
-    /** Whether no other flow uses any of `flow`'s resources (its component is itself). */
     bool IsAlone(const Flow& flow) const;
+    /** A flow alone in its component, with its rate and the resource that sets it. */
+    struct LoneFlow
+    {
+        double share;
+        uint32_t resource;
+        uint32_t flow;
+    };
+    /** The share a flow alone in its component gets, and the resource that sets it. */
+    LoneFlow Tightest(uint32_t flow) const;
 
     std::vector<Flow> m_flows;
     std::vector<uint32_t> m_freeFlows;
@@ -125,13 +143,6 @@ class NboxMaxMinSolver
         uint32_t version;
     };
     std::vector<HeapEntry> m_heap;
-    /** A flow alone in its component, with its rate and the resource that sets it. */
-    struct LoneFlow
-    {
-        double share;
-        uint32_t resource;
-        uint32_t flow;
-    };
     std::vector<LoneFlow> m_alone;   //!< Fill()'s, by (share, resource)
     uint64_t m_round = 0;            //!< bottlenecks fixed so far, over all calls
     std::vector<uint32_t> m_crossed; //!< resources the current bottleneck's flows cross

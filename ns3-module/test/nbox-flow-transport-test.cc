@@ -1,8 +1,8 @@
 /*
  * NboxFlowTransport on closed forms: one message alone, flows sharing a link max-min fairly,
- * a flow speeding up when another ends, framing per transport, bytes conserved on every port.
- * Expected times are written out from the packet framing (headers per packet), not taken
- * from the code under test.
+ * a flow speeding up when another ends or slowing when one joins, framing per transport, bytes
+ * conserved on every port. Expected times are written out from the packet framing (headers per
+ * packet), not taken from the code under test.
  */
 #include "nbox-test-util.h"
 
@@ -122,6 +122,25 @@ TEST_F(NboxFlowTransportTest, AFlowTakesTheWholeLinkOnceItsNeighbourEnds)
     EXPECT_NEAR(longDone.GetSeconds(),
                 shortLeft + FluidSeconds(longBytes - shortBytes, kRate) + TailSeconds(longBytes),
                 3e-9);
+}
+
+TEST_F(NboxFlowTransportTest, AFlowAloneSlowsToHalfWhenAnotherJoinsItsLink)
+{
+    Star star(3);
+    const uint64_t megabyte = 1000000;
+    // The long flow starts alone (rated on the spot), sends 1 MB at the full rate, shares the
+    // receiver's link while the short one sends its 1 MB (2 x F at half the rate, in which the
+    // long one sends 1 MB too), then sends its last 1 MB alone again.
+    const double f = FluidSeconds(megabyte, kRate);
+    Time longDone;
+    Time shortDone;
+    star.transport->Send(0, 2, 0, 3 * megabyte, [&]() { longDone = Simulator::Now(); });
+    Simulator::Schedule(
+        Seconds(f), [&]()
+        { star.transport->Send(1, 2, 0, megabyte, [&]() { shortDone = Simulator::Now(); }); });
+    RunFor(Seconds(1));
+    EXPECT_NEAR(shortDone.GetSeconds(), 3 * f + TailSeconds(megabyte), 3e-9);
+    EXPECT_NEAR(longDone.GetSeconds(), 4 * f + TailSeconds(3 * megabyte), 3e-9);
 }
 
 TEST_F(NboxFlowTransportTest, MessagesOfAConnectionArriveInOrderBackToBack)

@@ -319,6 +319,74 @@ TEST(NboxMaxMinSolver, SparseRandomInstancesAreMaxMinFairAfterEveryChange)
     CheckRandomInstances(300, 40);
 }
 
+// A flow alone on its resources is rated on the spot (the flow transport does so instead of a
+// Solve event): its tightest capacity over weight, here min(10 / 1.25, 6 / 1) = 6. A flow
+// joining one of its resources later makes both shared, and Solve then reports the first
+// flow's change from that rate: 6 / 2 = 3 each.
+TEST(NboxMaxMinSolver, AFlowAloneIsRatedWithoutASolve)
+{
+    NboxMaxMinSolver solver;
+    const uint32_t wide = solver.AddResource(10);
+    const uint32_t narrow = solver.AddResource(6);
+    const uint32_t a = solver.AddFlow({{wide, 1.25}, {narrow, 1}});
+    ASSERT_TRUE(solver.IsAlone(a));
+    EXPECT_DOUBLE_EQ(solver.SolveAlone(a), 6);
+    EXPECT_DOUBLE_EQ(solver.GetRate(a), 6);
+    // Its resources stay touched: the next Solve visits them and finds nothing changed.
+    EXPECT_TRUE(Solve(solver).empty());
+
+    const uint32_t b = solver.AddFlow({{narrow, 1}});
+    EXPECT_FALSE(solver.IsAlone(a));
+    EXPECT_FALSE(solver.IsAlone(b));
+    const auto changed = Solve(solver);
+    ASSERT_EQ(changed.size(), 2u);
+    EXPECT_EQ(changed[0].flow, a); // the lower flow id first among equal rates
+    EXPECT_DOUBLE_EQ(changed[0].oldRate, 6);
+    EXPECT_DOUBLE_EQ(solver.GetRate(a), 3);
+    EXPECT_DOUBLE_EQ(solver.GetRate(b), 3);
+    solver.RemoveFlow(b);
+    EXPECT_TRUE(solver.IsAlone(a));
+}
+
+// Flows added one by one, each rated on the spot when alone and by Solve otherwise, end with
+// the rates of one Solve over them all.
+TEST(NboxMaxMinSolver, RatingLoneFlowsOnTheSpotEndsWhereOneSolveDoes)
+{
+    for (uint32_t seed = 1; seed <= 20; ++seed)
+    {
+        const RandomInstance instance = MakeInstance(seed, 300, 40);
+        NboxMaxMinSolver stepwise;
+        NboxMaxMinSolver once;
+        for (double c : instance.capacities)
+        {
+            stepwise.AddResource(c);
+            once.AddResource(c);
+        }
+        int ratedAlone = 0;
+        for (const auto& uses : instance.flows)
+        {
+            const uint32_t id = stepwise.AddFlow(uses);
+            once.AddFlow(uses);
+            if (stepwise.IsAlone(id))
+            {
+                stepwise.SolveAlone(id);
+                ++ratedAlone;
+            }
+            else
+            {
+                Solve(stepwise);
+            }
+        }
+        EXPECT_GT(ratedAlone, 0) << "seed " << seed;
+        Solve(once);
+        for (uint32_t id = 0; id < instance.flows.size(); ++id)
+        {
+            EXPECT_DOUBLE_EQ(stepwise.GetRate(id), once.GetRate(id))
+                << "seed " << seed << " flow " << id;
+        }
+    }
+}
+
 // Progressive filling fixes flows by rising rate (ties: the lower bottleneck id), and Solve
 // reports the changes in that order, whether a flow is alone on its resources or shares them.
 // Here: f4 alone at 3 (capacity 3), f2 and f3 sharing 8 at 4 each (bottleneck 1), f5 alone at
