@@ -11,6 +11,7 @@
 
 #include "bridge/include/nbox_net_ext.h"
 #include "bridge/nbox/nbox_log.h"
+#include "bridge/wire/arrival_lag.h"
 #include "bridge/wire/auth.h"
 
 namespace nbox::bridge::nboxnet {
@@ -70,6 +71,9 @@ void BridgeClient::Release(std::shared_ptr<BridgeClient> client) {
     std::lock_guard<std::mutex> lock(client->mutex_);
     if (--client->users_ > 0) return;
     if (!client->failed_ && !client->ended_) {
+      if (client->config_.clock == wire::ClockMode::kRealtime) {
+        client->Send(wire::SummariseArrivalLags(client->arrival_lags_ns_));
+      }
       client->Send(wire::Goodbye{client->NowLocked(WallClock::now())});
       client->ended_ = true;
       client->FlushLocked();

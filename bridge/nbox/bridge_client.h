@@ -143,6 +143,8 @@ class BridgeClient {
   // Complete frames received in this session (wrapping): every Promise carries it, so the
   // server knows whether the rank had seen its latest completion when it promised.
   uint32_t completions_seen_ = 0;
+  // Realtime only: how late each Complete was read, by the rank's clock (wire::ArrivalLag).
+  std::vector<uint64_t> arrival_lags_ns_;
 };
 
 }  // namespace nbox::bridge::nboxnet

@@ -424,6 +424,16 @@ void BridgeServer::Impl::HandleOpen(ServerSession& session, wire::Message& messa
     case wire::MessageType::kOpReport:
       sink_->OnOp(rank, std::get<wire::OpReport>(message));
       return;
+    case wire::MessageType::kArrivalLag:
+      if (session.hello.clock != wire::ClockMode::kRealtime || session.sent_arrival_lag) {
+        ProtocolError(session, session.sent_arrival_lag
+                                   ? "a second ArrivalLag"
+                                   : "ArrivalLag from a rank on the virtual clock");
+        return;
+      }
+      session.sent_arrival_lag = true;
+      sink_->OnArrivalLag(rank, std::get<wire::ArrivalLag>(message));
+      return;
     case wire::MessageType::kError: {
       const auto& error = std::get<wire::Error>(message);
       End(session, "the rank reported an error: " + error.text);

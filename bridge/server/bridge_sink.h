@@ -102,6 +102,11 @@ class BridgeSink {
     (void)rank;
     (void)op;
   }
+  // A realtime rank's own lag figures (wire::ArrivalLag), sent once, right before its Goodbye.
+  virtual void OnArrivalLag(int rank, const wire::ArrivalLag& lag) {
+    (void)rank;
+    (void)lag;
+  }
   // An orderly end: the rank said Goodbye at virtual time `vtime`.
   virtual void OnGoodbye(int rank, uint64_t vtime) = 0;
   // The rank's session ended without Goodbye: its process died, its connection broke, it fell

@@ -58,6 +58,7 @@ class ServerSession {
   // Handshake and session data, kept here for BridgeServer::Impl.
   int rank = -1;
   bool said_goodbye = false;
+  bool sent_arrival_lag = false;
   std::vector<uint8_t> hello_body;
   wire::Hello hello;
   wire::Nonce server_nonce{};

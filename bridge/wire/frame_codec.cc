@@ -62,6 +62,8 @@ const char* TypeName(MessageType type) {
       return "Heartbeat";
     case MessageType::kOpReport:
       return "OpReport";
+    case MessageType::kArrivalLag:
+      return "ArrivalLag";
   }
   return "unknown";
 }
@@ -78,6 +80,7 @@ bool AllowedDirection(MessageType type, Direction direction) {
     case MessageType::kPostRecv:
     case MessageType::kPromise:
     case MessageType::kOpReport:
+    case MessageType::kArrivalLag:
       return direction == Direction::kToServer;
     case MessageType::kChallenge:
     case MessageType::kWelcome:

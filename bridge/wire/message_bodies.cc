@@ -132,6 +132,11 @@ struct BodyEncoder {
   }
   void operator()(const Goodbye& m) const { w->U64(m.vtime); }
   void operator()(const Heartbeat& m) const { w->U64(m.vtime); }
+  void operator()(const ArrivalLag& m) const {
+    w->U64(m.completions);
+    w->U64(m.p99_ns);
+    w->U64(m.max_ns);
+  }
   void operator()(const OpReport& m) const {
     w->U64(m.vtime);
     w->U8(static_cast<uint8_t>(m.kind));
@@ -408,6 +413,17 @@ std::string DecodeHeartbeat(ByteReader& r, Message* out) {
   return "";
 }
 
+std::string DecodeArrivalLag(ByteReader& r, Message* out) {
+  ArrivalLag m;
+  m.completions = r.U64();
+  m.p99_ns = r.U64();
+  m.max_ns = r.U64();
+  if (m.p99_ns > m.max_ns) return "ArrivalLag: p99 above the maximum";
+  if (m.completions == 0 && m.max_ns != 0) return "ArrivalLag: a lag with no Complete";
+  *out = m;
+  return "";
+}
+
 // Strict: every field must be what its kind allows (OpReport in messages.h).
 std::string DecodeOpReport(ByteReader& r, Message* out) {
   OpReport m;
@@ -493,6 +509,8 @@ BodySize BodySizeOf(MessageType type) {
       return {8, 8};
     case MessageType::kOpReport:
       return {kOpReportBytes, kOpReportBytes};
+    case MessageType::kArrivalLag:
+      return {24, 24};
   }
   return {0, 0};
 }
@@ -561,6 +579,9 @@ std::string DecodeBody(MessageType type, const uint8_t* body, uint32_t size, Mes
       break;
     case MessageType::kOpReport:
       reason = DecodeOpReport(r, message);
+      break;
+    case MessageType::kArrivalLag:
+      reason = DecodeArrivalLag(r, message);
       break;
   }
   if (!reason.empty()) return reason;

@@ -21,7 +21,8 @@ namespace nbox::bridge::wire {
 inline constexpr uint8_t kMagicBytes[4] = {'N', 'B', 'X', 'W'};
 // Version 2: Welcome's heartbeat interval in microseconds (was milliseconds), so realtime ranks
 // can promise their clock more often than every millisecond.
-inline constexpr uint8_t kProtocolVersion = 2;
+// Version 3: ArrivalLag, a realtime rank's own measure of how late its Completes reached it.
+inline constexpr uint8_t kProtocolVersion = 3;
 inline constexpr size_t kFrameHeaderBytes = 12;
 // Payload bytes one Data frame carries at most; larger messages travel as several frames.
 inline constexpr uint32_t kMaxDataBytes = 1u << 20;
@@ -62,8 +63,9 @@ enum class MessageType : uint8_t {
   kGoodbye = 17,
   kHeartbeat = 18,
   kOpReport = 19,
+  kArrivalLag = 20,
 };
-inline constexpr uint8_t kLastMessageType = 19;
+inline constexpr uint8_t kLastMessageType = 20;
 
 // Who may send a message: the decoder of each side refuses what only it itself may send.
 enum class Direction { kToServer, kToClient };
@@ -291,10 +293,21 @@ struct OpReport {
   uint64_t seq = 0;
 };
 
+// client -> server, from a realtime rank right before its Goodbye: how late its Completes
+// reached it by its own clock (the wall clock): for each, the rank's clock when the frame was
+// read minus its delivery_vtime, 0 when it came early. This includes what the simulator's own
+// lag figure does not: the frame's way through both sockets and the rank's reader thread.
+// p99 is the nearest-rank quantile; all three are 0 when no Complete came.
+struct ArrivalLag {
+  uint64_t completions = 0;
+  uint64_t p99_ns = 0;
+  uint64_t max_ns = 0;
+};
+
 // Alternative i is MessageType i + 1.
 using Message = std::variant<Hello, Challenge, Auth, Welcome, Listen, Connect, Connected, Incoming,
                              Accept, Close, PostSend, PostRecv, Data, Promise, Complete, Error,
-                             Goodbye, Heartbeat, OpReport>;
+                             Goodbye, Heartbeat, OpReport, ArrivalLag>;
 
 inline MessageType TypeOf(const Message& message) {
   return static_cast<MessageType>(message.index() + 1);

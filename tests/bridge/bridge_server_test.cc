@@ -124,7 +124,7 @@ TEST(BridgeServer, GarbageAndOversizedHandshakesAreRefused) {
   }
   {
     RawClient client(server, server.unix_endpoint());
-    std::vector<uint8_t> header = {'N', 'B', 'X', 'W', 2, 1, 0, 0, 0x88, 0x13, 0, 0};  // 5000
+    std::vector<uint8_t> header = {'N', 'B', 'X', 'W', 3, 1, 0, 0, 0x88, 0x13, 0, 0};  // 5000
     client.SendBytes(header);
     EXPECT_EQ(Expect<wire::Error>(client.Receive()).text,
               "Hello: body of 5000 bytes is over the limit of 128");
@@ -164,6 +164,27 @@ TEST(BridgeServer, GoodbyeIsAnOrderlyEndNotADisconnect) {
   client.Send(wire::Goodbye{55});
   EXPECT_TRUE(client.ClosedByServer());
   EXPECT_EQ(sink.events, std::vector<std::string>({"GOODBYE 0 55"}));
+}
+
+// A realtime rank reports its own lag once, before Goodbye; a second report breaks the protocol.
+TEST(BridgeServer, ArrivalLagIsPassedOnOnceThenRefused) {
+  RecordingSink sink;
+  BridgeServer server(Options(2), &sink);
+  RawClient once(server, server.unix_endpoint());
+  Expect<wire::Welcome>(once.Handshake(0, 2));
+  once.Send(wire::ArrivalLag{12, 300, 900});
+  once.Send(wire::Goodbye{55});
+  EXPECT_TRUE(once.ClosedByServer());
+  RawClient twice(server, server.unix_endpoint());
+  Expect<wire::Welcome>(twice.Handshake(1, 2));
+  twice.Send(wire::ArrivalLag{1, 5, 5});
+  twice.Send(wire::ArrivalLag{1, 5, 5});
+  EXPECT_TRUE(twice.ClosedByServer());
+  ASSERT_EQ(sink.events.size(), 4u);
+  EXPECT_EQ(sink.events[0], "ARRIVAL_LAG 0 12 300 900");
+  EXPECT_EQ(sink.events[1], "GOODBYE 0 55");
+  EXPECT_EQ(sink.events[2], "ARRIVAL_LAG 1 1 5 5");
+  EXPECT_NE(sink.events[3].find("a second ArrivalLag"), std::string::npos) << sink.events[3];
 }
 
 TEST(BridgeServer, ASilentRankTimesOutAndIsReportedByRank) {

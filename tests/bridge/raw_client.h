@@ -37,6 +37,10 @@ class RecordingSink : public BridgeSink {
   }
   void OnHeartbeat(int rank, uint64_t vtime) override { heartbeats.push_back({rank, vtime}); }
   void OnOp(int rank, const wire::OpReport& op) override { ops.push_back({rank, op}); }
+  void OnArrivalLag(int rank, const wire::ArrivalLag& lag) override {
+    events.push_back("ARRIVAL_LAG " + std::to_string(rank) + " " + std::to_string(lag.completions) +
+                     " " + std::to_string(lag.p99_ns) + " " + std::to_string(lag.max_ns));
+  }
   void OnGoodbye(int rank, uint64_t vtime) override {
     events.push_back("GOODBYE " + std::to_string(rank) + " " + std::to_string(vtime));
   }

@@ -17,7 +17,7 @@ Bytes Header(uint8_t type, uint32_t body) {
           'B',
           'X',
           'W',
-          2,  // protocol version
+          3,  // protocol version
           type,
           0,
           0,
@@ -80,6 +80,7 @@ std::vector<std::pair<Message, Direction>> Samples() {
       {OpReport{4002, OpReportKind::kCollective, ReportedOp::kReduceScatter, 9, 3, -1, 10, 20, 1},
        Direction::kToServer},
       {Complete{17, 3001, {64}, true}, Direction::kToClient},
+      {ArrivalLag{2772, 1500, 2500}, Direction::kToServer},
   };
 }
 
@@ -230,18 +231,18 @@ TEST(WireCodec, BadMagicIsRefusedAtTheFirstWrongByte) {
 }
 
 TEST(WireCodec, OtherVersionsAreRefused) {
-  for (uint8_t version : {0, 1, 3, 255}) {
+  for (uint8_t version : {0, 1, 2, 4, 255}) {
     Bytes frame = EncodeFrame(Heartbeat{1});
     frame[4] = version;
     const Decoded decoded = ToServer(frame);
     EXPECT_EQ(decoded.refusal, Refusal::kBadVersion);
     EXPECT_EQ(decoded.reason,
-              "protocol version " + std::to_string(version) + " (this side speaks version 2)");
+              "protocol version " + std::to_string(version) + " (this side speaks version 3)");
   }
 }
 
 TEST(WireCodec, UnknownTypesAreRefused) {
-  for (uint8_t type : {0, 20, 255}) {
+  for (uint8_t type : {0, 21, 255}) {
     Bytes frame = EncodeFrame(Heartbeat{1});
     frame[5] = type;
     EXPECT_EQ(ToServer(frame).refusal, Refusal::kUnknownType) << int{type};
@@ -350,7 +351,8 @@ TEST(WireCodec, StreamingDecoderTakesBytesOneByOne) {
                        MessageType::kHello, MessageType::kAuth, MessageType::kListen,
                        MessageType::kConnect, MessageType::kAccept, MessageType::kClose,
                        MessageType::kPostSend, MessageType::kPostRecv, MessageType::kData,
-                       MessageType::kPromise, MessageType::kGoodbye, MessageType::kOpReport}));
+                       MessageType::kPromise, MessageType::kGoodbye, MessageType::kOpReport,
+                       MessageType::kArrivalLag}));
   EXPECT_EQ(decoder.buffered(), 0u);
 }
 

@@ -1,11 +1,13 @@
 // What issue 3's real ranks with emulated peers added to the wire: the OpReport frame and
 // Complete's synthetic flag against hand-written layouts and every rule of their strict
-// decoding, and the shared listen handle with its synthetic listen ids.
+// decoding, and the shared listen handle with its synthetic listen ids; and ArrivalLag, a
+// realtime rank's own lag figures (protocol version 3).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "bridge/wire/arrival_lag.h"
 #include "bridge/wire/frame_codec.h"
 #include "bridge/wire/listen_handle.h"
 
@@ -19,7 +21,7 @@ void Append(Bytes* out, std::initializer_list<uint8_t> bytes) {
 }
 
 TEST(WireRealRanks, OpReportLayoutByHand) {
-  Bytes expected = {'N', 'B', 'X', 'W', 2, 19, 0, 0, 40, 0, 0, 0};
+  Bytes expected = {'N', 'B', 'X', 'W', 3, 19, 0, 0, 40, 0, 0, 0};
   Append(&expected, {0x10, 0x27, 0, 0, 0, 0, 0, 0});  // vtime 10000
   Append(&expected, {1, 4, 7, 0});                    // kind, op broadcast, float32, redop
   Append(&expected, {2, 0, 0, 0});                    // root 2
@@ -41,7 +43,7 @@ TEST(WireRealRanks, OpReportLayoutByHand) {
 }
 
 TEST(WireRealRanks, CompleteCarriesTheSyntheticFlagAtOffset20) {
-  Bytes expected = {'N', 'B', 'X', 'W', 2, 15, 0, 0, 32, 0, 0, 0};
+  Bytes expected = {'N', 'B', 'X', 'W', 3, 15, 0, 0, 32, 0, 0, 0};
   Append(&expected, {9, 0, 0, 0, 0, 0, 0, 0});   // request
   Append(&expected, {0, 2, 0, 0, 0, 0, 0, 0});   // delivery 512
   Append(&expected, {1, 0, 0, 0, 1, 0, 0, 0});   // one size, flags: synthetic
@@ -89,6 +91,41 @@ TEST(WireRealRanks, CompleteFlagsAreChecked) {
   const Direction down = Direction::kToClient;
   ExpectBadField(Complete{1, 2, {3}, false}, down, 32, 2, "unknown flags 2");
   ExpectBadField(Complete{1, 2, {}, false}, down, 32, 1, "synthetic flag on a send's completion");
+}
+
+TEST(WireRealRanks, ArrivalLagLayoutByHandAndItsRules) {
+  Bytes expected = {'N', 'B', 'X', 'W', 3, 20, 0, 0, 24, 0, 0, 0};
+  Append(&expected, {0xD4, 0x0A, 0, 0, 0, 0, 0, 0});  // 2772 completions
+  Append(&expected, {0xDC, 0x05, 0, 0, 0, 0, 0, 0});  // p99 1500 ns
+  Append(&expected, {0xC4, 0x09, 0, 0, 0, 0, 0, 0});  // max 2500 ns
+  EXPECT_EQ(EncodeFrame(ArrivalLag{2772, 1500, 2500}), expected);
+  const Decoded decoded = DecodeFrame(expected.data(), expected.size(), Direction::kToServer);
+  ASSERT_EQ(decoded.refusal, Refusal::kNone) << decoded.reason;
+  EXPECT_EQ(std::get<ArrivalLag>(decoded.message).max_ns, 2500u);
+  EXPECT_EQ(DecodeFrame(expected.data(), expected.size(), Direction::kToClient).refusal,
+            Refusal::kWrongDirection);
+  const Direction up = Direction::kToServer;
+  ExpectBadField(ArrivalLag{3, 10, 20}, up, 20, 30, "p99 above the maximum");
+  ExpectBadField(ArrivalLag{0, 0, 0}, up, 28, 1, "a lag with no Complete");
+}
+
+TEST(WireRealRanks, NearestRankQuantileAndTheArrivalLagSummary) {
+  // 1..100 in reverse: the 99th percentile by nearest rank is the 99th value.
+  std::vector<double> values;
+  for (int i = 100; i >= 1; --i) values.push_back(i);
+  EXPECT_EQ(NearestRankQuantile(values, 0.99), 99);
+  EXPECT_EQ(NearestRankQuantile(values, 1.0), 100);
+  EXPECT_EQ(NearestRankQuantile(std::vector<double>{7}, 0.99), 7);
+  EXPECT_EQ(NearestRankQuantile(std::vector<double>{}, 0.99), 0);
+  // 200 lags: the 198th smallest is the p99 (ceil(0.99 x 200)).
+  std::vector<uint64_t> lags;
+  for (uint64_t i = 200; i >= 1; --i) lags.push_back(i * 10);
+  const ArrivalLag lag = SummariseArrivalLags(lags);
+  EXPECT_EQ(lag.completions, 200u);
+  EXPECT_EQ(lag.p99_ns, 1980u);
+  EXPECT_EQ(lag.max_ns, 2000u);
+  const ArrivalLag none = SummariseArrivalLags({});
+  EXPECT_EQ(none.completions + none.p99_ns + none.max_ns, 0u);
 }
 
 TEST(WireRealRanks, ListenHandleLayoutByHand) {

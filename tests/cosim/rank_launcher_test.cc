@@ -134,21 +134,24 @@ TEST(RealRankEnvironment, QuotesForTheShellOnlyWhenNeeded) {
   EXPECT_EQ(ShellQuoted(""), "''");
 }
 
-TEST(RealRankReport, NearestRankQuantile) {
-  // 1..100: the 99th percentile by nearest rank is the 99th value.
-  std::vector<double> values;
-  for (int i = 100; i >= 1; --i) values.push_back(i);
-  EXPECT_EQ(NearestRankQuantile(values, 0.99), 99);
-  EXPECT_EQ(NearestRankQuantile(values, 1.0), 100);
-  EXPECT_EQ(NearestRankQuantile({7}, 0.99), 7);
-  EXPECT_EQ(NearestRankQuantile({}, 0.99), 0);
-}
-
 TEST(RealRankReport, SteadyIterationSkipsTheWarmUp) {
   RealRankReport rank;
   EXPECT_EQ(SteadyIterationTime(rank), 0);
   rank.iterations = {{0, 0, 5, 5}, {1, 5, 7, 2}, {2, 7, 11, 4}};
   EXPECT_EQ(SteadyIterationTime(rank), 3);  // (2 + 4) / 2
+}
+
+TEST(RealRankReport, TheWorstLagIsTheSimulatorsOrARanksOwnWhicheverIsLarger) {
+  RealRanksReport report;
+  report.lag.max_s = 300e-6;
+  report.ranks.resize(2);
+  EXPECT_EQ(WorstLag(report), 300e-6);  // no rank said how late it got its completions
+  report.ranks[0].arrival_lag_known = true;
+  report.ranks[0].arrival_max_lag_s = 250e-6;
+  EXPECT_EQ(WorstLag(report), 300e-6);
+  report.ranks[1].arrival_lag_known = true;
+  report.ranks[1].arrival_max_lag_s = 420e-6;  // the socket's transit on top
+  EXPECT_EQ(WorstLag(report), 420e-6);
 }
 
 }  // namespace

@@ -358,6 +358,12 @@ TEST_F(RealRanksEndToEnd, RealtimeReportsTheLagAndJudgesValidity) {
             rank["sends"].get<uint64_t>() + rank["receives"].get<uint64_t>());
   EXPECT_GE(realtime["max_lag_s"].get<double>(), realtime["p99_lag_s"].get<double>());
   EXPECT_TRUE(realtime["valid"].get<bool>());
+  // The rank's own count: it read a Complete for each of those deliveries.
+  const auto& arrival = rank["arrival_lag"];
+  ASSERT_TRUE(arrival.is_object()) << rank;
+  EXPECT_EQ(arrival["completions"].get<uint64_t>(), realtime["deliveries"].get<uint64_t>());
+  EXPECT_GE(arrival["max_s"].get<double>(), arrival["p99_s"].get<double>());
+  EXPECT_NE(ok.out.find("completions reached it late by max"), std::string::npos) << ok.out;
   // The network is simulated the same way: the real rank cannot beat the all-emulated job.
   const CosimRun reference =
       RunCosim(dir_ / "reference", {"realranks.ranks=", "topology.host_link=1Gbps"});

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "bridge/wire/arrival_lag.h"
 #include "ns3/simulator.h"
 
 namespace nbox::cosim {
@@ -367,6 +368,15 @@ void RealRankBridge::OnOp(int rank, const bridge::wire::OpReport& op) {
   }
 }
 
+void RealRankBridge::OnArrivalLag(int rank, const bridge::wire::ArrivalLag& lag) {
+  NoteFrame(rank);
+  RealRankReport& report = Activity(rank).report;
+  report.arrival_lag_known = true;
+  report.arrival_completions = lag.completions;
+  report.arrival_p99_lag_s = static_cast<double>(lag.p99_ns) * 1e-9;
+  report.arrival_max_lag_s = static_cast<double>(lag.max_ns) * 1e-9;
+}
+
 void RealRankBridge::OnGoodbye(int rank, uint64_t vtime) {
   if (Tracing()) std::cerr << fmt::format("trace: goodbye r{} t={} now={}\n", rank, vtime, NowNs());
   NoteFrame(rank);
@@ -416,9 +426,9 @@ RealRanksReport RealRankBridge::Report(double job_start_s, double max_lag_s) con
   if (config_.realtime) {
     out.lag.samples = lags_s_.size();
     out.lag.max_s = lags_s_.empty() ? 0 : *std::max_element(lags_s_.begin(), lags_s_.end());
-    out.lag.p99_s = NearestRankQuantile(lags_s_, 0.99);
+    out.lag.p99_s = bridge::wire::NearestRankQuantile(lags_s_, 0.99);
     out.lag.allowed_s = max_lag_s;
-    out.lag.valid = out.lag.max_s <= max_lag_s;
+    out.lag.valid = WorstLag(out) <= max_lag_s;
   }
   return out;
 }

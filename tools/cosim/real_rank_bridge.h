@@ -64,6 +64,7 @@ class RealRankBridge : public bridge::server::BridgeSink {
   void OnRankPromise(const bridge::server::RankPromise& promise) override;
   void OnHeartbeat(int rank, uint64_t vtime) override;
   void OnOp(int rank, const bridge::wire::OpReport& op) override;
+  void OnArrivalLag(int rank, const bridge::wire::ArrivalLag& lag) override;
   void OnGoodbye(int rank, uint64_t vtime) override;
   void OnDisconnect(int rank, const std::string& reason) override;
 

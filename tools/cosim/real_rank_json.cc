@@ -13,18 +13,30 @@ nlohmann::ordered_json RealRanksJson(const RealRanksReport& report, const RankRo
                             {"end_s", it.end_s},
                             {"time_s", it.time_s}});
     }
-    ranks.push_back({{"rank", r.rank},
-                     {"clock", r.clock},
-                     {"pid", r.pid},
-                     {"joined", r.joined},
-                     {"said_goodbye", r.said_goodbye},
-                     {"sends", r.sends},
-                     {"receives", r.receives},
-                     {"bytes_sent", r.bytes_sent},
-                     {"collectives_reported", r.collectives_reported},
-                     {"iterations_marked", r.iterations.size()},
-                     {"steady_iteration_time_s", SteadyIterationTime(r)},
-                     {"iterations", std::move(iterations)}});
+    ordered_json rank = {{"rank", r.rank},
+                         {"clock", r.clock},
+                         {"pid", r.pid},
+                         {"joined", r.joined},
+                         {"said_goodbye", r.said_goodbye},
+                         {"sends", r.sends},
+                         {"receives", r.receives},
+                         {"bytes_sent", r.bytes_sent},
+                         {"collectives_reported", r.collectives_reported},
+                         {"iterations_marked", r.iterations.size()},
+                         {"steady_iteration_time_s", SteadyIterationTime(r)}};
+    if (r.clock == "realtime") {
+      // The rank's own measure, sockets included (bridge/README.md, ArrivalLag).
+      if (r.arrival_lag_known) {
+        rank["arrival_lag"] = {{"completions", r.arrival_completions},
+                               {"p99_s", r.arrival_p99_lag_s},
+                               {"max_s", r.arrival_max_lag_s}};
+      } else {
+        rank["arrival_lag"] = nullptr;
+        rank["arrival_lag_absent"] = "the rank ended without Goodbye, before which it sends it";
+      }
+    }
+    rank["iterations"] = std::move(iterations);
+    ranks.push_back(std::move(rank));
   }
   ordered_json out = {
       {"status", report.failed ? "failed" : "ok"},

@@ -17,12 +17,12 @@ double SteadyIterationTime(const RealRankReport& rank) {
   return sum / static_cast<double>(its.size() - 1);
 }
 
-double NearestRankQuantile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const double rank = std::ceil(p * static_cast<double>(values.size()));
-  const size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
-  return values[std::min(index, values.size() - 1)];
+double WorstLag(const RealRanksReport& report) {
+  double worst = report.lag.max_s;
+  for (const RealRankReport& r : report.ranks) {
+    if (r.arrival_lag_known) worst = std::max(worst, r.arrival_max_lag_s);
+  }
+  return worst;
 }
 
 void PrintRealRanks(const RealRanksReport& report, std::ostream& out) {
@@ -41,13 +41,20 @@ void PrintRealRanks(const RealRanksReport& report, std::ostream& out) {
         r.iterations.empty() ? std::string()
                              : fmt::format(", steady iteration {:.3f} ms (own clock)",
                                            SteadyIterationTime(r) * 1e3));
+    if (r.arrival_lag_known) {
+      out << fmt::format(
+          "           completions reached it late by max {:.1f} us, p99 {:.1f} us over {} "
+          "(its own clock, sockets included)\n",
+          r.arrival_max_lag_s * 1e6, r.arrival_p99_lag_s * 1e6, r.arrival_completions);
+    }
   }
   if (report.realtime) {
-    out << fmt::format("    realtime lag: max {:.1f} us, p99 {:.1f} us over {} deliveries; {}\n",
-                       report.lag.max_s * 1e6, report.lag.p99_s * 1e6, report.lag.samples,
-                       report.lag.valid ? "valid"
-                                        : fmt::format("NOT VALID (realranks.max_lag = {:.1f} us)",
-                                                      report.lag.allowed_s * 1e6));
+    out << fmt::format(
+        "    realtime lag: max {:.1f} us, p99 {:.1f} us over {} deliveries (when computed); {}\n",
+        report.lag.max_s * 1e6, report.lag.p99_s * 1e6, report.lag.samples,
+        report.lag.valid
+            ? "valid"
+            : fmt::format("NOT VALID (realranks.max_lag = {:.1f} us)", report.lag.allowed_s * 1e6));
   }
   if (report.failed) out << "    FAILED: " << report.failure << " (partial results)\n";
   out << "\n";

@@ -28,14 +28,21 @@ struct RealRankReport {
   uint64_t bytes_sent = 0;
   uint64_t collectives_reported = 0;
   std::vector<RealRankIteration> iterations;
+  // A realtime rank's own measure of how late its Completes reached it (bridge/README.md,
+  // ArrivalLag), known once it said Goodbye.
+  bool arrival_lag_known = false;
+  uint64_t arrival_completions = 0;
+  double arrival_p99_lag_s = 0;
+  double arrival_max_lag_s = 0;
 };
 
+// The simulator's lag: the wall clock minus each delivery's time when nbox-cosim computed it.
 struct RealtimeLag {
   uint64_t samples = 0;  // deliveries to real ranks
   double max_s = 0;
   double p99_s = 0;
   double allowed_s = 0;  // realranks.max_lag
-  bool valid = true;     // max_s <= allowed_s
+  bool valid = true;     // max_s, and every rank's arrival_max_lag_s, <= allowed_s
 };
 
 struct RealRanksReport {
@@ -56,10 +63,12 @@ struct RealRanksReport {
 // only one's; 0 without iterations. The same rule as SteadyIterationTime.
 double SteadyIterationTime(const RealRankReport& rank);
 
+// The larger of the simulator's maximum lag and every rank's own (arrival) maximum: what
+// realranks.max_lag judges, since a rank may get a completion late however early it was
+// computed.
+double WorstLag(const RealRanksReport& report);
+
 // The terminal lines of the real ranks (nothing when the run had none).
 void PrintRealRanks(const RealRanksReport& report, std::ostream& out);
-
-// The p-quantile (0..1) of `values` by the nearest-rank method; 0 for none.
-double NearestRankQuantile(std::vector<double> values, double p);
 
 }  // namespace nbox::cosim
