@@ -187,6 +187,19 @@ TEST(BridgeServer, ArrivalLagIsPassedOnOnceThenRefused) {
   EXPECT_NE(sink.events[3].find("a second ArrivalLag"), std::string::npos) << sink.events[3];
 }
 
+// A rank on the virtual clock has no wall-clock lag to report.
+TEST(BridgeServer, ArrivalLagFromAVirtualRankIsRefused) {
+  RecordingSink sink;
+  BridgeServer server(Options(1), &sink);
+  RawClient client(server, server.unix_endpoint());
+  Expect<wire::Welcome>(client.Handshake(0, 1, kSecret, "nbox", wire::ClockMode::kVirtual));
+  client.Send(wire::ArrivalLag{1, 5, 5});
+  EXPECT_TRUE(client.ClosedByServer());
+  ASSERT_EQ(sink.events.size(), 1u);
+  EXPECT_NE(sink.events[0].find("ArrivalLag from a rank on the virtual clock"), std::string::npos)
+      << sink.events[0];
+}
+
 TEST(BridgeServer, ASilentRankTimesOutAndIsReportedByRank) {
   RecordingSink sink;
   ServerOptions options = Options(1);

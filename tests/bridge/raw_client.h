@@ -141,8 +141,10 @@ class RawClient {
   // Hello, Challenge, Auth; returns the server's answer (Welcome or Error).
   std::optional<wire::Message> Handshake(uint32_t rank, uint32_t world,
                                          const std::string& secret = kSecret,
-                                         const std::string& job = "nbox") {
-    const wire::Hello hello = MakeHello(rank, world, job);
+                                         const std::string& job = "nbox",
+                                         wire::ClockMode clock = wire::ClockMode::kRealtime) {
+    wire::Hello hello = MakeHello(rank, world, job);
+    hello.clock = clock;
     Send(hello);
     std::optional<wire::Message> challenge = Receive();
     if (!challenge || !std::holds_alternative<wire::Challenge>(*challenge)) return challenge;
