@@ -52,6 +52,7 @@ NboxFlowTransport::DoDispose()
     for (Connection& c : m_connections)
     {
         c.headSent.Cancel();
+        c.loneDelivery.Cancel();
         c.queue.clear();
     }
     m_deliveries.Clear();
@@ -106,33 +107,90 @@ NboxFlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, ui
     NS_ABORT_MSG_IF(bytes == 0, "NboxFlowTransport::Send: empty message");
     const uint32_t id = GetOrOpen(srcRank, dstRank, channel);
     Connection& c = m_connections[id];
+    const bool wasLone = c.lone;
+    if (c.lone && c.loneSent <= Simulator::Now())
+    {
+        RetireLone(c); // its flow ended: this message starts a new one
+    }
     c.enqueued += bytes;
     c.queue.push_back({c.enqueued, bytes, std::move(delivered)});
     ++m_stats.messagesSent;
     m_stats.bytesSent += bytes;
-    if (c.flow < 0)
+    if (c.flow >= 0)
     {
-        c.lastUpdate = Simulator::Now();
-        c.rate = 0;
-        const uint32_t flow = m_network->GetSolver().AddFlow(c.uses);
-        if (flow >= m_connectionOfFlow.size())
+        if (wasLone)
         {
-            m_connectionOfFlow.resize(flow + 1, kNoConnection);
-        }
-        m_connectionOfFlow[flow] = id;
-        c.flow = flow;
-        NboxMaxMinSolver& solver = m_network->GetSolver();
-        if (solver.IsAlone(flow))
-        {
-            // No other flow's rate depends on this one (a ring step whose ranks drifted
-            // apart starts its flows one by one): rated now, with no Solve event. A flow
-            // joining its links later, even at this instant, re-solves them together.
-            c.rate = solver.SolveAlone(flow);
+            // The head is no longer the last message: an ordinary one, ending at the same time.
+            Advance(c);
             ScheduleHeadSent(id);
         }
-        else
+        return;
+    }
+    c.lastUpdate = Simulator::Now();
+    c.rate = 0;
+    SettleLoneNeighbours(id, false);
+    NboxMaxMinSolver& solver = m_network->GetSolver();
+    const uint32_t flow = solver.AddFlow(c.uses);
+    if (flow >= m_connectionOfFlow.size())
+    {
+        m_connectionOfFlow.resize(flow + 1, kNoConnection);
+    }
+    m_connectionOfFlow[flow] = id;
+    c.flow = flow;
+    SettleLoneNeighbours(id, true);
+    if (!m_solvePending && solver.IsAlone(flow))
+    {
+        // No other flow's rate depends on this one (a ring step whose ranks drifted
+        // apart starts its flows one by one): rated now, with no Solve event. A flow
+        // joining its links later, even at this instant, re-solves them together. When a
+        // Solve is due at this instant anyway (a burst of starts, as in an all-to-all), the
+        // flow joins it instead: a flow rated alone and joined a moment later is scheduled
+        // twice.
+        c.rate = solver.SolveAlone(flow);
+        ScheduleHeadSent(id);
+    }
+    else
+    {
+        ScheduleSolve();
+    }
+}
+
+void
+NboxFlowTransport::SettleLoneNeighbours(uint32_t id, bool added)
+{
+    NboxMaxMinSolver& solver = m_network->GetSolver();
+    // A lone flow is alone on its links: the one flow on a link before this connection's is
+    // added, one of two after. Links carrying more (an all-to-all's) hold none to settle.
+    const uint32_t flowsIfLone = added ? 2 : 1;
+    for (const NboxMaxMinSolver::Use& use : m_connections[id].uses)
+    {
+        if (solver.GetNFlowsOn(use.resource) != flowsIfLone)
         {
-            ScheduleSolve();
+            continue;
+        }
+        for (uint32_t i = 0; i < flowsIfLone; ++i)
+        {
+            const uint32_t other = m_connectionOfFlow[solver.GetFlowOn(use.resource, i)];
+            Connection& n = m_connections[other];
+            if (other == id || !n.lone)
+            {
+                continue;
+            }
+            if (!added)
+            {
+                // Only a finished one can be lone here: an unfinished one is left for after.
+                if (n.loneSent <= Simulator::Now())
+                {
+                    RetireLone(n);
+                }
+            }
+            else
+            {
+                // Shared now: an ordinary head, with its HeadSent (the Solve to come may move it).
+                Advance(n);
+                ScheduleHeadSent(other);
+            }
+            break;
         }
     }
 }
@@ -157,6 +215,10 @@ NboxFlowTransport::ScheduleHeadSent(uint32_t id)
 {
     Connection& c = m_connections[id];
     c.headSent.Cancel();
+    if (c.lone)
+    {
+        Unlone(c);
+    }
     if (c.rate <= 0 || c.queue.empty())
     {
         return;
@@ -164,13 +226,25 @@ NboxFlowTransport::ScheduleHeadSent(uint32_t id)
     const double remaining = static_cast<double>(c.queue.front().end) - c.sent;
     // Rounded up to the nanosecond, so the whole message has left when the event runs.
     const auto ns = static_cast<int64_t>(std::ceil(std::max(0.0, remaining) / c.rate * 1e9));
+    if (c.queue.size() == 1 && m_network->GetSolver().IsAlone(static_cast<uint32_t>(c.flow)))
+    {
+        // Its rate holds until something joins its links or its connection, and both come
+        // through Send: deliver it at the time HeadSent would have, without HeadSent.
+        Message& head = c.queue.front();
+        c.lone = true;
+        c.loneSent = Simulator::Now() + NanoSeconds(ns);
+        c.loneSlot = m_deliveries.Park({head.bytes, std::move(head.delivered)});
+        c.loneDelivery = Simulator::Schedule(NanoSeconds(ns)
+                                                 + m_network->GetDeliveryDelay(c.ports, head.bytes),
+                                             &NboxFlowTransport::Deliver, this, c.loneSlot);
+        return;
+    }
     c.headSent = Simulator::Schedule(NanoSeconds(ns), &NboxFlowTransport::HeadSent, this, id);
 }
 
-void
-NboxFlowTransport::HeadSent(uint32_t id)
+NboxFlowTransport::Message
+NboxFlowTransport::FinishHead(Connection& c)
 {
-    Connection& c = m_connections[id];
     Advance(c);
     Message message = std::move(c.queue.front());
     c.queue.pop_front();
@@ -180,7 +254,14 @@ NboxFlowTransport::HeadSent(uint32_t id)
     m_network->CountShares(c.shares, m_network->GetMessageWireBytes(message.bytes) - c.headWire,
                            m_network->GetMessagePackets(message.bytes));
     c.headWire = 0;
+    return message;
+}
 
+void
+NboxFlowTransport::HeadSent(uint32_t id)
+{
+    Connection& c = m_connections[id];
+    Message message = FinishHead(c);
     const uint32_t slot = m_deliveries.Park({message.bytes, std::move(message.delivered)});
     Simulator::Schedule(m_network->GetDeliveryDelay(c.ports, message.bytes),
                         &NboxFlowTransport::Deliver, this, slot);
@@ -189,6 +270,12 @@ NboxFlowTransport::HeadSent(uint32_t id)
         ScheduleHeadSent(id);
         return;
     }
+    EndFlow(c);
+}
+
+void
+NboxFlowTransport::EndFlow(Connection& c)
+{
     NboxMaxMinSolver& solver = m_network->GetSolver();
     const auto flow = static_cast<uint32_t>(c.flow);
     // A flow alone on its links leaves no other flow a rate to change.
@@ -201,6 +288,23 @@ NboxFlowTransport::HeadSent(uint32_t id)
     {
         ScheduleSolve();
     }
+}
+
+void
+NboxFlowTransport::Unlone(Connection& c)
+{
+    c.loneDelivery.Cancel();
+    c.queue.front().delivered = m_deliveries.Take(c.loneSlot).delivered;
+    c.lone = false;
+}
+
+void
+NboxFlowTransport::RetireLone(Connection& c)
+{
+    NS_ASSERT(c.lone && c.loneSent <= Simulator::Now() && c.queue.size() == 1);
+    c.lone = false;
+    FinishHead(c); // its delivery is scheduled already, with its callback
+    EndFlow(c);
 }
 
 void
@@ -254,9 +358,14 @@ NboxFlowTransport::Solve()
 void
 NboxFlowTransport::Flush()
 {
+    const Time now = Simulator::Now();
     for (Connection& c : m_connections)
     {
-        if (c.flow >= 0)
+        if (c.lone && c.loneSent <= now)
+        {
+            RetireLone(c); // counts its bytes as HeadSent would have at loneSent
+        }
+        else if (c.flow >= 0)
         {
             Advance(c);
         }

@@ -7,6 +7,7 @@
  * starts or stops sending. A message is delivered when its last byte has left the source,
  * plus the route's propagation delay, plus the time each further hop takes to forward its
  * last packet (store and forward). Connections are up at once: the model has no handshake.
+ * A message alone on its links is delivered with one event (docs/DESIGN.md, "A lone message").
  */
 #ifndef NBOX_FLOW_TRANSPORT_H
 #define NBOX_FLOW_TRANSPORT_H
@@ -67,6 +68,14 @@ class NboxFlowTransport : public NboxTransport
         Time lastUpdate;
         int64_t flow = -1; //!< solver flow while sending
         EventId headSent;
+        // A lone head: the last message queued, its flow alone on its links. Its delivery was
+        // scheduled with its rate (the callback parked in loneSlot), with no HeadSent event:
+        // nothing can change its rate until a message or a flow joins it, and both undo this
+        // first (Unlone) or, once its last byte has left (loneSent), finish it (RetireLone).
+        bool lone = false;
+        Time loneSent;
+        uint32_t loneSlot = 0;
+        EventId loneDelivery;
     };
 
     static constexpr uint32_t kNoConnection = UINT32_MAX;
@@ -77,6 +86,20 @@ class NboxFlowTransport : public NboxTransport
     /** Schedules the end of `c`'s head message at its current rate. */
     void ScheduleHeadSent(uint32_t id);
     void HeadSent(uint32_t id);
+    /** What HeadSent and RetireLone share: counts the head's last bytes and takes it off. */
+    Message FinishHead(Connection& c);
+    /** Removes `c`'s flow from the solver (its queue is empty), re-solving its neighbours. */
+    void EndFlow(Connection& c);
+    /** A lone head back to an ordinary one: its delivery unscheduled, its callback back. */
+    void Unlone(Connection& c);
+    /** Finishes a lone head whose last byte has left (loneSent <= now), as HeadSent would. */
+    void RetireLone(Connection& c);
+    /**
+     * Before connection `id` starts a flow over its links: retires the lone heads there that
+     * have finished (first), and turns the others into ordinary ones once it has been added
+     * (`added`), since they now share a link.
+     */
+    void SettleLoneNeighbours(uint32_t id, bool added);
     void ScheduleSolve();
     void Solve();
     /** Delivers the message parked in m_deliveries[slot] (HeadSent schedules it). */

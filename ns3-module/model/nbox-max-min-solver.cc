@@ -135,27 +135,6 @@ NboxMaxMinSolver::FindComponents()
     m_touched.clear();
 }
 
-bool
-NboxMaxMinSolver::IsAlone(const Flow& flow) const
-{
-    for (const FlowUse& use : flow.uses)
-    {
-        if (m_resources[use.resource].members.size() != 1)
-        {
-            return false;
-        }
-    }
-    return true;
-}
-
-bool
-NboxMaxMinSolver::IsAlone(uint32_t flow) const
-{
-    NS_ABORT_MSG_UNLESS(flow < m_flows.size() && m_flows[flow].live,
-                        "NboxMaxMinSolver: no live flow " << flow);
-    return IsAlone(m_flows[flow]);
-}
-
 NboxMaxMinSolver::LoneFlow
 NboxMaxMinSolver::Tightest(uint32_t id) const
 {

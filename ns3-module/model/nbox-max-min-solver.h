@@ -60,8 +60,15 @@ class NboxMaxMinSolver
      */
     void Solve(std::vector<Change>& changed);
 
-    /** Whether no other live flow uses any of live `flow`'s resources (its component is itself). */
-    bool IsAlone(uint32_t flow) const;
+    /**
+     * Whether no other live flow uses any of live `flow`'s resources (its component is itself).
+     * Inline, as GetNFlowsOn and GetFlowOn are: the flow transport asks on every message.
+     */
+    bool
+    IsAlone(uint32_t flow) const
+    {
+        return IsAlone(m_flows[flow]);
+    }
     /**
      * Gives a flow that IsAlone the rate Solve() would give it (its tightest resource's capacity
      * over its weight there) and returns it, without a search: a flow alone needs no other
@@ -71,6 +78,18 @@ class NboxMaxMinSolver
     double SolveAlone(uint32_t flow);
 
     double GetRate(uint32_t flow) const;
+    /** Live flows over `resource`, and the i-th of them (in no particular order). */
+    uint32_t
+    GetNFlowsOn(uint32_t resource) const
+    {
+        return static_cast<uint32_t>(m_resources[resource].members.size());
+    }
+
+    uint32_t
+    GetFlowOn(uint32_t resource, uint32_t i) const
+    {
+        return m_resources[resource].members[i].flow;
+    }
     /** Sum of weight x rate of the live flows over `resource`: its load, at most its capacity. */
     double GetLoad(uint32_t resource) const;
     uint32_t GetNFlows() const; //!< live flows
@@ -115,7 +134,18 @@ class NboxMaxMinSolver
     /** Collects the component(s) of the touched resources into m_flowsFound, m_resourcesFound. */
     void FindComponents();
     void Fill(std::vector<Change>& changed);
-    bool IsAlone(const Flow& flow) const;
+    bool
+    IsAlone(const Flow& flow) const
+    {
+        for (const FlowUse& use : flow.uses)
+        {
+            if (m_resources[use.resource].members.size() != 1)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
     /** A flow alone in its component, with its rate and the resource that sets it. */
     struct LoneFlow
     {

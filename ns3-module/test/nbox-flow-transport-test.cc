@@ -143,6 +143,41 @@ TEST_F(NboxFlowTransportTest, AFlowAloneSlowsToHalfWhenAnotherJoinsItsLink)
     EXPECT_NEAR(longDone.GetSeconds(), 4 * f + TailSeconds(3 * megabyte), 3e-9);
 }
 
+// A message alone on its links is delivered with no event at the end of its sending; what
+// comes after that end must find its links free: a new message on the same connection, and a
+// flow of another connection over the receiver's link, both at the full rate.
+TEST_F(NboxFlowTransportTest, WhatFollowsAMessageAloneFindsItsLinksFree)
+{
+    Star star(3);
+    const uint64_t megabyte = 1000000;
+    const double f = FluidSeconds(megabyte, kRate);
+    // Half a microsecond after the first message's last byte left, before it arrives (its
+    // tail is 2 us of latency and more).
+    const double next = f + 0.5e-6;
+    std::vector<Time> done(3);
+    star.transport->Send(0, 2, 0, megabyte, [&]() { done[0] = Simulator::Now(); });
+    Simulator::Schedule(
+        Seconds(next),
+        [&]() { star.transport->Send(0, 2, 0, megabyte, [&]() { done[1] = Simulator::Now(); }); });
+    // The other connection starts just after the second message's last byte left, sharing the
+    // receiver's link with it (before anything else looks at the links).
+    const double third = next + f + 0.2e-6;
+    Simulator::Schedule(
+        Seconds(third),
+        [&]() { star.transport->Send(1, 2, 0, megabyte, [&]() { done[2] = Simulator::Now(); }); });
+    // A look at the counters after that: every byte of both messages, framed, on the sender's
+    // uplink.
+    uint64_t uplinkMidway = 0;
+    Simulator::Schedule(Seconds(third + 0.3e-6),
+                        [&]() { uplinkMidway = star.network->GetStats().ports[0].txBytes; });
+    RunFor(Seconds(1));
+    EXPECT_NEAR(done[0].GetSeconds(), f + TailSeconds(megabyte), 2e-9);
+    EXPECT_NEAR(done[1].GetSeconds(), next + f + TailSeconds(megabyte), 3e-9);
+    EXPECT_NEAR(done[2].GetSeconds(), third + f + TailSeconds(megabyte), 3e-9);
+    const uint64_t packets = (megabyte + 1447) / 1448;
+    EXPECT_EQ(uplinkMidway, 2 * (megabyte + packets * static_cast<uint64_t>(kTcpPacketOverhead)));
+}
+
 TEST_F(NboxFlowTransportTest, MessagesOfAConnectionArriveInOrderBackToBack)
 {
     Star star(2);
