@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
       {"op_report", collective},
       {"op_report_broadcast", broadcast},
       {"op_report_iteration", iteration},
+      {"arrival_lag", ArrivalLag{2772, 1500, 2500}},
   };
   std::vector<uint8_t> session;
   for (const auto& [name, message] : frames) {
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
   Write(dir, "client_stream", session);
   // Near misses: one byte changed in a valid frame.
   std::vector<uint8_t> bad = EncodeFrame(Heartbeat{1});
-  bad[4] = 1;  // the version before Welcome's heartbeat counted microseconds
+  bad[4] = 2;  // the version before ArrivalLag
   Write(dir, "bad_version", bad);
   bad = EncodeFrame(PostSend{8, 2, 999, 16, 5});
   bad[8] = 41;
@@ -92,5 +93,8 @@ int main(int argc, char** argv) {
   bad = EncodeFrame(iteration);
   bad[12 + 9] = 1;  // an iteration mark naming an op
   Write(dir, "op_report_mark_with_op", bad);
+  bad = EncodeFrame(ArrivalLag{2772, 1500, 2500});
+  bad[12 + 8 + 1] = 0x0A;  // p99 2,780 ns, above the maximum
+  Write(dir, "arrival_lag_p99_above_max", bad);
   return 0;
 }

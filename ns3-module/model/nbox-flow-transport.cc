@@ -293,6 +293,9 @@ NboxFlowTransport::EndFlow(Connection& c)
 void
 NboxFlowTransport::Unlone(Connection& c)
 {
+    // Only an unfinished lone head is turned back (a finished one is retired): its delivery is
+    // still to come, its callback parked.
+    NS_ASSERT(c.lone && c.loneSent > Simulator::Now());
     c.loneDelivery.Cancel();
     c.queue.front().delivered = m_deliveries.Take(c.loneSlot).delivered;
     c.lone = false;
