@@ -102,7 +102,8 @@ class NboxFlowTransport : public NboxTransport
     void SettleLoneNeighbours(uint32_t id, bool added);
     void ScheduleSolve();
     void Solve();
-    /** Delivers the message parked in m_deliveries[slot] (HeadSent schedules it). */
+    /** Delivers the message parked in m_deliveries[slot] (HeadSent, or ScheduleHeadSent for a
+     * lone head, schedules it). */
     void Deliver(uint32_t slot);
 
     /** A message between its last byte leaving and its delivery (parked: nbox-parked.h). */
