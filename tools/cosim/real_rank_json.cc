@@ -55,6 +55,8 @@ nlohmann::ordered_json RealRanksJson(const RealRanksReport& report, const RankRo
                        {"max_lag_s", report.lag.max_s},
                        {"p99_lag_s", report.lag.p99_s},
                        {"max_lag_allowed_s", report.lag.allowed_s},
+                       // What `valid` judges: max_lag_s or a rank's arrival_lag, the larger.
+                       {"worst_lag_s", WorstLag(report)},
                        {"valid", report.lag.valid}};
   }
   return out;

@@ -54,7 +54,9 @@ void PrintRealRanks(const RealRanksReport& report, std::ostream& out) {
         report.lag.max_s * 1e6, report.lag.p99_s * 1e6, report.lag.samples,
         report.lag.valid
             ? "valid"
-            : fmt::format("NOT VALID (realranks.max_lag = {:.1f} us)", report.lag.allowed_s * 1e6));
+            : fmt::format("NOT VALID (realranks.max_lag = {:.1f} us; worst lag {:.1f} us, "
+                          "computed or at a rank)",
+                          report.lag.allowed_s * 1e6, WorstLag(report) * 1e6));
   }
   if (report.failed) out << "    FAILED: " << report.failure << " (partial results)\n";
   out << "\n";
