@@ -72,7 +72,7 @@ void BridgeClient::Release(std::shared_ptr<BridgeClient> client) {
     if (--client->users_ > 0) return;
     if (!client->failed_ && !client->ended_) {
       if (client->config_.clock == wire::ClockMode::kRealtime) {
-        client->Send(wire::SummariseArrivalLags(client->arrival_lags_ns_));
+        client->Send(wire::SummariseArrivalLags(client->arrival_lags_));
       }
       client->Send(wire::Goodbye{client->NowLocked(WallClock::now())});
       client->ended_ = true;

@@ -29,6 +29,7 @@
 #include "bridge/nbox/rank_clock.h"
 #include "bridge/nbox/wait_state.h"
 #include "bridge/wire/frame_codec.h"
+#include "bridge/wire/lag_histogram.h"
 
 namespace nbox::bridge::nboxnet {
 
@@ -144,7 +145,7 @@ class BridgeClient {
   // server knows whether the rank had seen its latest completion when it promised.
   uint32_t completions_seen_ = 0;
   // Realtime only: how late each Complete was read, by the rank's clock (wire::ArrivalLag).
-  std::vector<uint64_t> arrival_lags_ns_;
+  wire::LagHistogram arrival_lags_;
 };
 
 }  // namespace nbox::bridge::nboxnet

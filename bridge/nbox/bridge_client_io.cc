@@ -206,8 +206,7 @@ void BridgeClient::Dispatch(wire::Message& message, WallClock::time_point now) {
 void BridgeClient::OnComplete(const wire::Complete& complete, WallClock::time_point now) {
   if (config_.clock == wire::ClockMode::kRealtime) {
     const uint64_t read_at = NowLocked(now);
-    arrival_lags_ns_.push_back(read_at > complete.delivery_vtime ? read_at - complete.delivery_vtime
-                                                                 : 0);
+    arrival_lags_.Add(read_at > complete.delivery_vtime ? read_at - complete.delivery_vtime : 0);
   }
   auto it = requests_.find(complete.request);
   if (it == requests_.end()) return;  // its comm was closed meanwhile

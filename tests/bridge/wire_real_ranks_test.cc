@@ -4,6 +4,9 @@
 // realtime rank's own lag figures (protocol version 3).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -109,22 +112,73 @@ TEST(WireRealRanks, ArrivalLagLayoutByHandAndItsRules) {
   ExpectBadField(ArrivalLag{0, 0, 0}, up, 28, 1, "a lag with no Complete");
 }
 
-TEST(WireRealRanks, NearestRankQuantileAndTheArrivalLagSummary) {
-  // 1..100 in reverse: the 99th percentile by nearest rank is the 99th value.
-  std::vector<double> values;
-  for (int i = 100; i >= 1; --i) values.push_back(i);
-  EXPECT_EQ(NearestRankQuantile(values, 0.99), 99);
-  EXPECT_EQ(NearestRankQuantile(values, 1.0), 100);
-  EXPECT_EQ(NearestRankQuantile(std::vector<double>{7}, 0.99), 7);
-  EXPECT_EQ(NearestRankQuantile(std::vector<double>{}, 0.99), 0);
-  // 200 lags: the 198th smallest is the p99 (ceil(0.99 x 200)).
-  std::vector<uint64_t> lags;
-  for (uint64_t i = 200; i >= 1; --i) lags.push_back(i * 10);
+// The nearest-rank p-quantile of `values`, worked out by sorting: the reference the histogram's
+// quantiles are held to.
+uint64_t ExactQuantile(std::vector<uint64_t> values, double p) {
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size())));
+  return values[std::max<size_t>(rank, 1) - 1];
+}
+
+TEST(WireRealRanks, LagHistogramIsExactBelowAMicrosecond) {
+  // 1..100 ns in reverse: the 99th percentile by nearest rank is the 99th value.
+  LagHistogram lags;
+  for (uint64_t i = 100; i >= 1; --i) lags.Add(i);
+  EXPECT_EQ(lags.count(), 100u);
+  EXPECT_EQ(lags.Quantile(0.99), 99u);
+  EXPECT_EQ(lags.Quantile(0.5), 50u);
+  EXPECT_EQ(lags.Quantile(1.0), 100u);
+  EXPECT_EQ(lags.max_ns(), 100u);
+  LagHistogram one;
+  one.Add(1023);
+  EXPECT_EQ(one.Quantile(0.99), 1023u);
+  EXPECT_EQ(LagHistogram().Quantile(0.99), 0u);
+}
+
+TEST(WireRealRanks,
+     LagHistogramQuantilesAreNeverBelowTheExactOnesNorMoreThanAFiveHundredTwelfthAbove) {
+  // Lags spread evenly in log from 1 ns to 10 s, as a realtime run's could be.
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> log_ns(0, std::log(1e10));
+  std::vector<uint64_t> values;
+  LagHistogram lags;
+  for (int i = 0; i < 20000; ++i) {
+    const auto ns = static_cast<uint64_t>(std::exp(log_ns(random)));
+    values.push_back(ns);
+    lags.Add(ns);
+  }
+  for (double p : {0.01, 0.5, 0.9, 0.99, 0.999, 1.0}) {
+    const uint64_t exact = ExactQuantile(values, p);
+    SCOPED_TRACE("p = " + std::to_string(p) + ", exact " + std::to_string(exact));
+    EXPECT_GE(lags.Quantile(p), exact);
+    EXPECT_LE(lags.Quantile(p), exact + exact / 512);
+  }
+  EXPECT_EQ(lags.max_ns(), *std::max_element(values.begin(), values.end()));
+  // Every bucket's largest value lies in it, and the next value starts the next bucket.
+  for (uint64_t ns : {uint64_t{1023}, uint64_t{1024}, uint64_t{1025}, uint64_t{2047},
+                      uint64_t{2048}, uint64_t{123456789}, UINT64_MAX / 3, UINT64_MAX}) {
+    const size_t bucket = LagHistogram::BucketOf(ns);
+    EXPECT_EQ(LagHistogram::BucketOf(LagHistogram::LargestIn(bucket)), bucket) << ns;
+    EXPECT_GE(LagHistogram::LargestIn(bucket), ns) << ns;
+    if (ns != UINT64_MAX) {
+      EXPECT_EQ(LagHistogram::BucketOf(LagHistogram::LargestIn(bucket) + 1), bucket + 1) << ns;
+    }
+  }
+  LagHistogram extreme;
+  extreme.Add(UINT64_MAX);
+  EXPECT_EQ(extreme.Quantile(0.99), UINT64_MAX);
+}
+
+TEST(WireRealRanks, TheArrivalLagSummary) {
+  // 200 lags of 10 .. 2000 ns: the p99 is the 198th smallest (ceil(0.99 x 200)), 1980 ns, which
+  // the histogram reports to its 2 ns buckets between 1024 and 2048 ns.
+  LagHistogram lags;
+  for (uint64_t i = 200; i >= 1; --i) lags.Add(i * 10);
   const ArrivalLag lag = SummariseArrivalLags(lags);
   EXPECT_EQ(lag.completions, 200u);
-  EXPECT_EQ(lag.p99_ns, 1980u);
+  EXPECT_EQ(lag.p99_ns, 1981u);
   EXPECT_EQ(lag.max_ns, 2000u);
-  const ArrivalLag none = SummariseArrivalLags({});
+  const ArrivalLag none = SummariseArrivalLags(LagHistogram());
   EXPECT_EQ(none.completions + none.p99_ns + none.max_ns, 0u);
 }
 

@@ -7,7 +7,6 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "bridge/wire/arrival_lag.h"
 #include "ns3/simulator.h"
 
 namespace nbox::cosim {
@@ -136,7 +135,7 @@ void RealRankBridge::NoteCompletion(int rank, uint64_t delivery_ns) {
   UpdateWaiting(rank);
   if (config_.realtime && config_.wall_ns) {
     const uint64_t wall = config_.wall_ns();
-    lags_s_.push_back(wall > delivery_ns ? static_cast<double>(wall - delivery_ns) * 1e-9 : 0.0);
+    lags_.Add(wall > delivery_ns ? wall - delivery_ns : 0);
   }
   ns3::Simulator::Stop();
 }
@@ -424,9 +423,9 @@ RealRanksReport RealRankBridge::Report(double job_start_s, double max_lag_s) con
     out.ranks.push_back(std::move(r));
   }
   if (config_.realtime) {
-    out.lag.samples = lags_s_.size();
-    out.lag.max_s = lags_s_.empty() ? 0 : *std::max_element(lags_s_.begin(), lags_s_.end());
-    out.lag.p99_s = bridge::wire::NearestRankQuantile(lags_s_, 0.99);
+    out.lag.samples = lags_.count();
+    out.lag.max_s = static_cast<double>(lags_.max_ns()) * 1e-9;
+    out.lag.p99_s = static_cast<double>(lags_.Quantile(0.99)) * 1e-9;
     out.lag.allowed_s = max_lag_s;
     out.lag.valid = WorstLag(out) <= max_lag_s;
   }

@@ -30,6 +30,7 @@
 
 #include "bridge/server/bridge_server.h"
 #include "bridge/server/bridge_sink.h"
+#include "bridge/wire/lag_histogram.h"
 #include "ns3/nbox-job.h"
 #include "ns3/nbox-real-rank-gateway.h"
 #include "tools/cosim/rank_bounds.h"
@@ -118,7 +119,7 @@ class RealRankBridge : public bridge::server::BridgeSink {
   bridge::server::BridgeServer* server_ = nullptr;
   std::map<int, RankActivity> activity_;
   std::map<int, uint32_t> launched_pid_;
-  std::vector<double> lags_s_;
+  bridge::wire::LagHistogram lags_;  // realtime: how late each delivery was computed
   uint64_t late_op_reports_ = 0;
   bool unknown_lane_noted_ = false;
   std::string failure_;
