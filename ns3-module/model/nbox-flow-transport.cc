@@ -276,15 +276,13 @@ NboxFlowTransport::HeadSent(uint32_t id)
 void
 NboxFlowTransport::EndFlow(Connection& c)
 {
-    NboxMaxMinSolver& solver = m_network->GetSolver();
-    const auto flow = static_cast<uint32_t>(c.flow);
-    // A flow alone on its links leaves no other flow a rate to change.
-    const bool shared = !solver.IsAlone(flow);
-    solver.RemoveFlow(flow);
+    // A flow alone on its links, or one on whose links no other flow is held back, leaves no
+    // other flow a rate to change.
+    const bool ratesMayChange = m_network->GetSolver().RemoveFlow(static_cast<uint32_t>(c.flow));
     m_connectionOfFlow[c.flow] = kNoConnection;
     c.flow = -1;
     c.rate = 0;
-    if (shared)
+    if (ratesMayChange)
     {
         ScheduleSolve();
     }

@@ -48,6 +48,7 @@ NboxMaxMinSolver::AddFlow(const std::vector<Use>& uses)
     flow.uses.clear();
     flow.rate = 0;
     flow.live = true;
+    flow.bottleneck = kNoResource;
     for (const Use& use : uses)
     {
         NS_ABORT_MSG_UNLESS(use.resource < m_resources.size() && use.weight > 0,
@@ -62,15 +63,40 @@ NboxMaxMinSolver::AddFlow(const std::vector<Use>& uses)
         }
     }
     ++m_nLive;
+    m_touchedByAdd = true;
     return id;
 }
 
 void
+NboxMaxMinSolver::SetBottleneck(Flow& flow, uint32_t resource)
+{
+    if (flow.bottleneck != kNoResource)
+    {
+        --m_resources[flow.bottleneck].bottleneckOf;
+    }
+    flow.bottleneck = resource;
+    ++m_resources[resource].bottleneckOf;
+}
+
+bool
 NboxMaxMinSolver::RemoveFlow(uint32_t id)
 {
     NS_ABORT_MSG_UNLESS(id < m_flows.size() && m_flows[id].live,
                         "NboxMaxMinSolver: no live flow " << id);
     Flow& flow = m_flows[id];
+    if (flow.bottleneck != kNoResource)
+    {
+        --m_resources[flow.bottleneck].bottleneckOf;
+        flow.bottleneck = kNoResource;
+    }
+    // A flow whose bottleneck is elsewhere keeps it: only flows fixed on these resources can
+    // gain (and, through them, others lose). Flows added since the last Solve have none yet,
+    // and their resources are marked already.
+    bool ratesMayChange = false;
+    for (const FlowUse& use : flow.uses)
+    {
+        ratesMayChange = ratesMayChange || m_resources[use.resource].bottleneckOf > 0;
+    }
     for (const FlowUse& use : flow.uses)
     {
         Resource& r = m_resources[use.resource];
@@ -79,21 +105,26 @@ NboxMaxMinSolver::RemoveFlow(uint32_t id)
         r.members[use.slot] = moved;
         m_flows[moved.flow].uses[moved.use].slot = use.slot;
         r.members.pop_back();
-        if (!r.touched)
+        if (ratesMayChange && !r.touched)
         {
             r.touched = true;
             m_touched.push_back(use.resource);
         }
+    }
+    if (ratesMayChange)
+    {
+        m_removedLevel = std::min(m_removedLevel, flow.rate);
     }
     flow.uses.clear();
     flow.live = false;
     flow.rate = 0;
     m_freeFlows.push_back(id);
     --m_nLive;
+    return ratesMayChange;
 }
 
 void
-NboxMaxMinSolver::FindComponents()
+NboxMaxMinSolver::FindComponents(double level)
 {
     ++m_epoch;
     m_flowsFound.clear();
@@ -114,7 +145,7 @@ NboxMaxMinSolver::FindComponents()
             for (const Member& m : m_resources[m_resourcesFound[next]].members)
             {
                 Flow& flow = m_flows[m.flow];
-                if (flow.seen == m_epoch)
+                if (flow.seen == m_epoch || flow.rate < level)
                 {
                     continue;
                 }
@@ -158,12 +189,14 @@ NboxMaxMinSolver::SolveAlone(uint32_t flow)
 {
     NS_ABORT_MSG_UNLESS(IsAlone(flow),
                         "NboxMaxMinSolver::SolveAlone: flow " << flow << " shares a resource");
-    m_flows[flow].rate = Tightest(flow).share;
+    const LoneFlow tightest = Tightest(flow);
+    m_flows[flow].rate = tightest.share;
+    SetBottleneck(m_flows[flow], tightest.resource);
     return m_flows[flow].rate;
 }
 
 void
-NboxMaxMinSolver::Fill(std::vector<Change>& changed)
+NboxMaxMinSolver::Fill(std::vector<Change>& changed, bool partial)
 {
     // The smallest share is the next bottleneck; ties go to the lower resource id, so the order
     // of fixing is deterministic. (The heap's storage is kept from call to call.)
@@ -181,13 +214,35 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed)
         Resource& r = m_resources[id];
         r.remaining = r.capacity;
         r.weightSum = 0;
-        r.unfixed = static_cast<uint32_t>(r.members.size());
+        r.unfixed = 0;
         ++r.version;
+        if (partial)
+        {
+            // What the flows below the level leave (they were not found).
+            for (const Member& m : r.members)
+            {
+                const Flow& flow = m_flows[m.flow];
+                if (flow.seen != m_epoch)
+                {
+                    r.remaining -= flow.uses[m.use].weight * flow.rate;
+                }
+            }
+            r.remaining = std::max(0.0, r.remaining);
+        }
     }
     for (uint32_t id : m_flowsFound)
     {
         Flow& flow = m_flows[id];
         flow.fixed = false;
+        if (flow.bottleneck != kNoResource)
+        {
+            --m_resources[flow.bottleneck].bottleneckOf;
+            flow.bottleneck = kNoResource;
+        }
+        for (const FlowUse& use : flow.uses)
+        {
+            ++m_resources[use.resource].unfixed;
+        }
         if (IsAlone(flow))
         {
             // A component of one flow (a one-channel ring step on a non-blocking fabric):
@@ -219,10 +274,11 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed)
               [](const LoneFlow& a, const LoneFlow& b)
               { return std::tie(a.share, a.resource) < std::tie(b.share, b.resource); });
     auto alone = m_alone.cbegin();
-    const auto fix = [&changed, this](uint32_t id, double share)
+    const auto fix = [&changed, this](uint32_t id, double share, uint32_t bottleneck)
     {
         Flow& flow = m_flows[id];
         flow.fixed = true;
+        SetBottleneck(flow, bottleneck);
         if (flow.rate != share)
         {
             changed.push_back({id, flow.rate});
@@ -237,7 +293,7 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed)
                 || std::tie(alone->share, alone->resource)
                        < std::tie(m_heap.front().share, m_heap.front().resource)))
         {
-            fix(alone->flow, alone->share);
+            fix(alone->flow, alone->share, alone->resource);
             ++alone;
             continue;
         }
@@ -262,7 +318,7 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed)
             {
                 continue;
             }
-            fix(m.flow, share);
+            fix(m.flow, share, id);
             for (const FlowUse& use : flow.uses)
             {
                 Resource& r = m_resources[use.resource];
@@ -298,8 +354,12 @@ NboxMaxMinSolver::Solve(std::vector<Change>& changed)
     {
         return;
     }
-    FindComponents();
-    Fill(changed);
+    // Only removals since the last Solve(): resume the filling at the lowest removed rate.
+    const bool partial = !m_touchedByAdd;
+    FindComponents(partial ? m_removedLevel : 0);
+    Fill(changed, partial);
+    m_touchedByAdd = false;
+    m_removedLevel = std::numeric_limits<double>::infinity();
 }
 
 double

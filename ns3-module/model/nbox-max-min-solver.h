@@ -11,13 +11,22 @@
  *
  * Incremental: adding or removing a flow marks its resources; Solve() recomputes only the
  * flows connected to a marked resource through shared resources (the component, whose rates
- * alone can change), and says which flows' rates changed. Deterministic: the same calls give
- * the same rates bit for bit.
+ * alone can change), and says which flows' rates changed. Removing a flow marks nothing when
+ * no other flow has its bottleneck (the full resource that fixed it) on the removed flow's
+ * resources: every other flow keeps a full resource on which no flow has a higher rate, which
+ * makes the rates max-min fair without it (the bottleneck condition of Bertsekas and Gallager,
+ * "Data Networks", 6.5.2), and the max-min fair rates are unique. When only removals marked
+ * resources, Solve() recomputes only the flows at or above the lowest removed rate (connected
+ * through such flows): progressive filling reaches that level exactly as it did with the
+ * removed flows (each crossed no resource that filled below its own rate), so the flows fixed
+ * below it keep their rates, and the filling resumes there on the capacity they leave.
+ * Deterministic: the same calls give the same rates bit for bit.
  */
 #ifndef NBOX_MAX_MIN_SOLVER_H
 #define NBOX_MAX_MIN_SOLVER_H
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace ns3
@@ -50,8 +59,12 @@ class NboxMaxMinSolver
      * id (ids of removed flows are reused). Its rate is 0 until the next Solve().
      */
     uint32_t AddFlow(const std::vector<Use>& uses);
-    /** Removes a live flow; the others sharing its resources get their new rates at Solve(). */
-    void RemoveFlow(uint32_t flow);
+    /**
+     * Removes a live flow; the others sharing its resources get their new rates at Solve().
+     * Returns whether any other flow's rate may change: false when none has its bottleneck on
+     * the removed flow's resources (then its resources are not marked).
+     */
+    bool RemoveFlow(uint32_t flow);
 
     /**
      * Recomputes the rates of the flows connected to a resource touched since the last call,
@@ -109,6 +122,7 @@ class NboxMaxMinSolver
         bool live = false;
         uint32_t seen = 0; //!< epoch of the last search that reached it
         bool fixed = false;
+        uint32_t bottleneck = kNoResource; //!< the full resource that fixed its rate
     };
 
     struct Member
@@ -124,16 +138,25 @@ class NboxMaxMinSolver
         bool touched = false;
         uint32_t seen = 0;
         // Progressive filling state
-        double remaining = 0; //!< capacity minus the load of fixed flows
-        double weightSum = 0; //!< weights of the unfixed flows
-        uint32_t unfixed = 0; //!< members not yet fixed
-        uint32_t version = 0; //!< invalidates stale heap entries
-        uint64_t round = 0;   //!< the last bottleneck whose flows crossed it (m_round)
+        double remaining = 0;      //!< capacity minus the load of fixed flows
+        double weightSum = 0;      //!< weights of the unfixed flows
+        uint32_t unfixed = 0;      //!< members not yet fixed
+        uint32_t version = 0;      //!< invalidates stale heap entries
+        uint64_t round = 0;        //!< the last bottleneck whose flows crossed it (m_round)
+        uint32_t bottleneckOf = 0; //!< live flows whose bottleneck it is
     };
 
-    /** Collects the component(s) of the touched resources into m_flowsFound, m_resourcesFound. */
-    void FindComponents();
-    void Fill(std::vector<Change>& changed);
+    static constexpr uint32_t kNoResource = UINT32_MAX;
+    /** Records `resource` as the bottleneck of `flow` (rated by Fill or SolveAlone). */
+    void SetBottleneck(Flow& flow, uint32_t resource);
+
+    /**
+     * Collects the component(s) of the touched resources into m_flowsFound, m_resourcesFound,
+     * through flows of rate `level` or more only (0: all).
+     */
+    void FindComponents(double level);
+    /** Progressive filling of the flows found; `partial`: the others' loads are kept. */
+    void Fill(std::vector<Change>& changed, bool partial);
     bool
     IsAlone(const Flow& flow) const
     {
@@ -160,6 +183,9 @@ class NboxMaxMinSolver
     std::vector<uint32_t> m_freeFlows;
     std::vector<Resource> m_resources;
     std::vector<uint32_t> m_touched;
+    bool m_touchedByAdd = false; //!< a flow was added since the last Solve()
+    //! The lowest rate removed since the last Solve()
+    double m_removedLevel = std::numeric_limits<double>::infinity();
     uint32_t m_epoch = 0;
     uint32_t m_nLive = 0;
     // Scratch buffers of Solve(), kept to avoid allocating on every call.

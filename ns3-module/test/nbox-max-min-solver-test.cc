@@ -280,6 +280,101 @@ CheckRandomInstances(int resources, int flows)
     }
 }
 
+// Link A (10) carries f1 and f2, link B (4) carries f2 and f3: f2 and f3 get 2 each on B, f1
+// the 8 left on A. Removing f1 changes nobody (no other flow is held back on A); removing f3
+// lets f2 take all of B (4), which leaves f1 6 on A.
+TEST(NboxMaxMinSolver, ARemovalChangesOnlyFlowsHeldBackOnItsResources)
+{
+    NboxMaxMinSolver solver;
+    const uint32_t linkA = solver.AddResource(10);
+    const uint32_t linkB = solver.AddResource(4);
+    const uint32_t f1 = solver.AddFlow({{linkA, 1}});
+    const uint32_t f2 = solver.AddFlow({{linkA, 1}, {linkB, 1}});
+    const uint32_t f3 = solver.AddFlow({{linkB, 1}});
+    Solve(solver);
+    NboxMaxMinSolver copy = solver;
+
+    EXPECT_FALSE(solver.RemoveFlow(f1));
+    EXPECT_TRUE(Solve(solver).empty());
+    EXPECT_DOUBLE_EQ(solver.GetRate(f2), 2);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f3), 2);
+
+    EXPECT_TRUE(copy.RemoveFlow(f3));
+    const auto changed = Solve(copy);
+    ASSERT_EQ(changed.size(), 2u);
+    EXPECT_EQ(changed[0].flow, f2); // fixed first, at the lower rate
+    EXPECT_DOUBLE_EQ(copy.GetRate(f2), 4);
+    EXPECT_DOUBLE_EQ(copy.GetRate(f1), 6);
+}
+
+// Flows removed one at a time, with a Solve after each (what the flow model does as messages
+// end): each Solve resumes the filling at the removed flow's rate, or is skipped when no flow
+// was held back on its resources. After every removal the rates must be max-min fair by the
+// definition and those of a fresh solve of the flows left.
+TEST(NboxMaxMinSolver, RemovalsOneByOneKeepTheRatesOfAFreshSolve)
+{
+    int skipped = 0;
+    int resolved = 0;
+    for (uint32_t seed = 1; seed <= 10; ++seed)
+    {
+        const RandomInstance instance = MakeInstance(seed, 20, 50);
+        NboxMaxMinSolver solver;
+        for (double c : instance.capacities)
+        {
+            solver.AddResource(c);
+        }
+        std::vector<uint32_t> ids;
+        std::vector<bool> live(instance.flows.size(), true);
+        for (const auto& uses : instance.flows)
+        {
+            ids.push_back(solver.AddFlow(uses));
+        }
+        Solve(solver);
+        std::vector<size_t> order(ids.size());
+        for (size_t f = 0; f < order.size(); ++f)
+        {
+            order[f] = f;
+        }
+        std::shuffle(order.begin(), order.end(), std::mt19937(seed));
+        order.resize(order.size() - 5);
+        for (size_t removed : order)
+        {
+            const bool mayChange = solver.RemoveFlow(ids[removed]);
+            live[removed] = false;
+            const auto changed = Solve(solver);
+            mayChange ? ++resolved : ++skipped;
+            if (!mayChange)
+            {
+                EXPECT_TRUE(changed.empty());
+            }
+            ExpectMaxMinFair(solver, instance, ids, live);
+            NboxMaxMinSolver fresh;
+            for (double c : instance.capacities)
+            {
+                fresh.AddResource(c);
+            }
+            std::vector<uint32_t> freshIds(ids.size());
+            for (size_t f = 0; f < ids.size(); ++f)
+            {
+                freshIds[f] = live[f] ? fresh.AddFlow(instance.flows[f]) : 0;
+            }
+            Solve(fresh);
+            for (size_t f = 0; f < ids.size(); ++f)
+            {
+                if (live[f])
+                {
+                    EXPECT_NEAR(fresh.GetRate(freshIds[f]), solver.GetRate(ids[f]),
+                                1e-9 * fresh.GetRate(freshIds[f]))
+                        << "seed " << seed << " flow " << f << " after removing " << removed;
+                }
+            }
+        }
+    }
+    // Both kinds of removal were exercised.
+    EXPECT_GT(skipped, 20);
+    EXPECT_GT(resolved, 20);
+}
+
 TEST(NboxMaxMinSolver, RandomInstancesAreMaxMinFairAfterEveryChange)
 {
     CheckRandomInstances(30, 60);
