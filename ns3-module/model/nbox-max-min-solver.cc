@@ -56,6 +56,7 @@ NboxMaxMinSolver::AddFlow(const std::vector<Use>& uses)
         Resource& r = m_resources[use.resource];
         flow.uses.push_back({use.resource, use.weight, static_cast<uint32_t>(r.members.size())});
         r.members.push_back({id, static_cast<uint32_t>(flow.uses.size() - 1)});
+        r.weightTotal += use.weight;
         if (!r.touched)
         {
             r.touched = true;
@@ -63,7 +64,7 @@ NboxMaxMinSolver::AddFlow(const std::vector<Use>& uses)
         }
     }
     ++m_nLive;
-    m_touchedByAdd = true;
+    m_added.push_back(id);
     return id;
 }
 
@@ -105,6 +106,8 @@ NboxMaxMinSolver::RemoveFlow(uint32_t id)
         r.members[use.slot] = moved;
         m_flows[moved.flow].uses[moved.use].slot = use.slot;
         r.members.pop_back();
+        // Summed afresh when it empties, so that rounding cannot build up.
+        r.weightTotal = r.members.empty() ? 0 : r.weightTotal - use.weight;
         if (ratesMayChange && !r.touched)
         {
             r.touched = true;
@@ -145,7 +148,9 @@ NboxMaxMinSolver::FindComponents(double level)
             for (const Member& m : m_resources[m_resourcesFound[next]].members)
             {
                 Flow& flow = m_flows[m.flow];
-                if (flow.seen == m_epoch || flow.rate < level)
+                // Below the level, a flow keeps its rate; one added since the last Solve has
+                // none yet.
+                if (flow.seen == m_epoch || (flow.rate < level && flow.bottleneck != kNoResource))
                 {
                     continue;
                 }
@@ -195,9 +200,11 @@ NboxMaxMinSolver::SolveAlone(uint32_t flow)
     return m_flows[flow].rate;
 }
 
-void
-NboxMaxMinSolver::Fill(std::vector<Change>& changed, bool partial)
+bool
+NboxMaxMinSolver::Fill(std::vector<Change>& changed, double level)
 {
+    const bool partial = level > 0;
+    bool everyShareReachesTheLevel = true;
     // The smallest share is the next bottleneck; ties go to the lower resource id, so the order
     // of fixing is deterministic. (The heap's storage is kept from call to call.)
     const auto later = [](const HeapEntry& a, const HeapEntry& b)
@@ -274,10 +281,12 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed, bool partial)
               [](const LoneFlow& a, const LoneFlow& b)
               { return std::tie(a.share, a.resource) < std::tie(b.share, b.resource); });
     auto alone = m_alone.cbegin();
-    const auto fix = [&changed, this](uint32_t id, double share, uint32_t bottleneck)
+    const auto fix = [&changed, &everyShareReachesTheLevel, level, this](uint32_t id, double share,
+                                                                         uint32_t bottleneck)
     {
         Flow& flow = m_flows[id];
         flow.fixed = true;
+        everyShareReachesTheLevel = everyShareReachesTheLevel && share >= level;
         SetBottleneck(flow, bottleneck);
         if (flow.rate != share)
         {
@@ -344,6 +353,29 @@ NboxMaxMinSolver::Fill(std::vector<Change>& changed, bool partial)
             }
         }
     }
+    return everyShareReachesTheLevel;
+}
+
+double
+NboxMaxMinSolver::ResumeLevel() const
+{
+    double level = m_removedLevel;
+    for (uint32_t id : m_added)
+    {
+        const Flow& flow = m_flows[id];
+        if (!flow.live)
+        {
+            continue; // removed again: m_removedLevel has it
+        }
+        // A new flow's rate is at least its bottleneck's equal share (the bottleneck is full
+        // and the flow has its largest rate), so at least its smallest equal share.
+        for (const FlowUse& use : flow.uses)
+        {
+            const Resource& r = m_resources[use.resource];
+            level = std::min(level, r.capacity / r.weightTotal);
+        }
+    }
+    return level == std::numeric_limits<double>::infinity() ? 0 : level;
 }
 
 void
@@ -354,11 +386,37 @@ NboxMaxMinSolver::Solve(std::vector<Change>& changed)
     {
         return;
     }
-    // Only removals since the last Solve(): resume the filling at the lowest removed rate.
-    const bool partial = !m_touchedByAdd;
-    FindComponents(partial ? m_removedLevel : 0);
-    Fill(changed, partial);
-    m_touchedByAdd = false;
+    const double level = ResumeLevel();
+    bool solved = false;
+    if (level > 0)
+    {
+        m_touchedKept = m_touched;
+        FindComponents(level);
+        m_ratesKept.clear();
+        for (uint32_t id : m_flowsFound)
+        {
+            m_ratesKept.push_back(m_flows[id].rate);
+        }
+        solved = Fill(changed, level);
+        if (!solved)
+        {
+            // A share came out below the level (an added flow pushed an older one under it,
+            // or rounding did): the result is not known to be fair, so fill the whole
+            // components instead, from the old rates.
+            for (size_t i = 0; i < m_flowsFound.size(); ++i)
+            {
+                m_flows[m_flowsFound[i]].rate = m_ratesKept[i];
+            }
+            changed.clear();
+            m_touched = m_touchedKept;
+        }
+    }
+    if (!solved)
+    {
+        FindComponents(0);
+        Fill(changed, 0);
+    }
+    m_added.clear();
     m_removedLevel = std::numeric_limits<double>::infinity();
 }
 

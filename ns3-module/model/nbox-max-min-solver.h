@@ -15,11 +15,20 @@
  * no other flow has its bottleneck (the full resource that fixed it) on the removed flow's
  * resources: every other flow keeps a full resource on which no flow has a higher rate, which
  * makes the rates max-min fair without it (the bottleneck condition of Bertsekas and Gallager,
- * "Data Networks", 6.5.2), and the max-min fair rates are unique. When only removals marked
- * resources, Solve() recomputes only the flows at or above the lowest removed rate (connected
- * through such flows): progressive filling reaches that level exactly as it did with the
- * removed flows (each crossed no resource that filled below its own rate), so the flows fixed
- * below it keep their rates, and the filling resumes there on the capacity they leave.
+ * "Data Networks", 6.5.2), and the max-min fair rates are unique.
+ *
+ * Resumed filling: Solve() refills only the flows rated at or above a level L (connected to a
+ * marked resource through such flows) and the flows added since, on the capacity the flows
+ * below L leave them, and keeps that result when every share it gives is at least L. Then the
+ * rates are max-min fair: a flow below L kept its bottleneck (no flow removed from it, as L is
+ * at most every removed rate; no flow added to it, as a flow added there would get its
+ * remaining capacity, about 0, below L; no refilled flow on it, as those are at L or above),
+ * and each refilled flow has its bottleneck among the refilled resources, where every flow
+ * below L has less. Otherwise (a share below L) it fills the components from scratch. L is the
+ * lowest removed rate and the lowest equal share (capacity over the weights of its flows) of
+ * a resource of an added flow: an added flow's rate is at least the equal share of its
+ * bottleneck, and a removal leaves the filling below its rate as it was, so exactly no share
+ * falls below L after removals alone, and rarely after additions.
  * Deterministic: the same calls give the same rates bit for bit.
  */
 #ifndef NBOX_MAX_MIN_SOLVER_H
@@ -144,6 +153,7 @@ class NboxMaxMinSolver
         uint32_t version = 0;      //!< invalidates stale heap entries
         uint64_t round = 0;        //!< the last bottleneck whose flows crossed it (m_round)
         uint32_t bottleneckOf = 0; //!< live flows whose bottleneck it is
+        double weightTotal = 0;    //!< the weights of all its flows
     };
 
     static constexpr uint32_t kNoResource = UINT32_MAX;
@@ -155,8 +165,17 @@ class NboxMaxMinSolver
      * through flows of rate `level` or more only (0: all).
      */
     void FindComponents(double level);
-    /** Progressive filling of the flows found; `partial`: the others' loads are kept. */
-    void Fill(std::vector<Change>& changed, bool partial);
+    /**
+     * Progressive filling of the flows found, from `level` (0: from scratch; above: the flows
+     * not found keep their rates and loads). Returns whether every share was at least `level`.
+     */
+    bool Fill(std::vector<Change>& changed, double level);
+    /**
+     * The level from which the next Solve() may resume the filling: the lowest rate removed
+     * and the lowest equal share (capacity over the weights of its flows) of a resource of an
+     * added flow; 0 when a flow never rated was removed (fill from scratch).
+     */
+    double ResumeLevel() const;
     bool
     IsAlone(const Flow& flow) const
     {
@@ -183,7 +202,7 @@ class NboxMaxMinSolver
     std::vector<uint32_t> m_freeFlows;
     std::vector<Resource> m_resources;
     std::vector<uint32_t> m_touched;
-    bool m_touchedByAdd = false; //!< a flow was added since the last Solve()
+    std::vector<uint32_t> m_added; //!< flows added since the last Solve()
     //! The lowest rate removed since the last Solve()
     double m_removedLevel = std::numeric_limits<double>::infinity();
     uint32_t m_epoch = 0;
@@ -191,6 +210,8 @@ class NboxMaxMinSolver
     // Scratch buffers of Solve(), kept to avoid allocating on every call.
     std::vector<uint32_t> m_flowsFound;
     std::vector<uint32_t> m_resourcesFound;
+    std::vector<uint32_t> m_touchedKept; //!< Solve()'s, to fill from scratch after all
+    std::vector<double> m_ratesKept;     //!< the found flows' rates before a resumed filling
     /** Fill()'s heap: (fair share, resource, version), the smallest share on top. */
     struct HeapEntry
     {

@@ -375,6 +375,65 @@ TEST(NboxMaxMinSolver, RemovalsOneByOneKeepTheRatesOfAFreshSolve)
     EXPECT_GT(resolved, 20);
 }
 
+// Flows starting and ending in batches, with a Solve after each batch (as flows of an
+// all-to-all start when earlier ones on their connection end): each Solve resumes the filling
+// at the lowest ended rate or equal share of a started flow's resource. After every batch the
+// rates must be max-min fair by the definition and those of a fresh solve of the live flows.
+TEST(NboxMaxMinSolver, StartsAndEndsInBatchesKeepTheRatesOfAFreshSolve)
+{
+    for (uint32_t seed = 1; seed <= 10; ++seed)
+    {
+        const RandomInstance instance = MakeInstance(seed, 25, 80);
+        NboxMaxMinSolver solver;
+        for (double c : instance.capacities)
+        {
+            solver.AddResource(c);
+        }
+        std::vector<uint32_t> ids(instance.flows.size(), 0);
+        std::vector<bool> live(instance.flows.size(), false);
+        std::mt19937 rng(seed);
+        for (int batch = 0; batch < 60; ++batch)
+        {
+            const int changes = 1 + static_cast<int>(rng() % 4);
+            for (int i = 0; i < changes; ++i)
+            {
+                const size_t f = rng() % instance.flows.size();
+                if (live[f])
+                {
+                    solver.RemoveFlow(ids[f]);
+                }
+                else
+                {
+                    ids[f] = solver.AddFlow(instance.flows[f]);
+                }
+                live[f] = !live[f];
+            }
+            Solve(solver);
+            ExpectMaxMinFair(solver, instance, ids, live);
+            NboxMaxMinSolver fresh;
+            for (double c : instance.capacities)
+            {
+                fresh.AddResource(c);
+            }
+            std::vector<uint32_t> freshIds(ids.size(), 0);
+            for (size_t f = 0; f < ids.size(); ++f)
+            {
+                freshIds[f] = live[f] ? fresh.AddFlow(instance.flows[f]) : 0;
+            }
+            Solve(fresh);
+            for (size_t f = 0; f < ids.size(); ++f)
+            {
+                if (live[f])
+                {
+                    EXPECT_NEAR(fresh.GetRate(freshIds[f]), solver.GetRate(ids[f]),
+                                1e-9 * fresh.GetRate(freshIds[f]))
+                        << "seed " << seed << " flow " << f << " after batch " << batch;
+                }
+            }
+        }
+    }
+}
+
 TEST(NboxMaxMinSolver, RandomInstancesAreMaxMinFairAfterEveryChange)
 {
     CheckRandomInstances(30, 60);
