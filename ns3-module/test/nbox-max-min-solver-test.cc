@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace ns3
@@ -48,7 +49,8 @@ TEST(NboxMaxMinSolver, FlowsOnOneLinkShareItEqually)
 }
 
 // Link A (10) carries f1 and f2, link B (4) carries f2 and f3. B is the first bottleneck at 2
-// each; f1 then takes what is left of A: 10 - 2 = 8.
+// each; f1 then takes what is left of A: 10 - 2 = 8. A removal changes only flows held back on
+// the removed flow's links.
 TEST(NboxMaxMinSolver, ABottleneckElsewhereLeavesTheRestToTheOthers)
 {
     NboxMaxMinSolver solver;
@@ -63,6 +65,20 @@ TEST(NboxMaxMinSolver, ABottleneckElsewhereLeavesTheRestToTheOthers)
     EXPECT_DOUBLE_EQ(solver.GetRate(f1), 8);
     EXPECT_DOUBLE_EQ(solver.GetLoad(linkA), 10);
     EXPECT_DOUBLE_EQ(solver.GetLoad(linkB), 4);
+
+    // Removing f1 changes nobody (no other flow is held back on A); removing f3 instead lets f2
+    // take all of B (4), which leaves f1 6 on A.
+    NboxMaxMinSolver copy = solver;
+    EXPECT_FALSE(solver.RemoveFlow(f1));
+    EXPECT_TRUE(Solve(solver).empty());
+    EXPECT_DOUBLE_EQ(solver.GetRate(f2), 2);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f3), 2);
+    EXPECT_TRUE(copy.RemoveFlow(f3));
+    const auto changed = Solve(copy);
+    ASSERT_EQ(changed.size(), 2u);
+    EXPECT_EQ(changed[0].flow, f2); // fixed first, at the lower rate
+    EXPECT_DOUBLE_EQ(copy.GetRate(f2), 4);
+    EXPECT_DOUBLE_EQ(copy.GetRate(f1), 6);
 }
 
 // Parking lot: a long flow over n links and one short flow on each: every flow gets half.
@@ -280,31 +296,34 @@ CheckRandomInstances(int resources, int flows)
     }
 }
 
-// Link A (10) carries f1 and f2, link B (4) carries f2 and f3: f2 and f3 get 2 each on B, f1
-// the 8 left on A. Removing f1 changes nobody (no other flow is held back on A); removing f3
-// lets f2 take all of B (4), which leaves f1 6 on A.
-TEST(NboxMaxMinSolver, ARemovalChangesOnlyFlowsHeldBackOnItsResources)
+/** ExpectMaxMinFair, and the live flows' rates within 1e-9 of a fresh solve of them alone. */
+void
+ExpectFairAndAsFreshlySolved(const NboxMaxMinSolver& solver, const RandomInstance& instance,
+                             const std::vector<uint32_t>& ids, const std::vector<bool>& live,
+                             const std::string& when)
 {
-    NboxMaxMinSolver solver;
-    const uint32_t linkA = solver.AddResource(10);
-    const uint32_t linkB = solver.AddResource(4);
-    const uint32_t f1 = solver.AddFlow({{linkA, 1}});
-    const uint32_t f2 = solver.AddFlow({{linkA, 1}, {linkB, 1}});
-    const uint32_t f3 = solver.AddFlow({{linkB, 1}});
-    Solve(solver);
-    NboxMaxMinSolver copy = solver;
-
-    EXPECT_FALSE(solver.RemoveFlow(f1));
-    EXPECT_TRUE(Solve(solver).empty());
-    EXPECT_DOUBLE_EQ(solver.GetRate(f2), 2);
-    EXPECT_DOUBLE_EQ(solver.GetRate(f3), 2);
-
-    EXPECT_TRUE(copy.RemoveFlow(f3));
-    const auto changed = Solve(copy);
-    ASSERT_EQ(changed.size(), 2u);
-    EXPECT_EQ(changed[0].flow, f2); // fixed first, at the lower rate
-    EXPECT_DOUBLE_EQ(copy.GetRate(f2), 4);
-    EXPECT_DOUBLE_EQ(copy.GetRate(f1), 6);
+    SCOPED_TRACE(when);
+    ExpectMaxMinFair(solver, instance, ids, live);
+    NboxMaxMinSolver fresh;
+    for (double c : instance.capacities)
+    {
+        fresh.AddResource(c);
+    }
+    std::vector<uint32_t> freshIds(ids.size(), 0);
+    for (size_t f = 0; f < ids.size(); ++f)
+    {
+        freshIds[f] = live[f] ? fresh.AddFlow(instance.flows[f]) : 0;
+    }
+    Solve(fresh);
+    for (size_t f = 0; f < ids.size(); ++f)
+    {
+        if (live[f])
+        {
+            EXPECT_NEAR(fresh.GetRate(freshIds[f]), solver.GetRate(ids[f]),
+                        1e-9 * fresh.GetRate(freshIds[f]))
+                << "flow " << f;
+        }
+    }
 }
 
 // Flows removed one at a time, with a Solve after each (what the flow model does as messages
@@ -347,27 +366,9 @@ TEST(NboxMaxMinSolver, RemovalsOneByOneKeepTheRatesOfAFreshSolve)
             {
                 EXPECT_TRUE(changed.empty());
             }
-            ExpectMaxMinFair(solver, instance, ids, live);
-            NboxMaxMinSolver fresh;
-            for (double c : instance.capacities)
-            {
-                fresh.AddResource(c);
-            }
-            std::vector<uint32_t> freshIds(ids.size());
-            for (size_t f = 0; f < ids.size(); ++f)
-            {
-                freshIds[f] = live[f] ? fresh.AddFlow(instance.flows[f]) : 0;
-            }
-            Solve(fresh);
-            for (size_t f = 0; f < ids.size(); ++f)
-            {
-                if (live[f])
-                {
-                    EXPECT_NEAR(fresh.GetRate(freshIds[f]), solver.GetRate(ids[f]),
-                                1e-9 * fresh.GetRate(freshIds[f]))
-                        << "seed " << seed << " flow " << f << " after removing " << removed;
-                }
-            }
+            ExpectFairAndAsFreshlySolved(solver, instance, ids, live,
+                                         "seed " + std::to_string(seed) + ", after removing "
+                                             + std::to_string(removed));
         }
     }
     // Both kinds of removal were exercised.
@@ -409,27 +410,9 @@ TEST(NboxMaxMinSolver, StartsAndEndsInBatchesKeepTheRatesOfAFreshSolve)
                 live[f] = !live[f];
             }
             Solve(solver);
-            ExpectMaxMinFair(solver, instance, ids, live);
-            NboxMaxMinSolver fresh;
-            for (double c : instance.capacities)
-            {
-                fresh.AddResource(c);
-            }
-            std::vector<uint32_t> freshIds(ids.size(), 0);
-            for (size_t f = 0; f < ids.size(); ++f)
-            {
-                freshIds[f] = live[f] ? fresh.AddFlow(instance.flows[f]) : 0;
-            }
-            Solve(fresh);
-            for (size_t f = 0; f < ids.size(); ++f)
-            {
-                if (live[f])
-                {
-                    EXPECT_NEAR(fresh.GetRate(freshIds[f]), solver.GetRate(ids[f]),
-                                1e-9 * fresh.GetRate(freshIds[f]))
-                        << "seed " << seed << " flow " << f << " after batch " << batch;
-                }
-            }
+            ExpectFairAndAsFreshlySolved(solver, instance, ids, live,
+                                         "seed " + std::to_string(seed) + ", after batch "
+                                             + std::to_string(batch));
         }
     }
 }
