@@ -400,9 +400,9 @@ NboxMaxMinSolver::Solve(std::vector<Change>& changed)
         solved = Fill(changed, level);
         if (!solved)
         {
-            // A share came out below the level (an added flow pushed an older one under it,
-            // or rounding did): the result is not known to be fair, so fill the whole
-            // components instead, from the old rates.
+            // A share came out below the level (rounding, or an added flow pushing an older one
+            // under it, which is not ruled out): the result is not known to be fair, so fill
+            // the whole components instead, from the old rates.
             for (size_t i = 0; i < m_flowsFound.size(); ++i)
             {
                 m_flows[m_flowsFound[i]].rate = m_ratesKept[i];

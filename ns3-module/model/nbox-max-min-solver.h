@@ -28,7 +28,8 @@
  * lowest removed rate and the lowest equal share (capacity over the weights of its flows) of
  * a resource of an added flow: an added flow's rate is at least the equal share of its
  * bottleneck, and a removal leaves the filling below its rate as it was, so exactly no share
- * falls below L after removals alone, and rarely after additions.
+ * falls below L after removals alone; after additions that is not proven (docs/DESIGN.md), and
+ * the fallback covers it, and rounding.
  * Deterministic: the same calls give the same rates bit for bit.
  */
 #ifndef NBOX_MAX_MIN_SOLVER_H
