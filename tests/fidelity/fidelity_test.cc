@@ -214,14 +214,19 @@ TEST(NetnsLayouts, TheSharedLinkCaptureHasEveryByteAtTheLinksRate) {
     // Above it: the bootstrap's and the plugin's own bytes, and any retransmission.
     EXPECT_GE(payload, kIterations * kBytes) << direction;
     EXPECT_LE(payload, 1.02 * kIterations * kBytes) << direction;
-    // No 10 ms in which more crossed than the link carries in 10 ms (and one packet of HTB's
-    // burst): a stamp on another clock, or taken before the shaper, would bunch them.
+    // No 10 ms in which more crossed than the link carries in 10 ms, one packet of HTB's burst
+    // and what it carries while a stamp waits (a stamp taken before the shaper would bunch a
+    // whole congestion window). The receiving side stamps in its softirq, which a loaded
+    // two-core machine runs late: 3 of 8 full suites here failed this with no allowance for
+    // it (the one whose figures were kept: 25.5 kbit over, 130 us of the link), so 500 us of
+    // the link are allowed.
+    constexpr double kStampDelay = 500e-6;
     std::sort(rows.begin(), rows.end());
     double in_window = 0;
     for (std::size_t first = 0, last = 0; last < rows.size(); ++last) {
       in_window += rows[last].second;
       while (rows[last].first - rows[first].first >= 10e-3) in_window -= rows[first++].second;
-      ASSERT_LE(in_window * 8, kFabricBps * 10e-3 + 2 * (kMtu + 14) * 8.0)
+      ASSERT_LE(in_window * 8, kFabricBps * (10e-3 + kStampDelay) + 2 * (kMtu + 14) * 8.0)
           << direction << " at " << rows[last].first << " s";
     }
   }
