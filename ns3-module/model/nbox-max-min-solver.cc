@@ -195,6 +195,16 @@ NboxMaxMinSolver::SolveAlone(uint32_t flow)
     NS_ABORT_MSG_UNLESS(IsAlone(flow),
                         "NboxMaxMinSolver::SolveAlone: flow " << flow << " shares a resource");
     const LoneFlow tightest = Tightest(flow);
+    // Rated for good: the next Solve() treats it as any flow it rated before (fixed, and not
+    // among the added flows that lower its level), so that m_added does not grow without end
+    // in a job whose flows are all alone (a ring on a star never calls Solve()). Usually the
+    // flow was the last one added.
+    const auto added = std::find(m_added.rbegin(), m_added.rend(), flow);
+    if (added != m_added.rend())
+    {
+        m_added.erase(std::next(added).base());
+    }
+    m_flows[flow].fixed = true;
     m_flows[flow].rate = tightest.share;
     SetBottleneck(m_flows[flow], tightest.resource);
     return m_flows[flow].rate;

@@ -485,6 +485,27 @@ TEST(NboxMaxMinSolver, AFlowAloneIsRatedWithoutASolve)
     EXPECT_TRUE(solver.IsAlone(a));
 }
 
+// A flow rated alone keeps its rate when a flow joins it on a resource that is not its
+// bottleneck: a lone flow at 6 (capacity 6 of its narrow resource), then one on its wide
+// resource (capacity 20) alone, whose resumed filling starts at the wide resource's equal
+// share, 10, above the lone flow's 6: the newcomer gets 20 - 6 = 14, and the lone flow,
+// which that filling does not revisit, stays at 6.
+TEST(NboxMaxMinSolver, AFlowRatedAloneIsNotRefilledBelowTheLevel)
+{
+    NboxMaxMinSolver solver;
+    const uint32_t wide = solver.AddResource(20);
+    const uint32_t narrow = solver.AddResource(6);
+    const uint32_t a = solver.AddFlow({{wide, 1}, {narrow, 1}});
+    ASSERT_TRUE(solver.IsAlone(a));
+    EXPECT_DOUBLE_EQ(solver.SolveAlone(a), 6);
+    const uint32_t b = solver.AddFlow({{wide, 1}});
+    const auto changed = Solve(solver);
+    ASSERT_EQ(changed.size(), 1u);
+    EXPECT_EQ(changed[0].flow, b);
+    EXPECT_DOUBLE_EQ(solver.GetRate(a), 6);
+    EXPECT_DOUBLE_EQ(solver.GetRate(b), 14);
+}
+
 // Flows added one by one, each rated on the spot when alone and by Solve otherwise, end with
 // the rates of one Solve over them all.
 TEST(NboxMaxMinSolver, RatingLoneFlowsOnTheSpotEndsWhereOneSolveDoes)
