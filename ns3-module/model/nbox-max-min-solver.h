@@ -130,7 +130,7 @@ class NboxMaxMinSolver
         std::vector<FlowUse> uses;
         double rate = 0;
         bool live = false;
-        uint32_t seen = 0; //!< epoch of the last search that reached it
+        uint32_t seen = 0;  //!< epoch of the last search that reached it
         bool fixed = false; //!< rated; Fill() refills the flows it found, and no others
         uint32_t bottleneck = kNoResource; //!< the full resource that fixed its rate
     };
