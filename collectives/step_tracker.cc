@@ -50,14 +50,8 @@ bool StepTracker::TakeBatch() {
     entry.state = State::kWaiting;
     entry.missing = 0;
     const bool send = entry.step.kind == StepKind::kSend;
-    auto& index = send ? send_lane_index_ : recv_lane_index_;
-    auto& lanes = send ? send_lanes_ : recv_lanes_;
-    // try_emplace: no map node is built when the lane exists, as it does after the first batch.
-    const auto [it, added] = index.try_emplace(std::make_pair(entry.step.peer, entry.step.channel),
-                                               static_cast<uint32_t>(lanes.size()));
-    if (added) lanes.emplace_back();
-    lanes[it->second].steps.push_back_slot() = entry.step.id;
-    entry.lane = it->second;
+    entry.lane = LaneOf(send, entry.step.peer, entry.step.channel);
+    (send ? send_lanes_ : recv_lanes_)[entry.lane].steps.push_back_slot() = entry.step.id;
   }
   // Dependencies in this batch may point forward within it, so count them once all are in.
   for (uint32_t id = first; id < end; ++id) {
@@ -138,12 +132,30 @@ void StepTracker::Complete(uint32_t step_id) {
   if (base_ != base_before) source_->Retire(base_);
 }
 
+uint32_t StepTracker::LaneOf(bool send, int peer, int channel) {
+  LaneMemo& last = send ? last_send_lane_ : last_recv_lane_;
+  if (last.lane != kNoLane && last.peer == peer && last.channel == channel) return last.lane;
+  auto& index = send ? send_lane_index_ : recv_lane_index_;
+  auto& lanes = send ? send_lanes_ : recv_lanes_;
+  // try_emplace: no map node is built when the lane exists, as it does after the first batch.
+  const auto [it, added] =
+      index.try_emplace(std::make_pair(peer, channel), static_cast<uint32_t>(lanes.size()));
+  if (added) lanes.emplace_back();
+  last = {peer, channel, it->second};
+  return it->second;
+}
+
 StepTracker::Lane* StepTracker::RecvLane(int peer, int channel) {
   while (true) {
-    const auto it = recv_lane_index_.find({peer, channel});
-    if (it != recv_lane_index_.end() && !recv_lanes_[it->second].steps.empty()) {
-      return &recv_lanes_[it->second];
+    uint32_t lane = kNoLane;
+    if (last_recv_lane_.lane != kNoLane && last_recv_lane_.peer == peer &&
+        last_recv_lane_.channel == channel) {
+      lane = last_recv_lane_.lane;
+    } else if (const auto it = recv_lane_index_.find({peer, channel});
+               it != recv_lane_index_.end()) {
+      lane = it->second;
     }
+    if (lane != kNoLane && !recv_lanes_[lane].steps.empty()) return &recv_lanes_[lane];
     if (!TakeBatch()) return nullptr;
   }
 }

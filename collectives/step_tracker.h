@@ -96,6 +96,10 @@ class StepTracker {
 
   // Takes the next batch from the source; false when it has no more.
   bool TakeBatch();
+  // The lane of (peer, channel) among the Sends or the Recvs, added if new. A ring's batches
+  // all use the same two lanes: the last one of each kind is remembered, so that most steps
+  // find theirs without searching the index.
+  uint32_t LaneOf(bool send, int peer, int channel);
   Entry& At(uint32_t step_id) { return window_[step_id - base_]; }
   const Entry& At(uint32_t step_id) const { return window_[step_id - base_]; }
   bool IsComplete(uint32_t step_id) const;
@@ -114,6 +118,14 @@ class StepTracker {
   std::vector<Lane> recv_lanes_;
   std::map<std::pair<int, int>, uint32_t> send_lane_index_;  // (peer, channel) -> lane
   std::map<std::pair<int, int>, uint32_t> recv_lane_index_;
+  static constexpr uint32_t kNoLane = UINT32_MAX;
+  struct LaneMemo {
+    int peer = 0;
+    int channel = 0;
+    uint32_t lane = kNoLane;
+  };
+  LaneMemo last_send_lane_;
+  LaneMemo last_recv_lane_;
   size_t completed_ = 0;
 };
 

@@ -107,10 +107,11 @@ NboxFlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, ui
     NS_ABORT_MSG_IF(bytes == 0, "NboxFlowTransport::Send: empty message");
     const uint32_t id = GetOrOpen(srcRank, dstRank, channel);
     Connection& c = m_connections[id];
+    const Time now = Simulator::Now();
     const bool wasLone = c.lone;
-    if (c.lone && c.loneSent <= Simulator::Now())
+    if (c.lone && c.loneSent <= now)
     {
-        RetireLone(c); // its flow ended: this message starts a new one
+        RetireLone(c, now); // its flow ended: this message starts a new one
     }
     c.enqueued += bytes;
     c.queue.push_back({c.enqueued, bytes, std::move(delivered)});
@@ -121,14 +122,14 @@ NboxFlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, ui
         if (wasLone)
         {
             // The head is no longer the last message: an ordinary one, ending at the same time.
-            Advance(c);
-            ScheduleHeadSent(id);
+            Advance(c, now);
+            ScheduleHeadSent(id, now);
         }
         return;
     }
-    c.lastUpdate = Simulator::Now();
+    c.lastUpdate = now;
     c.rate = 0;
-    SettleLoneNeighbours(id, false);
+    SettleLoneNeighbours(id, false, now);
     NboxMaxMinSolver& solver = m_network->GetSolver();
     const uint32_t flow = solver.AddFlow(c.uses);
     if (flow >= m_connectionOfFlow.size())
@@ -137,7 +138,7 @@ NboxFlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, ui
     }
     m_connectionOfFlow[flow] = id;
     c.flow = flow;
-    SettleLoneNeighbours(id, true);
+    SettleLoneNeighbours(id, true, now);
     if (!m_solvePending && solver.IsAlone(flow))
     {
         // No other flow's rate depends on this one (a ring step whose ranks drifted
@@ -147,7 +148,7 @@ NboxFlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, ui
         // flow joins it instead: a flow rated alone and joined a moment later is scheduled
         // twice.
         c.rate = solver.SolveAlone(flow);
-        ScheduleHeadSent(id);
+        ScheduleHeadSent(id, now);
     }
     else
     {
@@ -156,7 +157,7 @@ NboxFlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint32_t channel, ui
 }
 
 void
-NboxFlowTransport::SettleLoneNeighbours(uint32_t id, bool added)
+NboxFlowTransport::SettleLoneNeighbours(uint32_t id, bool added, Time now)
 {
     NboxMaxMinSolver& solver = m_network->GetSolver();
     // A lone flow is alone on its links: the one flow on a link before this connection's is
@@ -179,16 +180,16 @@ NboxFlowTransport::SettleLoneNeighbours(uint32_t id, bool added)
             if (!added)
             {
                 // Only a finished one can be lone here: an unfinished one is left for after.
-                if (n.loneSent <= Simulator::Now())
+                if (n.loneSent <= now)
                 {
-                    RetireLone(n);
+                    RetireLone(n, now);
                 }
             }
             else
             {
                 // Shared now: an ordinary head, with its HeadSent (the Solve to come may move it).
-                Advance(n);
-                ScheduleHeadSent(other);
+                Advance(n, now);
+                ScheduleHeadSent(other, now);
             }
             break;
         }
@@ -196,9 +197,8 @@ NboxFlowTransport::SettleLoneNeighbours(uint32_t id, bool added)
 }
 
 void
-NboxFlowTransport::Advance(Connection& c)
+NboxFlowTransport::Advance(Connection& c, Time now)
 {
-    const Time now = Simulator::Now();
     if (c.rate > 0 && now > c.lastUpdate && !c.queue.empty())
     {
         const double head = static_cast<double>(c.queue.front().end);
@@ -211,13 +211,18 @@ NboxFlowTransport::Advance(Connection& c)
 }
 
 void
-NboxFlowTransport::ScheduleHeadSent(uint32_t id)
+NboxFlowTransport::ScheduleHeadSent(uint32_t id, Time now)
 {
     Connection& c = m_connections[id];
-    c.headSent.Cancel();
+    // Skipped when none was ever scheduled (a connection of lone messages): ns-3's Cancel of
+    // an empty id still costs a call through the simulator, on every message.
+    if (c.headSent.PeekEventImpl() != nullptr)
+    {
+        c.headSent.Cancel();
+    }
     if (c.lone)
     {
-        Unlone(c);
+        Unlone(c, now);
     }
     if (c.rate <= 0 || c.queue.empty())
     {
@@ -232,7 +237,7 @@ NboxFlowTransport::ScheduleHeadSent(uint32_t id)
         // through Send: deliver it at the time HeadSent would have, without HeadSent.
         Message& head = c.queue.front();
         c.lone = true;
-        c.loneSent = Simulator::Now() + NanoSeconds(ns);
+        c.loneSent = now + NanoSeconds(ns);
         c.loneSlot = m_deliveries.Park({head.bytes, std::move(head.delivered)});
         c.loneDelivery = Simulator::Schedule(NanoSeconds(ns)
                                                  + m_network->GetDeliveryDelay(c.ports, head.bytes),
@@ -243,9 +248,9 @@ NboxFlowTransport::ScheduleHeadSent(uint32_t id)
 }
 
 NboxFlowTransport::Message
-NboxFlowTransport::FinishHead(Connection& c)
+NboxFlowTransport::FinishHead(Connection& c, Time now)
 {
-    Advance(c);
+    Advance(c, now);
     Message message = std::move(c.queue.front());
     c.queue.pop_front();
     c.sent = static_cast<double>(message.end);
@@ -261,13 +266,14 @@ void
 NboxFlowTransport::HeadSent(uint32_t id)
 {
     Connection& c = m_connections[id];
-    Message message = FinishHead(c);
+    const Time now = Simulator::Now();
+    Message message = FinishHead(c, now);
     const uint32_t slot = m_deliveries.Park({message.bytes, std::move(message.delivered)});
     Simulator::Schedule(m_network->GetDeliveryDelay(c.ports, message.bytes),
                         &NboxFlowTransport::Deliver, this, slot);
     if (!c.queue.empty())
     {
-        ScheduleHeadSent(id);
+        ScheduleHeadSent(id, now);
         return;
     }
     EndFlow(c);
@@ -289,22 +295,22 @@ NboxFlowTransport::EndFlow(Connection& c)
 }
 
 void
-NboxFlowTransport::Unlone(Connection& c)
+NboxFlowTransport::Unlone(Connection& c, Time now)
 {
     // Only an unfinished lone head is turned back (a finished one is retired): its delivery is
     // still to come, its callback parked.
-    NS_ASSERT(c.lone && c.loneSent > Simulator::Now());
+    NS_ASSERT(c.lone && c.loneSent > now);
     c.loneDelivery.Cancel();
     c.queue.front().delivered = m_deliveries.Take(c.loneSlot).delivered;
     c.lone = false;
 }
 
 void
-NboxFlowTransport::RetireLone(Connection& c)
+NboxFlowTransport::RetireLone(Connection& c, Time now)
 {
-    NS_ASSERT(c.lone && c.loneSent <= Simulator::Now() && c.queue.size() == 1);
+    NS_ASSERT(c.lone && c.loneSent <= now && c.queue.size() == 1);
     c.lone = false;
-    FinishHead(c); // its delivery is scheduled already, with its callback
+    FinishHead(c, now); // its delivery is scheduled already, with its callback
     EndFlow(c);
 }
 
@@ -346,13 +352,14 @@ NboxFlowTransport::Solve()
         return;
     }
     m_network->GetSolver().Solve(m_changes);
+    const Time now = Simulator::Now();
     for (const NboxMaxMinSolver::Change& change : m_changes)
     {
         const uint32_t id = m_connectionOfFlow[change.flow];
         Connection& c = m_connections[id];
-        Advance(c); // at the old rate, up to now
+        Advance(c, now); // at the old rate, up to now
         c.rate = m_network->GetSolver().GetRate(change.flow);
-        ScheduleHeadSent(id);
+        ScheduleHeadSent(id, now);
     }
 }
 
@@ -364,11 +371,11 @@ NboxFlowTransport::Flush()
     {
         if (c.lone && c.loneSent <= now)
         {
-            RetireLone(c); // counts its bytes as HeadSent would have at loneSent
+            RetireLone(c, now); // counts its bytes as HeadSent would have at loneSent
         }
         else if (c.flow >= 0)
         {
-            Advance(c);
+            Advance(c, now);
         }
     }
 }

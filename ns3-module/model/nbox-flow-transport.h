@@ -81,25 +81,28 @@ class NboxFlowTransport : public NboxTransport
     static constexpr uint32_t kNoConnection = UINT32_MAX;
 
     uint32_t GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel);
+    // The helpers below take the simulator's time from their caller, which reads it once per
+    // event: ns-3's Simulator::Now() is a call through the simulator (some 50 instructions),
+    // and a message passed it half a dozen times.
     /** Counts what connection `c` sent since its last update at its current rate. */
-    void Advance(Connection& c);
+    void Advance(Connection& c, Time now);
     /** Schedules the end of `c`'s head message at its current rate. */
-    void ScheduleHeadSent(uint32_t id);
+    void ScheduleHeadSent(uint32_t id, Time now);
     void HeadSent(uint32_t id);
     /** What HeadSent and RetireLone share: counts the head's last bytes and takes it off. */
-    Message FinishHead(Connection& c);
+    Message FinishHead(Connection& c, Time now);
     /** Removes `c`'s flow from the solver (its queue is empty), re-solving its neighbours. */
     void EndFlow(Connection& c);
     /** A lone head back to an ordinary one: its delivery unscheduled, its callback back. */
-    void Unlone(Connection& c);
+    void Unlone(Connection& c, Time now);
     /** Finishes a lone head whose last byte has left (loneSent <= now), as HeadSent would. */
-    void RetireLone(Connection& c);
+    void RetireLone(Connection& c, Time now);
     /**
      * Before connection `id` starts a flow over its links: retires the lone heads there that
      * have finished (first), and turns the others into ordinary ones once it has been added
      * (`added`), since they now share a link.
      */
-    void SettleLoneNeighbours(uint32_t id, bool added);
+    void SettleLoneNeighbours(uint32_t id, bool added, Time now);
     void ScheduleSolve();
     void Solve();
     /** Delivers the message parked in m_deliveries[slot] (HeadSent, or ScheduleHeadSent for a
