@@ -40,4 +40,15 @@ double RingAllReduceSeconds(int world, double bytes, double rate_bps, int mtu) {
   return sent * 8.0 / (rate_bps * payload_fraction);
 }
 
+std::string NoGroundTruth(double truth_us, double ideal_us) {
+  if (truth_us <= kTruthSlowdownLimit * ideal_us) return "";
+  std::ostringstream why;
+  why.precision(1);
+  why << std::fixed << "no ground truth on this machine now: the namespaces took " << truth_us / 1e3
+      << " ms, " << 100 * (truth_us / ideal_us - 1) << "% over the links' alpha-beta time of "
+      << ideal_us / 1e3 << " ms (more than " << 100 * (kTruthSlowdownLimit - 1)
+      << "%): something other than the links set it (late timers starving HTB, or CPU)";
+  return why.str();
+}
+
 }  // namespace nbox::fidelity
