@@ -134,7 +134,7 @@ void StepTracker::Complete(uint32_t step_id) {
 
 uint32_t StepTracker::LaneOf(bool send, int peer, int channel) {
   LaneMemo& last = send ? last_send_lane_ : last_recv_lane_;
-  if (last.lane != kNoLane && last.peer == peer && last.channel == channel) return last.lane;
+  if (last.Holds(peer, channel)) return last.lane;
   auto& index = send ? send_lane_index_ : recv_lane_index_;
   auto& lanes = send ? send_lanes_ : recv_lanes_;
   // try_emplace: no map node is built when the lane exists, as it does after the first batch.
@@ -148,8 +148,7 @@ uint32_t StepTracker::LaneOf(bool send, int peer, int channel) {
 StepTracker::Lane* StepTracker::RecvLane(int peer, int channel) {
   while (true) {
     uint32_t lane = kNoLane;
-    if (last_recv_lane_.lane != kNoLane && last_recv_lane_.peer == peer &&
-        last_recv_lane_.channel == channel) {
+    if (last_recv_lane_.Holds(peer, channel)) {
       lane = last_recv_lane_.lane;
     } else if (const auto it = recv_lane_index_.find({peer, channel});
                it != recv_lane_index_.end()) {

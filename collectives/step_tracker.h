@@ -123,6 +123,7 @@ class StepTracker {
     int peer = 0;
     int channel = 0;
     uint32_t lane = kNoLane;
+    bool Holds(int p, int c) const { return lane != kNoLane && peer == p && channel == c; }
   };
   LaneMemo last_send_lane_;
   LaneMemo last_recv_lane_;
