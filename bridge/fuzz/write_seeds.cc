@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   Write(dir, "client_stream", session);
   // Near misses: one byte changed in a valid frame.
   std::vector<uint8_t> bad = EncodeFrame(Heartbeat{1});
-  bad[4] = 2;  // the version before ArrivalLag
+  bad[4] = 3;  // the version before Promise counted connections
   Write(dir, "bad_version", bad);
   bad = EncodeFrame(PostSend{8, 2, 999, 16, 5});
   bad[8] = 41;

@@ -391,7 +391,7 @@ void BridgeClient::UpdateBlockedLocked(WallClock::time_point now) {
   // which wakes its waiter without news from the simulator).
   if ((activity_ != promised_activity_ || !last_promise_blocked_) && !ended_ && !failed_ &&
       waits_.MayPromiseBlocked(events_.load(std::memory_order_acquire)) && !HoldsDueLocked(now)) {
-    Send(wire::Promise{NowLocked(now), true, completions_seen_});
+    Send(wire::Promise{NowLocked(now), true, wakeups_seen_});
     promised_activity_ = activity_;
     last_promise_blocked_ = true;
     FlushLocked();

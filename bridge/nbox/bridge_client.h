@@ -101,6 +101,8 @@ class BridgeClient {
   bool PromisesClockLocked() const;
   std::chrono::microseconds KeepAliveIntervalLocked() const;
   RankClock::WallClock::time_point NextWake(RankClock::WallClock::time_point now) const;
+  // One more event (EventCount): wakes every thread in WaitEvents.
+  void SignalEventLocked();
   void Finish(Request* request);
   void FailRequest(Request* request, ncclResult_t code, const std::string& why);
   // Ends the session: every request fails, every later call errs.
@@ -141,9 +143,10 @@ class BridgeClient {
   uint64_t activity_ = 0;                     // posts, releases and Completes received so far
   uint64_t promised_activity_ = ~0ull;        // activity_ at the last blocked Promise
   bool last_promise_blocked_ = false;         // no plain Promise since the last blocked one
-  // Complete frames received in this session (wrapping): every Promise carries it, so the
-  // server knows whether the rank had seen its latest completion when it promised.
-  uint32_t completions_seen_ = 0;
+  // Frames that wake a waiting thread (wire::WakesWaiter) received in this session (wrapping):
+  // every Promise carries it, so the server knows whether the rank had seen its latest
+  // completion or connection when it promised.
+  uint32_t wakeups_seen_ = 0;
   // Realtime only: how late each Complete was read, by the rank's clock (wire::ArrivalLag).
   wire::LagHistogram arrival_lags_;
 };

@@ -76,7 +76,7 @@ void BridgeClient::Run() {
     if (clock_.mode() == wire::ClockMode::kRealtime) UpdateBlockedLocked(after);
     if (after - last_sent_ >= KeepAliveIntervalLocked() && out_.empty() && !ended_) {
       if (PromisesClockLocked()) {
-        Send(wire::Promise{NowLocked(after), false, completions_seen_});
+        Send(wire::Promise{NowLocked(after), false, wakeups_seen_});
         last_promise_blocked_ = false;
       } else {
         Send(wire::Heartbeat{NowLocked(after)});
@@ -161,7 +161,14 @@ void BridgeClient::ReadAvailable(WallClock::time_point now) {
 }
 
 void BridgeClient::Dispatch(wire::Message& message, WallClock::time_point now) {
-  switch (wire::TypeOf(message)) {
+  const wire::MessageType type = wire::TypeOf(message);
+  if (wire::WakesWaiter(type)) {
+    // Every one counts, also one for a comm closed meanwhile: the server counts what it sent.
+    // A new count is news, so the next wait sends a new blocked Promise.
+    ++wakeups_seen_;
+    ++activity_;
+  }
+  switch (type) {
     case wire::MessageType::kConnected: {
       const auto& connected = std::get<wire::Connected>(message);
       auto it = connecting_.find(connected.comm);
@@ -169,20 +176,20 @@ void BridgeClient::Dispatch(wire::Message& message, WallClock::time_point now) {
       it->second->connection = connected.connection;
       it->second->payload_wanted = connected.payload_wanted;
       it->second->connect_state = 1;
+      // The thread waiting for this connection has news: it wakes to use it now, and no
+      // blocked promise goes out until it has acted (wait_state.h).
+      SignalEventLocked();
       return;
     }
     case wire::MessageType::kIncoming: {
       const auto& incoming = std::get<wire::Incoming>(message);
       auto it = listens_.find(incoming.listen);
-      if (it != listens_.end())
-        it->second->incoming.push_back({incoming.connection, incoming.peer});
+      if (it == listens_.end()) return;
+      it->second->incoming.push_back({incoming.connection, incoming.peer});
+      SignalEventLocked();  // as for Connected: an accept waits for it
       return;
     }
     case wire::MessageType::kComplete:
-      // Every Complete counts, also one for a comm closed meanwhile: the server counts what
-      // it sent. A new count is news, so the next wait sends a new blocked Promise.
-      ++completions_seen_;
-      ++activity_;
       OnComplete(std::get<wire::Complete>(message), now);
       return;
     case wire::MessageType::kData:
@@ -285,9 +292,13 @@ void BridgeClient::OnError(const wire::Error& error) {
   if (connect != connecting_.end()) {
     refusals_[error.id] = error.text;
     connect->second->connect_state = -1;
-    events_.fetch_add(1, std::memory_order_acq_rel);
-    events_cv_.notify_all();
+    SignalEventLocked();
   }
+}
+
+void BridgeClient::SignalEventLocked() {
+  events_.fetch_add(1, std::memory_order_acq_rel);
+  events_cv_.notify_all();
 }
 
 void BridgeClient::ReleaseDue(WallClock::time_point now) {
@@ -331,8 +342,7 @@ void BridgeClient::Finish(Request* r) {
   }
   ++activity_;
   r->state.store(kRequestDone, std::memory_order_release);
-  events_.fetch_add(1, std::memory_order_acq_rel);
-  events_cv_.notify_all();
+  SignalEventLocked();
 }
 
 void BridgeClient::FailRequest(Request* r, ncclResult_t code, const std::string& why) {
@@ -343,8 +353,7 @@ void BridgeClient::FailRequest(Request* r, ncclResult_t code, const std::string&
   for (int i = 0; i < r->n; ++i) r->staging[i] = std::vector<uint8_t>();
   r->error = code;
   r->state.store(kRequestFailed, std::memory_order_release);
-  events_.fetch_add(1, std::memory_order_acq_rel);
-  events_cv_.notify_all();
+  SignalEventLocked();
 }
 
 void BridgeClient::Fail(const std::string& why) {
@@ -368,8 +377,7 @@ void BridgeClient::Fail(const std::string& why) {
     }
   }
   shutdown(fd_.get(), SHUT_RDWR);
-  events_.fetch_add(1, std::memory_order_acq_rel);
-  events_cv_.notify_all();
+  SignalEventLocked();
 }
 
 }  // namespace nbox::bridge::nboxnet

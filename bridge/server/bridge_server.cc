@@ -170,9 +170,9 @@ void BridgeServer::Impl::SendTo(int rank, std::vector<uint8_t> frame) {
   ServerSession* session = RankSession(rank);
   if (session == nullptr) return;
   // Counted as queued: the session's frames reach the rank in this order, so a Promise that
-  // counts as many Completes was made after the rank had seen every one of them.
-  if (frame.size() > 5 && frame[5] == static_cast<uint8_t>(wire::MessageType::kComplete)) {
-    ++session->completes_sent;
+  // counts as many wake-ups was made after the rank had seen every one of them.
+  if (frame.size() > 5 && wire::WakesWaiter(static_cast<wire::MessageType>(frame[5]))) {
+    ++session->wakeups_sent;
   }
   session->Queue(std::move(frame));
 }
@@ -405,11 +405,12 @@ void BridgeServer::Impl::HandleOpen(ServerSession& session, wire::Message& messa
     }
     case wire::MessageType::kPromise: {
       const auto& promise = std::get<wire::Promise>(message);
-      // Every completion the simulator gave the rank reached it before it promised: it saw
-      // all Completes sent, and none waits for a payload (it would be sent later).
-      const bool saw_every_completion =
-          promise.completions_seen == session.completes_sent && !store_.CompletionWaiting(rank);
-      sink_->OnRankPromise(RankPromise{rank, promise.vtime, promise.blocked, saw_every_completion});
+      // Everything that could end the rank's wait reached it before it promised: it saw every
+      // completion and connection sent, and no completion waits for a payload (it would be
+      // sent later).
+      const bool saw_every_wakeup =
+          promise.wakeups_seen == session.wakeups_sent && !store_.CompletionWaiting(rank);
+      sink_->OnRankPromise(RankPromise{rank, promise.vtime, promise.blocked, saw_every_wakeup});
       return;
     }
     case wire::MessageType::kGoodbye:

@@ -60,11 +60,12 @@ struct RankPromise {
   int rank = 0;
   uint64_t vtime = 0;
   bool blocked = false;
-  // The rank had received every completion the simulator gave it when it made the promise:
-  // its completions_seen equals the Completes sent, and no completion waits for a payload
-  // (its Complete would go out later). When false, a completion was on its way: a blocked
-  // promise then says nothing about the wait that completion ends.
-  bool saw_every_completion = true;
+  // The rank had received everything that could end its wait when it made the promise: its
+  // wakeups_seen equals the completions, connections and errors sent to it
+  // (wire::WakesWaiter), and no completion waits for a payload (its Complete would go out
+  // later). When false, such news was on its way: a blocked promise then says nothing about
+  // the wait that news ends.
+  bool saw_every_wakeup = true;
 };
 
 class BridgeSink {

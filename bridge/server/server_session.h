@@ -62,8 +62,10 @@ class ServerSession {
   std::vector<uint8_t> hello_body;
   wire::Hello hello;
   wire::Nonce server_nonce{};
-  uint64_t highest_id = 0;      // largest client id seen in a Post/Listen/Connect/Accept
-  uint32_t completes_sent = 0;  // Complete frames queued for the rank (wraps like the wire's)
+  uint64_t highest_id = 0;  // largest client id seen in a Post/Listen/Connect/Accept
+  // Frames that wake a waiting thread (wire::WakesWaiter) queued for the rank (wraps like the
+  // wire's count).
+  uint32_t wakeups_sent = 0;
 
  private:
   uint64_t id_;

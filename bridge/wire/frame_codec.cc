@@ -97,6 +97,11 @@ bool AllowedDirection(MessageType type, Direction direction) {
   return false;
 }
 
+bool WakesWaiter(MessageType type) {
+  return type == MessageType::kComplete || type == MessageType::kConnected ||
+         type == MessageType::kIncoming || type == MessageType::kError;
+}
+
 const char* RefusalName(Refusal refusal) {
   switch (refusal) {
     case Refusal::kNone:

@@ -112,7 +112,7 @@ struct BodyEncoder {
   void operator()(const Promise& m) const {
     w->U64(m.vtime);
     w->U32(m.blocked ? 1 : 0);
-    w->U32(m.completions_seen);
+    w->U32(m.wakeups_seen);
   }
   void operator()(const Complete& m) const {
     assert(m.sizes.size() <= kMaxRecvSlots);
@@ -347,7 +347,7 @@ std::string DecodePromise(ByteReader& r, Message* out) {
   m.vtime = r.U64();
   const uint32_t flags = r.U32();
   if (flags > 1) return "Promise: unknown flags " + std::to_string(flags);
-  m.completions_seen = r.U32();  // any value: the count wraps
+  m.wakeups_seen = r.U32();  // any value: the count wraps
   m.blocked = flags == 1;
   *out = m;
   return "";

@@ -22,7 +22,9 @@ inline constexpr uint8_t kMagicBytes[4] = {'N', 'B', 'X', 'W'};
 // Version 2: Welcome's heartbeat interval in microseconds (was milliseconds), so realtime ranks
 // can promise their clock more often than every millisecond.
 // Version 3: ArrivalLag, a realtime rank's own measure of how late its Completes reached it.
-inline constexpr uint8_t kProtocolVersion = 3;
+// Version 4: Promise counts every frame that wakes a waiting thread (WakesWaiter), Connected and
+// Incoming too, not only Completes.
+inline constexpr uint8_t kProtocolVersion = 4;
 inline constexpr size_t kFrameHeaderBytes = 12;
 // Payload bytes one Data frame carries at most; larger messages travel as several frames.
 inline constexpr uint32_t kMaxDataBytes = 1u << 20;
@@ -204,13 +206,14 @@ struct Data {
 // "I am waiting on you: I will post nothing until you complete a request of mine, and then
 // nothing before max(vtime, that completion's delivery time)".
 //
-// `completions_seen`: how many Complete frames the client had received in this session when
-// it made the promise (modulo 2^32). The server compares it with the Completes it sent, so it
-// knows whether a blocked promise was made before or after the rank saw its latest completion.
+// `wakeups_seen`: how many frames that wake a waiting thread (WakesWaiter: Complete, Connected,
+// Incoming, Error) the client had received in this session when it made the promise (modulo
+// 2^32). The server compares it with the ones it sent, so it knows whether a blocked promise was
+// made before or after the rank saw the latest news that could end its wait.
 struct Promise {
   uint64_t vtime = 0;
   bool blocked = false;
-  uint32_t completions_seen = 0;
+  uint32_t wakeups_seen = 0;
 };
 
 // server -> client: a request is done at virtual time `delivery_vtime`. For a send `sizes`
@@ -315,6 +318,9 @@ inline MessageType TypeOf(const Message& message) {
 
 // "PostSend", for messages.
 const char* TypeName(MessageType type);
+// A frame the server sends that may end a client thread's wait: a completion, a connection made
+// for it (Connected, Incoming) or refused, a failure (Error). Both sides count these (Promise).
+bool WakesWaiter(MessageType type);
 // Whether `direction` is a way `type` may travel.
 bool AllowedDirection(MessageType type, Direction direction);
 

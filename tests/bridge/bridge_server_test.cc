@@ -124,7 +124,8 @@ TEST(BridgeServer, GarbageAndOversizedHandshakesAreRefused) {
   }
   {
     RawClient client(server, server.unix_endpoint());
-    std::vector<uint8_t> header = {'N', 'B', 'X', 'W', 3, 1, 0, 0, 0x88, 0x13, 0, 0};  // 5000
+    std::vector<uint8_t> header = {'N',  'B',  'X', 'W', wire::kProtocolVersion, 1, 0, 0,
+                                   0x88, 0x13, 0,   0};  // 5000
     client.SendBytes(header);
     EXPECT_EQ(Expect<wire::Error>(client.Receive()).text,
               "Hello: body of 5000 bytes is over the limit of 128");
@@ -538,7 +539,8 @@ TEST(BridgeServer, PromisesReachTheSink) {
   EXPECT_FALSE(sink.promises[1].blocked);
 }
 
-TEST(BridgeServer, APromiseSaysWhetherTheRankHadSeenEveryCompletion) {
+// Completes, Connected and Incoming all count: each can end a wait (wire::WakesWaiter).
+TEST(BridgeServer, APromiseSaysWhetherTheRankHadSeenEveryWakeup) {
   RecordingSink sink;
   BridgeServer server(Options(2), &sink);
   RawClient a(server, server.unix_endpoint());
@@ -547,44 +549,49 @@ TEST(BridgeServer, APromiseSaysWhetherTheRankHadSeenEveryCompletion) {
   Expect<wire::Welcome>(b.Handshake(1, 2));
   b.Send(wire::Listen{10, 77});
   a.Send(wire::Connect{20, 1, -1, 10, 77});
+  PumpFor(server, milliseconds(20));  // the server makes the connection and sends Connected
+  // Made while its Connected was on its way: a waits for it, which is not a wait on the
+  // simulator.
+  a.Send(wire::Promise{505, true, 0});
   const wire::Connected connected = Expect<wire::Connected>(a.Receive());
   Expect<wire::Incoming>(b.Receive());
   b.Send(wire::Accept{connected.connection, 30});
   a.Send(wire::PostSend{21, 20, 500, 5, 3});
   b.Send(wire::PostRecv{31, 30, 600, {{8, 3}}});
-  a.Send(wire::Promise{510, true, 0});  // nothing completed yet: 0 of 0 seen
+  a.Send(wire::Promise{510, true, 1});  // the Connected seen: 1 of 1
   PumpFor(server, milliseconds(20));
-  ASSERT_EQ(sink.promises.size(), 1u);
-  EXPECT_TRUE(sink.promises[0].saw_every_completion);
+  ASSERT_EQ(sink.promises.size(), 2u);
+  EXPECT_FALSE(sink.promises[0].saw_every_wakeup);
+  EXPECT_TRUE(sink.promises[1].saw_every_wakeup);
 
   // Completed and delivered before a's payload arrived: both Completes wait for it, so a
-  // promise counting 0 Completes (all that were sent) still missed one.
+  // promise counting 1 (all that were sent) still missed one.
   ASSERT_TRUE(server.CompleteSend(0, 21, 900));
   ASSERT_TRUE(server.DeliverFromSend(1, 31, 0, 0, 21, 950));
-  a.Send(wire::Promise{520, true, 0});
-  b.Send(wire::Promise{610, true, 0});
+  a.Send(wire::Promise{520, true, 1});
+  b.Send(wire::Promise{610, true, 1});
   PumpFor(server, milliseconds(20));
-  ASSERT_EQ(sink.promises.size(), 3u);
-  EXPECT_FALSE(sink.promises[1].saw_every_completion);  // 520 of a or 610 of b
-  EXPECT_FALSE(sink.promises[2].saw_every_completion);
+  ASSERT_EQ(sink.promises.size(), 4u);
+  EXPECT_FALSE(sink.promises[2].saw_every_wakeup);  // 520 of a or 610 of b
+  EXPECT_FALSE(sink.promises[3].saw_every_wakeup);
 
-  // The payload arrives, both Completes go out (1 sent to each rank); a promise made before
-  // receiving it counts 0, one made after counts 1.
+  // The payload arrives, both Completes go out (2 wake-ups sent to each rank); a promise made
+  // before receiving it counts 1, one made after counts 2.
   const uint8_t hello[] = {'h', 'e', 'l', 'l', 'o'};
   a.Send(wire::Data{21, 0, 0, wire::ByteView{hello, 5}});
-  a.Send(wire::Promise{530, true, 0});
+  a.Send(wire::Promise{530, true, 1});
   PumpFor(server, milliseconds(20));
   Expect<wire::Complete>(a.Receive());
   Expect<wire::Complete>(b.Receive());
-  a.Send(wire::Promise{900, true, 1});
-  b.Send(wire::Promise{950, false, 1});
-  b.Send(wire::Promise{960, true, 2});  // more than were sent: not all of them
+  a.Send(wire::Promise{900, true, 2});
+  b.Send(wire::Promise{950, false, 2});
+  b.Send(wire::Promise{960, true, 3});  // more than were sent: not all of them
   PumpFor(server, milliseconds(20));
-  ASSERT_EQ(sink.promises.size(), 7u);
+  ASSERT_EQ(sink.promises.size(), 8u);
   // The two sessions are read in either order: find each promise by its time.
   const auto saw_all = [&sink](uint64_t vtime) {
     for (const auto& p : sink.promises) {
-      if (p.vtime == vtime) return p.saw_every_completion;
+      if (p.vtime == vtime) return p.saw_every_wakeup;
     }
     ADD_FAILURE() << "no promise at " << vtime;
     return false;

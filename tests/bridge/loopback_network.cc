@@ -37,7 +37,7 @@ void LoopbackNetwork::OnPost(const server::Post& post) {
 
 void LoopbackNetwork::OnRankPromise(const server::RankPromise& promise) {
   std::lock_guard<std::mutex> lock(mutex_);
-  promises_.push_back({promise.rank, promise.vtime, promise.blocked, promise.saw_every_completion});
+  promises_.push_back({promise.rank, promise.vtime, promise.blocked, promise.saw_every_wakeup});
 }
 
 void LoopbackNetwork::OnConnectionClosed(int, uint64_t connection) {

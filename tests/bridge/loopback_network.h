@@ -22,7 +22,7 @@ struct ObservedPromise {
   int rank;
   uint64_t vtime;
   bool blocked;
-  bool saw_every_completion;  // server::RankPromise's
+  bool saw_every_wakeup;  // server::RankPromise's
 };
 
 class LoopbackNetwork : public server::BridgeSink {

@@ -378,7 +378,41 @@ TEST_F(NboxPlugin, ABlockedPromiseCountsTheCompletionsReceived) {
     if (promise.blocked) last_blocked = &promise;
   }
   ASSERT_NE(last_blocked, nullptr);
-  EXPECT_TRUE(last_blocked->saw_every_completion);
+  EXPECT_TRUE(last_blocked->saw_every_wakeup);
+}
+
+// A connection is news for the thread waiting on it: Connected and Incoming wake waitEvents at
+// once (the host runtime's connecting waits would otherwise run out their slices, and a blocked
+// promise made meanwhile would claim a wait on the simulator), and the next blocked promise
+// counts them (the server knows the rank saw them).
+TEST_F(NboxPlugin, AConnectionWakesTheWaiterAndCountsInTheNextPromise) {
+  Join(0, "virtual");
+  char handle[NCCL_NET_HANDLE_MAXSIZE];
+  CommPair& pair = pairs_.emplace_back();
+  ASSERT_EQ(net_->listen(ctx_, 0, handle, &pair.listen_comm), ncclSuccess);
+  const uint64_t seen = ext_->eventCount();
+  ASSERT_EQ(net_->connect(ctx_, 0, handle, &pair.send_comm, nullptr), ncclSuccess);
+  ASSERT_EQ(pair.send_comm, nullptr);  // Connected has not come yet
+  const auto start = steady_clock::now();
+  while (ext_->eventCount() < seen + 2 && steady_clock::now() - start < milliseconds(5000)) {
+    ext_->waitEvents(ext_->eventCount(), 5000000);  // 5 s: only an event ends it early
+  }
+  EXPECT_LT(steady_clock::now() - start, milliseconds(2000));
+  EXPECT_EQ(ext_->eventCount(), seen + 2);  // Connected and Incoming
+  ASSERT_EQ(net_->connect(ctx_, 0, handle, &pair.send_comm, nullptr), ncclSuccess);
+  ASSERT_EQ(net_->accept(pair.listen_comm, &pair.recv_comm, nullptr), ncclSuccess);
+  EXPECT_NE(pair.send_comm, nullptr);
+  EXPECT_NE(pair.recv_comm, nullptr);
+  // Having seen both, the rank waits again: that blocked promise counts them.
+  ext_->waitEvents(ext_->eventCount(), 20000);
+  std::this_thread::sleep_for(milliseconds(50));
+  const ObservedPromise* last_blocked = nullptr;
+  const std::vector<ObservedPromise> promises = server_->network().promises();
+  for (const ObservedPromise& promise : promises) {
+    if (promise.blocked) last_blocked = &promise;
+  }
+  ASSERT_NE(last_blocked, nullptr);
+  EXPECT_TRUE(last_blocked->saw_every_wakeup);
 }
 
 // A simulator that hangs (sends nothing, not even heartbeats) is given up on after
@@ -639,7 +673,7 @@ TEST_F(NboxPlugin, AWaitingRealtimeRankPromisesBlockedAndDoesNotTakeItBack) {
   size_t plain_while_waiting = 0;
   for (const ObservedPromise& promise : server_->network().promises()) {
     if (promise.vtime < posted || promise.vtime >= delivery) continue;
-    if (promise.blocked && promise.saw_every_completion && blocked == nullptr) blocked = &promise;
+    if (promise.blocked && promise.saw_every_wakeup && blocked == nullptr) blocked = &promise;
     if (!promise.blocked) ++plain_while_waiting;
     if (blocked != nullptr) {
       EXPECT_TRUE(promise.blocked) << "a plain promise at " << promise.vtime

@@ -33,7 +33,7 @@ class RecordingSink : public BridgeSink {
   void OnConnection(const ConnectionInfo& c) override { connections.push_back(c); }
   void OnPost(const Post& post) override { posts.push_back(post); }
   void OnRankPromise(const RankPromise& p) override {
-    promises.push_back({p.rank, p.vtime, p.blocked, p.saw_every_completion});
+    promises.push_back({p.rank, p.vtime, p.blocked, p.saw_every_wakeup});
   }
   void OnHeartbeat(int rank, uint64_t vtime) override { heartbeats.push_back({rank, vtime}); }
   void OnOp(int rank, const wire::OpReport& op) override { ops.push_back({rank, op}); }
@@ -51,7 +51,7 @@ class RecordingSink : public BridgeSink {
     int rank;
     uint64_t vtime;
     bool blocked;
-    bool saw_every_completion;
+    bool saw_every_wakeup;
   };
   std::vector<RankJoin> joins;
   std::vector<ConnectionInfo> connections;

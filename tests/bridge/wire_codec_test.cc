@@ -17,7 +17,7 @@ Bytes Header(uint8_t type, uint32_t body) {
           'B',
           'X',
           'W',
-          3,  // protocol version
+          4,  // protocol version
           type,
           0,
           0,
@@ -111,11 +111,11 @@ TEST(WireCodec, PromiseLayoutByHand) {
   Bytes expected = Header(14, 16);
   Append(&expected, {0x88, 0x13, 0, 0, 0, 0, 0, 0});  // vtime 5000
   Append(&expected, {1, 0, 0, 0});                    // flags: blocked
-  Append(&expected, {0x03, 0x02, 0x01, 0x00});        // completions seen 0x010203
+  Append(&expected, {0x03, 0x02, 0x01, 0x00});        // wake-ups seen 0x010203
   EXPECT_EQ(EncodeFrame(Promise{5000, true, 0x010203}), expected);
 }
 
-TEST(WireCodec, PromiseCountsCompletionsSeenInItsLastFourBytes) {
+TEST(WireCodec, PromiseCountsWakeupsSeenInItsLastFourBytes) {
   // Bytes written by hand: any count is valid (it wraps modulo 2^32), zero included.
   Bytes frame = Header(14, 16);
   Append(&frame, {0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF});
@@ -124,14 +124,14 @@ TEST(WireCodec, PromiseCountsCompletionsSeenInItsLastFourBytes) {
   const Promise last = std::get<Promise>(wrapped.message);
   EXPECT_EQ(last.vtime, 16u);
   EXPECT_FALSE(last.blocked);
-  EXPECT_EQ(last.completions_seen, 0xFFFFFFFFu);
+  EXPECT_EQ(last.wakeups_seen, 0xFFFFFFFFu);
 
   frame = Header(14, 16);
   Append(&frame, {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0});
   const Decoded zero = ToServer(frame);
   ASSERT_EQ(zero.refusal, Refusal::kNone) << zero.reason;
   EXPECT_TRUE(std::get<Promise>(zero.message).blocked);
-  EXPECT_EQ(std::get<Promise>(zero.message).completions_seen, 0u);
+  EXPECT_EQ(std::get<Promise>(zero.message).wakeups_seen, 0u);
 }
 
 TEST(WireCodec, HelloLayoutByHand) {
@@ -231,13 +231,13 @@ TEST(WireCodec, BadMagicIsRefusedAtTheFirstWrongByte) {
 }
 
 TEST(WireCodec, OtherVersionsAreRefused) {
-  for (uint8_t version : {0, 1, 2, 4, 255}) {
+  for (uint8_t version : {0, 1, 2, 3, 5, 255}) {
     Bytes frame = EncodeFrame(Heartbeat{1});
     frame[4] = version;
     const Decoded decoded = ToServer(frame);
     EXPECT_EQ(decoded.refusal, Refusal::kBadVersion);
     EXPECT_EQ(decoded.reason,
-              "protocol version " + std::to_string(version) + " (this side speaks version 3)");
+              "protocol version " + std::to_string(version) + " (this side speaks version 4)");
   }
 }
 

@@ -70,12 +70,12 @@ TEST(RankBounds, ABlockedPromiseMadeBeforeACompletionArrivedIsAPlainPromise) {
   RankBounds bounds({0}, 0);
   bounds.OnActivity(0, 100);
   bounds.OnCompletion(0, 120);  // sent while the rank ran; it blocks before receiving it
-  bounds.OnPromise(0, 150, true, /*saw_every_completion=*/false);
+  bounds.OnPromise(0, 150, true, /*saw_every_wakeup=*/false);
   // The completion (120 <= 150) wakes it at 150 when it arrives: the simulator waits there.
   EXPECT_EQ(bounds.Bound(0), 150u);
   EXPECT_FALSE(bounds.Waiting(0));
   // Having received it, the rank blocks again and says so: now it waits on the simulator.
-  bounds.OnPromise(0, 150, true, /*saw_every_completion=*/true);
+  bounds.OnPromise(0, 150, true, /*saw_every_wakeup=*/true);
   EXPECT_EQ(bounds.Bound(0), kInf);
   EXPECT_TRUE(bounds.Waiting(0));
 }
@@ -84,10 +84,10 @@ TEST(RankBounds, AStaleBlockedPromiseHoldsAtItsTimeEvenWhenTheCompletionIsLater)
   RankBounds bounds({0}, 0);
   bounds.OnActivity(0, 100);
   bounds.OnCompletion(0, 400);
-  bounds.OnPromise(0, 150, true, /*saw_every_completion=*/false);
+  bounds.OnPromise(0, 150, true, /*saw_every_wakeup=*/false);
   EXPECT_EQ(bounds.Bound(0), 150u);  // a plain promise of 150, not the 400 a wait would give
   // Seen, it is held until the rank's clock reaches 400, which then wakes it.
-  bounds.OnPromise(0, 160, true, /*saw_every_completion=*/true);
+  bounds.OnPromise(0, 160, true, /*saw_every_wakeup=*/true);
   EXPECT_EQ(bounds.Bound(0), 400u);
   EXPECT_FALSE(bounds.Waiting(0));
   // A completion sent after a blocked promise that saw everything wakes the rank at its time.
@@ -107,7 +107,7 @@ TEST(RankBounds, AWaitingRankIsHeldAtACompletionItReceivedButHasNotReached) {
   bounds.OnCompletion(0, 900);  // computed ahead of the rank's clock
   EXPECT_EQ(bounds.Bound(0), 900u);
   // Received at the rank's clock 300, held until 900; the rank still waits and says so.
-  bounds.OnPromise(0, 300, true, /*saw_every_completion=*/true);
+  bounds.OnPromise(0, 300, true, /*saw_every_wakeup=*/true);
   EXPECT_EQ(bounds.Bound(0), 900u);
   EXPECT_FALSE(bounds.Waiting(0));
   bounds.OnHeartbeat(0, 600, /*clock_running=*/false);
@@ -118,23 +118,6 @@ TEST(RankBounds, AWaitingRankIsHeldAtACompletionItReceivedButHasNotReached) {
   bounds.OnPromise(0, 920, true, true);
   EXPECT_EQ(bounds.Bound(0), kInf);
   EXPECT_TRUE(bounds.Waiting(0));
-}
-
-TEST(RankBounds, AnUnconfirmedBlockedPromiseHoldsAtItsTimeUntilConfirmed) {
-  RankBounds bounds({0}, 0);
-  bounds.OnActivity(0, 100);
-  // A connection made for the rank may still be on its way to it.
-  bounds.OnPromise(0, 150, true, /*saw_every_completion=*/true, /*unconfirmed=*/true);
-  EXPECT_EQ(bounds.Bound(0), 150u);
-  EXPECT_TRUE(bounds.Unconfirmed(0));
-  EXPECT_FALSE(bounds.Waiting(0));
-  bounds.ConfirmWaiting(0);
-  EXPECT_EQ(bounds.Bound(0), kInf);
-  EXPECT_TRUE(bounds.Waiting(0));
-  // A stale promise is not blocked at all, so there is nothing to confirm.
-  bounds.OnPromise(0, 200, true, /*saw_every_completion=*/false, /*unconfirmed=*/true);
-  EXPECT_FALSE(bounds.Unconfirmed(0));
-  EXPECT_EQ(bounds.Bound(0), 200u);
 }
 
 TEST(RankBounds, AHeartbeatWithARunningClockMeansTheRankWorksAgain) {

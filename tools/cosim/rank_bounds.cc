@@ -32,37 +32,23 @@ void RankBounds::OnActivity(int rank, uint64_t vtime) {
   s.clock = std::max(s.clock, vtime);
   s.floor = std::max(s.floor, vtime);
   s.blocked = false;
-  s.unconfirmed = false;
   ForgetSeen(s);
 }
 
-void RankBounds::OnPromise(int rank, uint64_t vtime, bool blocked, bool saw_every_completion,
-                           bool unconfirmed) {
+void RankBounds::OnPromise(int rank, uint64_t vtime, bool blocked, bool saw_every_wakeup) {
   State& s = At(rank);
   s.clock = std::max(s.clock, vtime);
   s.floor = std::max(s.floor, vtime);
-  // Made before a completion reached the rank: the rank may wake at vtime when it arrives.
-  blocked = blocked && saw_every_completion;
-  s.blocked = blocked;
-  s.unconfirmed = blocked && unconfirmed;
+  // Made before news reached the rank: the rank may wake at vtime when it arrives.
+  s.blocked = blocked && saw_every_wakeup;
   s.blocked_at = s.floor;
   ForgetSeen(s);
-}
-
-void RankBounds::ConfirmWaiting(int rank) {
-  At(rank).unconfirmed = false;
-}
-
-bool RankBounds::Unconfirmed(int rank) const {
-  const State& s = At(rank);
-  return s.blocked && s.unconfirmed && !s.ended;
 }
 
 void RankBounds::OnHeartbeat(int rank, uint64_t vtime, bool clock_running) {
   State& s = At(rank);
   if (s.blocked && clock_running && vtime > s.blocked_at) {
     s.blocked = false;  // its clock runs: the program works again
-    s.unconfirmed = false;
   }
   s.clock = std::max(s.clock, vtime);
   s.floor = std::max(s.floor, vtime);
@@ -76,15 +62,12 @@ void RankBounds::OnCompletion(int rank, uint64_t delivery) {
     // Sent after the blocked promise: it wakes the rank at max(t, delivery), and the rank
     // then acts (posts, or promises again since something happened).
     s.blocked = false;
-    s.unconfirmed = false;
     s.floor = std::max(s.floor, delivery);
   }
 }
 
 void RankBounds::OnWake(int rank) {
-  State& s = At(rank);
-  s.blocked = false;
-  s.unconfirmed = false;
+  At(rank).blocked = false;
 }
 
 void RankBounds::OnEnded(int rank) {
@@ -100,7 +83,7 @@ void RankBounds::SetStart(int rank, uint64_t start_ns) {
 uint64_t RankBounds::Bound(int rank) const {
   const State& s = At(rank);
   if (s.ended) return kUnbounded;
-  if (!s.blocked || s.unconfirmed) return s.floor;
+  if (!s.blocked) return s.floor;
   return s.unseen.empty() ? kUnbounded : std::max(s.floor, *s.unseen.begin());
 }
 
@@ -112,7 +95,7 @@ uint64_t RankBounds::MinBound() const {
 
 bool RankBounds::Waiting(int rank) const {
   const State& s = At(rank);
-  return !s.ended && s.blocked && !s.unconfirmed && s.unseen.empty();
+  return !s.ended && s.blocked && s.unseen.empty();
 }
 
 bool RankBounds::Ended(int rank) const {

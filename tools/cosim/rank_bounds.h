@@ -17,15 +17,13 @@
 //   passes d before the rank answers. A delivery at or before t needs no bound: the plugin
 //   makes no blocked promise while it holds a completion already due or a waiter has news it
 //   has not acted on (bridge/nbox/wait_state.h);
-//   A blocked promise counts only when the rank had seen every completion the simulator
-//   sent it (the Promise frame carries how many it received). One made before the rank
-//   received the latest completion says nothing about the wait that completion ends (the
-//   rank may wake at t when it arrives), so it is a plain Promise(t): bound = t, and the rank
-//   promises again once it has seen the completion;
-//   Connections are not counted on the wire: when the owner made a connection for the rank
-//   since its previous frame, it passes `unconfirmed`, the bound stays t, and the owner
-//   confirms (ConfirmWaiting) after a short grace without news from the rank (see
-//   real_rank_bridge.h);
+//   A blocked promise counts only when the rank had seen everything sent to it that could end
+//   its wait: every completion, and every connection made for it (the Promise frame carries
+//   how many such frames it received, wire::WakesWaiter). One made before the rank received
+//   the latest of them says nothing about the wait it ends (the rank may wake at t when it
+//   arrives), so it is a plain Promise(t): bound = t, and the rank promises again once it has
+//   seen it. A connection made for a rank whose blocked promise counts wakes it at its clock
+//   (connections take no virtual time): OnWake;
 // - a Heartbeat whose clock runs (it advanced about as fast as the wall clock since the
 //   previous one): the program works again (e.g. its application thread computes while the
 //   communication thread was blocked). A blocked rank's clock also creeps a little (its wait
@@ -51,14 +49,9 @@ class RankBounds {
 
   // The rank's clock reached `vtime` by acting (a post or an op report).
   void OnActivity(int rank, uint64_t vtime);
-  // `saw_every_completion`: the rank had received every completion sent to it (else a
-  // blocked promise counts as a plain one). `unconfirmed`: a connection made for the rank may
-  // still be on its way to it.
-  void OnPromise(int rank, uint64_t vtime, bool blocked, bool saw_every_completion = true,
-                 bool unconfirmed = false);
-  // No connection made for the rank before its blocked promise is on its way any more.
-  void ConfirmWaiting(int rank);
-  bool Unconfirmed(int rank) const;
+  // `saw_every_wakeup`: the rank had received every completion and connection sent to it
+  // (else a blocked promise counts as a plain one).
+  void OnPromise(int rank, uint64_t vtime, bool blocked, bool saw_every_wakeup = true);
   // `clock_running` (virtual clocks only; false for realtime ranks, whose clock always runs):
   // the rank's clock advanced at least half as fast as the wall clock since its previous
   // heartbeat (the owner measures it), so its program works again.
@@ -86,7 +79,6 @@ class RankBounds {
     uint64_t clock = 0;  // the latest time the rank itself reported (posts, promises, ...)
     uint64_t floor = 0;  // the earliest time of its next post: its clock, or a wake-up after it
     bool blocked = false;
-    bool unconfirmed = false;  // blocked, but a connection may still wake it at blocked_at
     uint64_t blocked_at = 0;
     bool ended = false;
     std::multiset<uint64_t> unseen;  // deliveries sent that may not have woken it yet

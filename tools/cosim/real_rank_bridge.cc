@@ -121,10 +121,6 @@ void RealRankBridge::Fail(const std::string& why) {
   ns3::Simulator::Stop();
 }
 
-void RealRankBridge::NoteFrame(int rank) {
-  Activity(rank).unconfirmed_since.reset();
-}
-
 void RealRankBridge::NoteCompletion(int rank, uint64_t delivery_ns) {
   if (Tracing())
     std::cerr << fmt::format("trace: complete r{} d={} wall={}\n", rank, delivery_ns,
@@ -198,9 +194,6 @@ void RealRankBridge::OnConnection(const bridge::server::ConnectionInfo& connecti
   // wakes up at its own clock (connections take no virtual time), like after a completion.
   for (int rank : {connection.sender, connection.receiver}) {
     if (activity_.count(rank) == 0) continue;  // emulated end
-    RankActivity& a = Activity(rank);
-    a.last_connection = WallClock::now();
-    a.unconfirmed_since.reset();
     bounds_->OnWake(rank);
     UpdateWaiting(rank);
   }
@@ -212,7 +205,6 @@ void RealRankBridge::OnPost(const bridge::server::Post& post) {
                              post.kind == PostKind::kSend ? "send" : "recv", post.peer, post.lane,
                              post.vtime, NowNs(), bounds_->Bound(post.rank));
   }
-  NoteFrame(post.rank);
   bounds_->OnActivity(post.rank, post.vtime);
   UpdateWaiting(post.rank);
   Activity(post.rank).outstanding++;
@@ -248,22 +240,16 @@ void RealRankBridge::OnRankPromise(const bridge::server::RankPromise& promise) {
   const int rank = promise.rank;
   if (Tracing()) {
     std::cerr << fmt::format("trace: promise r{} t={} blocked={} saw_all={} now={}\n", rank,
-                             promise.vtime, promise.blocked, promise.saw_every_completion, NowNs());
+                             promise.vtime, promise.blocked, promise.saw_every_wakeup, NowNs());
   }
-  NoteFrame(rank);
   RankActivity& a = Activity(rank);
   // Blocked with no request in the simulator, the rank waits on something else (a connection
   // being set up, its bootstrap), which does not take virtual time: its clock bounds it.
   const bool waits_on_simulator = promise.blocked && a.outstanding > 0;
-  // A connection made less than kConnectionGrace ago may still be on its way to the rank.
-  const bool crossed =
-      a.last_connection && WallClock::now() - *a.last_connection < kConnectionGrace;
-  bounds_->OnPromise(rank, promise.vtime, waits_on_simulator, promise.saw_every_completion,
-                     waits_on_simulator && crossed);
-  if (waits_on_simulator && promise.saw_every_completion) {
+  bounds_->OnPromise(rank, promise.vtime, waits_on_simulator, promise.saw_every_wakeup);
+  if (waits_on_simulator && promise.saw_every_wakeup) {
     a.blocked_since = std::make_pair(promise.vtime, WallClock::now());
   }
-  if (bounds_->Unconfirmed(rank)) a.unconfirmed_since = *a.last_connection;
   UpdateWaiting(rank);
 }
 
@@ -291,29 +277,10 @@ void RealRankBridge::OnHeartbeat(int rank, uint64_t vtime) {
     running = static_cast<double>(vtime - a.blocked_since->first) > 0.5 * wall_ns;
   }
   bounds_->OnHeartbeat(rank, vtime, running);
-  if (!bounds_->Unconfirmed(rank)) Activity(rank).unconfirmed_since.reset();
   UpdateWaiting(rank);
 }
 
-std::optional<RealRankBridge::WallClock::time_point> RealRankBridge::ConfirmQuietRanks(
-    WallClock::time_point now) {
-  std::optional<WallClock::time_point> next;
-  for (auto& [rank, a] : activity_) {
-    if (!a.unconfirmed_since) continue;
-    const auto due = *a.unconfirmed_since + kConnectionGrace;
-    if (now >= due) {
-      bounds_->ConfirmWaiting(rank);
-      a.unconfirmed_since.reset();
-      UpdateWaiting(rank);
-    } else if (!next || due < *next) {
-      next = due;
-    }
-  }
-  return next;
-}
-
 void RealRankBridge::OnOp(int rank, const bridge::wire::OpReport& op) {
-  NoteFrame(rank);
   bounds_->OnActivity(rank, op.vtime);
   UpdateWaiting(rank);
   RankActivity& a = Activity(rank);
@@ -368,7 +335,6 @@ void RealRankBridge::OnOp(int rank, const bridge::wire::OpReport& op) {
 }
 
 void RealRankBridge::OnArrivalLag(int rank, const bridge::wire::ArrivalLag& lag) {
-  NoteFrame(rank);
   RealRankReport& report = Activity(rank).report;
   report.arrival_lag_known = true;
   report.arrival_completions = lag.completions;
@@ -378,7 +344,6 @@ void RealRankBridge::OnArrivalLag(int rank, const bridge::wire::ArrivalLag& lag)
 
 void RealRankBridge::OnGoodbye(int rank, uint64_t vtime) {
   if (Tracing()) std::cerr << fmt::format("trace: goodbye r{} t={} now={}\n", rank, vtime, NowNs());
-  NoteFrame(rank);
   Activity(rank).report.said_goodbye = true;
   bounds_->OnActivity(rank, vtime);
   bounds_->OnEnded(rank);

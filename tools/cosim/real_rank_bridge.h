@@ -11,13 +11,9 @@
 // rank waits on the simulator at once) or before (then it is a plain promise of its time; the
 // rank promises again once it has seen the completion). See rank_bounds.h.
 //
-// Connected and Incoming are not counted on the wire. When the server made a connection for
-// the rank less than kConnectionGrace (wall time) before a blocked promise arrived, the
-// promise holds the simulator at its time until kConnectionGrace after the connection: a
-// local socket and the plugin's I/O thread deliver a frame much faster. Should one ever take
-// longer, the rank's next post lands in the simulator's past and the run fails loudly, naming
-// the rank; it never goes silently wrong. Connections are made once per lane, so this costs
-// a run at most one pause per connection.
+// Connections take no virtual time: a connection made for a rank whose blocked promise counts
+// wakes it at its own clock (RankBounds::OnWake). Connected and Incoming are counted on the wire
+// like Completes, so a blocked promise made before the rank saw its connection is a plain one.
 #pragma once
 
 #include <chrono>
@@ -51,7 +47,6 @@ struct RealRankBridgeConfig {
 class RealRankBridge : public bridge::server::BridgeSink {
  public:
   using WallClock = std::chrono::steady_clock;
-  static constexpr std::chrono::milliseconds kConnectionGrace{20};
 
   RealRankBridge(RealRankBridgeConfig config, ns3::Ptr<ns3::NboxRealRankGateway> gateway,
                  ns3::Ptr<ns3::NboxJob> job, RankBounds* bounds);
@@ -68,10 +63,6 @@ class RealRankBridge : public bridge::server::BridgeSink {
   void OnArrivalLag(int rank, const bridge::wire::ArrivalLag& lag) override;
   void OnGoodbye(int rank, uint64_t vtime) override;
   void OnDisconnect(int rank, const std::string& reason) override;
-
-  // Confirms the blocked promises whose grace has passed; returns when the next one will
-  // (nothing when none waits for confirmation).
-  std::optional<WallClock::time_point> ConfirmQuietRanks(WallClock::time_point now);
 
   bool joined(int rank) const;
   bool all_joined() const;
@@ -97,13 +88,9 @@ class RealRankBridge : public bridge::server::BridgeSink {
     std::optional<std::pair<uint64_t, WallClock::time_point>> blocked_since;
     uint64_t outstanding = 0;  // requests posted and not completed yet
     uint64_t scheduled = 0;    // its posts and reports scheduled in ns-3, not executed yet
-    std::optional<WallClock::time_point> last_connection;    // wall time it was made
-    std::optional<WallClock::time_point> unconfirmed_since;  // grace counts from here
   };
 
   RankActivity& Activity(int rank);
-  // Every frame of the rank that shows it acting passes here first.
-  void NoteFrame(int rank);
   void NoteCompletion(int rank, uint64_t delivery_ns);
   void UpdateWaiting(int rank);
   // Schedules `action` of `rank` at virtual time `at` (>= now), counted in `scheduled`.

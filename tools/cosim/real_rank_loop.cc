@@ -68,7 +68,6 @@ RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::B
       next_check = Clock::now() + kCheckEvery;
     }
     if (!bridge.failure().empty()) break;
-    const auto next_confirmation = bridge.ConfirmQuietRanks(Clock::now());
 
     const uint64_t now = NowNs();
     // Steps end on multiples of the slice unless a bound comes first, so link samples (taken
@@ -108,14 +107,7 @@ RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::B
       if (std::getenv("NBOX_COSIM_TRACE") != nullptr && result.rounds % 1000 == 0) {
         err << fmt::format("trace: held at {} by bound {}\n", now, bounds.MinBound());
       }
-      std::chrono::microseconds timeout = config.realtime ? kRealtimePoll : kIdlePoll;
-      if (next_confirmation) {
-        const auto until =
-            std::chrono::ceil<std::chrono::microseconds>(*next_confirmation - Clock::now());
-        timeout =
-            std::clamp<std::chrono::microseconds>(until, std::chrono::microseconds(0), timeout);
-      }
-      server.Poll(timeout);
+      server.Poll(config.realtime ? kRealtimePoll : kIdlePoll);
     }
 
     const double wall = std::chrono::duration<double>(Clock::now() - start).count();
