@@ -46,6 +46,9 @@ const std::string kBenchArguments = std::string(NBOX_ALLREDUCE_BENCH_PATH) +
 const std::string kTrainArguments = std::string(NBOX_MLP_TRAIN_PATH) +
                                     " --layers 256,1024,1024,256 --global-batch 16 --steps 7"
                                     " --warmup 4 --bucket-size 1MiB --lr 0.01";
+// What of the training's own compute cannot hide behind its gradient's all-reduce is at most
+// its whole forward and backward, the 10 ms above.
+constexpr double kTrainComputeUs = 10e3;
 constexpr const char* kCosimLink = "200Mbps";
 constexpr double kFidelityTolerance = 0.05;
 
@@ -257,6 +260,12 @@ TEST(TrainFidelity, TwoRanksInNamespacesAndUnderNboxCosim) {
   EXPECT_GE(m.truth_us, 0.97 * communication_us) << m.truth_run.output;  // as above: HTB bursts
   EXPECT_LT(std::stod(fields.at("last_loss")), std::stod(fields.at("first_loss")))
       << m.truth_run.output;
+  // Bounded by the links and a little compute: much slower, and the machine set the time (a
+  // skip, as in BenchFidelity).
+  if (const std::string why = NoGroundTruth(m.truth_us, communication_us + kTrainComputeUs);
+      !why.empty()) {
+    GTEST_SKIP() << why << " (the best of " << kAttempts << " runs)\n" << m.truth_run.output;
+  }
   EXPECT_NEAR(m.cosim_us, m.truth_us, kFidelityTolerance * m.truth_us);
 }
 
