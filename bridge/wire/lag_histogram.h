@@ -20,9 +20,10 @@ class LagHistogram {
   static constexpr int kBucketsPerOctaveBits = 9;  // 512 buckets per power of two
   static constexpr uint64_t kExactBelow = uint64_t{2} << kBucketsPerOctaveBits;  // 1024 ns
 
-  LagHistogram() : counts_(BucketOf(UINT64_MAX) + 1, 0) {}
-
+  // The buckets (224 KiB) are allocated at the first lag: virtual-clock ranks and runs never
+  // add one.
   void Add(uint64_t lag_ns) {
+    if (counts_.empty()) counts_.assign(BucketOf(UINT64_MAX) + 1, 0);
     ++counts_[BucketOf(lag_ns)];
     ++count_;
     max_ns_ = std::max(max_ns_, lag_ns);

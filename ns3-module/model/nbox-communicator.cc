@@ -616,7 +616,7 @@ NboxCommunicator::Start(uint32_t rank, Pending pending)
             MatchToRunning(running, src, channel, arrival);
         }
     }
-    Advance(rank, running.tag);
+    Advance(running);
 }
 
 void
@@ -639,9 +639,10 @@ NboxCommunicator::StartTimed(uint32_t rank, Running& running, NboxCollectiveTime
 }
 
 void
-NboxCommunicator::Advance(uint32_t rank, uint64_t tag)
+NboxCommunicator::Advance(Running& running)
 {
-    Running& running = *m_ranks[rank].running.at(tag);
+    const uint32_t rank = running.rank;
+    const uint64_t tag = running.tag;
     nbox::coll::StepTracker& tracker = *running.tracker;
     // Receives whose message is already in the inbox complete at once and may release more
     // steps, so keep going until nothing new is ready.
@@ -764,7 +765,7 @@ NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64
             return;
         }
         MatchToRunning(*running->second, src, channel, arrival);
-        Advance(dst, tag);
+        Advance(*running->second);
         return;
     }
     // Untagged messages of one connection arrive in order; one for a later op waits in the
@@ -777,7 +778,7 @@ NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64
         return;
     }
     MatchToRunning(*receiver, src, channel, arrival);
-    Advance(dst, receiver->tag);
+    Advance(*receiver);
 }
 
 void
@@ -816,7 +817,7 @@ NboxCommunicator::OnSendDelivered(uint32_t rank, uint64_t tag, uint32_t stepId, 
         m_records->messages.Advanced(m_members[rank], message);
     }
     running.tracker->Complete(stepId);
-    Advance(rank, tag);
+    Advance(running);
 }
 
 uint64_t

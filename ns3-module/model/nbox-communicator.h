@@ -347,7 +347,8 @@ class NboxCommunicator : public Object
      * it, all of them finish it together when the timer says.
      */
     void StartTimed(uint32_t rank, Running& running, NboxCollectiveTimer& timer);
-    void Advance(uint32_t rank, uint64_t tag);
+    /** Starts what is ready of `running` (an op of m_ranks[running.rank]; it may finish). */
+    void Advance(Running& running);
     void Finish(uint32_t rank, uint64_t tag);
     /** The transport delivered the message parked in m_sent[slot]. */
     void OnDelivered(uint32_t slot);
