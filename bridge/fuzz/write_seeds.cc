@@ -53,8 +53,8 @@ int main(int argc, char** argv) {
       {"welcome", Welcome{7, 123456789, 250, 100000}},
       {"listen", Listen{1, 0x1122334455667788ull}},
       {"connect", Connect{2, 3, 0x28, 1, 0x1122334455667788ull}},
-      {"connected", Connected{2, 17, true}},
-      {"incoming", Incoming{1, 17, 0}},
+      {"connected", Connected{2, 17, true, 2500}},
+      {"incoming", Incoming{1, 17, 0, 2500}},
       {"accept", Accept{17, 4}},
       {"close", Close{CloseKind::kRecv, 4}},
       {"post_send", PostSend{8, 2, 999, 16, 5}},
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   Write(dir, "client_stream", session);
   // Near misses: one byte changed in a valid frame.
   std::vector<uint8_t> bad = EncodeFrame(Heartbeat{1});
-  bad[4] = 3;  // the version before Promise counted connections
+  bad[4] = 4;  // the version before Connected and Incoming carried the clock
   Write(dir, "bad_version", bad);
   bad = EncodeFrame(PostSend{8, 2, 999, 16, 5});
   bad[8] = 41;

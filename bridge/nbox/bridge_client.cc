@@ -178,7 +178,11 @@ ncclResult_t BridgeClient::Connect(const std::shared_ptr<BridgeClient>& self, vo
     return ncclInvalidUsage;
   }
   DataComm* send = it->second;
-  if (send->connect_state == 0) return ncclSuccess;  // not yet: NCCL calls again
+  // Not yet (NCCL calls again): no answer, or one made at a time the clock has not reached.
+  if (send->connect_state == 0) return ncclSuccess;
+  if (send->connect_state > 0 && NowLocked(WallClock::now()) < send->connected_vtime) {
+    return ncclSuccess;
+  }
   connecting_.erase(it);
   wire::SetListenHandleProgress(handle, 0);
   if (send->connect_state < 0) {
@@ -196,7 +200,9 @@ ncclResult_t BridgeClient::Accept(ListenComm* listen, DataComm** comm) {
   *comm = nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
   if (failed_ || ended_) return RefuseCall("accept");
-  if (listen->incoming.empty()) return ncclSuccess;
+  if (listen->incoming.empty() || listen->incoming.front().vtime > NowLocked(WallClock::now())) {
+    return ncclSuccess;  // none yet, or made at a time the clock has not reached
+  }
   const IncomingConnection incoming = listen->incoming.front();
   listen->incoming.pop_front();
   auto* recv = new DataComm(Comm::Kind::kRecv, NextId(), listen->client);

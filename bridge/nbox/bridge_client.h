@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -90,6 +91,8 @@ class BridgeClient {
   // A held completion whose delivery time the clock has reached (released once its bytes are
   // in).
   bool HoldsDueLocked(RankClock::WallClock::time_point now) const;
+  // A connection made at `vtime` arrived: held until the clock reaches it.
+  void NoteConnectionLocked(uint64_t vtime, RankClock::WallClock::time_point now);
   // Virtual mode: the clock stands still exactly while a thread waits in WaitEvents and (once
   // the program reports its waits) the program waits too; sends the blocked Promise while it
   // holds (wait_state.h: no waiter has news, no held completion is due).
@@ -136,6 +139,9 @@ class BridgeClient {
   RankClock::WallClock::time_point last_received_;
   std::map<uint64_t, Request*> requests_;  // pending, by id
   std::vector<Request*> held_;             // completions known, not yet released
+  // Connections made at a virtual time the clock has not reached (wire.h, Connected): not
+  // usable until it does, like a held completion.
+  std::multiset<uint64_t> held_connections_;
   std::map<uint64_t, ListenComm*> listens_;
   std::map<uint64_t, DataComm*> connecting_;  // send comms waiting for Connected
   std::map<uint64_t, std::string> refusals_;  // why a connect was refused, by comm id

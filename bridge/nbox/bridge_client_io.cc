@@ -115,6 +115,9 @@ WallClock::time_point BridgeClient::NextWake(WallClock::time_point now) const {
   for (const Request* r : held_) {
     if (r->BytesIn()) wake = std::min(wake, clock_.WallWhen(r->delivery_vtime, now));
   }
+  if (!held_connections_.empty()) {
+    wake = std::min(wake, clock_.WallWhen(*held_connections_.begin(), now));
+  }
   return std::max(wake, now);
 }
 
@@ -176,17 +179,16 @@ void BridgeClient::Dispatch(wire::Message& message, WallClock::time_point now) {
       it->second->connection = connected.connection;
       it->second->payload_wanted = connected.payload_wanted;
       it->second->connect_state = 1;
-      // The thread waiting for this connection has news: it wakes to use it now, and no
-      // blocked promise goes out until it has acted (wait_state.h).
-      SignalEventLocked();
+      it->second->connected_vtime = connected.vtime;
+      NoteConnectionLocked(connected.vtime, now);
       return;
     }
     case wire::MessageType::kIncoming: {
       const auto& incoming = std::get<wire::Incoming>(message);
       auto it = listens_.find(incoming.listen);
       if (it == listens_.end()) return;
-      it->second->incoming.push_back({incoming.connection, incoming.peer});
-      SignalEventLocked();  // as for Connected: an accept waits for it
+      it->second->incoming.push_back({incoming.connection, incoming.peer, incoming.vtime});
+      NoteConnectionLocked(incoming.vtime, now);  // as for Connected: an accept waits for it
       return;
     }
     case wire::MessageType::kComplete:
@@ -301,18 +303,29 @@ void BridgeClient::SignalEventLocked() {
   events_cv_.notify_all();
 }
 
+void BridgeClient::NoteConnectionLocked(uint64_t vtime, WallClock::time_point now) {
+  if (vtime > NowLocked(now)) held_connections_.insert(vtime);
+  // The thread waiting for this connection has news: it wakes to use it (once the clock is
+  // there), and no blocked promise goes out until it has acted (wait_state.h).
+  SignalEventLocked();
+}
+
 void BridgeClient::ReleaseDue(WallClock::time_point now) {
-  if (held_.empty()) return;
+  if (held_.empty() && held_connections_.empty()) return;
   if (clock_.blocked()) {
     // The rank waits on the simulator: its clock moves on to the earliest delivery that is
-    // ready to hand over (docs/DESIGN.md, "Time": the virtual clock).
-    uint64_t earliest = UINT64_MAX;
+    // ready to hand over, or connection (docs/DESIGN.md, "Time": the virtual clock).
+    uint64_t earliest = held_connections_.empty() ? UINT64_MAX : *held_connections_.begin();
     for (const Request* r : held_) {
       if (r->BytesIn()) earliest = std::min(earliest, r->delivery_vtime);
     }
     if (earliest != UINT64_MAX) clock_.AdvanceTo(earliest);
   }
   const uint64_t vnow = NowLocked(now);
+  if (!held_connections_.empty() && *held_connections_.begin() <= vnow) {
+    held_connections_.erase(held_connections_.begin(), held_connections_.upper_bound(vnow));
+    SignalEventLocked();  // connect / accept return it now
+  }
   std::vector<Request*> keep;
   std::vector<Request*> due;
   for (Request* r : held_) {

@@ -71,6 +71,7 @@ struct Comm {
 struct IncomingConnection {
   uint64_t connection;
   uint32_t peer;
+  uint64_t vtime;  // made at this virtual time: accept returns it once the clock is there
 };
 
 struct ListenComm : Comm {
@@ -85,6 +86,7 @@ struct DataComm : Comm {
   uint64_t connection = 0;
   // Send comm while connecting: 0 waiting, 1 connected, -1 refused.
   int connect_state = 0;
+  uint64_t connected_vtime = 0;  // connected at: connect returns it once the clock is there
   bool payload_wanted = true;
   Request pool[NCCL_NET_MAX_REQUESTS];
 };

@@ -53,6 +53,10 @@ struct ServerOptions {
   // simulator's clock when now_vtime is set (realtime ranks need it), else start_vtime.
   uint64_t start_vtime = 0;
   std::function<uint64_t()> now_vtime;
+  // The simulator's own clock, stamped on every connection the server makes (Connected and
+  // Incoming carry it, ConnectionInfo too): a rank waiting for a connection wakes no earlier.
+  // Unset: 0.
+  std::function<uint64_t()> simulator_vtime;
   uint32_t nic_speed_mbps = 100000;  // what the plugin reports to NCCL
   std::chrono::milliseconds heartbeat_interval{250};
   // The heartbeat interval Welcome gives realtime ranks: they send a Promise of their wall

@@ -96,6 +96,9 @@ class BridgeServer::Impl {
   uint64_t NowVtime() const {
     return options_.now_vtime ? options_.now_vtime() : options_.start_vtime;
   }
+  uint64_t SimulatorVtime() const {
+    return options_.simulator_vtime ? options_.simulator_vtime() : 0;
+  }
 
   ServerOptions options_;
   BridgeSink* sink_;

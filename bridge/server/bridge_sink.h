@@ -35,6 +35,7 @@ struct ConnectionInfo {
   int receiver = 0;
   int32_t traffic_class = -1;
   int lane = -1;
+  uint64_t vtime = 0;  // ServerOptions::simulator_vtime when it was made
 };
 
 enum class PostKind { kSend, kRecv };

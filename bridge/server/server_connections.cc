@@ -81,8 +81,9 @@ void BridgeServer::Impl::MaybeConnectFromEmulated(int rank, uint64_t listen) {
   const int sender = reg->second.sender;
   const uint64_t id = next_connection_++;
   connections_[id] = ConnectionRecord{sender, 0, rank, 0, -1, reg->second.lane};
-  SendTo(rank, wire::EncodeFrame(wire::Incoming{listen, id, static_cast<uint32_t>(sender)}));
-  sink_->OnConnection(ConnectionInfo{id, sender, rank, -1, reg->second.lane});
+  const uint64_t vtime = SimulatorVtime();
+  SendTo(rank, wire::EncodeFrame(wire::Incoming{listen, id, static_cast<uint32_t>(sender), vtime}));
+  sink_->OnConnection(ConnectionInfo{id, sender, rank, -1, reg->second.lane, vtime});
 }
 
 void BridgeServer::Impl::ConnectToEmulated(const PendingConnect& pending) {
@@ -103,9 +104,10 @@ void BridgeServer::Impl::ConnectToEmulated(const PendingConnect& pending) {
   connections_[id] = ConnectionRecord{
       pending.rank, pending.connect.comm, peer, 0, pending.connect.traffic_class, lane_index};
   send_comms_[{pending.rank, pending.connect.comm}] = id;
-  SendTo(pending.rank, wire::EncodeFrame(wire::Connected{pending.connect.comm, id, false}));
+  const uint64_t vtime = SimulatorVtime();
+  SendTo(pending.rank, wire::EncodeFrame(wire::Connected{pending.connect.comm, id, false, vtime}));
   sink_->OnConnection(
-      ConnectionInfo{id, pending.rank, peer, pending.connect.traffic_class, lane_index});
+      ConnectionInfo{id, pending.rank, peer, pending.connect.traffic_class, lane_index, vtime});
 }
 
 bool BridgeServer::Impl::TryConnect(const PendingConnect& pending) {
@@ -128,10 +130,12 @@ bool BridgeServer::Impl::TryConnect(const PendingConnect& pending) {
   connections_[id] = ConnectionRecord{
       pending.rank, pending.connect.comm, peer, 0, pending.connect.traffic_class, lane};
   send_comms_[{pending.rank, pending.connect.comm}] = id;
-  SendTo(pending.rank, wire::EncodeFrame(wire::Connected{pending.connect.comm, id, true}));
+  const uint64_t vtime = SimulatorVtime();
+  SendTo(pending.rank, wire::EncodeFrame(wire::Connected{pending.connect.comm, id, true, vtime}));
   SendTo(peer, wire::EncodeFrame(wire::Incoming{pending.connect.listen, id,
-                                                static_cast<uint32_t>(pending.rank)}));
-  sink_->OnConnection(ConnectionInfo{id, pending.rank, peer, pending.connect.traffic_class, lane});
+                                                static_cast<uint32_t>(pending.rank), vtime}));
+  sink_->OnConnection(
+      ConnectionInfo{id, pending.rank, peer, pending.connect.traffic_class, lane, vtime});
   return true;
 }
 

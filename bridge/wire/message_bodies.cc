@@ -64,12 +64,14 @@ struct BodyEncoder {
     w->U64(m.connection);
     w->U32(m.payload_wanted ? 1 : 0);
     w->Zeros(4);
+    w->U64(m.vtime);
   }
   void operator()(const Incoming& m) const {
     w->U64(m.listen);
     w->U64(m.connection);
     w->U32(m.peer);
     w->Zeros(4);
+    w->U64(m.vtime);
   }
   void operator()(const Accept& m) const {
     w->U64(m.connection);
@@ -242,6 +244,7 @@ std::string DecodeConnected(ByteReader& r, Message* out) {
   if (flags > 1) return "Connected: unknown flags " + std::to_string(flags);
   if (!r.ZeroBytes(4)) return "Connected: reserved bytes are not zero";
   m.payload_wanted = flags == 1;
+  m.vtime = r.U64();
   *out = m;
   return "";
 }
@@ -253,6 +256,7 @@ std::string DecodeIncoming(ByteReader& r, Message* out) {
   m.peer = r.U32();
   if (!r.ZeroBytes(4)) return "Incoming: reserved bytes are not zero";
   if (m.peer >= kMaxWorld) return "Incoming: peer rank " + std::to_string(m.peer) + " is too large";
+  m.vtime = r.U64();
   *out = m;
   return "";
 }
@@ -484,9 +488,9 @@ BodySize BodySizeOf(MessageType type) {
     case MessageType::kConnect:
       return {32, 32};
     case MessageType::kConnected:
-      return {24, 24};
+      return {32, 32};
     case MessageType::kIncoming:
-      return {24, 24};
+      return {32, 32};
     case MessageType::kAccept:
       return {16, 16};
     case MessageType::kClose:

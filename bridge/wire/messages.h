@@ -24,7 +24,8 @@ inline constexpr uint8_t kMagicBytes[4] = {'N', 'B', 'X', 'W'};
 // Version 3: ArrivalLag, a realtime rank's own measure of how late its Completes reached it.
 // Version 4: Promise counts every frame that wakes a waiting thread (WakesWaiter), Connected and
 // Incoming too, not only Completes.
-inline constexpr uint8_t kProtocolVersion = 4;
+// Version 5: Connected and Incoming carry the simulator's clock when the connection was made.
+inline constexpr uint8_t kProtocolVersion = 5;
 inline constexpr size_t kFrameHeaderBytes = 12;
 // Payload bytes one Data frame carries at most; larger messages travel as several frames.
 inline constexpr uint32_t kMaxDataBytes = 1u << 20;
@@ -144,11 +145,17 @@ struct Connect {
   uint64_t nonce = 0;
 };
 
+// Connected and Incoming carry `vtime`, the simulator's clock when it made the connection (0:
+// a simulator that keeps none). A connection takes no virtual time, but a rank cannot use one
+// before it exists: a virtual clock that stands still waiting moves on to vtime, and a clock
+// behind it (a realtime rank while ns-3 runs ahead) holds the connection until it gets there.
+
 // server -> client: the send comm is connected (the receiver may not have accepted yet).
 struct Connected {
   uint64_t comm = 0;
   uint64_t connection = 0;
   bool payload_wanted = true;  // false: post sends without Data (the receiver is simulated)
+  uint64_t vtime = 0;
 };
 
 // server -> client: rank `peer` connected to one of this client's listens.
@@ -156,6 +163,7 @@ struct Incoming {
   uint64_t listen = 0;
   uint64_t connection = 0;
   uint32_t peer = 0;
+  uint64_t vtime = 0;
 };
 
 // client -> server: the incoming connection was accepted as recv comm `comm`.

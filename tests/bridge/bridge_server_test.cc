@@ -228,7 +228,9 @@ TEST(BridgeServer, ASilentRankTimesOutAndIsReportedByRank) {
 // payload and sends each completion only when the simulator asks and the bytes are in.
 TEST(BridgeServer, AMessageTravelsFromOneRankToAnother) {
   RecordingSink sink;
-  BridgeServer server(Options(2), &sink);
+  ServerOptions options = Options(2);
+  options.simulator_vtime = [] { return uint64_t{4321}; };
+  BridgeServer server(options, &sink);
   RawClient a(server, server.unix_endpoint());
   RawClient b(server, server.unix_endpoint());
   Expect<wire::Welcome>(a.Handshake(0, 2));
@@ -243,10 +245,14 @@ TEST(BridgeServer, AMessageTravelsFromOneRankToAnother) {
   EXPECT_EQ(incoming.listen, 10u);
   EXPECT_EQ(incoming.connection, connected.connection);
   EXPECT_EQ(incoming.peer, 0u);
+  // Both ends, and the sink, learn when the simulator made the connection.
+  EXPECT_EQ(connected.vtime, 4321u);
+  EXPECT_EQ(incoming.vtime, 4321u);
   ASSERT_EQ(sink.connections.size(), 1u);
   EXPECT_EQ(sink.connections[0].sender, 0);
   EXPECT_EQ(sink.connections[0].receiver, 1);
   EXPECT_EQ(sink.connections[0].traffic_class, 0x28);
+  EXPECT_EQ(sink.connections[0].vtime, 4321u);
   b.Send(wire::Accept{incoming.connection, 30});
 
   a.Send(wire::PostSend{21, 20, 500, 5, 3});

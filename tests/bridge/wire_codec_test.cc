@@ -17,7 +17,7 @@ Bytes Header(uint8_t type, uint32_t body) {
           'B',
           'X',
           'W',
-          4,  // protocol version
+          kProtocolVersion,
           type,
           0,
           0,
@@ -65,8 +65,8 @@ std::vector<std::pair<Message, Direction>> Samples() {
       {Welcome{5, 6, 7, 8}, Direction::kToClient},
       {Listen{11, 12}, Direction::kToServer},
       {Connect{13, 1, -1, 11, 12}, Direction::kToServer},
-      {Connected{13, 99, false}, Direction::kToClient},
-      {Incoming{11, 99, 2}, Direction::kToClient},
+      {Connected{13, 99, false, 7000}, Direction::kToClient},
+      {Incoming{11, 99, 2, 7000}, Direction::kToClient},
       {Accept{99, 14}, Direction::kToServer},
       {Close{CloseKind::kListen, 11}, Direction::kToServer},
       {PostSend{15, 13, 1000, 5, 2}, Direction::kToServer},
@@ -113,6 +113,22 @@ TEST(WireCodec, PromiseLayoutByHand) {
   Append(&expected, {1, 0, 0, 0});                    // flags: blocked
   Append(&expected, {0x03, 0x02, 0x01, 0x00});        // wake-ups seen 0x010203
   EXPECT_EQ(EncodeFrame(Promise{5000, true, 0x010203}), expected);
+}
+
+TEST(WireCodec, ConnectedAndIncomingCarryTheSimulatorsClockLast) {
+  Bytes expected = Header(7, 32);
+  Append(&expected, {2, 0, 0, 0, 0, 0, 0, 0});        // send comm 2
+  Append(&expected, {17, 0, 0, 0, 0, 0, 0, 0});       // connection 17
+  Append(&expected, {1, 0, 0, 0, 0, 0, 0, 0});        // flags: payload wanted; reserved
+  Append(&expected, {0x88, 0x13, 0, 0, 0, 0, 0, 0});  // vtime 5000
+  EXPECT_EQ(EncodeFrame(Connected{2, 17, true, 5000}), expected);
+  expected = Header(8, 32);
+  Append(&expected, {1, 0, 0, 0, 0, 0, 0, 0});        // listen 1
+  Append(&expected, {17, 0, 0, 0, 0, 0, 0, 0});       // connection 17
+  Append(&expected, {3, 0, 0, 0, 0, 0, 0, 0});        // peer 3; reserved
+  Append(&expected, {0x88, 0x13, 0, 0, 0, 0, 0, 0});  // vtime 5000
+  EXPECT_EQ(EncodeFrame(Incoming{1, 17, 3, 5000}), expected);
+  EXPECT_EQ(std::get<Incoming>(ToClient(expected).message).vtime, 5000u);
 }
 
 TEST(WireCodec, PromiseCountsWakeupsSeenInItsLastFourBytes) {
@@ -231,13 +247,13 @@ TEST(WireCodec, BadMagicIsRefusedAtTheFirstWrongByte) {
 }
 
 TEST(WireCodec, OtherVersionsAreRefused) {
-  for (uint8_t version : {0, 1, 2, 3, 5, 255}) {
+  for (uint8_t version : {0, 1, 2, 3, 4, 6, 255}) {
     Bytes frame = EncodeFrame(Heartbeat{1});
     frame[4] = version;
     const Decoded decoded = ToServer(frame);
     EXPECT_EQ(decoded.refusal, Refusal::kBadVersion);
     EXPECT_EQ(decoded.reason,
-              "protocol version " + std::to_string(version) + " (this side speaks version 4)");
+              "protocol version " + std::to_string(version) + " (this side speaks version 5)");
   }
 }
 

@@ -24,7 +24,7 @@ void Append(Bytes* out, std::initializer_list<uint8_t> bytes) {
 }
 
 TEST(WireRealRanks, OpReportLayoutByHand) {
-  Bytes expected = {'N', 'B', 'X', 'W', 4, 19, 0, 0, 40, 0, 0, 0};
+  Bytes expected = {'N', 'B', 'X', 'W', kProtocolVersion, 19, 0, 0, 40, 0, 0, 0};
   Append(&expected, {0x10, 0x27, 0, 0, 0, 0, 0, 0});  // vtime 10000
   Append(&expected, {1, 4, 7, 0});                    // kind, op broadcast, float32, redop
   Append(&expected, {2, 0, 0, 0});                    // root 2
@@ -46,7 +46,7 @@ TEST(WireRealRanks, OpReportLayoutByHand) {
 }
 
 TEST(WireRealRanks, CompleteCarriesTheSyntheticFlagAtOffset20) {
-  Bytes expected = {'N', 'B', 'X', 'W', 4, 15, 0, 0, 32, 0, 0, 0};
+  Bytes expected = {'N', 'B', 'X', 'W', kProtocolVersion, 15, 0, 0, 32, 0, 0, 0};
   Append(&expected, {9, 0, 0, 0, 0, 0, 0, 0});   // request
   Append(&expected, {0, 2, 0, 0, 0, 0, 0, 0});   // delivery 512
   Append(&expected, {1, 0, 0, 0, 1, 0, 0, 0});   // one size, flags: synthetic
@@ -97,7 +97,7 @@ TEST(WireRealRanks, CompleteFlagsAreChecked) {
 }
 
 TEST(WireRealRanks, ArrivalLagLayoutByHandAndItsRules) {
-  Bytes expected = {'N', 'B', 'X', 'W', 4, 20, 0, 0, 24, 0, 0, 0};
+  Bytes expected = {'N', 'B', 'X', 'W', kProtocolVersion, 20, 0, 0, 24, 0, 0, 0};
   Append(&expected, {0xD4, 0x0A, 0, 0, 0, 0, 0, 0});  // 2772 completions
   Append(&expected, {0xDC, 0x05, 0, 0, 0, 0, 0, 0});  // p99 1500 ns
   Append(&expected, {0xC4, 0x09, 0, 0, 0, 0, 0, 0});  // max 2500 ns

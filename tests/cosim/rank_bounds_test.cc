@@ -43,20 +43,20 @@ TEST(RankBounds, ABlockedRankIsUnboundedUntilACompletionWakesIt) {
   bounds.OnHeartbeat(0, 120, false);
   EXPECT_EQ(bounds.Bound(0), kInf);
   // The simulator completes a request at 900: the rank wakes at max(120, 900).
-  bounds.OnCompletion(0, 900);
+  bounds.OnWakeup(0, 900);
   EXPECT_EQ(bounds.Bound(0), 900u);
   EXPECT_FALSE(bounds.Waiting(0));
   // A completion before its blocked time wakes it at the promise's time.
   bounds.OnPromise(0, 1000, true);
-  bounds.OnCompletion(0, 950);
+  bounds.OnWakeup(0, 950);
   EXPECT_EQ(bounds.Bound(0), 1000u);
 }
 
 TEST(RankBounds, ACompletionLaterThanABlockedPromiseCannotHaveBeenSeen) {
   RankBounds bounds({0}, 0);
   bounds.OnActivity(0, 100);
-  bounds.OnCompletion(0, 400);  // sent while the rank was running, delivery ahead of its clock
-  bounds.OnCompletion(0, 300);
+  bounds.OnWakeup(0, 400);  // sent while the rank was running, delivery ahead of its clock
+  bounds.OnWakeup(0, 300);
   bounds.OnPromise(0, 150, true);    // the rank blocks before its clock reached them
   EXPECT_EQ(bounds.Bound(0), 300u);  // it wakes at the earliest
   EXPECT_FALSE(bounds.Waiting(0));
@@ -69,7 +69,7 @@ TEST(RankBounds, ACompletionLaterThanABlockedPromiseCannotHaveBeenSeen) {
 TEST(RankBounds, ABlockedPromiseMadeBeforeACompletionArrivedIsAPlainPromise) {
   RankBounds bounds({0}, 0);
   bounds.OnActivity(0, 100);
-  bounds.OnCompletion(0, 120);  // sent while the rank ran; it blocks before receiving it
+  bounds.OnWakeup(0, 120);  // sent while the rank ran; it blocks before receiving it
   bounds.OnPromise(0, 150, true, /*saw_every_wakeup=*/false);
   // The completion (120 <= 150) wakes it at 150 when it arrives: the simulator waits there.
   EXPECT_EQ(bounds.Bound(0), 150u);
@@ -83,7 +83,7 @@ TEST(RankBounds, ABlockedPromiseMadeBeforeACompletionArrivedIsAPlainPromise) {
 TEST(RankBounds, AStaleBlockedPromiseHoldsAtItsTimeEvenWhenTheCompletionIsLater) {
   RankBounds bounds({0}, 0);
   bounds.OnActivity(0, 100);
-  bounds.OnCompletion(0, 400);
+  bounds.OnWakeup(0, 400);
   bounds.OnPromise(0, 150, true, /*saw_every_wakeup=*/false);
   EXPECT_EQ(bounds.Bound(0), 150u);  // a plain promise of 150, not the 400 a wait would give
   // Seen, it is held until the rank's clock reaches 400, which then wakes it.
@@ -93,7 +93,7 @@ TEST(RankBounds, AStaleBlockedPromiseHoldsAtItsTimeEvenWhenTheCompletionIsLater)
   // A completion sent after a blocked promise that saw everything wakes the rank at its time.
   bounds.OnActivity(0, 450);
   bounds.OnPromise(0, 500, true, true);
-  bounds.OnCompletion(0, 700);
+  bounds.OnWakeup(0, 700);
   EXPECT_EQ(bounds.Bound(0), 700u);
 }
 
@@ -104,7 +104,7 @@ TEST(RankBounds, AWaitingRankIsHeldAtACompletionItReceivedButHasNotReached) {
   bounds.OnActivity(0, 100);
   bounds.OnPromise(0, 120, true);
   EXPECT_EQ(bounds.Bound(0), kInf);
-  bounds.OnCompletion(0, 900);  // computed ahead of the rank's clock
+  bounds.OnWakeup(0, 900);  // computed ahead of the rank's clock
   EXPECT_EQ(bounds.Bound(0), 900u);
   // Received at the rank's clock 300, held until 900; the rank still waits and says so.
   bounds.OnPromise(0, 300, true, /*saw_every_wakeup=*/true);
@@ -130,13 +130,21 @@ TEST(RankBounds, AHeartbeatWithARunningClockMeansTheRankWorksAgain) {
   EXPECT_FALSE(bounds.Waiting(0));
 }
 
-TEST(RankBounds, AWakeWithoutVirtualTimeResumesAtTheBlockedTime) {
+// A rank blocked waiting for a connection that another rank makes later in virtual time (the
+// simulator ran on meanwhile): it wakes at the simulator's clock when the connection was made,
+// not at its own blocked time, which the simulator has passed.
+TEST(RankBounds, AConnectionWakesTheRankAtTheTimeItWasMade) {
   RankBounds bounds({0}, 0);
   bounds.OnPromise(0, 150, true);
   EXPECT_EQ(bounds.Bound(0), kInf);
-  bounds.OnWake(0);  // e.g. the connection it waited for is up
-  EXPECT_EQ(bounds.Bound(0), 150u);
+  bounds.OnWakeup(0, 400);
+  EXPECT_EQ(bounds.Bound(0), 400u);
   EXPECT_FALSE(bounds.Waiting(0));
+  // One made at its own clock (the simulator held there) resumes it where it stood.
+  bounds.OnActivity(0, 500);
+  bounds.OnPromise(0, 520, true);
+  bounds.OnWakeup(0, 520);
+  EXPECT_EQ(bounds.Bound(0), 520u);
 }
 
 TEST(RankBounds, TheLowestRankBoundsTheSimulatorAndEndedRanksDoNot) {

@@ -55,19 +55,15 @@ void RankBounds::OnHeartbeat(int rank, uint64_t vtime, bool clock_running) {
   ForgetSeen(s);
 }
 
-void RankBounds::OnCompletion(int rank, uint64_t delivery) {
+void RankBounds::OnWakeup(int rank, uint64_t at) {
   State& s = At(rank);
-  if (delivery > s.clock) s.unseen.insert(delivery);
+  if (at > s.clock) s.unseen.insert(at);
   if (s.blocked) {
-    // Sent after the blocked promise: it wakes the rank at max(t, delivery), and the rank
-    // then acts (posts, or promises again since something happened).
+    // Sent after the blocked promise: it wakes the rank at max(t, at), and the rank then acts
+    // (posts, or promises again since something happened).
     s.blocked = false;
-    s.floor = std::max(s.floor, delivery);
+    s.floor = std::max(s.floor, at);
   }
-}
-
-void RankBounds::OnWake(int rank) {
-  At(rank).blocked = false;
 }
 
 void RankBounds::OnEnded(int rank) {

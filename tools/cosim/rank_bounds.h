@@ -22,8 +22,9 @@
 //   how many such frames it received, wire::WakesWaiter). One made before the rank received
 //   the latest of them says nothing about the wait it ends (the rank may wake at t when it
 //   arrives), so it is a plain Promise(t): bound = t, and the rank promises again once it has
-//   seen it. A connection made for a rank whose blocked promise counts wakes it at its clock
-//   (connections take no virtual time): OnWake;
+//   seen it. A connection made for the rank wakes it like a completion due at the
+//   simulator's clock when it was made (OnWakeup): connections take no virtual time, but the
+//   rank cannot act on one before it exists;
 // - a Heartbeat whose clock runs (it advanced about as fast as the wall clock since the
 //   previous one): the program works again (e.g. its application thread computes while the
 //   communication thread was blocked). A blocked rank's clock also creeps a little (its wait
@@ -56,12 +57,10 @@ class RankBounds {
   // the rank's clock advanced at least half as fast as the wall clock since its previous
   // heartbeat (the owner measures it), so its program works again.
   void OnHeartbeat(int rank, uint64_t vtime, bool clock_running);
-  // The simulator completed a request of `rank` (a send, or a receive's delivery) at
-  // `delivery`.
-  void OnCompletion(int rank, uint64_t delivery);
-  // Something that takes no virtual time woke the rank (a connection it waited for): it runs
-  // again from its blocked time.
-  void OnWake(int rank);
+  // The simulator sent `rank` news that can end its wait, due at virtual time `at`: the
+  // completion of a request (a send, or a receive's delivery at `at`), or a connection made
+  // for it (at the simulator's clock then; the rank cannot use it earlier).
+  void OnWakeup(int rank, uint64_t at);
   // The rank ended (Goodbye): it posts nothing more.
   void OnEnded(int rank);
   // Realtime ranks that have not joined: their start is the wall clock, so it moves.
@@ -81,7 +80,7 @@ class RankBounds {
     bool blocked = false;
     uint64_t blocked_at = 0;
     bool ended = false;
-    std::multiset<uint64_t> unseen;  // deliveries sent that may not have woken it yet
+    std::multiset<uint64_t> unseen;  // wake-ups sent that may not have woken it yet
   };
   State& At(int rank);
   const State& At(int rank) const;

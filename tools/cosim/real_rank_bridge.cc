@@ -127,7 +127,7 @@ void RealRankBridge::NoteCompletion(int rank, uint64_t delivery_ns) {
                              config_.wall_ns ? config_.wall_ns() : 0);
   RankActivity& a = Activity(rank);
   if (a.outstanding > 0) a.outstanding--;
-  bounds_->OnCompletion(rank, delivery_ns);
+  bounds_->OnWakeup(rank, delivery_ns);
   UpdateWaiting(rank);
   if (config_.realtime && config_.wall_ns) {
     const uint64_t wall = config_.wall_ns();
@@ -190,11 +190,12 @@ void RealRankBridge::OnJoin(const bridge::server::RankJoin& join) {
 }
 
 void RealRankBridge::OnConnection(const bridge::server::ConnectionInfo& connection) {
-  // Connected / Incoming went to the real ends: a rank blocked on setting up a connection
-  // wakes up at its own clock (connections take no virtual time), like after a completion.
+  // Connected / Incoming went to the real ends, stamped with the simulator's clock: a rank
+  // blocked on setting up a connection wakes up then, like after a completion (a virtual clock
+  // that stood still moves on to it; the connection takes no time of its own).
   for (int rank : {connection.sender, connection.receiver}) {
     if (activity_.count(rank) == 0) continue;  // emulated end
-    bounds_->OnWake(rank);
+    bounds_->OnWakeup(rank, connection.vtime);
     UpdateWaiting(rank);
   }
 }

@@ -11,9 +11,10 @@
 // rank waits on the simulator at once) or before (then it is a plain promise of its time; the
 // rank promises again once it has seen the completion). See rank_bounds.h.
 //
-// Connections take no virtual time: a connection made for a rank whose blocked promise counts
-// wakes it at its own clock (RankBounds::OnWake). Connected and Incoming are counted on the wire
-// like Completes, so a blocked promise made before the rank saw its connection is a plain one.
+// Connections take no virtual time, but a rank cannot use one before it exists: Connected and
+// Incoming carry the simulator's clock when the connection was made, a rank waiting for one
+// wakes no earlier (RankBounds::OnWakeup), and they are counted on the wire like Completes, so a
+// blocked promise made before the rank saw its connection is a plain one.
 #pragma once
 
 #include <chrono>

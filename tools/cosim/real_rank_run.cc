@@ -64,6 +64,7 @@ server::ServerOptions MakeServerOptions(const scenario::Scenario& s, const std::
   }
   // Realtime ranks start their clock at the simulator's virtual "now" (= wall since origin).
   if (s.realranks.clock == "realtime") o.now_vtime = std::move(wall_ns);
+  o.simulator_vtime = [] { return static_cast<uint64_t>(ns3::Simulator::Now().GetNanoSeconds()); };
   o.realtime_heartbeat_interval =
       std::chrono::microseconds(std::llround(s.realranks.realtime_heartbeat_s * 1e6));
   o.nic_speed_mbps = static_cast<uint32_t>(std::min(s.topology.host_link_bps / 1e6, 4e9));
