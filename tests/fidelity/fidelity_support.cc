@@ -51,4 +51,15 @@ std::string NoGroundTruth(double truth_us, double ideal_us) {
   return why.str();
 }
 
+std::string UnsteadyGroundTruth(double fastest_us, double slowest_us, double tolerance) {
+  if (slowest_us <= (1 + tolerance) * fastest_us) return "";
+  std::ostringstream why;
+  why.precision(1);
+  why << std::fixed << "no ground truth on this machine now: the namespaces' own runs took "
+      << fastest_us / 1e3 << " to " << slowest_us / 1e3 << " ms, "
+      << 100 * (slowest_us / fastest_us - 1) << "% apart (more than the " << 100 * tolerance
+      << "% nbox is judged by)";
+  return why.str();
+}
+
 }  // namespace nbox::fidelity
