@@ -125,8 +125,6 @@ void RealRankBridge::NoteCompletion(int rank, uint64_t delivery_ns) {
   if (Tracing())
     std::cerr << fmt::format("trace: complete r{} d={} wall={}\n", rank, delivery_ns,
                              config_.wall_ns ? config_.wall_ns() : 0);
-  RankActivity& a = Activity(rank);
-  if (a.outstanding > 0) a.outstanding--;
   bounds_->OnWakeup(rank, delivery_ns);
   UpdateWaiting(rank);
   if (config_.realtime && config_.wall_ns) {
@@ -208,7 +206,6 @@ void RealRankBridge::OnPost(const bridge::server::Post& post) {
   }
   bounds_->OnActivity(post.rank, post.vtime);
   UpdateWaiting(post.rank);
-  Activity(post.rank).outstanding++;
   RealRankReport& r = Activity(post.rank).report;
   const auto rank = static_cast<uint32_t>(post.rank);
   const auto peer = static_cast<uint32_t>(post.peer);
@@ -244,9 +241,10 @@ void RealRankBridge::OnRankPromise(const bridge::server::RankPromise& promise) {
                              promise.vtime, promise.blocked, promise.saw_every_wakeup, NowNs());
   }
   RankActivity& a = Activity(rank);
-  // Blocked with no request in the simulator, the rank waits on something else (a connection
-  // being set up, its bootstrap), which does not take virtual time: its clock bounds it.
-  const bool waits_on_simulator = promise.blocked && a.outstanding > 0;
+  // Blocked, the rank waits for a completion or a connection: only frames of the server end a
+  // wait in the plugin (waitEvents; the host runtime's bootstrap waits elsewhere, with its
+  // clock running), and a connection wakes it at the simulator's clock when it was made.
+  const bool waits_on_simulator = promise.blocked;
   bounds_->OnPromise(rank, promise.vtime, waits_on_simulator, promise.saw_every_wakeup);
   if (waits_on_simulator && promise.saw_every_wakeup) {
     a.blocked_since = std::make_pair(promise.vtime, WallClock::now());

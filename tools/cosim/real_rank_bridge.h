@@ -87,7 +87,6 @@ class RealRankBridge : public bridge::server::BridgeSink {
     int current_iteration = 0;
     // The last blocked promise: its vtime and when it came (wall).
     std::optional<std::pair<uint64_t, WallClock::time_point>> blocked_since;
-    uint64_t outstanding = 0;  // requests posted and not completed yet
     uint64_t scheduled = 0;    // its posts and reports scheduled in ns-3, not executed yet
   };
 
