@@ -6,8 +6,9 @@
 // - a post, an op report, a Promise(t) or a Heartbeat(t): the rank's clock is at least t and
 //   never goes back, so bound = max(bound, t) (a realtime rank sends heartbeats only while a
 //   blocked promise of its stands);
-// - Promise(t, blocked): the rank waits for a completion. Its next post comes at
-//   max(t, d) where d is the delivery time of the completion that wakes it. A completion
+// - Promise(t, blocked): the rank waits for a completion (or a connection, below; nothing
+//   else ends a wait in the plugin). Its next post comes at max(t, d) where d is the delivery
+//   time of the completion that wakes it. A completion
 //   already sent with d > t has not woken it yet (a virtual rank that saw it would have moved
 //   its clock to d; a realtime rank holds it until its clock reaches d, which lets the
 //   simulator run ahead of the wall clock while the rank waits), so bound = the smallest such
