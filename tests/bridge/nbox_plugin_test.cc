@@ -56,8 +56,9 @@ class NboxPlugin : public ::testing::Test {
   }
 
   // Starts a server and joins it.
-  void Join(uint64_t delay_ns = 0, const char* clock = "virtual") {
-    server_ = std::make_unique<ServerThread>(1, delay_ns);
+  void Join(uint64_t delay_ns = 0, const char* clock = "virtual",
+            server::ServerOptions options = server::ServerOptions()) {
+    server_ = std::make_unique<ServerThread>(1, delay_ns, std::move(options));
     setenv("NBOX_BRIDGE", server_->endpoint().c_str(), 1);
     setenv("NBOX_CLOCK", clock, 1);
     ASSERT_EQ(net_->init(&ctx_, 1, nullptr, CaptureLog, nullptr), ncclSuccess) << LastWarning();
@@ -413,6 +414,51 @@ TEST_F(NboxPlugin, AConnectionWakesTheWaiterAndCountsInTheNextPromise) {
   }
   ASSERT_NE(last_blocked, nullptr);
   EXPECT_TRUE(last_blocked->saw_every_wakeup);
+}
+
+// A connection made at a virtual time ahead of the rank's clock (a peer connected later in
+// virtual time, while the simulator ran on) is not the rank's to use before then: a virtual
+// clock that stands still waiting for it moves on to that time, a realtime one waits for the
+// wall clock to get there; either way the first post on it is stamped no earlier.
+TEST_F(NboxPlugin, AConnectionIsUsableFromTheSimulatorsClockWhenItWasMade) {
+  for (const char* clock : {"virtual", "realtime"}) {
+    SCOPED_TRACE(clock);
+    // Far ahead for the virtual clock (which stands still), 300 ms of wall for the realtime one.
+    const uint64_t made_at = std::string(clock) == "virtual" ? 5'000'000'000 : 300'000'000;
+    server::ServerOptions options;
+    options.simulator_vtime = [made_at] { return made_at; };
+    Join(0, clock, options);
+    char handle[NCCL_NET_HANDLE_MAXSIZE];
+    CommPair& pair = pairs_.emplace_back();
+    ASSERT_EQ(net_->listen(ctx_, 0, handle, &pair.listen_comm), ncclSuccess);
+    const auto deadline = steady_clock::now() + milliseconds(3000);
+    while ((pair.send_comm == nullptr || pair.recv_comm == nullptr) &&
+           steady_clock::now() < deadline) {
+      const uint64_t seen = ext_->eventCount();
+      if (pair.send_comm == nullptr) {
+        ASSERT_EQ(net_->connect(ctx_, 0, handle, &pair.send_comm, nullptr), ncclSuccess);
+      }
+      if (pair.recv_comm == nullptr) {
+        ASSERT_EQ(net_->accept(pair.listen_comm, &pair.recv_comm, nullptr), ncclSuccess);
+      }
+      if (pair.send_comm == nullptr || pair.recv_comm == nullptr) ext_->waitEvents(seen, 20000);
+    }
+    ASSERT_NE(pair.send_comm, nullptr);
+    ASSERT_NE(pair.recv_comm, nullptr);
+    std::vector<uint8_t> message = Pattern(4, 8), recv(8, 0);
+    void* recv_request = nullptr;
+    void* send_request = nullptr;
+    ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, message, recv, &recv_request, &send_request));
+    ASSERT_EQ(Wait(recv_request, nullptr), ncclSuccess);
+    ASSERT_EQ(Wait(send_request, nullptr), ncclSuccess);
+    const std::vector<server::Post> posts = server_->network().posts();
+    ASSERT_EQ(posts.size(), 2u);
+    for (const server::Post& post : posts) EXPECT_GE(post.vtime, made_at);
+    ClosePair(net_, &pair);
+    pairs_.clear();
+    ASSERT_EQ(net_->finalize(ctx_), ncclSuccess);
+    ctx_ = nullptr;
+  }
 }
 
 // A simulator that hangs (sends nothing, not even heartbeats) is given up on after

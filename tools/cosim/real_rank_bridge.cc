@@ -244,9 +244,8 @@ void RealRankBridge::OnRankPromise(const bridge::server::RankPromise& promise) {
   // Blocked, the rank waits for a completion or a connection: only frames of the server end a
   // wait in the plugin (waitEvents; the host runtime's bootstrap waits elsewhere, with its
   // clock running), and a connection wakes it at the simulator's clock when it was made.
-  const bool waits_on_simulator = promise.blocked;
-  bounds_->OnPromise(rank, promise.vtime, waits_on_simulator, promise.saw_every_wakeup);
-  if (waits_on_simulator && promise.saw_every_wakeup) {
+  bounds_->OnPromise(rank, promise.vtime, promise.blocked, promise.saw_every_wakeup);
+  if (promise.blocked && promise.saw_every_wakeup) {
     a.blocked_since = std::make_pair(promise.vtime, WallClock::now());
   }
   UpdateWaiting(rank);
