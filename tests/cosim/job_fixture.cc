@@ -23,8 +23,14 @@ double CollectiveSeconds(const StarJob& setup, coll::CollectiveOp op, uint64_t b
                          int iteration) {
   const auto outcome = RunOnStar(setup, work::RepeatedCollectiveProgram(op, bytes, 2));
   EXPECT_TRUE(outcome.finished);
-  EXPECT_EQ(outcome.summary.iterations.size(), 2u);
-  return outcome.summary.iterations.size() == 2 ? outcome.summary.iterations[iteration].time_s : 0;
+  EXPECT_EQ(outcome.summary.collectives.size(), 2u);
+  // The collective's own time, from its earliest member's start to its latest member's end: the
+  // iteration's time runs from the previous iteration's end, which a root that finished early
+  // has left already (summary.h).
+  for (const auto& collective : outcome.summary.collectives) {
+    if (collective.iteration == iteration) return collective.time_s;
+  }
+  return 0;
 }
 
 ScenarioOutcome RunScenario(const scenario::Scenario& s) {

@@ -45,8 +45,9 @@ struct JobOutcome {
   bool finished = false;
 };
 
-// The time of iteration `iteration` (0 or 1) of two, each one collective of `bytes` (from or
-// to rank 0 if rooted) on the star. Fails the calling test if the job does not finish.
+// The time of the collective of iteration `iteration` (0 or 1) of two, each one collective of
+// `bytes` (from or to rank 0 if rooted) on the star, from its earliest member's start to its
+// latest member's end. Fails the calling test if the job does not finish.
 double CollectiveSeconds(const StarJob& setup, coll::CollectiveOp op, uint64_t bytes,
                          int iteration);
 // The steady time of an all-reduce: iteration 1 (iteration 0 opens the TCP windows).

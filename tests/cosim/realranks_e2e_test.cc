@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -187,10 +188,11 @@ TEST_F(RealRanksEndToEnd, OneRealRankMatchesTheAllEmulatedJob) {
 
 // Issue 13, part 3: the real rank builds its schedules from the emulated ranks' settings
 // (NBOX_COLLECTIVES), so every all-reduce algorithm runs with a real rank and the bench's own
-// check of the result (W x its input) passes. With direct the real rank's iteration is the
-// all-emulated job's within 2%, as the ring's (above); halving-doubling comes out 2.0% above
-// it and the tree 20% below (the all-emulated job's steady tree all-reduces are slower than its
-// first one, even on the flow model): not analysed yet, README.md's issue 13 row.
+// check of the result (W x its input) passes, and its iteration is the all-emulated job's
+// within 3%, as the ring's (above). The tree's root leaves each all-reduce 0.4 s before its
+// leaves and starts the next one: the all-emulated job's iterations overlap, and its iteration
+// time runs from the previous iteration's end, as a rank times its own steps (it came out 20%
+// over the real rank's while it ran from the earliest rank's start).
 TEST_F(RealRanksEndToEnd, EveryAllReduceAlgorithmRunsWithARealRank) {
   for (const std::string algorithm : {"tree", "halving-doubling", "direct"}) {
     SCOPED_TRACE(algorithm);
@@ -204,7 +206,9 @@ TEST_F(RealRanksEndToEnd, EveryAllReduceAlgorithmRunsWithARealRank) {
     ASSERT_EQ(real.exit_code, 0) << real.out << real.err
                                  << ReadFile(dir_ / algorithm / "rank0.log");
     EXPECT_NE(ReadFile(dir_ / algorithm / "rank0.log").find("RESULT ranks=4"), std::string::npos);
-    if (algorithm == "direct") EXPECT_NEAR(RealRankSteady(real), expected, 0.02 * expected);
+    std::printf("%s: real rank %.6f s, all emulated %.6f s\n", algorithm.c_str(),
+                RealRankSteady(real), expected);
+    EXPECT_NEAR(RealRankSteady(real), expected, 0.03 * expected);
     for (const auto& collective : real.results["collectives"]) {
       EXPECT_EQ(collective["algorithm"], algorithm == "tree"     ? "Tree"
                                          : algorithm == "direct" ? "Direct"

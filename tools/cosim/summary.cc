@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -73,12 +74,19 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
       t.exposed[static_cast<size_t>(w.parallelism)] += seconds;
     }
   }
+  // A rank that leaves iteration i - 1 early starts i while others are still in i - 1 (the
+  // root of a tree all-reduce, which finishes before its leaves): spans overlap, and a span
+  // would count that skew twice. So an iteration's time runs from the previous iteration's end
+  // (the first's from its start): the iterations tile the job, and the steady time is the time
+  // per training step, what a rank timing its own steps measures (a real rank's report).
+  std::optional<double> previous_end;
   for (const auto& [index, span] : iteration_spans) {
     IterationSummary s;
     s.index = index;
     s.start_s = span.start;
     s.end_s = span.end;
-    s.time_s = span.end - span.start;
+    s.time_s = span.end - previous_end.value_or(span.start);
+    previous_end = span.end;
     for (const auto& [rank, t] : rank_times[index]) s.compute_s = std::max(s.compute_s, t.compute);
     s.exposed_comm_s = std::max(0.0, s.time_s - s.compute_s);
     s.breakdown = MeanBreakdown(rank_times[index], s.time_s);

@@ -1,7 +1,9 @@
 // Aggregates what the simulated ranks recorded into the figures a report shows.
 //
 // Definitions (also in the README):
-// - iteration i runs from the earliest rank's start of i to the latest rank's end of i;
+// - iteration i ends at the latest rank's end of i; its time runs from the end of i - 1 (the
+//   first's from the earliest rank's start), so iterations that overlap, because a rank left
+//   i - 1 early, do not count the overlap twice (start_s: the earliest rank's start of i);
 // - its compute time is the largest per-rank sum of compute in i (ranks of a DDP job are
 //   identical, so this is every rank's compute);
 // - exposed communication = iteration time - compute time: what overlapping failed to hide;
