@@ -17,6 +17,15 @@ enum class PipelineSchedule {
   kOneFOneB,  // Megatron's 1F1B (PipeDream-Flush): warm-up, one forward one backward, cool-down
 };
 
+// Activation recomputation (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models"; Megatron's --recompute-granularity): what a layer's backward runs again
+// of its forward, for the activations it did not keep.
+enum class Recompute {
+  kNone,
+  kSelective,  // the core attention (scores, softmax, values): its FLOPs, no communication
+  kFull,       // the whole layer's forward, tensor-parallel and expert communication included
+};
+
 enum class DataParallelMode {
   kDdp,    // bucketed gradient all-reduce during the last micro-batch's backward
   kZero1,  // gradient reduce-scatter after the backward, parameter all-gather after the step
@@ -33,6 +42,7 @@ struct TransformerConfig {
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   DataParallelMode data_parallel_mode = DataParallelMode::kDdp;
   bool sequence_parallel = false;  // Korthikanti et al. 2022: TP all-reduce -> AG + RS
+  Recompute recompute = Recompute::kNone;
   ComputeModel compute;
   double backward_to_forward = 2.0;  // backward FLOPs per forward FLOP
   uint32_t activation_bytes = 2;     // bf16 activations between stages and in TP/EP

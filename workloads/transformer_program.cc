@@ -14,8 +14,9 @@ using Coll = coll::CollectiveOp;  // the operation; CollectiveOp() builds the op
 using coll::StepKind;
 
 // Builds one stage's program, iteration by iteration. Names: "F3" is micro-batch 3's forward,
-// "B3" its backward, "L12" model layer 12; communication labels carry the same, so a report
-// groups the ranks' parts of one collective.
+// "B3" its backward, "R3" its forward run again before the backward (full recomputation), "L12"
+// model layer 12; communication labels carry the same, so a report groups the ranks' parts of
+// one collective.
 class StageBuilder {
  public:
   StageBuilder(const TransformerConfig& config, const StageContext& stage)
@@ -162,15 +163,23 @@ class StageBuilder {
 
   // --- one micro-batch ----------------------------------------------------------------------
 
-  void LayerForward(int i) {
+  // The core attention of one micro-batch on this rank (scores, softmax, values: its heads).
+  double CoreAttentionSeconds() const {
+    return c_.compute.Seconds(ComputeKind::kAttention,
+                              tokens_ * c_.shape.AttentionScoreFlopsPerToken() / t_);
+  }
+
+  // Stage layer i's forward, as the forward pass ('F') runs it or as a full recomputation ('R')
+  // runs it again before the layer's backward: the same compute and communication, on the
+  // parameters the backward has gathered already (FSDP).
+  void LayerForward(int i, char pass = 'F') {
     const int layer = st_.first_layer + i;
-    const std::string name = Mb('F') + L(layer);
-    FsdpBeforeLayer('F', i, i + 1);
+    const std::string name = Mb(pass) + L(layer);
+    if (pass == 'F') FsdpBeforeLayer('F', i, i + 1);
     TpBefore(name + " attn");
     const TransformerShape& s = c_.shape;
-    Compute(name + " attn", Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_) +
-                                c_.compute.Seconds(ComputeKind::kAttention,
-                                                   tokens_ * s.AttentionScoreFlopsPerToken() / t_));
+    Compute(name + " attn",
+            Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_) + CoreAttentionSeconds());
     TpAfter(name + " attn");
     if (s.IsMoe()) {
       MoeForward(i, name);
@@ -186,6 +195,7 @@ class StageBuilder {
     const std::string name = Mb('B') + L(layer);
     const double ratio = c_.backward_to_forward;
     FsdpBeforeLayer('B', i, i - 1);
+    if (c_.recompute == Recompute::kFull) LayerForward(i, 'R');
     const TransformerShape& s = c_.shape;
     if (s.IsMoe()) {
       MoeBackward(i, name);
@@ -195,10 +205,13 @@ class StageBuilder {
       TpAfter(name + " mlp");
     }
     TpBefore(name + " attn");
-    Compute(name + " attn",
-            ratio * (Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_) +
-                     c_.compute.Seconds(ComputeKind::kAttention,
-                                        tokens_ * s.AttentionScoreFlopsPerToken() / t_)));
+    // Selective recomputation redoes the core attention, which needs no communication: it
+    // sits between the column-parallel QKV and the row-parallel projection.
+    if (c_.recompute == Recompute::kSelective) {
+      Compute(name + " attn recompute", CoreAttentionSeconds());
+    }
+    Compute(name + " attn", ratio * (Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_) +
+                                     CoreAttentionSeconds()));
     TpAfter(name + " attn");
     if (c_.data_parallel_mode == DataParallelMode::kFsdp && d_ > 1) {
       Push(CollectiveOp(it_, name + " fsdp rs", Coll::kReduceScatter,

@@ -69,6 +69,23 @@ TEST(TransformerProgram, GPipeRunsEveryForwardThenEveryBackward) {
   EXPECT_EQ(PassOrder(*job.programs[0], 0), "F0 F1 F2 B2 B1 B0");
 }
 
+TEST(TransformerProgram, RecomputationRunsAgainWhatTheBackwardNeeds) {
+  // Full: each layer's forward again right before its backward ("R"), in reverse layer order;
+  // selective: only the core attention, inside the backward ("B0 L0 attn recompute").
+  TransformerConfig full = Small(1, 1, 1, 2, PipelineSchedule::kGPipe);
+  full.recompute = Recompute::kFull;
+  EXPECT_EQ(PassOrder(*MakeTransformerJob(full).programs[0], 0), "F0 F1 R1 B1 R0 B0");
+  TransformerConfig selective = full;
+  selective.recompute = Recompute::kSelective;
+  const JobPrograms job = MakeTransformerJob(selective);
+  EXPECT_EQ(PassOrder(*job.programs[0], 0), "F0 F1 B1 B0");
+  int recomputed = 0;
+  for (const Op& op : job.programs[0]->ops) {
+    if (op.label.find("attn recompute") != std::string::npos) ++recomputed;
+  }
+  EXPECT_EQ(recomputed, 4 * 2);  // every layer, every micro-batch
+}
+
 TEST(TransformerProgram, RanksOfOneStageShareAProgram) {
   // t = 2, p = 2, d = 2: ranks 0-3 are stage 0, 4-7 stage 1 (tp-dp-pp).
   const JobPrograms job = MakeTransformerJob(Small(2, 2, 2, 2, PipelineSchedule::kOneFOneB));

@@ -62,12 +62,14 @@ Workload BuildTransformer(const scenario::Scenario& s) {
   const int m = c.Microbatches();
   w.description = fmt::format(
       "{} {} ({:.2f}B parameters), t={} p={} d={}{}, micro-batch {} x {} tokens, {} micro-batches, "
-      "{} {}{}, {} iterations",
+      "{} {}{}{}, {} iterations",
       s.workload.kind, c.shape.name, static_cast<double>(c.shape.Parameters()) / 1e9,
       c.parallel.tensor, c.parallel.pipeline, c.parallel.data,
       c.shape.IsMoe() ? fmt::format(" e={}", c.parallel.expert) : "", c.micro_batch,
       c.shape.seq_len, m, s.workload.schedule, s.workload.data_parallel_mode,
-      c.sequence_parallel ? ", sequence parallel" : "", c.iterations);
+      c.sequence_parallel ? ", sequence parallel" : "",
+      c.recompute == work::Recompute::kNone ? "" : ", " + s.workload.recompute + " recompute",
+      c.iterations);
   w.details = {{"kind", s.workload.kind},
                {"shape",
                 {{"layers", c.shape.layers},
@@ -89,7 +91,8 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                {"microbatches", m},
                {"schedule", s.workload.schedule},
                {"data_parallel_mode", s.workload.data_parallel_mode},
-               {"sequence_parallel", c.sequence_parallel}};
+               {"sequence_parallel", c.sequence_parallel},
+               {"recompute", s.workload.recompute}};
   return w;
 }
 

@@ -117,10 +117,11 @@ struct WorkloadSection {
   std::string schedule = "1f1b";           // gpipe | 1f1b
   std::string data_parallel_mode = "ddp";  // ddp | zero1 | zero2 | fsdp
   bool sequence_parallel = false;
-  uint64_t activation_bytes = 2;  // per activation (and weight) element: bf16
-  uint64_t gradient_bytes = 0;    // per gradient element; 0 = the kind's (ddp: the model's)
-  double routing_skew = 0;        // moe: 0 = balanced routing
-  double gpu_util_attention = 0;  // 0 = gpu_util
+  std::string recompute = "none";  // none | selective | full
+  uint64_t activation_bytes = 2;   // per activation (and weight) element: bf16
+  uint64_t gradient_bytes = 0;     // per gradient element; 0 = the kind's (ddp: the model's)
+  double routing_skew = 0;         // moe: 0 = balanced routing
+  double gpu_util_attention = 0;   // 0 = gpu_util
   // dlrm (workloads/dlrm.h): the model (0 / empty = the preset's) and the GPU's memory
   double gpu_memory_bw = 0;  // bytes/s
   int tables = 0;

@@ -63,6 +63,11 @@ std::vector<KeySpec> TransformerKeys() {
        "transformer, moe: Megatron's sequence parallelism (tensor-parallel all-reduces become "
        "all-gather + reduce-scatter; needed with tensor and expert parallelism together)",
        Switch(work(&WorkloadSection::sequence_parallel))},
+      {"workload", "recompute",
+       "transformer, moe: activation recomputation in each layer's backward: none, selective "
+       "(the core attention's FLOPs again) or full (the layer's whole forward again, its "
+       "tensor-parallel and expert communication included)",
+       Choice(work(&WorkloadSection::recompute), {"none", "selective", "full"})},
       {"workload", "activation_bytes",
        "transformer, moe: bytes per activation and weight element (2: bf16)",
        Bytes(work(&WorkloadSection::activation_bytes), 1, 8)},

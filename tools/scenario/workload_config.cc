@@ -114,6 +114,9 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
                          : w.data_parallel_mode == "fsdp"  ? work::DataParallelMode::kFsdp
                                                            : work::DataParallelMode::kDdp;
   c.sequence_parallel = w.sequence_parallel;
+  c.recompute = w.recompute == "full"        ? work::Recompute::kFull
+                : w.recompute == "selective" ? work::Recompute::kSelective
+                                             : work::Recompute::kNone;
   c.compute.peak_flops = w.gpu_peak_flops;
   c.compute.utilization = w.gpu_util;
   c.compute.attention_utilization = w.gpu_util_attention;
