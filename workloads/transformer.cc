@@ -68,6 +68,30 @@ void ValidateTransformerConfig(const TransformerConfig& c) {
                                     std::to_string(s.layers) + " layers");
   }
   if (c.micro_batch < 1) Reject("micro_batch", "must be at least 1");
+  if (c.virtual_stages < 1) Reject("virtual_stages", "must be at least 1");
+  if (c.virtual_stages > 1) {
+    const int p = c.parallel.pipeline;
+    const int v = c.virtual_stages;
+    if (c.schedule != PipelineSchedule::kOneFOneB || p < 2) {
+      Reject("virtual_stages", std::to_string(v) +
+                                   ": interleaving needs the 1f1b schedule and at least 2 "
+                                   "pipeline stages");
+    }
+    if (s.layers % (p * v) != 0) {
+      Reject("virtual_stages", std::to_string(v) + " chunks on each of " + std::to_string(p) +
+                                   " stages do not divide the " + std::to_string(s.layers) +
+                                   " layers evenly");
+    }
+    if (c.Microbatches() % p != 0) {
+      Reject("virtual_stages", "interleaving needs the micro-batches (" +
+                                   std::to_string(c.Microbatches()) +
+                                   ") to be a multiple of the pipeline stages (" +
+                                   std::to_string(p) + "), as Megatron does");
+    }
+    if (c.data_parallel_mode == DataParallelMode::kFsdp) {
+      Reject("virtual_stages", "interleaving with fsdp is not modelled");
+    }
+  }
   const int per_step = c.micro_batch * c.parallel.data;
   if (c.global_batch < 0 || (c.global_batch > 0 && c.global_batch % per_step != 0)) {
     Reject("global_batch", std::to_string(c.global_batch) +

@@ -40,6 +40,9 @@ struct TransformerConfig {
   int micro_batch = 1;   // sequences per micro-batch
   int global_batch = 0;  // sequences per iteration; 0 = micro_batch x data (one micro-batch)
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  // Model chunks per pipeline rank: > 1 runs Megatron's interleaved 1F1B (virtual pipeline
+  // stages, Narayanan et al. 2021, Sec. 2.2.2).
+  int virtual_stages = 1;
   DataParallelMode data_parallel_mode = DataParallelMode::kDdp;
   bool sequence_parallel = false;  // Korthikanti et al. 2022: TP all-reduce -> AG + RS
   Recompute recompute = Recompute::kNone;

@@ -13,6 +13,21 @@ namespace {
 using Coll = coll::CollectiveOp;  // the operation; CollectiveOp() builds the op that issues it
 using coll::StepKind;
 
+// The layers a rank runs as one pipeline stage: all of its stage's, or with interleaving one of
+// its v chunks, virtual stage j p + stage of p v (Narayanan et al. 2021, Sec. 2.2.2), with the
+// gradient buckets of its layers (each chunk is a model of its own to DDP, as in Megatron).
+struct ModelChunk {
+  int index = 0;        // j
+  int first_layer = 0;  // model layers first_layer .. first_layer + layers - 1
+  int layers = 0;
+  bool first = false;                  // virtual stage 0: the embedding
+  bool last = false;                   // the last virtual stage: the logits and the loss
+  std::vector<uint64_t> dense_params;  // per chunk layer, this rank's share
+  std::vector<uint64_t> expert_params;
+  std::vector<GradientBucket> dense_buckets;
+  std::vector<GradientBucket> expert_buckets;
+};
+
 // Builds one stage's program, iteration by iteration. Names: "F3" is micro-batch 3's forward,
 // "B3" its backward, "R3" its forward run again before the backward (full recomputation), "L12"
 // model layer 12; communication labels carry the same, so a report groups the ranks' parts of
@@ -27,13 +42,16 @@ class StageBuilder {
         d_(config.parallel.data),
         e_(config.parallel.expert),
         m_(config.Microbatches()),
-        first_(stage.stage == 0),
-        last_(stage.stage == config.parallel.pipeline - 1),
+        v_(config.virtual_stages),
+        first_stage_(stage.stage == 0),
+        last_stage_(stage.stage == config.parallel.pipeline - 1),
         sp_(config.sequence_parallel && config.parallel.tensor > 1),
         tokens_(static_cast<double>(config.micro_batch) * config.shape.seq_len),
         activation_(static_cast<uint64_t>(config.micro_batch) * config.shape.seq_len *
                     config.shape.hidden * config.activation_bytes) {
-    PlanGradients();
+    MakeChunks();
+    for (ModelChunk& chunk : chunks_) PlanGradients(chunk);
+    ch_ = &chunks_.front();
   }
 
   RankProgram Build() {
@@ -42,6 +60,8 @@ class StageBuilder {
       program_.ops.push_back(MarkerOp(OpKind::kIterationBegin, it_));
       if (c_.schedule == PipelineSchedule::kGPipe) {
         GPipe();
+      } else if (v_ > 1) {
+        InterleavedOneFOneB();
       } else {
         OneFOneB();
       }
@@ -82,7 +102,11 @@ class StageBuilder {
     if (sp_) Tp(label + " ag", Coll::kAllGather, activation_);
   }
 
-  std::string Mb(char pass) const { return std::string(1, pass) + std::to_string(mb_); }
+  // "F3", or "F3c1" for chunk 1's with interleaving.
+  std::string Mb(char pass) const {
+    return std::string(1, pass) + std::to_string(mb_) +
+           (v_ > 1 ? "c" + std::to_string(ch_->index) : "");
+  }
   static std::string L(int layer) { return " L" + std::to_string(layer); }
 
   // A point-to-point group with the neighbouring stages, waited for (Megatron's _communicate).
@@ -92,10 +116,14 @@ class StageBuilder {
   }
 
   uint64_t PipelineBytes() const { return sp_ ? activation_ / t_ : activation_; }
-  coll::Transfer SendNext() const { return {StepKind::kSend, st_.stage + 1, PipelineBytes()}; }
-  coll::Transfer RecvNext() const { return {StepKind::kRecv, st_.stage + 1, PipelineBytes()}; }
-  coll::Transfer SendPrev() const { return {StepKind::kSend, st_.stage - 1, PipelineBytes()}; }
-  coll::Transfer RecvPrev() const { return {StepKind::kRecv, st_.stage - 1, PipelineBytes()}; }
+  // The neighbouring stages; with interleaving the last stage's next is the first (its chunk j
+  // feeds chunk j + 1 there), as Megatron's ring of pipeline ranks.
+  int NextStage() const { return (st_.stage + 1) % p_; }
+  int PrevStage() const { return (st_.stage + p_ - 1) % p_; }
+  coll::Transfer SendNext() const { return {StepKind::kSend, NextStage(), PipelineBytes()}; }
+  coll::Transfer RecvNext() const { return {StepKind::kRecv, NextStage(), PipelineBytes()}; }
+  coll::Transfer SendPrev() const { return {StepKind::kSend, PrevStage(), PipelineBytes()}; }
+  coll::Transfer RecvPrev() const { return {StepKind::kRecv, PrevStage(), PipelineBytes()}; }
 
   // --- gradients and parameters per layer ---------------------------------------------------
 
@@ -103,14 +131,14 @@ class StageBuilder {
   // dense parts (reduced over the data-parallel group) and experts (over the expert-data
   // group). The input embedding rides with the stage's lowest layer (its gradient is ready
   // last), the untied output layer with its highest (ready first).
-  void PlanGradients() {
+  void PlanGradients(ModelChunk& chunk) {
     const TransformerShape& s = c_.shape;
-    for (int i = 0; i < st_.layers; ++i) {
+    for (int i = 0; i < chunk.layers; ++i) {
       uint64_t dense = (s.LayerParameters() - s.ExpertParameters()) / t_;
-      if (first_ && i == 0) dense += s.EmbeddingParameters() / t_;
-      if (last_ && i == st_.layers - 1) dense += (s.OutputParameters() + s.hidden) / t_;
-      dense_params_.push_back(dense);
-      expert_params_.push_back(s.ExpertParameters() / e_);
+      if (chunk.first && i == 0) dense += s.EmbeddingParameters() / t_;
+      if (chunk.last && i == chunk.layers - 1) dense += (s.OutputParameters() + s.hidden) / t_;
+      chunk.dense_params.push_back(dense);
+      chunk.expert_params.push_back(s.ExpertParameters() / e_);
     }
     auto bucket = [this](const std::vector<uint64_t>& params, int group) {
       std::vector<uint64_t> bytes;
@@ -118,9 +146,32 @@ class StageBuilder {
       if (group == 1 || bytes.empty()) return std::vector<GradientBucket>{};
       return AssignGradientBuckets(bytes, c_.bucket_bytes, c_.bucket_bytes, BucketClosing::kAtCap);
     };
-    dense_buckets_ = bucket(dense_params_, d_);
-    expert_buckets_ =
-        c_.shape.IsMoe() ? bucket(expert_params_, d_ / e_) : std::vector<GradientBucket>{};
+    chunk.dense_buckets = bucket(chunk.dense_params, d_);
+    chunk.expert_buckets =
+        c_.shape.IsMoe() ? bucket(chunk.expert_params, d_ / e_) : std::vector<GradientBucket>{};
+  }
+
+  // The stage's one chunk (its layers, split as MakeTransformerJob did), or its v chunks of
+  // layers / (p v) each (ValidateTransformerConfig checks they divide).
+  void MakeChunks() {
+    auto add = [this](int index, int first_layer, int layers, bool first, bool last) {
+      ModelChunk& chunk = chunks_.emplace_back();
+      chunk.index = index;
+      chunk.first_layer = first_layer;
+      chunk.layers = layers;
+      chunk.first = first;
+      chunk.last = last;
+    };
+    if (v_ == 1) {
+      add(0, st_.first_layer, st_.layers, first_stage_, last_stage_);
+      return;
+    }
+    const int per_chunk = c_.shape.layers / (p_ * v_);
+    for (int j = 0; j < v_; ++j) {
+      const int virtual_stage = j * p_ + st_.stage;
+      add(j, virtual_stage * per_chunk, per_chunk, virtual_stage == 0,
+          virtual_stage == p_ * v_ - 1);
+    }
   }
 
   // The gradient reduction of one bucket: all-reduce (ddp) or reduce-scatter (ZeRO).
@@ -128,17 +179,17 @@ class StageBuilder {
     const bool zero = c_.data_parallel_mode != DataParallelMode::kDdp;
     Push(CollectiveOp(
         it_,
-        what + " grads L" + std::to_string(st_.first_layer + bucket.last_ready_layer) +
+        what + " grads L" + std::to_string(ch_->first_layer + bucket.last_ready_layer) +
             (zero ? " rs" : " ar"),
         zero ? Coll::kReduceScatter : Coll::kAllReduce, bucket.bytes, slot, kDpStream));
   }
 
   // Buckets whose lowest layer is stage layer `i` close after its backward.
   void CloseBuckets(int i) {
-    for (const GradientBucket& b : dense_buckets_) {
+    for (const GradientBucket& b : ch_->dense_buckets) {
       if (b.last_ready_layer == i) ReduceBucket("dp", b, kDataSlot);
     }
-    for (const GradientBucket& b : expert_buckets_) {
+    for (const GradientBucket& b : ch_->expert_buckets) {
       if (b.last_ready_layer == i) ReduceBucket("edp", b, kExpertDataSlot);
     }
   }
@@ -148,8 +199,8 @@ class StageBuilder {
   void FsdpGather(char pass, int i) {
     if (d_ > 1) {
       fsdp_gathers_[{pass, i}] =
-          Push(CollectiveOp(it_, Mb(pass) + L(st_.first_layer + i) + " fsdp ag", Coll::kAllGather,
-                            dense_params_[i] * c_.parameter_bytes, kDataSlot, kDpStream, mb_));
+          Push(CollectiveOp(it_, Mb(pass) + L(ch_->first_layer + i) + " fsdp ag", Coll::kAllGather,
+                            ch_->dense_params[i] * c_.parameter_bytes, kDataSlot, kDpStream, mb_));
     }
   }
 
@@ -157,7 +208,7 @@ class StageBuilder {
   // layer of prefetch, as FSDP's default), and this layer's must be there.
   void FsdpBeforeLayer(char pass, int i, int next) {
     if (c_.data_parallel_mode != DataParallelMode::kFsdp || d_ == 1) return;
-    if (next >= 0 && next < st_.layers) FsdpGather(pass, next);
+    if (next >= 0 && next < ch_->layers) FsdpGather(pass, next);
     Wait(fsdp_gathers_.at({pass, i}));
   }
 
@@ -173,7 +224,7 @@ class StageBuilder {
   // runs it again before the layer's backward: the same compute and communication, on the
   // parameters the backward has gathered already (FSDP).
   void LayerForward(int i, char pass = 'F') {
-    const int layer = st_.first_layer + i;
+    const int layer = ch_->first_layer + i;
     const std::string name = Mb(pass) + L(layer);
     if (pass == 'F') FsdpBeforeLayer('F', i, i + 1);
     TpBefore(name + " attn");
@@ -191,7 +242,7 @@ class StageBuilder {
   }
 
   void LayerBackward(int i) {
-    const int layer = st_.first_layer + i;
+    const int layer = ch_->first_layer + i;
     const std::string name = Mb('B') + L(layer);
     const double ratio = c_.backward_to_forward;
     FsdpBeforeLayer('B', i, i - 1);
@@ -215,7 +266,7 @@ class StageBuilder {
     TpAfter(name + " attn");
     if (c_.data_parallel_mode == DataParallelMode::kFsdp && d_ > 1) {
       Push(CollectiveOp(it_, name + " fsdp rs", Coll::kReduceScatter,
-                        dense_params_[i] * c_.gradient_bytes, kDataSlot, kDpStream, mb_));
+                        ch_->dense_params[i] * c_.gradient_bytes, kDataSlot, kDpStream, mb_));
     }
     const bool overlapped = c_.data_parallel_mode == DataParallelMode::kDdp ||
                             c_.data_parallel_mode == DataParallelMode::kZero2;
@@ -232,7 +283,7 @@ class StageBuilder {
   }
 
   double ExpertSeconds(int i) const {
-    const int layer = st_.first_layer + i;
+    const int layer = ch_->first_layer + i;
     const double tokens =
         e_ == 1 ? RoutedTokens() * c_.shape.top_k
                 : static_cast<double>(
@@ -241,7 +292,7 @@ class StageBuilder {
   }
 
   void MoeForward(int i, const std::string& name) {
-    const int layer = st_.first_layer + i;
+    const int layer = ch_->first_layer + i;
     Compute(name + " router", Matmul(RoutedTokens() * c_.shape.RouterFlopsPerToken()));
     ExpertAllToAll(name + " dispatch", Counts(st_.dispatch, layer));
     Compute(name + " experts", ExpertSeconds(i));
@@ -249,7 +300,7 @@ class StageBuilder {
   }
 
   void MoeBackward(int i, const std::string& name) {
-    const int layer = st_.first_layer + i;
+    const int layer = ch_->first_layer + i;
     const double ratio = c_.backward_to_forward;
     // Gradients retrace the combine (token owners to experts: the dispatch pattern), then the
     // dispatch (experts to owners: the combine pattern).
@@ -269,9 +320,9 @@ class StageBuilder {
     if (c_.data_parallel_mode == DataParallelMode::kFsdp) FsdpGather('F', 0);
     // The vocabulary-parallel embedding sums its shards: an all-reduce (a reduce-scatter with
     // sequence parallelism).
-    if (first_) TpAfter(Mb('F') + " embedding");
-    for (int i = 0; i < st_.layers; ++i) LayerForward(i);
-    if (last_) {
+    if (ch_->first) TpAfter(Mb('F') + " embedding");
+    for (int i = 0; i < ch_->layers; ++i) LayerForward(i);
+    if (ch_->last) {
       const std::string name = Mb('F') + " logits";
       TpBefore(name);
       Compute(name, Matmul(tokens_ * c_.shape.LogitsFlopsPerToken() / t_));
@@ -286,14 +337,14 @@ class StageBuilder {
 
   void Backward(int mb) {
     mb_ = mb;
-    if (c_.data_parallel_mode == DataParallelMode::kFsdp) FsdpGather('B', st_.layers - 1);
-    if (last_) {
+    if (c_.data_parallel_mode == DataParallelMode::kFsdp) FsdpGather('B', ch_->layers - 1);
+    if (ch_->last) {
       const std::string name = Mb('B') + " logits";
       Compute(name, c_.backward_to_forward * Matmul(tokens_ * c_.shape.LogitsFlopsPerToken() / t_));
       TpAfter(name);
     }
-    for (int i = st_.layers - 1; i >= 0; --i) LayerBackward(i);
-    if (first_) TpBefore(Mb('B') + " embedding");
+    for (int i = ch_->layers - 1; i >= 0; --i) LayerBackward(i);
+    if (ch_->first) TpBefore(Mb('B') + " embedding");
   }
 
   // --- schedules ----------------------------------------------------------------------------
@@ -302,15 +353,15 @@ class StageBuilder {
     last_backward_ = 0;  // backwards run in reverse micro-batch order
     for (int i = 0; i < m_; ++i) {
       mb_ = i;
-      if (!first_) Pipeline(Mb('F') + " recv", {RecvPrev()});
+      if (!first_stage_) Pipeline(Mb('F') + " recv", {RecvPrev()});
       Forward(i);
-      if (!last_) Pipeline(Mb('F') + " send", {SendNext()});
+      if (!last_stage_) Pipeline(Mb('F') + " send", {SendNext()});
     }
     for (int i = m_ - 1; i >= 0; --i) {
       mb_ = i;
-      if (!last_) Pipeline(Mb('B') + " recv", {RecvNext()});
+      if (!last_stage_) Pipeline(Mb('B') + " recv", {RecvNext()});
       Backward(i);
-      if (!first_) Pipeline(Mb('B') + " send", {SendPrev()});
+      if (!first_stage_) Pipeline(Mb('B') + " send", {SendPrev()});
     }
   }
 
@@ -321,11 +372,11 @@ class StageBuilder {
     const int steady = m_ - warmup;
     for (int i = 0; i < warmup; ++i) {
       mb_ = i;
-      if (!first_) Pipeline(Mb('F') + " recv", {RecvPrev()});
+      if (!first_stage_) Pipeline(Mb('F') + " recv", {RecvPrev()});
       Forward(i);
-      if (!last_) Pipeline(Mb('F') + " send", {SendNext()});
+      if (!last_stage_) Pipeline(Mb('F') + " send", {SendNext()});
     }
-    if (steady > 0 && !first_) {
+    if (steady > 0 && !first_stage_) {
       mb_ = warmup;
       Pipeline(Mb('F') + " recv", {RecvPrev()});
     }
@@ -334,23 +385,105 @@ class StageBuilder {
       Forward(f);
       // send_forward_recv_backward: the activation out, the gradient of micro-batch k in.
       mb_ = f;
-      if (!last_)
+      if (!last_stage_)
         Pipeline(Mb('F') + " send B" + std::to_string(k) + " recv", {SendNext(), RecvNext()});
       Backward(k);
       mb_ = k;
       if (k == steady - 1) {
-        if (!first_) Pipeline(Mb('B') + " send", {SendPrev()});
-      } else if (!first_) {
+        if (!first_stage_) Pipeline(Mb('B') + " send", {SendPrev()});
+      } else if (!first_stage_) {
         // send_backward_recv_forward: the gradient out, the next activation in.
         Pipeline(Mb('B') + " send F" + std::to_string(f + 1) + " recv", {SendPrev(), RecvPrev()});
       }
     }
     for (int i = steady; i < m_; ++i) {
       mb_ = i;
-      if (!last_) Pipeline(Mb('B') + " recv", {RecvNext()});
+      if (!last_stage_) Pipeline(Mb('B') + " recv", {RecvNext()});
       Backward(i);
-      if (!first_) Pipeline(Mb('B') + " send", {SendPrev()});
+      if (!first_stage_) Pipeline(Mb('B') + " send", {SendPrev()});
     }
+  }
+
+  // Megatron-LM's forward_backward_pipelining_with_interleaving (without overlap_p2p_comm):
+  // the m v forward and backward steps of the rank's v chunks, in groups of p micro-batches
+  // per chunk; every exchange with the neighbouring stages is one transfer group, as its
+  // batched send_forward_recv_forward, send_forward_backward_recv_forward_backward and
+  // send_backward_recv_backward are. Its rules, step by step: workloads/README.md.
+  void InterleavedOneFOneB() {
+    last_backward_ = m_ - 1;  // each chunk's last backward is of the last micro-batch
+    const int total = m_ * v_;
+    const bool all_warmup = m_ == p_;
+    const int warmup =
+        all_warmup ? total : std::min((p_ - st_.stage - 1) * 2 + (v_ - 1) * p_, total);
+    const int remaining = total - warmup;
+    // The first forward's input: none on the first stage (its chunk 0 is virtual stage 0).
+    if (!first_stage_) {
+      StepAt(0, true);
+      Pipeline(Mb('F') + " recv", {RecvPrev()});
+    }
+    for (int k = 0; k < warmup; ++k) {
+      StepAt(k, true);
+      Forward(mb_);
+      const std::string sent = Mb('F');
+      const bool send = !ch_->last;
+      const bool recv_prev = !(first_stage_ && ChunkOf(k + 1, true) == 0) && k != total - 1;
+      std::vector<coll::Transfer> group;
+      if (send) group.push_back(SendNext());
+      if (recv_prev) group.push_back(RecvPrev());
+      if (k == warmup - 1 && !all_warmup && !last_stage_) group.push_back(RecvNext());
+      Pipeline(sent + " send/recv", std::move(group));
+    }
+    for (int k = 0; k < remaining; ++k) {
+      const int forward = k + warmup;
+      StepAt(forward, true);
+      Forward(mb_);
+      const bool send_forward = !ch_->last;
+      const std::string forward_label = Mb('F');
+      StepAt(k, false);
+      Backward(mb_);
+      const bool send_backward = !ch_->first;
+      // The first stage runs p - 1 forwards ahead of the last: the input it waits for is of
+      // the chunk p - 1 steps back, none when that was the last chunk; and the last stage's
+      // gradients likewise.
+      bool recv_prev = !first_stage_ || ChunkOf(forward - (p_ - 1), true) != v_ - 1;
+      const bool recv_next = !last_stage_ || ChunkOf(k - (p_ - 1), false) != 0;
+      if (k == remaining - 1) recv_prev = false;
+      std::vector<coll::Transfer> group;
+      if (send_forward) group.push_back(SendNext());
+      if (send_backward) group.push_back(SendPrev());
+      if (recv_prev) group.push_back(RecvPrev());
+      if (recv_next) group.push_back(RecvNext());
+      Pipeline(forward_label + " " + Mb('B') + " send/recv", std::move(group));
+    }
+    if (all_warmup && !last_stage_) {
+      StepAt(remaining, false);
+      Pipeline(Mb('B') + " recv", {RecvNext()});
+    }
+    for (int k = remaining; k < total; ++k) {
+      StepAt(k, false);
+      Backward(mb_);
+      const bool send = !ch_->first;
+      const bool recv_next = !(last_stage_ && ChunkOf(k + 1, false) == v_ - 1) && k != total - 1;
+      std::vector<coll::Transfer> group;
+      if (send) group.push_back(SendPrev());
+      if (recv_next) group.push_back(RecvNext());
+      Pipeline(Mb('B') + " send/recv", std::move(group));
+    }
+  }
+
+  // Step k's chunk (Megatron's get_model_chunk_id): groups of p steps per chunk, forwards from
+  // chunk 0 up, backwards from the last chunk down. k may be negative (a step p - 1 back).
+  int ChunkOf(int k, bool forward) const {
+    const int group = p_ * v_;
+    const int chunk = (((k % group) + group) % group) / p_;
+    return forward ? chunk : v_ - 1 - chunk;
+  }
+
+  // Makes step k (of the forwards or of the backwards) current: its chunk and micro-batch,
+  // (k / (p v)) p + k mod p.
+  void StepAt(int k, bool forward) {
+    ch_ = &chunks_[static_cast<size_t>(ChunkOf(k, forward))];
+    mb_ = k / (p_ * v_) * p_ + k % p_;
   }
 
   // --- end of the iteration -----------------------------------------------------------------
@@ -358,11 +491,14 @@ class StageBuilder {
   void Finish() {
     mb_ = -1;
     if (c_.data_parallel_mode == DataParallelMode::kZero1) {
-      for (int i = st_.layers - 1; i >= 0; --i) CloseBuckets(i);
+      for (ModelChunk& chunk : chunks_) {
+        ch_ = &chunk;
+        for (int i = chunk.layers - 1; i >= 0; --i) CloseBuckets(i);
+      }
     }
     Push(WaitStreamOp(it_, kDpStream));
     const TransformerShape& s = c_.shape;
-    if (s.tied_embeddings && p_ > 1 && (first_ || last_)) {
+    if (s.tied_embeddings && p_ > 1 && (first_stage_ || last_stage_)) {
       Wait(Push(CollectiveOp(it_, "embedding grads ar", Coll::kAllReduce,
                              static_cast<uint64_t>(s.vocab) * s.hidden / t_ * c_.gradient_bytes,
                              kEmbeddingSlot, kDpStream)));
@@ -382,27 +518,28 @@ class StageBuilder {
         for (const GradientBucket& b : buckets) {
           Push(CollectiveOp(it_,
                             std::string(what) + " params L" +
-                                std::to_string(st_.first_layer + b.last_ready_layer) + " ag",
+                                std::to_string(ch_->first_layer + b.last_ready_layer) + " ag",
                             Coll::kAllGather, b.bytes / c_.gradient_bytes * c_.parameter_bytes,
                             slot, kDpStream));
         }
       };
-      gather(dense_buckets_, kDataSlot, "dp");
-      gather(expert_buckets_, kExpertDataSlot, "edp");
+      for (ModelChunk& chunk : chunks_) {
+        ch_ = &chunk;
+        gather(chunk.dense_buckets, kDataSlot, "dp");
+        gather(chunk.expert_buckets, kExpertDataSlot, "edp");
+      }
       Push(WaitStreamOp(it_, kDpStream));
     }
   }
 
   const TransformerConfig& c_;
   const StageContext& st_;
-  const int t_, p_, d_, e_, m_;
-  const bool first_, last_, sp_;
+  const int t_, p_, d_, e_, m_, v_;
+  const bool first_stage_, last_stage_, sp_;
   const double tokens_;        // tokens of one micro-batch
   const uint64_t activation_;  // bytes of one micro-batch's activations, b x s x h
-  std::vector<uint64_t> dense_params_;
-  std::vector<uint64_t> expert_params_;
-  std::vector<GradientBucket> dense_buckets_;
-  std::vector<GradientBucket> expert_buckets_;
+  std::vector<ModelChunk> chunks_;
+  ModelChunk* ch_ = nullptr;  // the chunk whose layers the ops being built belong to
   std::map<std::pair<char, int>, uint32_t> fsdp_gathers_;  // (pass, stage layer) -> op
   RankProgram program_;
   int it_ = 0;

@@ -104,13 +104,14 @@ TEST(TransformerJob, EveryPairCarriesWhatMegatronsRulesSay) {
 // The bubble of a pipeline with equal stages on a network made infinitely fast (10 Tb/s
 // links, 1 ns latency, no tensor or data parallelism): (p - 1) / (m + p - 1) of the iteration
 // (Narayanan et al. 2021, Sec. 2.2.1), the same for GPipe and 1F1B.
-void ExpectBubbleRatio(PipelineSchedule schedule) {
+void ExpectBubbleRatio(PipelineSchedule schedule, int v = 1) {
   const int p = 4;
   const int m = 8;
   TransformerConfig c = SmallModel(1, p, 1, m);
-  c.shape.layers = 8;  // two per stage
-  c.shape.vocab = 1;   // no logits to speak of: the last stage computes what the others do
+  c.shape.layers = 8 * v;  // two per stage and chunk
+  c.shape.vocab = 1;       // no logits to speak of: the last stage computes what the others do
   c.schedule = schedule;
+  c.virtual_stages = v;
   const work::JobPrograms job = work::MakeTransformerJob(c);
   StarJob setup;
   setup.world = p;
@@ -120,8 +121,11 @@ void ExpectBubbleRatio(PipelineSchedule schedule) {
   const JobOutcome out = RunOnStar(setup, job);
   ASSERT_TRUE(out.finished);
   const auto& it = out.summary.iterations[0];
-  const double expected = static_cast<double>(p - 1) / (m + p - 1);
-  std::printf("bubble %.4f of the iteration, (p-1)/(m+p-1) = %.4f\n",
+  // With v chunks per stage each bubble step is a chunk's, 1/v of a stage's work: the bubble
+  // is (p - 1) / (v m) of the ideal time, (p - 1) / (v m + p - 1) of the iteration (ibid.,
+  // Sec. 2.2.2).
+  const double expected = static_cast<double>(p - 1) / (v * m + p - 1);
+  std::printf("v=%d: bubble %.4f of the iteration, (p-1)/(v m+p-1) = %.4f\n", v,
               it.breakdown.bubble_s / it.time_s, expected);
   EXPECT_NEAR(it.breakdown.bubble_s / it.time_s, expected, 0.01);
 }
@@ -132,6 +136,35 @@ TEST(TransformerJob, OneFOneBBubbleRatioOnAnInfinitelyFastNetwork) {
 
 TEST(TransformerJob, GPipeBubbleRatioOnAnInfinitelyFastNetwork) {
   ExpectBubbleRatio(PipelineSchedule::kGPipe);
+}
+
+// Interleaving on two stages (each one's next stage is also its previous: the last stage's
+// chunk 0 feeds the first stage's chunk 1) with tensor and data parallelism: the job finishes,
+// every byte arrives, and each pipeline pair carries what the virtual stages' boundaries say.
+// Virtual stages 0..3 are (stage 0, chunk 0), (1, 0), (0, 1), (1, 1): forward activations
+// cross 0 -> 1, 1 -> 0 and 0 -> 1, gradients the reverse, so each direction carries three
+// messages of b s h per micro-batch.
+TEST(TransformerJob, InterleavedPipelineOnTwoStagesCarriesEveryBoundary) {
+  const uint64_t m = 4;
+  TransformerConfig c = SmallModel(2, 2, 2, static_cast<int>(m));
+  c.virtual_stages = 2;
+  const work::JobPrograms job = work::MakeTransformerJob(c);
+  StarJob setup;
+  setup.world = 8;
+  setup.rate_bps = 100e9;
+  setup.network.mtu = 9000;
+  const JobOutcome out = RunOnStar(setup, job);
+  ASSERT_TRUE(out.finished);
+  EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes) << "bytes conserved";
+  const auto pairs = PairBytes(out, job);
+  const uint64_t s = 1 * kSeq * kHidden * 2;
+  EXPECT_EQ((pairs.at({Parallelism::kPipeline, 2, 6})), m * 3 * s);
+  EXPECT_EQ((pairs.at({Parallelism::kPipeline, 6, 2})), m * 3 * s);
+}
+
+TEST(TransformerJob, InterleavedOneFOneBBubbleRatioOnAnInfinitelyFastNetwork) {
+  ExpectBubbleRatio(PipelineSchedule::kOneFOneB, 2);
+  ExpectBubbleRatio(PipelineSchedule::kOneFOneB, 4);
 }
 
 TEST(TransformerJob, IterationMatchesTheAnalyticalComposition) {

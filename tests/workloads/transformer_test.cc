@@ -69,6 +69,41 @@ TEST(TransformerProgram, GPipeRunsEveryForwardThenEveryBackward) {
   EXPECT_EQ(PassOrder(*job.programs[0], 0), "F0 F1 F2 B2 B1 B0");
 }
 
+// Every pass of a program in order ("F0c1 B0c0 ..."), from its attention compute ops; with one
+// layer per chunk each pass has one.
+std::string EveryPass(const RankProgram& program) {
+  std::string order;
+  for (const Op& op : program.ops) {
+    if (op.kind != OpKind::kCompute || op.label.size() < 5 ||
+        op.label.compare(op.label.size() - 5, 5, " attn") != 0) {
+      continue;
+    }
+    order += (order.empty() ? "" : " ") + op.label.substr(0, op.label.find(' '));
+  }
+  return order;
+}
+
+TEST(TransformerProgram, InterleavedOneFOneBOrderOfBothStages) {
+  // p = 2, v = 2, m = 4, one layer per chunk. Megatron's rules, worked by hand: forward step
+  // k runs chunk (k mod p v) / p (backward: v - 1 minus that) on micro-batch (k / p v) p +
+  // k mod p; stage s warms up with (p - s - 1) 2 + (v - 1) p forwards, alternates, cools down.
+  TransformerConfig c = Small(1, 2, 1, 4, PipelineSchedule::kOneFOneB);
+  c.virtual_stages = 2;
+  const JobPrograms job = MakeTransformerJob(c);
+  EXPECT_EQ(EveryPass(*job.programs[0]),
+            "F0c0 F1c0 F0c1 F1c1 F2c0 B0c1 F3c0 B1c1 F2c1 B0c0 F3c1 B1c0 B2c1 B3c1 B2c0 B3c0");
+  EXPECT_EQ(EveryPass(*job.programs[1]),
+            "F0c0 F1c0 F0c1 B0c1 F1c1 B1c1 F2c0 B0c0 F3c0 B1c0 F2c1 B2c1 F3c1 B3c1 B2c0 B3c0");
+  // Chunk j of stage s holds virtual stage j p + s: stage 1's chunk 0 is layer 1, chunk 1 layer 3.
+  const std::string ops = [&] {
+    std::string all;
+    for (const Op& op : job.programs[1]->ops) all += op.label + "\n";
+    return all;
+  }();
+  EXPECT_NE(ops.find("F0c0 L1 attn"), std::string::npos);
+  EXPECT_NE(ops.find("F0c1 L3 attn"), std::string::npos);
+}
+
 TEST(TransformerProgram, RecomputationRunsAgainWhatTheBackwardNeeds) {
   // Full: each layer's forward again right before its backward ("R"), in reverse layer order;
   // selective: only the core attention, inside the backward ("B0 L0 attn recompute").
@@ -122,6 +157,20 @@ TEST(TransformerProgram, ConfigurationErrorsNameTheField) {
   c.parallel.tensor = 2;
   c.parallel.data = 2;
   EXPECT_NE(message(c).find("TransformerConfig.sequence_parallel"), std::string::npos);
+  // Interleaving: 4 layers do not split into 2 stages x 4 chunks; 3 micro-batches are no
+  // multiple of 2 stages; one stage has nothing to interleave with; GPipe does not interleave.
+  c = Small(1, 2, 1, 4, PipelineSchedule::kOneFOneB);
+  c.virtual_stages = 4;
+  EXPECT_NE(message(c).find("do not divide the 4 layers"), std::string::npos) << message(c);
+  c = Small(1, 2, 1, 3, PipelineSchedule::kOneFOneB);
+  c.virtual_stages = 2;
+  EXPECT_NE(message(c).find("micro-batches (3)"), std::string::npos) << message(c);
+  c = Small(1, 1, 1, 2, PipelineSchedule::kOneFOneB);
+  c.virtual_stages = 2;
+  EXPECT_NE(message(c).find("TransformerConfig.virtual_stages"), std::string::npos);
+  c = Small(1, 2, 1, 2, PipelineSchedule::kGPipe);
+  c.virtual_stages = 2;
+  EXPECT_NE(message(c).find("TransformerConfig.virtual_stages"), std::string::npos);
 }
 
 TEST(MoeRouting, BalancedRoutingSendsEveryExpertItsShare) {

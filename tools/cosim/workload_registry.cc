@@ -66,8 +66,10 @@ Workload BuildTransformer(const scenario::Scenario& s) {
       s.workload.kind, c.shape.name, static_cast<double>(c.shape.Parameters()) / 1e9,
       c.parallel.tensor, c.parallel.pipeline, c.parallel.data,
       c.shape.IsMoe() ? fmt::format(" e={}", c.parallel.expert) : "", c.micro_batch,
-      c.shape.seq_len, m, s.workload.schedule, s.workload.data_parallel_mode,
-      c.sequence_parallel ? ", sequence parallel" : "",
+      c.shape.seq_len, m,
+      c.virtual_stages > 1 ? fmt::format("interleaved 1f1b (v={})", c.virtual_stages)
+                           : s.workload.schedule,
+      s.workload.data_parallel_mode, c.sequence_parallel ? ", sequence parallel" : "",
       c.recompute == work::Recompute::kNone ? "" : ", " + s.workload.recompute + " recompute",
       c.iterations);
   w.details = {{"kind", s.workload.kind},
@@ -90,6 +92,7 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                {"micro_batch", c.micro_batch},
                {"microbatches", m},
                {"schedule", s.workload.schedule},
+               {"virtual_stages", c.virtual_stages},
                {"data_parallel_mode", s.workload.data_parallel_mode},
                {"sequence_parallel", c.sequence_parallel},
                {"recompute", s.workload.recompute}};

@@ -53,6 +53,11 @@ std::vector<KeySpec> TransformerKeys() {
        "transformer, moe: pipeline schedule: gpipe (every forward, then every backward) or "
        "1f1b (Megatron's one-forward-one-backward)",
        Choice(work(&WorkloadSection::schedule), {"gpipe", "1f1b"})},
+      {"workload", "virtual_stages",
+       "transformer, moe: model chunks per pipeline stage; > 1 runs Megatron's interleaved 1F1B "
+       "(its virtual_pipeline_model_parallel_size: the layers split into pipeline_parallel x "
+       "virtual_stages chunks, the micro-batches a multiple of pipeline_parallel)",
+       WholeNumber(work(&WorkloadSection::virtual_stages), 1, 1024)},
       {"workload", "data_parallel_mode",
        "transformer, moe: ddp (bucketed gradient all-reduce overlapping the last backward), "
        "zero1 (reduce-scatter after the backward, all-gather after the step), zero2 (bucketed "

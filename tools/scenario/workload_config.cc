@@ -15,6 +15,7 @@ void Override(int& field, int value) {
 const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerConfig.micro_batch", "workload.micro_batch"},
     {"TransformerConfig.global_batch", "workload.global_batch"},
+    {"TransformerConfig.virtual_stages", "workload.virtual_stages"},
     {"TransformerConfig.sequence_parallel", "workload.sequence_parallel"},
     {"TransformerConfig.parallel.tensor", "workload.tensor_parallel"},
     {"TransformerConfig.parallel.pipeline", "workload.pipeline_parallel"},
@@ -109,6 +110,7 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   c.global_batch = w.global_batch;
   c.schedule =
       w.schedule == "gpipe" ? work::PipelineSchedule::kGPipe : work::PipelineSchedule::kOneFOneB;
+  c.virtual_stages = w.virtual_stages;
   c.data_parallel_mode = w.data_parallel_mode == "zero1"   ? work::DataParallelMode::kZero1
                          : w.data_parallel_mode == "zero2" ? work::DataParallelMode::kZero2
                          : w.data_parallel_mode == "fsdp"  ? work::DataParallelMode::kFsdp
