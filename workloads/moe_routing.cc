@@ -80,7 +80,23 @@ std::vector<uint64_t> TokensPerExpert(const MoeRouting& r, int iteration, int la
       ++given;
     }
   }
+  if (const uint64_t capacity = ExpertCapacity(r); capacity > 0) {
+    for (uint64_t& n : count) n = r.pad_to_capacity ? capacity : std::min(n, capacity);
+  }
   return count;
+}
+
+uint64_t ExpertCapacity(const MoeRouting& r) {
+  if (!(r.capacity_factor >= 0) || (r.pad_to_capacity && r.capacity_factor == 0)) {
+    throw std::invalid_argument("MoeRouting: capacity_factor " + std::to_string(r.capacity_factor) +
+                                " must be >= 0, and > 0 to pad to it");
+  }
+  if (r.capacity_factor == 0) return 0;
+  const double exact = r.capacity_factor * static_cast<double>(r.tokens_per_rank) * r.top_k /
+                       static_cast<double>(r.experts);
+  // ceil of a product of whole numbers and C: a whole value must not round up by its error.
+  const auto capacity = static_cast<uint64_t>(std::ceil(exact - 1e-9));
+  return std::min(capacity, r.tokens_per_rank);
 }
 
 std::vector<uint64_t> RouteTokens(const MoeRouting& r, int iteration, int layer) {

@@ -9,6 +9,11 @@
 // one copy of each token (top_k distinct experts), so popularity beyond 1 / top_k is capped
 // and its excess spread over the others by weight. Counts are whole tokens, rounded by largest
 // remainder so that each rank's add up to tokens x top_k exactly.
+//
+// With an expert capacity (GShard's and Switch Transformer's capacity factor C; Megatron-core's
+// moe_expert_capacity_factor) each expert takes at most ceil(C x tokens x top_k / experts) of a
+// rank's assignments and the rest are dropped (they skip the expert, through the residual);
+// padded, every expert receives exactly that many (moe_pad_expert_input_to_capacity).
 #pragma once
 
 #include <cstdint>
@@ -23,9 +28,16 @@ struct MoeRouting {
   uint64_t tokens_per_rank = 0;  // tokens each rank routes
   double skew = 0;               // 0 = balanced; > 0 = Zipf exponent of popularity
   uint64_t seed = 1;
+  double capacity_factor = 0;    // 0 = no capacity (dropless); > 0: C
+  bool pad_to_capacity = false;  // every expert receives its capacity (needs C > 0)
 };
 
-// Tokens (expert assignments) each expert receives from one rank in (iteration, layer).
+// The most assignments of one rank an expert takes: ceil(C tokens top_k / experts), at most
+// one copy of each token; 0 = no capacity.
+uint64_t ExpertCapacity(const MoeRouting& routing);
+
+// Tokens (expert assignments) each expert receives from one rank in (iteration, layer), after
+// the capacity.
 std::vector<uint64_t> TokensPerExpert(const MoeRouting& routing, int iteration, int layer);
 
 // group x group counts, row-major by sender: tokens rank i sends to the experts of rank j

@@ -122,6 +122,10 @@ void ValidateTransformerConfig(const TransformerConfig& c) {
   if (!(c.optimizer_s >= 0)) Reject("optimizer_s", "must be >= 0");
   if (c.iterations < 1) Reject("iterations", "must be at least 1");
   if (!(c.routing_skew >= 0)) Reject("routing_skew", "must be >= 0");
+  if (!(c.expert_capacity_factor >= 0)) Reject("expert_capacity_factor", "must be >= 0");
+  if (c.pad_to_capacity && c.expert_capacity_factor == 0) {
+    Reject("pad_to_capacity", "needs an expert capacity (expert_capacity_factor > 0)");
+  }
   ValidateComputeModel(c.compute, "TransformerConfig.compute");
 }
 
@@ -159,11 +163,11 @@ JobPrograms MakeTransformerJob(const TransformerConfig& c) {
   job.rank_comms = table.TakeSlots();
 
   // MoE: who sends how many tokens to whom, per (iteration, layer), shared by every expert
-  // group and micro-batch.
+  // group and micro-batch; with one expert rank, how many its experts take (the capacity).
   std::vector<std::vector<AllToAllCounts>> dispatch;
   std::vector<std::vector<AllToAllCounts>> combine;
   std::vector<std::vector<std::vector<uint64_t>>> expert_tokens(static_cast<size_t>(e));
-  if (c.shape.IsMoe() && e > 1) {
+  if (c.shape.IsMoe()) {
     MoeRouting routing;
     routing.experts = c.shape.experts;
     routing.top_k = c.shape.top_k;
@@ -173,6 +177,8 @@ JobPrograms MakeTransformerJob(const TransformerConfig& c) {
                               static_cast<uint64_t>(sp ? c.parallel.tensor : 1);
     routing.skew = c.routing_skew;
     routing.seed = c.seed;
+    routing.capacity_factor = c.expert_capacity_factor;
+    routing.pad_to_capacity = c.pad_to_capacity;
     const uint64_t token_bytes = static_cast<uint64_t>(c.shape.hidden) * c.activation_bytes;
     const auto g = static_cast<size_t>(e);
     for (int it = 0; it < c.iterations; ++it) {

@@ -54,7 +54,9 @@ struct TransformerConfig {
   uint64_t bucket_bytes = 25ull << 20;
   double optimizer_s = 0;
   int iterations = 3;
-  double routing_skew = 0;  // MoE: 0 = balanced routing (moe_routing.h)
+  double routing_skew = 0;            // MoE: 0 = balanced routing (moe_routing.h)
+  double expert_capacity_factor = 0;  // MoE: 0 = dropless; > 0 = C (moe_routing.h)
+  bool pad_to_capacity = false;       // MoE: every expert receives its capacity
   uint64_t seed = 1;
 
   int Microbatches() const;

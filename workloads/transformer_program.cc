@@ -284,10 +284,8 @@ class StageBuilder {
 
   double ExpertSeconds(int i) const {
     const int layer = ch_->first_layer + i;
-    const double tokens =
-        e_ == 1 ? RoutedTokens() * c_.shape.top_k
-                : static_cast<double>(
-                      (*st_.expert_tokens)[static_cast<size_t>(it_)][static_cast<size_t>(layer)]);
+    const double tokens = static_cast<double>(
+        (*st_.expert_tokens)[static_cast<size_t>(it_)][static_cast<size_t>(layer)]);
     return Matmul(tokens * c_.shape.MlpFlopsPerToken());
   }
 

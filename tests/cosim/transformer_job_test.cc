@@ -294,6 +294,47 @@ TEST(TransformerJob, ExpertAllToAllCarriesTheRoutedTokens) {
   }
 }
 
+// The job of ExpertAllToAllCarriesTheRoutedTokens with an expert capacity: each expert takes
+// 64 of a rank's 256 assignments; C = 0.5 caps that at ceil(0.5 x 128 x 2 / 4) = 32, halving
+// every all-to-all and the experts' compute; padded to C = 1.5 (96), they grow by half.
+TEST(TransformerJob, ExpertCapacityDropsAndPadsTheAllToAlls) {
+  const uint64_t full = kSeq * 2 / 2 * kHidden * 2;  // bytes to the other rank, uncapped
+  struct Case {
+    double factor;
+    bool pad;
+    uint64_t per_all_to_all;
+  };
+  double expert_compute[3] = {};
+  int i = 0;
+  for (const Case& k :
+       {Case{0, false, full}, Case{0.5, false, full / 2}, Case{1.5, true, full * 3 / 2}}) {
+    SCOPED_TRACE(k.factor);
+    TransformerConfig c = SmallModel(1, 1, 2, 1);
+    c.shape.experts = 4;
+    c.shape.top_k = 2;
+    c.parallel.expert = 2;
+    c.expert_capacity_factor = k.factor;
+    c.pad_to_capacity = k.pad;
+    const work::JobPrograms job = work::MakeTransformerJob(c);
+    StarJob setup;
+    setup.world = 2;
+    setup.network.mtu = 9000;
+    const JobOutcome out = RunOnStar(setup, job);
+    ASSERT_TRUE(out.finished);
+    EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes);
+    EXPECT_EQ((PairBytes(out, job).at({Parallelism::kExpert, 0, 1})),
+              kLayers * 4 * k.per_all_to_all);
+    for (const work::Op& op : job.programs[0]->ops) {
+      if (op.kind == work::OpKind::kCompute && op.label.find("experts") != std::string::npos) {
+        expert_compute[i] += op.duration_s;
+      }
+    }
+    ++i;
+  }
+  EXPECT_NEAR(expert_compute[1] / expert_compute[0], 0.5, 1e-12);
+  EXPECT_NEAR(expert_compute[2] / expert_compute[0], 1.5, 1e-12);
+}
+
 TEST(TransformerJob, SkewedRoutingMovesDifferentBytesEveryIteration) {
   TransformerConfig c = SmallModel(1, 1, 4, 1);
   c.shape.experts = 8;

@@ -204,5 +204,36 @@ TEST(MoeRouting, PopularityIsCappedAtOneCopyPerToken) {
   for (uint64_t x : n) EXPECT_LE(x, 100u);
 }
 
+TEST(MoeRouting, CapacityDropsWhatAnExpertCannotTakeAndPadsWhenAsked) {
+  // Balanced, 4 experts, top-2, 10 tokens: 5 assignments each. C = 0.8: ceil(0.8 x 10 x 2 / 4)
+  // = 4 each, 4 of the 20 dropped; C = 1.25: 6.25 -> 7, more than anyone gets, nothing drops;
+  // padded, each gets its 7.
+  MoeRouting r{4, 2, 2, 10, 0.0, 1};
+  r.capacity_factor = 0.8;
+  EXPECT_EQ(ExpertCapacity(r), 4u);
+  EXPECT_EQ(TokensPerExpert(r, 0, 0), (std::vector<uint64_t>{4, 4, 4, 4}));
+  EXPECT_EQ(RouteTokens(r, 0, 0), (std::vector<uint64_t>{8, 8, 8, 8}));
+  r.capacity_factor = 1.25;
+  EXPECT_EQ(TokensPerExpert(r, 0, 0), (std::vector<uint64_t>{5, 5, 5, 5}));
+  r.pad_to_capacity = true;
+  EXPECT_EQ(TokensPerExpert(r, 0, 0), (std::vector<uint64_t>{7, 7, 7, 7}));
+  // A capacity never exceeds one copy of each token: C = 4 would be 20 of 10 tokens.
+  r.capacity_factor = 4;
+  EXPECT_EQ(ExpertCapacity(r), 10u);
+  // Steep skew on 2 experts, top-1, 10 tokens: one expert takes all 10 (weights 1 and 2^-10);
+  // C = 1 caps it at ceil(10 / 2) = 5, so half the tokens are dropped.
+  MoeRouting steep{2, 1, 1, 10, 10.0, 5};
+  auto uncapped = TokensPerExpert(steep, 0, 0);
+  std::sort(uncapped.begin(), uncapped.end());
+  EXPECT_EQ(uncapped, (std::vector<uint64_t>{0, 10}));
+  steep.capacity_factor = 1;
+  auto capped = TokensPerExpert(steep, 0, 0);
+  std::sort(capped.begin(), capped.end());
+  EXPECT_EQ(capped, (std::vector<uint64_t>{0, 5}));
+  steep.capacity_factor = 0;
+  steep.pad_to_capacity = true;
+  EXPECT_THROW(TokensPerExpert(steep, 0, 0), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace nbox::work

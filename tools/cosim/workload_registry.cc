@@ -96,6 +96,11 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                {"data_parallel_mode", s.workload.data_parallel_mode},
                {"sequence_parallel", c.sequence_parallel},
                {"recompute", s.workload.recompute}};
+  if (c.shape.IsMoe()) {
+    w.details["routing"] = {{"skew", c.routing_skew},
+                            {"expert_capacity_factor", c.expert_capacity_factor},
+                            {"pad_to_capacity", c.pad_to_capacity}};
+  }
   return w;
 }
 

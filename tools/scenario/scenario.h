@@ -119,11 +119,13 @@ struct WorkloadSection {
       1;  // model chunks per pipeline rank (interleaved 1F1B when > 1)           // gpipe | 1f1b
   std::string data_parallel_mode = "ddp";  // ddp | zero1 | zero2 | fsdp
   bool sequence_parallel = false;
-  std::string recompute = "none";  // none | selective | full
-  uint64_t activation_bytes = 2;   // per activation (and weight) element: bf16
-  uint64_t gradient_bytes = 0;     // per gradient element; 0 = the kind's (ddp: the model's)
-  double routing_skew = 0;         // moe: 0 = balanced routing
-  double gpu_util_attention = 0;   // 0 = gpu_util
+  std::string recompute = "none";     // none | selective | full
+  uint64_t activation_bytes = 2;      // per activation (and weight) element: bf16
+  uint64_t gradient_bytes = 0;        // per gradient element; 0 = the kind's (ddp: the model's)
+  double routing_skew = 0;            // moe: 0 = balanced routing
+  double expert_capacity_factor = 0;  // moe: 0 = dropless
+  bool pad_to_capacity = false;       // moe: every expert receives its capacity
+  double gpu_util_attention = 0;      // 0 = gpu_util
   // dlrm (workloads/dlrm.h): the model (0 / empty = the preset's) and the GPU's memory
   double gpu_memory_bw = 0;  // bytes/s
   int tables = 0;

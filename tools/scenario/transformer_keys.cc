@@ -84,6 +84,15 @@ std::vector<KeySpec> TransformerKeys() {
        "moe: 0 = balanced token routing; > 0 = Zipf exponent of expert popularity, redrawn every "
        "iteration and layer from job.seed",
        Real(work(&WorkloadSection::routing_skew), 0, 10)},
+      {"workload", "expert_capacity_factor",
+       "moe: 0 = dropless; > 0 = capacity factor C: each expert takes at most ceil(C x tokens x "
+       "top_k / experts) of a rank's tokens and the rest are dropped (Megatron-core's "
+       "moe_expert_capacity_factor)",
+       Real(work(&WorkloadSection::expert_capacity_factor), 0, 1024)},
+      {"workload", "pad_to_capacity",
+       "moe: every expert receives exactly its capacity, padded (Megatron-core's "
+       "moe_pad_expert_input_to_capacity; needs expert_capacity_factor)",
+       Switch(work(&WorkloadSection::pad_to_capacity))},
       {"workload", "gpu_util_attention",
        "transformer, moe: fraction of gpu_peak attention's score and value products achieve; "
        "0 = gpu_util",

@@ -23,6 +23,8 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerConfig.gradient_bytes", "workload.gradient_bytes"},
     {"TransformerConfig.bucket_bytes", "workload.bucket"},
     {"TransformerConfig.routing_skew", "workload.routing_skew"},
+    {"TransformerConfig.expert_capacity_factor", "workload.expert_capacity_factor"},
+    {"TransformerConfig.pad_to_capacity", "workload.pad_to_capacity"},
     {"ParallelDims.tensor", "workload.tensor_parallel"},
     {"ParallelDims.pipeline", "workload.pipeline_parallel"},
     {"ParallelDims.data", "workload.data_parallel"},
@@ -130,6 +132,8 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   c.optimizer_s = w.optimizer_s;
   c.iterations = w.iterations;
   c.routing_skew = w.routing_skew;
+  c.expert_capacity_factor = w.expert_capacity_factor;
+  c.pad_to_capacity = w.pad_to_capacity;
   c.seed = s.job.seed;
   return c;
 }
