@@ -56,16 +56,30 @@ std::map<std::tuple<Parallelism, uint32_t, uint32_t>, uint64_t> PairBytes(
   return pairs;
 }
 
+// Runs `job` on a non-blocking star of `rate_bps` links with 9000-byte packets.
+JobOutcome RunOnJumboStar(const work::JobPrograms& job, double rate_bps = 100e9) {
+  StarJob setup;
+  setup.world = job.world_size();
+  setup.rate_bps = rate_bps;
+  setup.network.mtu = 9000;
+  return RunOnStar(setup, job);
+}
+
+// A 4-expert top-2 MoE on 2 ranks, t = p = 1, d = e = 2, one micro-batch of one sequence.
+TransformerConfig TwoRankMoe() {
+  TransformerConfig c = SmallModel(1, 1, 2, 1);
+  c.shape.experts = 4;
+  c.shape.top_k = 2;
+  c.parallel.expert = 2;
+  return c;
+}
+
 TEST(TransformerJob, EveryPairCarriesWhatMegatronsRulesSay) {
   // t = 2, p = 2, d = 2 on 8 ranks (tp-dp-pp: rank = tp + 2 dp + 4 pp), 4 micro-batches of one
   // 128-token sequence, bf16 activations and gradients.
   const TransformerConfig c = SmallModel(2, 2, 2, 4);
   const work::JobPrograms job = work::MakeTransformerJob(c);
-  StarJob setup;
-  setup.world = 8;
-  setup.rate_bps = 100e9;
-  setup.network.mtu = 9000;
-  const JobOutcome out = RunOnStar(setup, job);
+  const JobOutcome out = RunOnJumboStar(job);
   ASSERT_TRUE(out.finished);
   EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes) << "bytes conserved";
   const auto pairs = PairBytes(out, job);
@@ -149,11 +163,7 @@ TEST(TransformerJob, InterleavedPipelineOnTwoStagesCarriesEveryBoundary) {
   TransformerConfig c = SmallModel(2, 2, 2, static_cast<int>(m));
   c.virtual_stages = 2;
   const work::JobPrograms job = work::MakeTransformerJob(c);
-  StarJob setup;
-  setup.world = 8;
-  setup.rate_bps = 100e9;
-  setup.network.mtu = 9000;
-  const JobOutcome out = RunOnStar(setup, job);
+  const JobOutcome out = RunOnJumboStar(job);
   ASSERT_TRUE(out.finished);
   EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes) << "bytes conserved";
   const auto pairs = PairBytes(out, job);
@@ -242,11 +252,7 @@ TEST(TransformerJob, RecomputationAddsTheForwardItRunsAgain) {
     TransformerConfig c = SmallModel(2, 2, 2, static_cast<int>(m));
     c.recompute = k.recompute;
     const work::JobPrograms job = work::MakeTransformerJob(c);
-    StarJob setup;
-    setup.world = 8;
-    setup.rate_bps = 100e9;
-    setup.network.mtu = 9000;
-    const JobOutcome out = RunOnStar(setup, job);
+    const JobOutcome out = RunOnJumboStar(job);
     ASSERT_TRUE(out.finished);
     EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes) << "bytes conserved";
     const auto pairs = PairBytes(out, job);
@@ -266,20 +272,13 @@ TEST(TransformerJob, RecomputationAddsTheForwardItRunsAgain) {
 }
 
 TEST(TransformerJob, ExpertAllToAllCarriesTheRoutedTokens) {
-  // A 4-expert top-2 MoE on 2 ranks, t = p = 1, d = e = 2, one micro-batch of one sequence.
-  // Balanced routing sends half of each token's two copies to the other rank's two experts:
-  // 128 tokens x 2 x 1/2 x h x 2 bytes per all-to-all, four all-to-alls per layer (dispatch
-  // and combine, forward and backward).
-  TransformerConfig c = SmallModel(1, 1, 2, 1);
-  c.shape.experts = 4;
-  c.shape.top_k = 2;
-  c.parallel.expert = 2;
+  // TwoRankMoe. Balanced routing sends half of each token's two copies to the other rank's two
+  // experts: 128 tokens x 2 x 1/2 x h x 2 bytes per all-to-all, four all-to-alls per layer
+  // (dispatch and combine, forward and backward).
+  TransformerConfig c = TwoRankMoe();
   c.iterations = 2;
   const work::JobPrograms job = work::MakeTransformerJob(c);
-  StarJob setup;
-  setup.world = 2;
-  setup.network.mtu = 9000;
-  const JobOutcome out = RunOnStar(setup, job);
+  const JobOutcome out = RunOnJumboStar(job, StarJob{}.rate_bps);
   ASSERT_TRUE(out.finished);
   EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes);
   const auto pairs = PairBytes(out, job);
@@ -309,17 +308,11 @@ TEST(TransformerJob, ExpertCapacityDropsAndPadsTheAllToAlls) {
   for (const Case& k :
        {Case{0, false, full}, Case{0.5, false, full / 2}, Case{1.5, true, full * 3 / 2}}) {
     SCOPED_TRACE(k.factor);
-    TransformerConfig c = SmallModel(1, 1, 2, 1);
-    c.shape.experts = 4;
-    c.shape.top_k = 2;
-    c.parallel.expert = 2;
+    TransformerConfig c = TwoRankMoe();
     c.expert_capacity_factor = k.factor;
     c.pad_to_capacity = k.pad;
     const work::JobPrograms job = work::MakeTransformerJob(c);
-    StarJob setup;
-    setup.world = 2;
-    setup.network.mtu = 9000;
-    const JobOutcome out = RunOnStar(setup, job);
+    const JobOutcome out = RunOnJumboStar(job, StarJob{}.rate_bps);
     ASSERT_TRUE(out.finished);
     EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes);
     EXPECT_EQ((PairBytes(out, job).at({Parallelism::kExpert, 0, 1})),
