@@ -113,10 +113,9 @@ struct WorkloadSection {
   std::string order = "tp-dp-pp";
   // ... and how it trains.
   int micro_batch = 1;
-  int global_batch = 0;  // 0 = micro_batch x data_parallel
-  std::string schedule = "1f1b";
-  int virtual_stages =
-      1;  // model chunks per pipeline rank (interleaved 1F1B when > 1)           // gpipe | 1f1b
+  int global_batch = 0;           // 0 = micro_batch x data_parallel
+  std::string schedule = "1f1b";  // gpipe | 1f1b
+  int virtual_stages = 1;         // model chunks per pipeline rank (interleaved 1F1B when > 1)
   std::string data_parallel_mode = "ddp";  // ddp | zero1 | zero2 | fsdp
   bool sequence_parallel = false;
   std::string recompute = "none";     // none | selective | full
