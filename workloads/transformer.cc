@@ -6,7 +6,6 @@
 #include <string>
 #include <utility>
 
-#include "workloads/even_split.h"
 #include "workloads/moe_routing.h"
 #include "workloads/transformer_program.h"
 
@@ -214,15 +213,7 @@ JobPrograms MakeTransformerJob(const TransformerConfig& c) {
     const int offset = c.shape.IsMoe() && e > 1 ? coords.data % e : 0;
     auto& program = programs[{coords.pipeline, offset}];
     if (!program) {
-      StageContext stage;
-      stage.stage = coords.pipeline;
-      // Layers split evenly over the stages, the first stages taking one more when they do not
-      // divide (Megatron needs them to divide; nbox allows it and says so).
-      const std::vector<uint64_t> per_stage = SplitEvenly(static_cast<uint64_t>(c.shape.layers), p);
-      for (int s = 0; s < coords.pipeline; ++s) {
-        stage.first_layer += static_cast<int>(per_stage[static_cast<size_t>(s)]);
-      }
-      stage.layers = static_cast<int>(per_stage[static_cast<size_t>(coords.pipeline)]);
+      StageContext stage = StageOf(c, coords.pipeline);
       if (!dispatch.empty()) {
         stage.dispatch = &dispatch;
         stage.combine = &combine;

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "workloads/even_split.h"
 #include "workloads/gradient_buckets.h"
 #include "workloads/ops.h"
 
@@ -52,6 +53,15 @@ class StageBuilder {
     MakeChunks();
     for (ModelChunk& chunk : chunks_) PlanGradients(chunk);
     ch_ = &chunks_.front();
+  }
+
+  StageParameters Parameters() const {
+    StageParameters sum;
+    for (const ModelChunk& chunk : chunks_) {
+      for (uint64_t p : chunk.dense_params) sum.dense += p;
+      for (uint64_t p : chunk.expert_params) sum.experts += p;
+    }
+    return sum;
   }
 
   RankProgram Build() {
@@ -549,6 +559,22 @@ class StageBuilder {
 
 RankProgram MakeStageProgram(const TransformerConfig& config, const StageContext& stage) {
   return StageBuilder(config, stage).Build();
+}
+
+StageParameters ParametersOf(const TransformerConfig& config, const StageContext& stage) {
+  return StageBuilder(config, stage).Parameters();
+}
+
+StageContext StageOf(const TransformerConfig& config, int stage) {
+  StageContext context;
+  context.stage = stage;
+  // Megatron needs the layers to divide; nbox allows it and says so.
+  const std::vector<uint64_t> per_stage =
+      SplitEvenly(static_cast<uint64_t>(config.shape.layers), config.parallel.pipeline);
+  for (int s = 0; s < stage; ++s)
+    context.first_layer += static_cast<int>(per_stage[static_cast<size_t>(s)]);
+  context.layers = static_cast<int>(per_stage[static_cast<size_t>(stage)]);
+  return context;
 }
 
 }  // namespace nbox::work

@@ -38,4 +38,16 @@ struct StageContext {
 
 RankProgram MakeStageProgram(const TransformerConfig& config, const StageContext& stage);
 
+// The parameters a rank of `stage` holds, over all its chunks: dense ones (this tensor rank's
+// share, reduced over the data-parallel group) and experts' (over the expert-data group).
+struct StageParameters {
+  uint64_t dense = 0;
+  uint64_t experts = 0;
+};
+StageParameters ParametersOf(const TransformerConfig& config, const StageContext& stage);
+
+// The stage's layers (split evenly, the first stages taking one more when they do not divide),
+// without the MoE routing.
+StageContext StageOf(const TransformerConfig& config, int stage);
+
 }  // namespace nbox::work

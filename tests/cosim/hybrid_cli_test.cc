@@ -45,6 +45,16 @@ TEST_F(HybridCli, TheReportTraceAndTrafficShowEveryParallelism) {
   for (const char* column : {" tp ", " dp ", " ep ", " bubble "}) {
     EXPECT_NE(run.output.find(column), std::string::npos) << column << "\n" << run.output;
   }
+  // The memory estimate says what it is and what it leaves out (expert layers' activations).
+  EXPECT_NE(run.output.find("activations not estimated (expert layers)), from closed forms, not "
+                            "simulated"),
+            std::string::npos)
+      << run.output;
+  const auto memory =
+      ReadJson(dir_ / "a" / "results.json").at("workload").at("memory_per_gpu_estimate");
+  ASSERT_EQ(memory.at("stages").size(), 1u);  // p = 1
+  EXPECT_TRUE(memory.at("stages")[0].at("activations_bytes").is_null());
+  EXPECT_GT(memory.at("stages")[0].at("optimizer_bytes").get<double>(), 0);
   // Rank 0's threads: compute and one per stream; slices named by micro-batch and layer.
   const auto trace = ReadJson(dir_ / "a" / "trace.json");
   std::set<std::string> threads;

@@ -32,6 +32,33 @@ std::string RanksPhrase(const char* kind, const std::vector<int>& ranks) {
   return fmt::format("{} rank{} {}", kind, ranks.size() == 1 ? "" : "s", RankRanges(ranks));
 }
 
+// The memory estimate of a transformer job (workloads/transformer_memory.h): its fullest stage.
+void PrintMemoryEstimate(const RunResult& r, std::ostream& out) {
+  if (!r.workload_details.is_object() || !r.workload_details.contains("memory_per_gpu_estimate")) {
+    return;
+  }
+  const auto& stages = r.workload_details["memory_per_gpu_estimate"]["stages"];
+  auto total = [](const nlohmann::ordered_json& m) {
+    return m["weights_bytes"].get<double>() + m["gradients_bytes"].get<double>() +
+           m["optimizer_bytes"].get<double>() +
+           (m["activations_bytes"].is_null() ? 0.0 : m["activations_bytes"].get<double>());
+  };
+  const auto fullest =
+      std::max_element(stages.begin(), stages.end(),
+                       [&](const auto& a, const auto& b) { return total(a) < total(b); });
+  if (fullest == stages.end()) return;
+  const auto& m = *fullest;
+  auto bytes = [&](const char* key) { return FormatBytes(m[key].get<double>()); };
+  const std::string activations = m["activations_bytes"].is_null()
+                                      ? "activations not estimated (expert layers)"
+                                      : "activations " + bytes("activations_bytes");
+  out << fmt::format(
+      "  memory     estimate: {} per GPU on stage {} (weights {}, gradients {}, optimizer {}, "
+      "{}), from closed forms, not simulated\n",
+      FormatBytes(total(m)), m["stage"].get<int>(), bytes("weights_bytes"),
+      bytes("gradients_bytes"), bytes("optimizer_bytes"), activations);
+}
+
 // What ran: the workload on every rank, or with real ranks who ran what. In mirror mode no
 // workload runs; the emulated ranks repeat the real rank's collectives (the collectives
 // table's instances) and the iterations are the ones the real ranks marked.
@@ -39,6 +66,7 @@ void PrintWorkload(const RunResult& r, const RankRoles& roles, std::ostream& out
   if (roles.simulated_job()) {
     out << fmt::format("  workload   {}, {} ranks\n", WorkloadText(r),
                        Setting(r, "job.world_size"));
+    PrintMemoryEstimate(r, out);
     return;
   }
   const std::string real = fmt::format("{}: {} own program", RanksPhrase("real", roles.real),

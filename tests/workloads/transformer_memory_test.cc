@@ -1,0 +1,87 @@
+// The memory estimate of transformer jobs (workloads/transformer_memory.h) against the figures
+// and formulas it comes from: ZeRO's per-device model states for a 7.5B-parameter model on 64
+// data-parallel GPUs (Rajbhandari et al. 2020, Figure 1) and Korthikanti et al. 2022's
+// activations per layer (Table 2) and per interleaved pipeline, worked out by hand.
+#include "workloads/transformer_memory.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/workloads/small_transformer.h"
+
+namespace nbox::work {
+namespace {
+
+TEST(TransformerMemory, ModelStatesAreZerosFigureOne) {
+  // Figure 1: Psi = 7.5B, N_d = 64, K = 12: 120 GB per device for the baseline (ddp), 31.4 GB
+  // partitioning the optimizer states (zero1), 16.6 GB with the gradients too (zero2), 1.9 GB
+  // with the parameters too (fsdp). Per parameter here, scaled to 7.5B; the figure rounds to
+  // 0.1 GB.
+  struct Case {
+    DataParallelMode mode;
+    double published_gb;
+  };
+  for (const Case& k : {Case{DataParallelMode::kDdp, 120.0}, Case{DataParallelMode::kZero1, 31.4},
+                        Case{DataParallelMode::kZero2, 16.6}, Case{DataParallelMode::kFsdp, 1.9}}) {
+    TransformerConfig c = testing::SmallTransformer(1, 1, 64, 1, PipelineSchedule::kOneFOneB);
+    c.data_parallel_mode = k.mode;
+    const StageMemory m = EstimateStageMemory(c).at(0);
+    const double gb_at_7_5b = m.ModelStatesBytes() / static_cast<double>(m.parameters) * 7.5;
+    EXPECT_NEAR(gb_at_7_5b, k.published_gb, 0.05) << static_cast<int>(k.mode);
+  }
+}
+
+TEST(TransformerMemory, ActivationsPerLayerFollowKorthikantisTableTwo) {
+  // s = 128, b = 1, h = 256, a = 4, t = 2: s b h = 32768; 5 a s / (h t) = 5.
+  TransformerConfig c = testing::SmallTransformer(2, 1, 1, 1, PipelineSchedule::kOneFOneB);
+  c.shape.seq_len = 128;
+  c.shape.hidden = 256;
+  c.shape.heads = 4;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * (10 + 24 / 2 + 5));  // tensor parallel
+  c.recompute = Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * (10 + 24 / 2));
+  c.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * 34 / 2);
+  c.recompute = Recompute::kNone;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * (34 / 2 + 5));
+  c.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 2 * 32768.0 / 2);  // the input, split by sequence
+  c.sequence_parallel = false;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 2 * 32768.0);
+}
+
+TEST(TransformerMemory, StagesHoldTheMicroBatchesTheirScheduleStashes) {
+  // p = 4, 16 layers (4 per stage), m = 8. 1F1B: stage s holds p - s micro-batches, so stage 0
+  // the layers of one whole model; GPipe all 8; interleaved with v = 2, stage 0 holds
+  // L (1 + (p - 1) / (p v)) = 22 layers (Korthikanti et al.'s interleaved case) and stage 3 its 5
+  // warm-up and first steps of 2 layers.
+  TransformerConfig c = testing::SmallTransformer(1, 4, 1, 8, PipelineSchedule::kOneFOneB);
+  c.shape.layers = 16;
+  auto layers = [&] {
+    std::vector<double> out;
+    for (const StageMemory& m : EstimateStageMemory(c)) {
+      out.push_back(m.layers_in_flight);
+      EXPECT_DOUBLE_EQ(*m.activations_bytes, m.layers_in_flight * LayerActivationBytes(c));
+    }
+    return out;
+  };
+  EXPECT_EQ(layers(), (std::vector<double>{16, 12, 8, 4}));
+  c.schedule = PipelineSchedule::kGPipe;
+  EXPECT_EQ(layers(), (std::vector<double>{32, 32, 32, 32}));
+  c.schedule = PipelineSchedule::kOneFOneB;
+  c.virtual_stages = 2;
+  EXPECT_EQ(layers().front(), 22);
+  EXPECT_EQ(layers().back(), 10);
+}
+
+TEST(TransformerMemory, ExpertLayersHaveNoActivationEstimate) {
+  TransformerConfig c = testing::SmallTransformer(1, 1, 2, 1, PipelineSchedule::kOneFOneB);
+  c.shape.experts = 4;
+  c.shape.top_k = 2;
+  c.parallel.expert = 2;
+  const StageMemory m = EstimateStageMemory(c).at(0);
+  EXPECT_FALSE(m.activations_bytes.has_value());
+  EXPECT_GT(m.ModelStatesBytes(), 0);
+}
+
+}  // namespace
+}  // namespace nbox::work

@@ -1,0 +1,37 @@
+// What one GPU of each pipeline stage of a transformer job holds at its peak, by the closed
+// forms of the literature (workloads/README.md, "Memory per GPU"): model states as ZeRO counts
+// them (Rajbhandari et al. 2020: 2 bytes of bf16 weights, the gradients, 12 bytes of fp32
+// master weights and Adam moments per parameter, each partitioned over the data-parallel group
+// by the mode that shards it) and the activations a layer keeps per micro-batch as Korthikanti
+// et al. 2022 count them (Table 2), times the micro-batches a stage holds in flight. An
+// estimate: nothing here is simulated, and what it leaves out is listed in the README.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "workloads/transformer.h"
+
+namespace nbox::work {
+
+struct StageMemory {
+  int stage = 0;
+  uint64_t parameters = 0;  // this rank's share, dense and experts
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  // Absent for mixture-of-experts layers, which the activation formula does not cover.
+  std::optional<double> activations_bytes;
+  double layers_in_flight = 0;  // layers' worth of micro-batches stashed for their backward
+
+  double ModelStatesBytes() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
+};
+
+// Bytes of activations one transformer layer keeps for one micro-batch on one tensor-parallel
+// rank (Korthikanti et al. 2022, Table 2; 16-bit activations, the GPT layer they count).
+double LayerActivationBytes(const TransformerConfig& config);
+
+// One entry per pipeline stage.
+std::vector<StageMemory> EstimateStageMemory(const TransformerConfig& config);
+
+}  // namespace nbox::work
