@@ -1,6 +1,7 @@
 """One small sweep with the real nbox-cosim (NBOX_COSIM): 4 ranks of ResNet-50, one
 iteration, two host link rates. A few seconds per point."""
 
+import math
 import os
 import time
 
@@ -116,5 +117,14 @@ def test_a_sweep_over_tensor_parallelism_splits_exposed_time_by_kind(sweeper, tm
         assert float(row["bubble_s"]) > 0  # p = 2
     assert float(rows["1"]["exposed_s_tp"]) == 0
     assert float(rows["2"]["exposed_s_tp"]) > 0
+    # The memory estimate of the fullest stage: splitting the layers over two tensor ranks
+    # shrinks what each GPU holds.
+    for t, row in rows.items():
+        stages = load_json(os.path.join(out, "points", row["point"], "results.json"))[
+            "workload"]["memory_per_gpu_estimate"]["stages"]
+        assert float(row["memory_per_gpu_bytes"]) == max(
+            math.fsum([s["weights_bytes"], s["gradients_bytes"], s["optimizer_bytes"],
+                       s["activations_bytes"]]) for s in stages)
+    assert float(rows["2"]["memory_per_gpu_bytes"]) < float(rows["1"]["memory_per_gpu_bytes"])
     # No point has expert-parallel or embedding communication: no column for them.
     assert "exposed_s_ep" not in rows["1"] and "exposed_s_emb" not in rows["1"]

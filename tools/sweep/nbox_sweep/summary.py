@@ -9,6 +9,9 @@ Columns: point, status, exit_code, error, one column per varied key, then
                             ep, emb, other) over those iterations
   bubble_s                  per-rank mean pipeline bubble over those iterations
                             (both: only the columns some point has a non-zero figure in)
+  memory_per_gpu_bytes      the fullest pipeline stage's memory estimate (a closed form, not
+                            simulated: workloads/README.md, "Memory per GPU"); only when some
+                            point has one, empty where activations were not estimated (MoE)
   busbw_GBps_<Op>           mean bus bandwidth of the <Op> collectives of the last iteration
   drops, retransmissions, ecn_marks, peak_queue_bytes   network totals from results.json
   pauses, paused_s          PFC pause frames sent and paused port-time, summed over ports
@@ -39,6 +42,7 @@ PFC_COLUMNS = {"pauses": "pfc_pauses_sent", "paused_s": "paused_s"}
 BUSBW_PREFIX = "busbw_GBps_"
 EXPOSED_PREFIX = "exposed_s_"
 BUBBLE = "bubble_s"
+MEMORY = "memory_per_gpu_bytes"
 
 
 def _mean(values: List[float]) -> float:
@@ -76,6 +80,21 @@ def breakdown_means(steady: List[Dict]) -> Dict[str, float]:
     return row
 
 
+def memory_per_gpu(workload) -> object:
+    """The fullest stage's estimated bytes per GPU (results.json
+    workload.memory_per_gpu_estimate), or None: no estimate, or its activations not estimated."""
+    estimate = (workload or {}).get("memory_per_gpu_estimate")
+    if not estimate:
+        return None
+    totals = []
+    for stage in estimate["stages"]:
+        if stage["activations_bytes"] is None:
+            return None
+        totals.append(math.fsum([stage["weights_bytes"], stage["gradients_bytes"],
+                                 stage["optimizer_bytes"], stage["activations_bytes"]]))
+    return max(totals)
+
+
 def metrics_from_results(results: Dict) -> Dict:
     """The summary figures of one results.json (format: tools/cosim/results_json.cc)."""
     network = results["network"]
@@ -89,6 +108,7 @@ def metrics_from_results(results: Dict) -> Dict:
         "steady_exposed_comm_s": _mean(exposed) if measured else None,
     }
     row.update(breakdown_means(steady))
+    row[MEMORY] = memory_per_gpu(results.get("workload"))
     for op, busbw in last_iteration_busbw(results["collectives"]).items():
         row[BUSBW_PREFIX + op] = busbw
     for key in NETWORK_COLUMNS:
@@ -128,7 +148,8 @@ def columns_of(plan: Plan, rows: List[Dict]) -> List[str]:
         breakdown += [k for k in row if (k.startswith(EXPOSED_PREFIX) or k == BUBBLE) and
                       k not in breakdown]
     breakdown = [k for k in breakdown if any(row.get(k) for row in rows)]
-    return (FIXED_COLUMNS + plan.varied_keys() + METRIC_COLUMNS + breakdown + busbw +
+    memory = [MEMORY] if any(row.get(MEMORY) is not None for row in rows) else []
+    return (FIXED_COLUMNS + plan.varied_keys() + METRIC_COLUMNS + breakdown + memory + busbw +
             NETWORK_COLUMNS + list(PFC_COLUMNS))
 
 
