@@ -55,6 +55,7 @@ TEST_F(HybridCli, TheReportTraceAndTrafficShowEveryParallelism) {
   ASSERT_EQ(memory.at("stages").size(), 1u);  // p = 1
   EXPECT_TRUE(memory.at("stages")[0].at("activations_bytes").is_null());
   EXPECT_GT(memory.at("stages")[0].at("optimizer_bytes").get<double>(), 0);
+  EXPECT_TRUE(memory.at("fits").is_null());  // no workload.gpu_memory
   // Rank 0's threads: compute and one per stream; slices named by micro-batch and layer.
   const auto trace = ReadJson(dir_ / "a" / "trace.json");
   std::set<std::string> threads;
@@ -86,6 +87,44 @@ TEST_F(HybridCli, TheReportTraceAndTrafficShowEveryParallelism) {
   EXPECT_TRUE(groups.count("tp:tp"));
   EXPECT_TRUE(groups.count("ep:ep"));
   EXPECT_TRUE(groups.count("dp:dp"));
+}
+
+// Against workload.gpu_memory: model states alone over it do not fit; under it, without an
+// activation estimate (expert layers), nbox cannot tell and says only that they fit. A dense
+// job's activations count: transformer_tiny's stage 0 holds 67.9 MiB of model states and 16.0
+// MiB of activations, so 80 MB (76.3 MiB) holds the first and not both.
+TEST_F(HybridCli, TheMemoryEstimateIsCheckedAgainstTheGpusMemory) {
+  const auto small =
+      RunCosim(kMoe + " --set workload.gpu_memory=1MB --out " + (dir_ / "s").string());
+  ASSERT_EQ(small.status, 0) << small.output;
+  EXPECT_NE(small.output.find("; DOES NOT FIT workload.gpu_memory 977 KiB"), std::string::npos)
+      << small.output;
+  EXPECT_EQ(
+      ReadJson(dir_ / "s" / "results.json").at("workload").at("memory_per_gpu_estimate").at("fits"),
+      false);
+  const auto large =
+      RunCosim(kMoe + " --set workload.gpu_memory=1PB --out " + (dir_ / "l").string());
+  ASSERT_EQ(large.status, 0) << large.output;
+  EXPECT_NE(large.output.find("; model states fit workload.gpu_memory"), std::string::npos)
+      << large.output;
+  EXPECT_TRUE(ReadJson(dir_ / "l" / "results.json")
+                  .at("workload")
+                  .at("memory_per_gpu_estimate")
+                  .at("fits")
+                  .is_null());
+  const std::string tiny = "tests/sweep/fixtures/transformer_tiny.ini";
+  for (const auto& [capacity, fits] :
+       {std::pair<std::string, bool>{"80MB", false}, {"1GB", true}}) {
+    const auto run = RunCosim(tiny + " --set workload.gpu_memory=" + capacity + " --out " +
+                              (dir_ / capacity).string());
+    ASSERT_EQ(run.status, 0) << run.output;
+    EXPECT_EQ(ReadJson(dir_ / capacity / "results.json")
+                  .at("workload")
+                  .at("memory_per_gpu_estimate")
+                  .at("fits"),
+              fits)
+        << capacity;
+  }
 }
 
 TEST_F(HybridCli, HierarchicalCollectivesKeepTheDlrmOffTheSpines) {

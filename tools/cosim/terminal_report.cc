@@ -37,7 +37,8 @@ void PrintMemoryEstimate(const RunResult& r, std::ostream& out) {
   if (!r.workload_details.is_object() || !r.workload_details.contains("memory_per_gpu_estimate")) {
     return;
   }
-  const auto& stages = r.workload_details["memory_per_gpu_estimate"]["stages"];
+  const auto& estimate = r.workload_details["memory_per_gpu_estimate"];
+  const auto& stages = estimate["stages"];
   auto total = [](const nlohmann::ordered_json& m) {
     return m["weights_bytes"].get<double>() + m["gradients_bytes"].get<double>() +
            m["optimizer_bytes"].get<double>() +
@@ -52,11 +53,20 @@ void PrintMemoryEstimate(const RunResult& r, std::ostream& out) {
   const std::string activations = m["activations_bytes"].is_null()
                                       ? "activations not estimated (expert layers)"
                                       : "activations " + bytes("activations_bytes");
+  // Against workload.gpu_memory, when given: "fits" is null when only the model states are
+  // known and fit.
+  std::string check;
+  if (!estimate["gpu_memory_bytes"].is_null()) {
+    const std::string capacity = FormatBytes(estimate["gpu_memory_bytes"].get<double>());
+    check = estimate["fits"].is_null()     ? "; model states fit workload.gpu_memory " + capacity
+            : estimate["fits"].get<bool>() ? "; fits workload.gpu_memory " + capacity
+                                           : "; DOES NOT FIT workload.gpu_memory " + capacity;
+  }
   out << fmt::format(
       "  memory     estimate: {} per GPU on stage {} (weights {}, gradients {}, optimizer {}, "
-      "{}), from closed forms, not simulated\n",
+      "{}), from closed forms, not simulated{}\n",
       FormatBytes(total(m)), m["stage"].get<int>(), bytes("weights_bytes"),
-      bytes("gradients_bytes"), bytes("optimizer_bytes"), activations);
+      bytes("gradients_bytes"), bytes("optimizer_bytes"), activations, check);
 }
 
 // What ran: the workload on every rank, or with real ranks who ran what. In mirror mode no

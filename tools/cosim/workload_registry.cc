@@ -6,12 +6,12 @@
 #include <memory>
 #include <stdexcept>
 
+#include "tools/cosim/gpu_memory_json.h"
 #include "tools/scenario/workload_config.h"
 #include "workloads/chakra/chakra_import.h"
 #include "workloads/dlrm.h"
 #include "workloads/trace_replay.h"
 #include "workloads/transformer.h"
-#include "workloads/transformer_memory.h"
 
 namespace nbox::cosim {
 namespace {
@@ -97,26 +97,7 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                {"data_parallel_mode", s.workload.data_parallel_mode},
                {"sequence_parallel", c.sequence_parallel},
                {"recompute", s.workload.recompute}};
-  // The estimate (workloads/transformer_memory.h), every stage's.
-  nlohmann::ordered_json memory = nlohmann::ordered_json::array();
-  for (const work::StageMemory& m : work::EstimateStageMemory(c)) {
-    memory.push_back(
-        {{"stage", m.stage},
-         {"parameters", m.parameters},
-         {"weights_bytes", m.weights_bytes},
-         {"gradients_bytes", m.gradients_bytes},
-         {"optimizer_bytes", m.optimizer_bytes},
-         {"layers_in_flight", m.layers_in_flight},
-         {"activations_bytes", m.activations_bytes ? nlohmann::ordered_json(*m.activations_bytes)
-                                                   : nlohmann::ordered_json(nullptr)}});
-  }
-  w.details["memory_per_gpu_estimate"] = {
-      {"source",
-       "closed forms: ZeRO's model states, Korthikanti et al. 2022's activations "
-       "(workloads/README.md, \"Memory per GPU\")"},
-      {"activations",
-       c.shape.IsMoe() ? "not estimated: the formula does not cover expert layers" : "estimated"},
-      {"stages", memory}};
+  w.details["memory_per_gpu_estimate"] = GpuMemoryJson(c, s.workload.gpu_memory);
   if (c.shape.IsMoe()) {
     w.details["routing"] = {{"skew", c.routing_skew},
                             {"expert_capacity_factor", c.expert_capacity_factor},

@@ -125,6 +125,7 @@ struct WorkloadSection {
   double expert_capacity_factor = 0;  // moe: 0 = dropless
   bool pad_to_capacity = false;       // moe: every expert receives its capacity
   double gpu_util_attention = 0;      // 0 = gpu_util
+  uint64_t gpu_memory = 0;            // bytes one GPU holds; 0 = the estimate is not checked
   // dlrm (workloads/dlrm.h): the model (0 / empty = the preset's) and the GPU's memory
   double gpu_memory_bw = 0;  // bytes/s
   int tables = 0;

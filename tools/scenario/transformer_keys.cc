@@ -93,6 +93,10 @@ std::vector<KeySpec> TransformerKeys() {
        "moe: every expert receives exactly its capacity, padded (Megatron-core's "
        "moe_pad_expert_input_to_capacity; needs expert_capacity_factor)",
        Switch(work(&WorkloadSection::pad_to_capacity))},
+      {"workload", "gpu_memory",
+       "transformer, moe: memory of one GPU, e.g. 80GB; the per-GPU memory estimate is checked "
+       "against it (0 = not checked)",
+       Bytes(work(&WorkloadSection::gpu_memory), 0, uint64_t{1} << 50)},
       {"workload", "gpu_util_attention",
        "transformer, moe: fraction of gpu_peak attention's score and value products achieve; "
        "0 = gpu_util",
