@@ -53,12 +53,13 @@ std::string NoGroundTruth(double truth_us, double ideal_us);
 // (seen: 661, 881 and 953 ms for one job in a slow hour). Empty otherwise.
 std::string UnsteadyGroundTruth(double fastest_us, double slowest_us, double tolerance);
 
-// Why a comparison that failed judges nothing where the closed form is exact (a star): the ground
-// truth ran more than `tolerance` over its alpha-beta time `ideal_us` while nbox's `nbox_us` is
-// within `tolerance` of it, so of the three figures only the one the machine can slow is off. On
-// a quiet machine a star's truth is within 1% of alpha-beta (0.55% for the W = 2 torch case); in
-// a slow hour of CI it ran steadily 8.8% over, below kTruthSlowdownLimit, with nbox 1.5% over.
-// Empty otherwise: nbox away from both still fails.
+// Why a comparison that failed judges nothing where only the links and a known compute bound the
+// truth (a star): the ground truth ran more than `tolerance` over its alpha-beta time `ideal_us`
+// (with that compute) while nbox's `nbox_us` is within `tolerance` of it, so of the three figures
+// only the one the machine can slow is off. On a quiet machine a star's truth is within 1% of
+// alpha-beta (0.55% for the W = 2 torch case); in a slow hour of CI it ran steadily 8.8% over,
+// below kTruthSlowdownLimit, with nbox 1.5% over. Empty otherwise: nbox away from both still
+// fails.
 std::string TruthAwayFromItsClosedForm(double truth_us, double nbox_us, double ideal_us,
                                        double tolerance);
 

@@ -299,12 +299,19 @@ TEST(TrainFidelity, TwoRanksInNamespacesAndUnderNboxCosim) {
       << m.truth_run.output;
   // Bounded by the links and a little compute: much slower, and the machine set the time (a
   // skip, as in BenchFidelity).
-  if (const std::string why = NoGroundTruth(m.truth_us, communication_us + kTrainComputeUs);
-      !why.empty()) {
+  const double ideal_us = communication_us + kTrainComputeUs;
+  if (const std::string why = NoGroundTruth(m.truth_us, ideal_us); !why.empty()) {
     GTEST_SKIP() << why << " (the best of " << kAttempts << " runs)\n" << m.truth_run.output;
   }
   if (const std::string why = DisagreesWithAnUnsteadyTruth(m); !why.empty()) {
     GTEST_SKIP() << why << "\n" << m.truth_run.output;
+  }
+  // As BenchFidelity: CI's slow hour once gave namespaces of 286-298 ms against 263.9 ms of
+  // communication and compute, with nbox-cosim at 261.8 ms.
+  if (const std::string why =
+          TruthAwayFromItsClosedForm(m.truth_us, m.cosim_us, ideal_us, kFidelityTolerance);
+      !why.empty()) {
+    GTEST_SKIP() << why << " (the best of " << kAttempts << " runs)\n" << m.truth_run.output;
   }
   EXPECT_NEAR(m.cosim_us, m.truth_us, kFidelityTolerance * m.truth_us);
 }
