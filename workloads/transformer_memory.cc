@@ -10,17 +10,17 @@ namespace {
 constexpr double kOptimizerBytesPerParameter = 12;  // fp32 master weights, Adam's m and v
 
 // Layers' worth of activations stage `stage` holds at its peak: the micro-batches whose
-// forward has run and whose backward has not, as the schedule's warm-up leaves them.
+// forward has run and whose backward has not. GPipe holds all m; 1F1B its warm-up's forward
+// steps and the one before its first backward, each of the stage's layers or, interleaved, of
+// a chunk's L / (p v) (on stage 0: L (1 + (p - 1) / (p v)), as Korthikanti et al. give).
 double LayersInFlight(const TransformerConfig& c, const StageContext& stage) {
-  const int p = c.parallel.pipeline;
   const int m = c.Microbatches();
   if (c.schedule == PipelineSchedule::kGPipe) return static_cast<double>(m) * stage.layers;
   const int v = c.virtual_stages;
-  if (v == 1) return static_cast<double>(std::min(p - stage.stage, m)) * stage.layers;
-  // Interleaved: the warm-up's forward steps and the one before the first backward, each a
-  // chunk of layers / (p v); on stage 0 that is L (1 + (p - 1) / (p v)) (Korthikanti et al.).
-  const int steps = m == p ? m * v : std::min((p - stage.stage - 1) * 2 + (v - 1) * p + 1, m * v);
-  return static_cast<double>(steps) * c.shape.layers / (p * v);
+  const int steps = std::min(WarmupSteps(c, stage.stage) + 1, m * v);
+  const double layers_per_step =
+      v == 1 ? stage.layers : static_cast<double>(c.shape.layers) / (c.parallel.pipeline * v);
+  return steps * layers_per_step;
 }
 
 }  // namespace

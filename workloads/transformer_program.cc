@@ -376,7 +376,7 @@ class StageBuilder {
   // Megatron-LM's forward_backward_pipelining_without_interleaving.
   void OneFOneB() {
     last_backward_ = m_ - 1;
-    const int warmup = std::min(p_ - st_.stage - 1, m_);
+    const int warmup = WarmupSteps(c_, st_.stage);
     const int steady = m_ - warmup;
     for (int i = 0; i < warmup; ++i) {
       mb_ = i;
@@ -421,8 +421,7 @@ class StageBuilder {
     last_backward_ = m_ - 1;  // each chunk's last backward is of the last micro-batch
     const int total = m_ * v_;
     const bool all_warmup = m_ == p_;
-    const int warmup =
-        all_warmup ? total : std::min((p_ - st_.stage - 1) * 2 + (v_ - 1) * p_, total);
+    const int warmup = WarmupSteps(c_, st_.stage);
     const int remaining = total - warmup;
     // The first forward's input: none on the first stage (its chunk 0 is virtual stage 0).
     if (!first_stage_) {
@@ -563,6 +562,14 @@ RankProgram MakeStageProgram(const TransformerConfig& config, const StageContext
 
 StageParameters ParametersOf(const TransformerConfig& config, const StageContext& stage) {
   return StageBuilder(config, stage).Parameters();
+}
+
+int WarmupSteps(const TransformerConfig& config, int stage) {
+  const int p = config.parallel.pipeline;
+  const int m = config.Microbatches();
+  const int v = config.virtual_stages;
+  if (v == 1) return std::min(p - stage - 1, m);
+  return m == p ? m * v : std::min((p - stage - 1) * 2 + (v - 1) * p, m * v);
 }
 
 StageContext StageOf(const TransformerConfig& config, int stage) {

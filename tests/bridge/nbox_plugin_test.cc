@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -83,6 +85,28 @@ class NboxPlugin : public ::testing::Test {
     ASSERT_EQ(net_->isend(pair.send_comm, message.data(), message.size(), 0, nullptr, nullptr,
                           send_request),
               ncclSuccess);
+  }
+
+  // PostReceiveThenSend, then both waited for. Call with ASSERT_NO_FATAL_FAILURE.
+  void SendAndReceive(const CommPair& pair, std::vector<uint8_t>& message,
+                      std::vector<uint8_t>& recv) {
+    void* recv_request = nullptr;
+    void* send_request = nullptr;
+    ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, message, recv, &recv_request, &send_request));
+    ASSERT_EQ(Wait(recv_request, nullptr), ncclSuccess);
+    ASSERT_EQ(Wait(send_request, nullptr), ncclSuccess);
+  }
+
+  // Waits once more with nothing new (the rank blocks, so the plugin sends a blocked promise
+  // unless its last one already was), then returns the last blocked promise the server saw.
+  std::optional<ObservedPromise> BlockAgainAndTakeTheLastBlockedPromise() {
+    ext_->waitEvents(ext_->eventCount(), 20000);
+    std::this_thread::sleep_for(milliseconds(50));
+    std::optional<ObservedPromise> last;
+    for (const ObservedPromise& promise : server_->network().promises()) {
+      if (promise.blocked) last = promise;
+    }
+    return last;
   }
 
   // Test until done, sleeping in the extension's wait between tries (as the host runtime).
@@ -364,21 +388,11 @@ TEST_F(NboxPlugin, ABlockedPromiseCountsTheCompletionsReceived) {
   Join(0, "virtual");
   CommPair& pair = Pair();
   std::vector<uint8_t> message = Pattern(5, 64), recv(64, 0);
-  void* recv_request = nullptr;
-  void* send_request = nullptr;
-  ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, message, recv, &recv_request, &send_request));
-  ASSERT_EQ(Wait(recv_request, nullptr), ncclSuccess);
-  ASSERT_EQ(Wait(send_request, nullptr), ncclSuccess);
+  ASSERT_NO_FATAL_FAILURE(SendAndReceive(pair, message, recv));
   // Block once more: both Completes are in, and receiving them was news, so the plugin sends
   // a blocked promise now (unless its last one already came after them).
-  ext_->waitEvents(ext_->eventCount(), 20000);
-  std::this_thread::sleep_for(milliseconds(50));
-  const std::vector<ObservedPromise> promises = server_->network().promises();
-  const ObservedPromise* last_blocked = nullptr;
-  for (const ObservedPromise& promise : promises) {
-    if (promise.blocked) last_blocked = &promise;
-  }
-  ASSERT_NE(last_blocked, nullptr);
+  const std::optional<ObservedPromise> last_blocked = BlockAgainAndTakeTheLastBlockedPromise();
+  ASSERT_TRUE(last_blocked.has_value());
   EXPECT_TRUE(last_blocked->saw_every_wakeup);
 }
 
@@ -405,14 +419,8 @@ TEST_F(NboxPlugin, AConnectionWakesTheWaiterAndCountsInTheNextPromise) {
   EXPECT_NE(pair.send_comm, nullptr);
   EXPECT_NE(pair.recv_comm, nullptr);
   // Having seen both, the rank waits again: that blocked promise counts them.
-  ext_->waitEvents(ext_->eventCount(), 20000);
-  std::this_thread::sleep_for(milliseconds(50));
-  const ObservedPromise* last_blocked = nullptr;
-  const std::vector<ObservedPromise> promises = server_->network().promises();
-  for (const ObservedPromise& promise : promises) {
-    if (promise.blocked) last_blocked = &promise;
-  }
-  ASSERT_NE(last_blocked, nullptr);
+  const std::optional<ObservedPromise> last_blocked = BlockAgainAndTakeTheLastBlockedPromise();
+  ASSERT_TRUE(last_blocked.has_value());
   EXPECT_TRUE(last_blocked->saw_every_wakeup);
 }
 
@@ -446,11 +454,7 @@ TEST_F(NboxPlugin, AConnectionIsUsableFromTheSimulatorsClockWhenItWasMade) {
     ASSERT_NE(pair.send_comm, nullptr);
     ASSERT_NE(pair.recv_comm, nullptr);
     std::vector<uint8_t> message = Pattern(4, 8), recv(8, 0);
-    void* recv_request = nullptr;
-    void* send_request = nullptr;
-    ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, message, recv, &recv_request, &send_request));
-    ASSERT_EQ(Wait(recv_request, nullptr), ncclSuccess);
-    ASSERT_EQ(Wait(send_request, nullptr), ncclSuccess);
+    ASSERT_NO_FATAL_FAILURE(SendAndReceive(pair, message, recv));
     const std::vector<server::Post> posts = server_->network().posts();
     ASSERT_EQ(posts.size(), 2u);
     for (const server::Post& post : posts) EXPECT_GE(post.vtime, made_at);
@@ -704,11 +708,7 @@ TEST_F(NboxPlugin, AWaitingRealtimeRankPromisesBlockedAndDoesNotTakeItBack) {
   Join(kDelayNs, "realtime");
   CommPair& pair = Pair();
   std::vector<uint8_t> message = Pattern(6, 48), recv(48, 0);
-  void* recv_request = nullptr;
-  void* send_request = nullptr;
-  ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, message, recv, &recv_request, &send_request));
-  ASSERT_EQ(Wait(recv_request, nullptr), ncclSuccess);
-  ASSERT_EQ(Wait(send_request, nullptr), ncclSuccess);
+  ASSERT_NO_FATAL_FAILURE(SendAndReceive(pair, message, recv));
   EXPECT_EQ(recv, message);
 
   const std::vector<server::Post> posts = server_->network().posts();

@@ -154,6 +154,23 @@ std::string DisagreesWithAnUnsteadyTruth(const Measured& m) {
   return UnsteadyGroundTruth(m.truth_us, m.slowest_truth_us, kFidelityTolerance);
 }
 
+// Why `m` judges nothing on a star whose truth has the alpha-beta time `ideal_us`: the truth far
+// over it (NoGroundTruth), a failed comparison with an unsteady truth, or one with a truth off
+// its closed form while nbox is on it (fidelity_support.h). Empty when nbox is to be judged.
+std::string NoGroundTruthOnAStar(const Measured& m, double ideal_us) {
+  const std::string best = " (the best of " + std::to_string(kAttempts) + " runs)";
+  if (const std::string why = NoGroundTruth(m.truth_us, ideal_us); !why.empty()) {
+    return why + best;
+  }
+  if (const std::string why = DisagreesWithAnUnsteadyTruth(m); !why.empty()) return why;
+  if (const std::string why =
+          TruthAwayFromItsClosedForm(m.truth_us, m.cosim_us, ideal_us, kFidelityTolerance);
+      !why.empty()) {
+    return why + best;
+  }
+  return "";
+}
+
 class BenchFidelity : public testing::TestWithParam<int> {};
 
 TEST_P(BenchFidelity, NamespacesMatchAlphaBetaAndNboxCosimMatchesNamespaces) {
@@ -177,16 +194,8 @@ TEST_P(BenchFidelity, NamespacesMatchAlphaBetaAndNboxCosimMatchesNamespaces) {
   // each ring step starts on an idle link whose HTB bucket holds two packets of burst (18 KB
   // against 1-4 MiB per step), and W = 4 once came out 1.0% under the closed form.
   EXPECT_GE(m.truth_us, 0.97 * ideal_us) << m.truth_run.output;
-  if (const std::string why = NoGroundTruth(m.truth_us, ideal_us); !why.empty()) {
-    GTEST_SKIP() << why << " (the best of " << kAttempts << " runs)\n" << m.truth_run.output;
-  }
-  if (const std::string why = DisagreesWithAnUnsteadyTruth(m); !why.empty()) {
+  if (const std::string why = NoGroundTruthOnAStar(m, ideal_us); !why.empty()) {
     GTEST_SKIP() << why << "\n" << m.truth_run.output;
-  }
-  if (const std::string why =
-          TruthAwayFromItsClosedForm(m.truth_us, m.cosim_us, ideal_us, kFidelityTolerance);
-      !why.empty()) {
-    GTEST_SKIP() << why << " (the best of " << kAttempts << " runs)\n" << m.truth_run.output;
   }
   EXPECT_NEAR(m.cosim_us, m.truth_us, kFidelityTolerance * m.truth_us);
 }
@@ -297,21 +306,12 @@ TEST(TrainFidelity, TwoRanksInNamespacesAndUnderNboxCosim) {
   EXPECT_GE(m.truth_us, 0.97 * communication_us) << m.truth_run.output;  // as above: HTB bursts
   EXPECT_LT(std::stod(fields.at("last_loss")), std::stod(fields.at("first_loss")))
       << m.truth_run.output;
-  // Bounded by the links and a little compute: much slower, and the machine set the time (a
-  // skip, as in BenchFidelity).
-  const double ideal_us = communication_us + kTrainComputeUs;
-  if (const std::string why = NoGroundTruth(m.truth_us, ideal_us); !why.empty()) {
-    GTEST_SKIP() << why << " (the best of " << kAttempts << " runs)\n" << m.truth_run.output;
-  }
-  if (const std::string why = DisagreesWithAnUnsteadyTruth(m); !why.empty()) {
-    GTEST_SKIP() << why << "\n" << m.truth_run.output;
-  }
-  // As BenchFidelity: CI's slow hour once gave namespaces of 286-298 ms against 263.9 ms of
-  // communication and compute, with nbox-cosim at 261.8 ms.
-  if (const std::string why =
-          TruthAwayFromItsClosedForm(m.truth_us, m.cosim_us, ideal_us, kFidelityTolerance);
+  // Bounded by the links and a little compute: the skip rules of BenchFidelity, on that time
+  // (CI's slow hour once gave namespaces of 286-298 ms against 263.9 ms of communication and
+  // compute, with nbox-cosim at 261.8 ms).
+  if (const std::string why = NoGroundTruthOnAStar(m, communication_us + kTrainComputeUs);
       !why.empty()) {
-    GTEST_SKIP() << why << " (the best of " << kAttempts << " runs)\n" << m.truth_run.output;
+    GTEST_SKIP() << why << "\n" << m.truth_run.output;
   }
   EXPECT_NEAR(m.cosim_us, m.truth_us, kFidelityTolerance * m.truth_us);
 }
