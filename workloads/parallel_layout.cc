@@ -10,6 +10,7 @@ namespace {
 constexpr int kTensor = 0;
 constexpr int kData = 1;
 constexpr int kPipeline = 2;
+constexpr int kContext = 3;
 
 [[noreturn]] void Reject(const std::string& field, const std::string& problem) {
   throw std::invalid_argument("ParallelDims." + field + ": " + problem);
@@ -19,15 +20,16 @@ int DimensionOf(const std::string& name) {
   if (name == "tp") return kTensor;
   if (name == "dp") return kData;
   if (name == "pp") return kPipeline;
+  if (name == "cp") return kContext;
   return -1;
 }
 
 }  // namespace
 
 ParallelLayout::ParallelLayout(ParallelDims dims) : dims_(std::move(dims)) {
-  const int sizes[] = {dims_.tensor, dims_.data, dims_.pipeline};
-  const char* names[] = {"tensor", "data", "pipeline"};
-  for (int d = 0; d < 3; ++d) {
+  const int sizes[] = {dims_.tensor, dims_.data, dims_.pipeline, dims_.context};
+  const char* names[] = {"tensor", "data", "pipeline", "context"};
+  for (int d = 0; d < 4; ++d) {
     if (sizes[d] < 1) Reject(names[d], "must be at least 1, got " + std::to_string(sizes[d]));
     size_[d] = sizes[d];
   }
@@ -39,12 +41,17 @@ ParallelLayout::ParallelLayout(ParallelDims dims) : dims_(std::move(dims)) {
   std::istringstream in(dims_.order);
   std::string part;
   while (std::getline(in, part, '-')) order.push_back(DimensionOf(part));
+  // Without "cp", context parallelism sits right after "tp", as in Megatron's tp-cp-ep-dp-pp.
+  if (std::find(order.begin(), order.end(), kContext) == order.end()) {
+    const auto tensor = std::find(order.begin(), order.end(), kTensor);
+    order.insert(tensor == order.end() ? order.end() : tensor + 1, kContext);
+  }
   std::vector<int> sorted = order;
   std::sort(sorted.begin(), sorted.end());
-  if (sorted != std::vector<int>{kTensor, kData, kPipeline}) {
+  if (sorted != std::vector<int>{kTensor, kData, kPipeline, kContext}) {
     Reject("order", "'" + dims_.order +
-                        "' is not tp, dp and pp joined by '-' in some order (innermost first, "
-                        "e.g. tp-dp-pp)");
+                        "' is not tp, dp, pp and optionally cp joined by '-' in some order "
+                        "(innermost first, e.g. tp-cp-dp-pp)");
   }
   int stride = 1;
   for (int d : order) {
@@ -62,11 +69,13 @@ RankCoords ParallelLayout::Coords(int rank) const {
   c.tensor = rank / stride_[kTensor] % size_[kTensor];
   c.data = rank / stride_[kData] % size_[kData];
   c.pipeline = rank / stride_[kPipeline] % size_[kPipeline];
+  c.context = rank / stride_[kContext] % size_[kContext];
   return c;
 }
 
 int ParallelLayout::Rank(const RankCoords& c) const {
-  return c.tensor * stride_[kTensor] + c.data * stride_[kData] + c.pipeline * stride_[kPipeline];
+  return c.tensor * stride_[kTensor] + c.data * stride_[kData] + c.pipeline * stride_[kPipeline] +
+         c.context * stride_[kContext];
 }
 
 std::vector<int> ParallelLayout::TensorGroup(int rank) const {
@@ -87,6 +96,23 @@ std::vector<int> ParallelLayout::DataGroup(int rank) const {
   RankCoords c = Coords(rank);
   std::vector<int> group;
   for (c.data = 0; c.data < size_[kData]; ++c.data) group.push_back(Rank(c));
+  return group;
+}
+
+std::vector<int> ParallelLayout::ContextGroup(int rank) const {
+  RankCoords c = Coords(rank);
+  std::vector<int> group;
+  for (c.context = 0; c.context < size_[kContext]; ++c.context) group.push_back(Rank(c));
+  return group;
+}
+
+std::vector<int> ParallelLayout::DataContextGroup(int rank) const {
+  RankCoords c = Coords(rank);
+  std::vector<int> group;
+  for (c.data = 0; c.data < size_[kData]; ++c.data) {
+    for (c.context = 0; c.context < size_[kContext]; ++c.context) group.push_back(Rank(c));
+  }
+  std::sort(group.begin(), group.end());
   return group;
 }
 

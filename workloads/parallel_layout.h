@@ -1,11 +1,14 @@
 // Where every rank sits in a hybrid-parallel job and which groups it talks in: the one place
-// that maps ranks to (tensor, pipeline, data, expert) coordinates, as Megatron-LM's
+// that maps ranks to (tensor, context, pipeline, data, expert) coordinates, as Megatron-LM's
 // parallel_state does (workloads/README.md, "Placement").
 //
-// The world is t x p x d ranks. `order` names the dimensions from the fastest-varying
-// (innermost) to the slowest: Megatron's default "tp-dp-pp" puts the t ranks of a tensor
+// The world is t x c x p x d ranks. `order` names the dimensions from the fastest-varying
+// (innermost) to the slowest: Megatron's default "tp-cp-dp-pp" puts the t ranks of a tensor
 // group on consecutive ranks (one server, when t divides its GPUs, as ranks fill servers in
-// order), then data-parallel replicas, then pipeline stages. Expert parallelism splits the
+// order), then the context-parallel ranks, then data-parallel replicas, then pipeline stages.
+// An order without "cp" places it right after "tp", where Megatron's default does (so
+// "tp-dp-pp" means "tp-cp-dp-pp"). Gradients are reduced over data x context ranks, as
+// Megatron's data-parallel group "with context parallel" is. Expert parallelism splits the
 // data-parallel dimension: expert group k of size e holds data-parallel ranks k*e .. k*e+e-1
 // (Megatron-core carves EP out of DP the same way); the expert-data-parallel group joins the
 // ranks that hold the same experts (same offset in their expert group).
@@ -21,13 +24,15 @@ struct ParallelDims {
   int pipeline = 1;
   int data = 1;
   int expert = 1;                  // divides `data`
-  std::string order = "tp-dp-pp";  // a permutation of tp, dp, pp, innermost first
+  std::string order = "tp-dp-pp";  // a permutation of tp, dp, pp (and cp), innermost first
+  int context = 1;                 // context-parallel size c: each rank holds s / c tokens
 };
 
 struct RankCoords {
   int tensor = 0;
   int pipeline = 0;  // the stage
   int data = 0;
+  int context = 0;
 };
 
 class ParallelLayout {
@@ -35,26 +40,31 @@ class ParallelLayout {
   // Throws std::invalid_argument naming the field ("ParallelDims.order: ...").
   explicit ParallelLayout(ParallelDims dims);
 
-  int world() const { return dims_.tensor * dims_.pipeline * dims_.data; }
+  int world() const { return dims_.tensor * dims_.context * dims_.pipeline * dims_.data; }
   const ParallelDims& dims() const { return dims_; }
 
   RankCoords Coords(int rank) const;
   int Rank(const RankCoords& coords) const;
 
   // The groups of `rank`, each as world ranks in the order of their rank in the group.
-  std::vector<int> TensorGroup(int rank) const;         // same stage and replica
-  std::vector<int> PipelineGroup(int rank) const;       // same tensor index and replica; by stage
-  std::vector<int> DataGroup(int rank) const;           // same tensor index and stage
-  std::vector<int> ExpertGroup(int rank) const;         // its block of `expert` replicas
-  std::vector<int> ExpertDataGroup(int rank) const;     // same offset in every expert block
-  std::vector<int> ModelParallelGroup(int rank) const;  // same replica: stage-major, then tensor
+  std::vector<int> TensorGroup(int rank) const;    // same stage and replica
+  std::vector<int> PipelineGroup(int rank) const;  // same tensor index and replica; by stage
+  std::vector<int> DataGroup(int rank) const;      // same tensor, context index and stage
+  std::vector<int> ContextGroup(int rank) const;   // same tensor index, stage and replica
+  // The ranks that reduce gradients together: same tensor index and stage (data x context
+  // ranks, Megatron's data-parallel group with context parallel), in world-rank order.
+  std::vector<int> DataContextGroup(int rank) const;
+  std::vector<int> ExpertGroup(int rank) const;      // its block of `expert` replicas
+  std::vector<int> ExpertDataGroup(int rank) const;  // same offset in every expert block
+  // Same replica and context index: stage-major, then tensor.
+  std::vector<int> ModelParallelGroup(int rank) const;
   // The first and last stage of its pipeline (tied embeddings); the rank alone when p = 1.
   std::vector<int> EmbeddingGroup(int rank) const;
 
  private:
-  // Dimension sizes and strides, by dimension (0 tensor, 1 data, 2 pipeline).
-  int size_[3];
-  int stride_[3];
+  // Dimension sizes and strides, by dimension (0 tensor, 1 data, 2 pipeline, 3 context).
+  int size_[4];
+  int stride_[4];
   ParallelDims dims_;
 };
 

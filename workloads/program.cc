@@ -32,6 +32,8 @@ std::string_view ToString(Parallelism parallelism) {
       return "ep";
     case Parallelism::kEmbedding:
       return "emb";
+    case Parallelism::kContext:
+      return "cp";
     case Parallelism::kOther:
       return "other";
   }

@@ -32,16 +32,17 @@ enum class Parallelism : uint8_t {
   kData,       // gradient all-reduce or reduce-scatter, parameter all-gather (ZeRO, FSDP)
   kExpert,     // mixture-of-experts token all-to-all
   kEmbedding,  // DLRM's model-parallel embedding exchange (all-to-all)
+  kContext,    // context parallelism: keys and values around the ring of a sequence's ranks
   kOther,      // anything else (a recorded trace's collectives, the world's small syncs)
 };
-inline constexpr int kParallelismCount = 6;
+inline constexpr int kParallelismCount = 7;
 
 // The largest collective (nccl-tests' size) a workload may issue, from any source: the
 // largest workload.bucket, and the limit a collective trace's sizes are held to (a trace
 // claiming 4 TB ran for ever).
 inline constexpr uint64_t kMaxCollectiveBytes = uint64_t{16} << 30;
 
-std::string_view ToString(Parallelism parallelism);  // "tp", "pp", "dp", "ep", "emb", "other"
+std::string_view ToString(Parallelism parallelism);  // "tp", "pp", "dp", "ep", "emb", "cp", "other"
 
 enum class OpKind : uint8_t {
   kIterationBegin,  // marker: iteration `iteration` starts (costs nothing)

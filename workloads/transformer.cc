@@ -4,6 +4,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "workloads/moe_routing.h"
@@ -109,8 +110,21 @@ void ValidateTransformerConfig(const TransformerConfig& c) {
            "must be on with tensor and expert parallelism together (Megatron-core requires it: "
            "each tensor-parallel rank routes its share of the sequence)");
   }
-  if (s.seq_len % t != 0 && c.sequence_parallel) {
-    Reject("sequence_parallel", "seq_len (" + std::to_string(s.seq_len) +
+  const int cp = c.parallel.context;
+  if (cp > 1 && s.IsMoe()) {
+    Reject("parallel.context",
+           "context parallelism with mixture-of-experts layers is not modelled");
+  }
+  if (cp > 1 && s.seq_len % (2 * cp) != 0) {
+    Reject("parallel.context", "seq_len (" + std::to_string(s.seq_len) +
+                                   ") must be a multiple of "
+                                   "2 x context (" +
+                                   std::to_string(2 * cp) +
+                                   "): each rank holds two of the sequence's 2 c chunks, as "
+                                   "Megatron balances causal attention");
+  }
+  if ((s.seq_len / cp) % t != 0 && c.sequence_parallel) {
+    Reject("sequence_parallel", "seq_len / context (" + std::to_string(s.seq_len / cp) +
                                     ") must be a multiple of the tensor-parallel size");
   }
   if (c.activation_bytes < 1 || c.parameter_bytes < 1 || c.gradient_bytes < 1) {
@@ -136,7 +150,9 @@ JobPrograms MakeTransformerJob(const TransformerConfig& c) {
   const int e = c.parallel.expert;
 
   JobPrograms job;
+  const int cp = c.parallel.context;
   job.stream_names = {"tp", "pp", "dp", "ep"};
+  if (cp > 1) job.stream_names.push_back("cp");
   CommunicatorTable table(world);
   for (int rank = 0; rank < world; ++rank) {
     std::vector<int> everyone(static_cast<size_t>(world));
@@ -148,7 +164,7 @@ JobPrograms MakeTransformerJob(const TransformerConfig& c) {
     table.Add(rank, kTensorSlot, "tp", Parallelism::kTensor, layout.TensorGroup(rank), false, job);
     table.Add(rank, kPipelineSlot, "pp", Parallelism::kPipeline, layout.PipelineGroup(rank), stages,
               job);
-    table.Add(rank, kDataSlot, "dp", Parallelism::kData, layout.DataGroup(rank), false, job);
+    table.Add(rank, kDataSlot, "dp", Parallelism::kData, layout.DataContextGroup(rank), false, job);
     table.Add(rank, kModelParallelSlot, "mp", Parallelism::kOther, layout.ModelParallelGroup(rank),
               stages, job);
     table.Add(rank, kEmbeddingSlot, "emb", Parallelism::kData, layout.EmbeddingGroup(rank), stages,
@@ -156,6 +172,10 @@ JobPrograms MakeTransformerJob(const TransformerConfig& c) {
     table.Add(rank, kExpertSlot, "ep", Parallelism::kExpert, layout.ExpertGroup(rank), false, job);
     table.Add(rank, kExpertDataSlot, "edp", Parallelism::kData, layout.ExpertDataGroup(rank), false,
               job);
+    if (cp > 1) {
+      table.Add(rank, kContextSlot, "cp", Parallelism::kContext, layout.ContextGroup(rank), false,
+                job);
+    }
   }
   // The world must be communicator 0 (the one real ranks and mirror mode use).
   job.communicators[0].name = "world";
@@ -205,15 +225,17 @@ JobPrograms MakeTransformerJob(const TransformerConfig& c) {
     }
   }
 
-  // One program per (stage, expert offset): every rank with the same pair runs it.
-  std::map<std::pair<int, int>, std::shared_ptr<const RankProgram>> programs;
+  // One program per (stage, expert offset, place in the context ring): every rank with the
+  // same three runs it.
+  std::map<std::tuple<int, int, int>, std::shared_ptr<const RankProgram>> programs;
   job.programs.resize(static_cast<size_t>(world));
   for (int rank = 0; rank < world; ++rank) {
     const RankCoords coords = layout.Coords(rank);
     const int offset = c.shape.IsMoe() && e > 1 ? coords.data % e : 0;
-    auto& program = programs[{coords.pipeline, offset}];
+    auto& program = programs[{coords.pipeline, offset, coords.context}];
     if (!program) {
       StageContext stage = StageOf(c, coords.pipeline);
+      stage.context = coords.context;
       if (!dispatch.empty()) {
         stage.dispatch = &dispatch;
         stage.combine = &combine;

@@ -1,5 +1,5 @@
 // Hybrid-parallel training of a decoder-only transformer, dense or mixture-of-experts, as
-// Megatron-LM runs it: tensor (t), pipeline (p), data (d) and expert (e) parallelism
+// Megatron-LM runs it: tensor (t), context (c), pipeline (p), data (d) and expert (e) parallelism
 // (workloads/README.md, "Transformer jobs", states every rule and its source).
 #pragma once
 
@@ -65,9 +65,11 @@ struct TransformerConfig {
 // Throws std::invalid_argument naming the field ("TransformerConfig.global_batch: ...").
 void ValidateTransformerConfig(const TransformerConfig& config);
 
-// Every rank's program, the communicators (world, tensor, pipeline, data, model-parallel,
-// embedding, expert and expert-data groups, in communicator slots 0..7) and the streams
-// (tp, pp, dp, ep). Ranks of one stage share a program (and of one expert offset, in an MoE).
+// Every rank's program, the communicators (world, tensor, pipeline, data x context,
+// model-parallel, embedding, expert and expert-data groups, in communicator slots 0..7, and the
+// context group in slot 8 when c > 1) and the streams (tp, pp, dp, ep, and cp when c > 1). Ranks
+// of one stage share a program (and of one expert offset, in an MoE; of one place in their
+// context group, with context parallelism).
 JobPrograms MakeTransformerJob(const TransformerConfig& config);
 
 }  // namespace nbox::work

@@ -28,7 +28,10 @@ double LayersInFlight(const TransformerConfig& c, const StageContext& stage) {
 double LayerActivationBytes(const TransformerConfig& c) {
   const double t = c.parallel.tensor;
   const bool sp = c.sequence_parallel && c.parallel.tensor > 1;
-  const double sbh = static_cast<double>(c.shape.seq_len) * c.micro_batch * c.shape.hidden;
+  // With context parallelism a rank keeps the activations of its s / c tokens; each of their
+  // queries still scores all s keys.
+  const double sbh =
+      static_cast<double>(c.shape.seq_len) / c.parallel.context * c.micro_batch * c.shape.hidden;
   // Only the layer's input is kept (sharded along the sequence with sequence parallelism).
   if (c.recompute == Recompute::kFull) return 2 * sbh / (sp ? t : 1);
   // 34 s b h of linear-layer inputs, norms, GeLU and dropout masks, of which 24 are split by
@@ -43,7 +46,8 @@ double LayerActivationBytes(const TransformerConfig& c) {
 
 std::vector<StageMemory> EstimateStageMemory(const TransformerConfig& c) {
   ValidateTransformerConfig(c);
-  const double d = c.parallel.data;
+  // Dense parameters are partitioned over the ranks that reduce their gradients: data x context.
+  const double d = static_cast<double>(c.parallel.data) * c.parallel.context;
   const double expert_data = static_cast<double>(c.parallel.data) / c.parallel.expert;
   const DataParallelMode mode = c.data_parallel_mode;
   const bool shard_optimizer = mode != DataParallelMode::kDdp;

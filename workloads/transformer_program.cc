@@ -42,14 +42,18 @@ class StageBuilder {
         p_(config.parallel.pipeline),
         d_(config.parallel.data),
         e_(config.parallel.expert),
+        cp_(config.parallel.context),
+        dc_(config.parallel.data * config.parallel.context),
         m_(config.Microbatches()),
         v_(config.virtual_stages),
         first_stage_(stage.stage == 0),
         last_stage_(stage.stage == config.parallel.pipeline - 1),
         sp_(config.sequence_parallel && config.parallel.tensor > 1),
-        tokens_(static_cast<double>(config.micro_batch) * config.shape.seq_len),
-        activation_(static_cast<uint64_t>(config.micro_batch) * config.shape.seq_len *
-                    config.shape.hidden * config.activation_bytes) {
+        tokens_(static_cast<double>(config.micro_batch) * config.shape.seq_len /
+                config.parallel.context),
+        activation_(static_cast<uint64_t>(config.micro_batch) * config.shape.seq_len /
+                    static_cast<uint64_t>(config.parallel.context) * config.shape.hidden *
+                    config.activation_bytes) {
     MakeChunks();
     for (ModelChunk& chunk : chunks_) PlanGradients(chunk);
     ch_ = &chunks_.front();
@@ -156,7 +160,7 @@ class StageBuilder {
       if (group == 1 || bytes.empty()) return std::vector<GradientBucket>{};
       return AssignGradientBuckets(bytes, c_.bucket_bytes, c_.bucket_bytes, BucketClosing::kAtCap);
     };
-    chunk.dense_buckets = bucket(chunk.dense_params, d_);
+    chunk.dense_buckets = bucket(chunk.dense_params, dc_);
     chunk.expert_buckets =
         c_.shape.IsMoe() ? bucket(chunk.expert_params, d_ / e_) : std::vector<GradientBucket>{};
   }
@@ -207,7 +211,7 @@ class StageBuilder {
   // --- FSDP ---------------------------------------------------------------------------------
 
   void FsdpGather(char pass, int i) {
-    if (d_ > 1) {
+    if (dc_ > 1) {
       fsdp_gathers_[{pass, i}] =
           Push(CollectiveOp(it_, Mb(pass) + L(ch_->first_layer + i) + " fsdp ag", Coll::kAllGather,
                             ch_->dense_params[i] * c_.parameter_bytes, kDataSlot, kDpStream, mb_));
@@ -217,7 +221,7 @@ class StageBuilder {
   // Before stage layer i's compute: the next layer's parameters are gathered ahead (one
   // layer of prefetch, as FSDP's default), and this layer's must be there.
   void FsdpBeforeLayer(char pass, int i, int next) {
-    if (c_.data_parallel_mode != DataParallelMode::kFsdp || d_ == 1) return;
+    if (c_.data_parallel_mode != DataParallelMode::kFsdp || dc_ == 1) return;
     if (next >= 0 && next < ch_->layers) FsdpGather(pass, next);
     Wait(fsdp_gathers_.at({pass, i}));
   }
@@ -230,6 +234,49 @@ class StageBuilder {
                               tokens_ * c_.shape.AttentionScoreFlopsPerToken() / t_);
   }
 
+  // --- context parallelism -------------------------------------------------------------------
+
+  // Bytes of this rank's keys and values for one micro-batch: its s / c tokens, the key/value
+  // heads of its tensor-parallel share (at least one: Megatron replicates a group's head when
+  // t exceeds them), head size h / heads.
+  uint64_t KeyValueBytes() const {
+    const TransformerShape& s = c_.shape;
+    const uint64_t heads = static_cast<uint64_t>((s.KvHeads() + t_ - 1) / t_);
+    const uint64_t head_size = static_cast<uint64_t>(s.hidden / s.heads);
+    return 2 * static_cast<uint64_t>(tokens_) * heads * head_size * c_.activation_bytes;
+  }
+
+  // The core attention with the sequence over c ranks, as Megatron-core runs it (Transformer
+  // Engine's ring of point-to-point exchanges): c steps, each on the keys and values of one
+  // rank's chunk, and c - 1 exchanges around the ring, each sending the block in hand to the
+  // next rank and receiving the next block from the previous one while the step before it
+  // computes. The forward moves keys and values; the backward keys, values and their gradients
+  // (`bytes` twice the keys and values).
+  void ContextRing(const std::string& name, double seconds, uint64_t bytes) {
+    const int next = (st_.context + 1) % cp_;
+    const int prev = (st_.context + cp_ - 1) % cp_;
+    for (int k = 0; k < cp_; ++k) {
+      const bool exchange = k < cp_ - 1;
+      uint32_t op = 0;
+      if (exchange) {
+        op = Push(TransfersOp(it_, name + " kv" + std::to_string(k),
+                              {{StepKind::kSend, next, bytes}, {StepKind::kRecv, prev, bytes}},
+                              kContextSlot, kCpStream, mb_));
+      }
+      Compute(name + " block" + std::to_string(k), seconds / cp_);
+      if (exchange) Wait(op);
+    }
+  }
+
+  // The core attention of a forward (or of its recomputation): on one rank, or around the ring.
+  void CoreAttentionForward(const std::string& name) {
+    if (cp_ == 1) {
+      Compute(name, CoreAttentionSeconds());
+    } else {
+      ContextRing(name, CoreAttentionSeconds(), KeyValueBytes());
+    }
+  }
+
   // Stage layer i's forward, as the forward pass ('F') runs it or as a full recomputation ('R')
   // runs it again before the layer's backward: the same compute and communication, on the
   // parameters the backward has gathered already (FSDP).
@@ -239,8 +286,14 @@ class StageBuilder {
     if (pass == 'F') FsdpBeforeLayer('F', i, i + 1);
     TpBefore(name + " attn");
     const TransformerShape& s = c_.shape;
-    Compute(name + " attn",
-            Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_) + CoreAttentionSeconds());
+    if (cp_ == 1) {
+      Compute(name + " attn",
+              Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_) + CoreAttentionSeconds());
+    } else {
+      // The projections first (serial on one stream, the sum is the same), then the ring.
+      Compute(name + " attn", Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_));
+      CoreAttentionForward(name + " attn core");
+    }
     TpAfter(name + " attn");
     if (s.IsMoe()) {
       MoeForward(i, name);
@@ -268,13 +321,17 @@ class StageBuilder {
     TpBefore(name + " attn");
     // Selective recomputation redoes the core attention, which needs no communication: it
     // sits between the column-parallel QKV and the row-parallel projection.
-    if (c_.recompute == Recompute::kSelective) {
-      Compute(name + " attn recompute", CoreAttentionSeconds());
+    // With context parallelism it runs the ring again, as the checkpointed attention does.
+    if (c_.recompute == Recompute::kSelective) CoreAttentionForward(name + " attn recompute");
+    if (cp_ == 1) {
+      Compute(name + " attn", ratio * (Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_) +
+                                       CoreAttentionSeconds()));
+    } else {
+      ContextRing(name + " attn core", ratio * CoreAttentionSeconds(), 2 * KeyValueBytes());
+      Compute(name + " attn", ratio * Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_));
     }
-    Compute(name + " attn", ratio * (Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_) +
-                                     CoreAttentionSeconds()));
     TpAfter(name + " attn");
-    if (c_.data_parallel_mode == DataParallelMode::kFsdp && d_ > 1) {
+    if (c_.data_parallel_mode == DataParallelMode::kFsdp && dc_ > 1) {
       Push(CollectiveOp(it_, name + " fsdp rs", Coll::kReduceScatter,
                         ch_->dense_params[i] * c_.gradient_bytes, kDataSlot, kDpStream, mb_));
     }
@@ -541,10 +598,10 @@ class StageBuilder {
 
   const TransformerConfig& c_;
   const StageContext& st_;
-  const int t_, p_, d_, e_, m_, v_;
+  const int t_, p_, d_, e_, cp_, dc_, m_, v_;  // dc_: the gradient group, data x context
   const bool first_stage_, last_stage_, sp_;
-  const double tokens_;        // tokens of one micro-batch
-  const uint64_t activation_;  // bytes of one micro-batch's activations, b x s x h
+  const double tokens_;        // tokens of one micro-batch on this rank (s b / c)
+  const uint64_t activation_;  // bytes of one micro-batch's activations, b x s / c x h
   std::vector<ModelChunk> chunks_;
   ModelChunk* ch_ = nullptr;  // the chunk whose layers the ops being built belong to
   std::map<std::pair<char, int>, uint32_t> fsdp_gathers_;  // (pass, stage layer) -> op

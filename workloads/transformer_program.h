@@ -15,18 +15,21 @@ enum TransformerSlot : int {
   kWorldSlot = 0,
   kTensorSlot,
   kPipelineSlot,
-  kDataSlot,
+  kDataSlot,           // data x context ranks: gradients and parameters
   kModelParallelSlot,  // tensor x pipeline ranks of one replica: the gradient-norm all-reduce
   kEmbeddingSlot,      // first and last stage: tied embedding gradients
   kExpertSlot,
   kExpertDataSlot,
+  kContextSlot,  // only with context parallelism (c > 1): the ring of a sequence's ranks
   kSlotCount,
 };
 
-enum TransformerStream : int { kTpStream = 0, kPpStream, kDpStream, kEpStream, kStreamCount };
+// kCpStream exists only with context parallelism.
+enum TransformerStream : int { kTpStream = 0, kPpStream, kDpStream, kEpStream, kCpStream };
 
 struct StageContext {
   int stage = 0;
+  int context = 0;      // the rank's place in its context-parallel group (its ring)
   int first_layer = 0;  // the stage's layers: first_layer .. first_layer + layers - 1
   int layers = 0;
   // MoE: all-to-all-v sizes of every (iteration, layer of the model), dispatch and combine

@@ -271,6 +271,74 @@ TEST(TransformerJob, RecomputationAddsTheForwardItRunsAgain) {
   }
 }
 
+// Context parallelism, t = 2, c = 2, d = 2 on 8 ranks (tp-dp-pp places cp right after tp: rank =
+// tp + 2 cp + 4 dp), one stage, 2 micro-batches. Each rank holds 64 of the 128 tokens. Per layer
+// and micro-batch its keys and values (64 tokens x 2 of the 4 heads x 64 x 2 bytes, K and V)
+// go once around the two-rank ring in the forward, and with their gradients (twice the bytes)
+// in the backward; selective and full recomputation run the forward ring again. Tensor
+// parallelism all-reduces the local tokens' activations, 18 times per micro-batch (embedding,
+// 2 per layer forward and backward, the logits' input gradient) plus the cross entropy's three
+// fp32 per local token; gradients are all-reduced over data x context ranks, a 4-rank ring that
+// sends 2 (4 - 1) / 4 of them from each rank. Compute: the core attention of 64 queries against
+// all 128 keys, half of a rank's without context parallelism.
+TEST(TransformerJob, ContextParallelismPassesKeysAndValuesAroundTheRing) {
+  const uint64_t m = 2;
+  const uint64_t local = kSeq / 2;
+  const uint64_t kv = 2 * local * 2 * (kHidden / 4) * 2;
+  const uint64_t s = local * kHidden * 2;
+  const uint64_t layer = 4 * kHidden * kHidden + 2 * kHidden * kFfn + 2 * kHidden;
+  const uint64_t gradients = (kLayers * layer + 2 * kVocab * kHidden + kHidden) / 2 * 2;
+  const double dense_flops = (8.0 * kHidden * kHidden + 4.0 * kHidden * kFfn) / 2;
+  const double core_flops = 4.0 * kSeq * kHidden / 2;
+  const double logits_flops = 2.0 * kHidden * kVocab / 2;
+  struct Case {
+    work::Recompute recompute;
+    uint64_t rings;  // forward-equivalent passes of keys and values per layer and micro-batch
+    uint64_t tp_per_microbatch;
+    double layer_passes;
+    double core_passes;
+  };
+  for (const Case& k :
+       {Case{work::Recompute::kNone, 3, 18, 3, 3}, Case{work::Recompute::kSelective, 4, 18, 3, 4},
+        Case{work::Recompute::kFull, 4, 26, 4, 4}}) {
+    SCOPED_TRACE(static_cast<int>(k.recompute));
+    TransformerConfig c = SmallModel(2, 1, 2, static_cast<int>(m));
+    c.parallel.context = 2;
+    c.recompute = k.recompute;
+    const work::JobPrograms job = work::MakeTransformerJob(c);
+    ASSERT_EQ(job.world_size(), 8);
+    const JobOutcome out = RunOnJumboStar(job);
+    ASSERT_TRUE(out.finished);
+    EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes) << "bytes conserved";
+    const auto pairs = PairBytes(out, job);
+    EXPECT_EQ((pairs.at({Parallelism::kContext, 0, 2})), m * kLayers * k.rings * kv);
+    EXPECT_EQ((pairs.at({Parallelism::kContext, 7, 5})), m * kLayers * k.rings * kv);
+    EXPECT_EQ((pairs.at({Parallelism::kTensor, 0, 1})),
+              m * (k.tp_per_microbatch * s + 3 * local * 4));
+    uint64_t data_from_0 = 0;
+    for (const auto& [key, bytes] : pairs) {
+      const auto [parallelism, src, dst] = key;
+      if (parallelism == Parallelism::kData && src == 0) data_from_0 += bytes;
+      if (parallelism == Parallelism::kData) {
+        EXPECT_EQ(src % 2, dst % 2) << "gradients stay with their tensor-parallel shard";
+      }
+      if (parallelism == Parallelism::kContext) {
+        EXPECT_EQ(src % 2, dst % 2);
+        EXPECT_EQ(src / 4, dst / 4) << "the ring stays inside its replica";
+      }
+    }
+    EXPECT_EQ(data_from_0, gradients * 2 * 3 / 4);
+    const double achieved = c.compute.peak_flops * c.compute.utilization;
+    const double per_microbatch =
+        static_cast<double>(local) *
+        (kLayers * (k.layer_passes * dense_flops + k.core_passes * core_flops) + 3 * logits_flops) /
+        achieved;
+    int ops = 0;
+    for (const work::Op& op : job.programs[0]->ops) ops += op.kind == work::OpKind::kCompute;
+    EXPECT_NEAR(out.summary.iterations[0].compute_s, m * per_microbatch, ops * 1e-9);
+  }
+}
+
 TEST(TransformerJob, ExpertAllToAllCarriesTheRoutedTokens) {
   // TwoRankMoe. Balanced routing sends half of each token's two copies to the other rank's two
   // experts: 128 tokens x 2 x 1/2 x h x 2 bytes per all-to-all, four all-to-alls per layer

@@ -37,11 +37,35 @@ TEST(TransformerKeys, ShapeKeysOverrideThePreset) {
 
 TEST(TransformerKeys, TheParallelismMustFitTheWorld) {
   EXPECT_THAT(LoadError(kJob, {"job.world_size=60"}),
-              HasSubstr("job.world_size = 60 (--set) is not a multiple of tensor x pipeline = 16 "
-                        "(workload.tensor_parallel = 8 (line 7), workload.pipeline_parallel = 2 "
+              HasSubstr("job.world_size = 60 (--set) is not a multiple of tensor x context x "
+                        "pipeline = 16 (workload.tensor_parallel = 8 (line 7), "
+                        "workload.context_parallel = 1 (default), workload.pipeline_parallel = 2 "
                         "(line 8))"));
   EXPECT_THAT(LoadError(kJob, {"workload.data_parallel=2"}),
-              HasSubstr("tensor x pipeline x data = 32"));
+              HasSubstr("tensor x context x pipeline x data = 32"));
+  EXPECT_THAT(LoadError(kJob, {"workload.context_parallel=3"}),
+              HasSubstr("tensor x context x pipeline = 48"));
+}
+
+TEST(TransformerKeys, ContextParallelismTakesItsRanksFromTheDataParallelSize) {
+  const Scenario s = LoadScenario(kJob, {"workload.context_parallel=2"});
+  const work::TransformerConfig c = TransformerConfigOf(s);
+  EXPECT_EQ(c.parallel.context, 2);
+  EXPECT_EQ(c.parallel.data, 2);  // 64 / (8 x 2 x 2)
+  EXPECT_EQ(LoadError(kJob, {"workload.context_parallel=2", "workload.order=cp-tp-dp-pp",
+                             "workload.global_batch=32"}),
+            "");
+  EXPECT_THAT(LoadError(kJob, {"workload.order=tp-cp-cp-pp"}),
+              HasSubstr("--set workload.order=tp-cp-cp-pp: [workload] order = 'tp-cp-cp-pp': "
+                        "expected tp, dp, pp and optionally cp joined by '-'"));
+  // GPT-3 13B's 2048 tokens do not split into 2 c chunks for c = 3 (on 48 ranks).
+  EXPECT_THAT(LoadError(kJob, {"job.world_size=48", "workload.context_parallel=3",
+                               "workload.global_batch=2"}),
+              HasSubstr("workload.context_parallel = 3 (--set): seq_len (2048) must be a multiple "
+                        "of 2 x context (6)"));
+  EXPECT_THAT(LoadError(kJob, {"workload.kind=moe", "workload.model=mixtral-8x7b",
+                               "workload.context_parallel=2", "workload.sequence_parallel=on"}),
+              HasSubstr("context parallelism with mixture-of-experts layers is not modelled"));
 }
 
 TEST(TransformerKeys, GeneratorRulesNameTheirKeys) {

@@ -1,5 +1,5 @@
-// ParallelLayout: ranks to (tensor, pipeline, data) coordinates and groups, worked out by hand
-// for Megatron's default order and another one.
+// ParallelLayout: ranks to (tensor, context, pipeline, data) coordinates and groups, worked out by
+// hand for Megatron's default order and another one.
 #include "workloads/parallel_layout.h"
 
 #include <gtest/gtest.h>
@@ -47,6 +47,36 @@ TEST(ParallelLayout, ExpertGroupsSplitTheDataDimension) {
   EXPECT_EQ(layout.EmbeddingGroup(5), (Group{5})) << "one stage: no embedding group";
 }
 
+TEST(ParallelLayout, ContextRanksSitRightAfterTensorRanksUnlessTheOrderSaysOtherwise) {
+  // t = c = p = d = 2; "tp-dp-pp" leaves cp out, so it is Megatron's tp-cp-dp-pp:
+  // rank = tp + 2 cp + 4 dp + 8 pp, and rank 15 is (1, 1, 1, 1).
+  const ParallelLayout layout({2, 2, 2, 1, "tp-dp-pp", 2});
+  ASSERT_EQ(layout.world(), 16);
+  const RankCoords c = layout.Coords(15);
+  EXPECT_EQ(c.tensor, 1);
+  EXPECT_EQ(c.context, 1);
+  EXPECT_EQ(c.data, 1);
+  EXPECT_EQ(c.pipeline, 1);
+  EXPECT_EQ(layout.TensorGroup(15), (Group{14, 15}));
+  EXPECT_EQ(layout.ContextGroup(15), (Group{13, 15}));
+  EXPECT_EQ(layout.DataGroup(15), (Group{11, 15}));
+  EXPECT_EQ(layout.DataContextGroup(15), (Group{9, 11, 13, 15}));
+  EXPECT_EQ(layout.PipelineGroup(15), (Group{7, 15}));
+  EXPECT_EQ(layout.ModelParallelGroup(15), (Group{6, 7, 14, 15}));
+  EXPECT_EQ(layout.EmbeddingGroup(15), (Group{7, 15}));
+  for (int rank = 0; rank < layout.world(); ++rank)
+    EXPECT_EQ(layout.Rank(layout.Coords(rank)), rank);
+
+  // cp-tp-dp-pp: rank = cp + 2 tp + 4 dp + 8 pp.
+  const ParallelLayout inner({2, 2, 2, 1, "cp-tp-dp-pp", 2});
+  EXPECT_EQ(inner.ContextGroup(0), (Group{0, 1}));
+  EXPECT_EQ(inner.TensorGroup(0), (Group{0, 2}));
+  EXPECT_EQ(inner.DataContextGroup(0), (Group{0, 1, 4, 5}));
+  // Without context parallelism the gradient group is the data-parallel one.
+  const ParallelLayout plain({2, 2, 3, 1, "tp-dp-pp"});
+  EXPECT_EQ(plain.DataContextGroup(9), plain.DataGroup(9));
+}
+
 TEST(ParallelLayout, BadDimensionsAreNamed) {
   auto message = [](ParallelDims dims) -> std::string {
     try {
@@ -60,6 +90,8 @@ TEST(ParallelLayout, BadDimensionsAreNamed) {
   EXPECT_NE(message({0, 1, 1, 1, "tp-dp-pp"}).find("ParallelDims.tensor"), std::string::npos);
   EXPECT_NE(message({1, 1, 1, 1, "tp-dp"}).find("ParallelDims.order"), std::string::npos);
   EXPECT_NE(message({1, 1, 1, 1, "tp-dp-dp"}).find("ParallelDims.order"), std::string::npos);
+  EXPECT_NE(message({1, 1, 1, 1, "tp-cp-dp-cp"}).find("ParallelDims.order"), std::string::npos);
+  EXPECT_NE(message({1, 1, 1, 1, "tp-dp-pp", 0}).find("ParallelDims.context"), std::string::npos);
 }
 
 }  // namespace

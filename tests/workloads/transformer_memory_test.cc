@@ -49,6 +49,30 @@ TEST(TransformerMemory, ActivationsPerLayerFollowKorthikantisTableTwo) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 2 * 32768.0);
 }
 
+TEST(TransformerMemory, ContextParallelismSplitsActivationsAndShardsOverDataAndContext) {
+  // The case above with c = 2: a rank keeps its 64 tokens' activations, s b h / c = 16384, and
+  // each of their queries scores all 128 keys, so the attention term stays 5 a s / (h t) = 5.
+  TransformerConfig c = testing::SmallTransformer(2, 1, 1, 1, PipelineSchedule::kOneFOneB);
+  c.shape.seq_len = 128;
+  c.shape.hidden = 256;
+  c.shape.heads = 4;
+  c.parallel.context = 2;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 16384.0 * (10 + 24 / 2 + 5));
+  // ZeRO partitions over the 2 x 2 ranks that reduce the gradients: zero1's optimizer state
+  // is a quarter of ddp's, as on d = 4 without context parallelism.
+  c.parallel.data = 2;
+  c.global_batch = 2;
+  c.data_parallel_mode = DataParallelMode::kZero1;
+  const StageMemory with_context = EstimateStageMemory(c).at(0);
+  c.parallel.context = 1;
+  c.parallel.data = 4;
+  c.global_batch = 4;
+  const StageMemory four_replicas = EstimateStageMemory(c).at(0);
+  EXPECT_DOUBLE_EQ(with_context.optimizer_bytes,
+                   12.0 * static_cast<double>(with_context.parameters) / 4);
+  EXPECT_DOUBLE_EQ(with_context.optimizer_bytes, four_replicas.optimizer_bytes);
+}
+
 TEST(TransformerMemory, StagesHoldTheMicroBatchesTheirScheduleStashes) {
   // p = 4, 16 layers (4 per stage), m = 8. 1F1B: stage s holds p - s micro-batches, so stage 0
   // the layers of one whole model; GPipe all 8; interleaved with v = 2, stage 0 holds

@@ -133,6 +133,41 @@ TEST(TransformerProgram, RanksOfOneStageShareAProgram) {
   ValidateJobPrograms(job);
 }
 
+TEST(TransformerProgram, ContextParallelAttentionOverlapsEachExchangeWithABlock) {
+  // c = 4 (ranks 0..3 are one ring): a layer's core attention computes four blocks and passes
+  // keys and values on three times, each exchange in flight while the block before it computes.
+  TransformerConfig c = Small(1, 1, 1, 1, PipelineSchedule::kOneFOneB);
+  c.parallel.context = 4;
+  const JobPrograms job = MakeTransformerJob(c);
+  ASSERT_EQ(job.world_size(), 4);
+  EXPECT_NE(job.programs[0], job.programs[1]) << "each place in the ring has its own peers";
+  std::string order;
+  for (const Op& op : job.programs[1]->ops) {
+    if (op.label.rfind("F0 L0 attn core", 0) == 0) {
+      order += op.label.substr(std::string("F0 L0 attn core ").size()) + " ";
+      if (op.kind == OpKind::kTransfers) {
+        ASSERT_EQ(op.transfers.size(), 2u);
+        EXPECT_EQ(op.transfers[0].kind, coll::StepKind::kSend);
+        EXPECT_EQ(op.transfers[0].peer, 2);
+        EXPECT_EQ(op.transfers[1].kind, coll::StepKind::kRecv);
+        EXPECT_EQ(op.transfers[1].peer, 0);
+        // 8 of 32 tokens x 4 heads x 16 x 2 bytes, keys and values.
+        EXPECT_EQ(op.transfers[0].bytes, 2u * 8 * 4 * 16 * 2);
+      }
+    }
+  }
+  EXPECT_EQ(order, "kv0 block0 kv1 block1 kv2 block2 block3 ");
+  const auto& ops = job.programs[1]->ops;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind != OpKind::kTransfers || ops[i].label.rfind("F0 L0", 0) != 0) continue;
+    // The block computes, then the rank waits for the exchange before the next block.
+    ASSERT_LT(i + 2, ops.size());
+    EXPECT_EQ(ops[i + 1].kind, OpKind::kCompute);
+    EXPECT_EQ(ops[i + 2].kind, OpKind::kWait);
+    EXPECT_EQ(ops[i + 2].target, i);
+  }
+}
+
 TEST(TransformerProgram, ConfigurationErrorsNameTheField) {
   auto message = [](TransformerConfig c) -> std::string {
     try {
@@ -171,6 +206,15 @@ TEST(TransformerProgram, ConfigurationErrorsNameTheField) {
   c = Small(1, 2, 1, 2, PipelineSchedule::kGPipe);
   c.virtual_stages = 2;
   EXPECT_NE(message(c).find("TransformerConfig.virtual_stages"), std::string::npos);
+  // Context parallelism: 32 tokens do not split into 2 x 3 chunks; nor is it modelled for MoE.
+  c = Small(1, 1, 1, 1, PipelineSchedule::kOneFOneB);
+  c.parallel.context = 3;
+  EXPECT_NE(message(c).find("multiple of 2 x context (6)"), std::string::npos) << message(c);
+  c.parallel.context = 2;
+  EXPECT_EQ(message(c), "");
+  c.shape.experts = 4;
+  c.shape.top_k = 2;
+  EXPECT_NE(message(c).find("TransformerConfig.parallel.context"), std::string::npos);
 }
 
 TEST(MoeRouting, BalancedRoutingSendsEveryExpertItsShare) {

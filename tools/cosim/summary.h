@@ -16,7 +16,7 @@
 //   the first member waited for the last one (a late peer: pipeline bubble, load imbalance);
 
 // - the breakdown of an iteration splits every simulated rank's time in it into compute, the
-//   waits of its compute stream on communication by parallelism (tp, pp, dp, ep, emb, other),
+//   waits of its compute stream on communication by parallelism (tp, pp, dp, ep, emb, cp, other),
 //   pipeline bubble and idle (the time the rank was not in the iteration: it started later or
 //   ended earlier than the slowest rank), and reports the mean over the ranks, so the parts
 //   add up to the iteration time.

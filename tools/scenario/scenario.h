@@ -105,8 +105,9 @@ struct WorkloadSection {
   int seq_len = 0;
   int experts = 0;
   int top_k = 0;
-  // ... the parallelism (data_parallel 0 = derived: world_size / (tensor x pipeline)) ...
+  // ... the parallelism (data_parallel 0 = derived: world_size / (tensor x context x pipeline))
   int tensor_parallel = 1;
+  int context_parallel = 1;
   int pipeline_parallel = 1;
   int data_parallel = 0;
   int expert_parallel = 1;

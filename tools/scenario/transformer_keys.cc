@@ -1,8 +1,33 @@
 #include "tools/scenario/transformer_keys.h"
 
+#include <stdexcept>
+
 #include "tools/scenario/value_kinds.h"
+#include "workloads/parallel_layout.h"
 
 namespace nbox::scenario {
+namespace {
+
+// workload.order: tp, dp, pp and optionally cp joined by '-', as ParallelLayout reads it.
+ValueKind ParallelOrder(Field<WorkloadSection, std::string> field) {
+  ValueKind kind;
+  kind.expected = "tp, dp, pp and optionally cp joined by '-' in some order, such as tp-cp-dp-pp";
+  kind.parse = [=](std::string_view text, Scenario& scenario) {
+    work::ParallelDims dims;
+    dims.order = std::string(text);
+    try {
+      work::ParallelLayout check(dims);
+    } catch (const std::invalid_argument&) {
+      return false;
+    }
+    field.In(scenario) = dims.order;
+    return true;
+  };
+  kind.format = [=](const Scenario& scenario) { return field.In(scenario); };
+  return kind;
+}
+
+}  // namespace
 
 std::vector<KeySpec> TransformerKeys() {
   auto work = [](auto member) { return FieldOf(&Scenario::workload, member); };
@@ -30,19 +55,25 @@ std::vector<KeySpec> TransformerKeys() {
       {"workload", "tensor_parallel",
        "transformer, moe: tensor-parallel size t (Megatron's; divides the heads)",
        WholeNumber(work(&WorkloadSection::tensor_parallel), 1, 65536)},
+      {"workload", "context_parallel",
+       "transformer: context-parallel size c (Megatron's context_parallel_size): each rank holds "
+       "s / c tokens of every sequence, and attention passes keys and values around the c "
+       "ranks' ring; gradients are reduced over data x context ranks",
+       WholeNumber(work(&WorkloadSection::context_parallel), 1, 65536)},
       {"workload", "pipeline_parallel", "transformer, moe: pipeline stages p",
        WholeNumber(work(&WorkloadSection::pipeline_parallel), 1, 65536)},
       {"workload", "data_parallel",
-       "transformer, moe: data-parallel size d; 0 = job.world_size / (t x p), which must divide",
+       "transformer, moe: data-parallel size d; 0 = job.world_size / (t x c x p), which must "
+       "divide",
        WholeNumber(work(&WorkloadSection::data_parallel), 0, 65536)},
       {"workload", "expert_parallel",
        "moe: expert-parallel size e (divides data_parallel and the experts)",
        WholeNumber(work(&WorkloadSection::expert_parallel), 1, 65536)},
       {"workload", "order",
-       "transformer, moe: how ranks map to (tp, dp, pp), innermost first (Megatron's default "
-       "tp-dp-pp keeps a tensor group on consecutive ranks, one server)",
-       Choice(work(&WorkloadSection::order),
-              {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp", "pp-tp-dp", "pp-dp-tp"})},
+       "transformer, moe: how ranks map to (tp, cp, dp, pp), innermost first (Megatron's default "
+       "tp-cp-dp-pp keeps a tensor group on consecutive ranks, one server); without cp, cp sits "
+       "right after tp",
+       ParallelOrder(work(&WorkloadSection::order))},
       {"workload", "micro_batch", "transformer, moe: sequences per micro-batch",
        WholeNumber(work(&WorkloadSection::micro_batch), 1, 65536)},
       {"workload", "global_batch",

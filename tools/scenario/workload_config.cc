@@ -20,6 +20,7 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerConfig.parallel.tensor", "workload.tensor_parallel"},
     {"TransformerConfig.parallel.pipeline", "workload.pipeline_parallel"},
     {"TransformerConfig.parallel.expert", "workload.expert_parallel"},
+    {"TransformerConfig.parallel.context", "workload.context_parallel"},
     {"TransformerConfig.gradient_bytes", "workload.gradient_bytes"},
     {"TransformerConfig.bucket_bytes", "workload.bucket"},
     {"TransformerConfig.routing_skew", "workload.routing_skew"},
@@ -29,6 +30,7 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"ParallelDims.pipeline", "workload.pipeline_parallel"},
     {"ParallelDims.data", "workload.data_parallel"},
     {"ParallelDims.expert", "workload.expert_parallel"},
+    {"ParallelDims.context", "workload.context_parallel"},
     {"ParallelDims.order", "workload.order"},
     {"TransformerShape.layers", "workload.layers"},
     {"TransformerShape.hidden", "workload.hidden"},
@@ -104,7 +106,8 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   Override(c.shape.top_k, w.top_k);
   c.parallel.tensor = w.tensor_parallel;
   c.parallel.pipeline = w.pipeline_parallel;
-  const int model_parallel = w.tensor_parallel * w.pipeline_parallel;
+  c.parallel.context = w.context_parallel;
+  const int model_parallel = w.tensor_parallel * w.context_parallel * w.pipeline_parallel;
   c.parallel.data = w.data_parallel > 0 ? w.data_parallel : s.job.world_size / model_parallel;
   c.parallel.expert = w.expert_parallel;
   c.parallel.order = w.order;

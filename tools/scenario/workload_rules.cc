@@ -138,20 +138,22 @@ void CheckTransformer(RuleContext& context) {
     }
   }
   if (!moe) RefuseUnused(context, kMoeOnlyKeys);
-  const int model_parallel = w.tensor_parallel * w.pipeline_parallel;
+  const int model_parallel = w.tensor_parallel * w.context_parallel * w.pipeline_parallel;
   const int world = s.job.world_size;
   if (w.data_parallel == 0 && world % model_parallel != 0) {
     context.Fail(fmt::format(
-        "{} is not a multiple of tensor x pipeline = {} ({}, {}), so no data-parallel size fits",
+        "{} is not a multiple of tensor x context x pipeline = {} ({}, {}, {}), so no "
+        "data-parallel size fits",
         context.Describe("job.world_size"), model_parallel,
-        context.Describe("workload.tensor_parallel"),
+        context.Describe("workload.tensor_parallel"), context.Describe("workload.context_parallel"),
         context.Describe("workload.pipeline_parallel")));
     return;
   }
   if (w.data_parallel > 0 && model_parallel * w.data_parallel != world) {
     context.Fail(fmt::format(
-        "tensor x pipeline x data = {} ({}, {}, {}) must equal {}",
+        "tensor x context x pipeline x data = {} ({}, {}, {}, {}) must equal {}",
         model_parallel * w.data_parallel, context.Describe("workload.tensor_parallel"),
+        context.Describe("workload.context_parallel"),
         context.Describe("workload.pipeline_parallel"), context.Describe("workload.data_parallel"),
         context.Describe("job.world_size")));
     return;

@@ -5,8 +5,8 @@ Columns: point, status, exit_code, error, one column per varied key, then
   steady_iteration_time_s   results.json's own figure (mean over the iterations after the
                             first, which is a TCP warm-up)
   steady_exposed_comm_s     mean exposed communication over those same iterations
-  exposed_s_<kind>          per-rank mean time waiting on <kind> communication (tp, pp, dp,
-                            ep, emb, other) over those iterations
+  exposed_s_<kind>          per-rank mean time waiting on <kind> communication (tp, cp, pp,
+                            dp, ep, emb, other) over those iterations
   bubble_s                  per-rank mean pipeline bubble over those iterations
                             (both: only the columns some point has a non-zero figure in)
   memory_per_gpu_bytes      the fullest pipeline stage's memory estimate (a closed form, not
