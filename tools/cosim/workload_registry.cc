@@ -62,10 +62,11 @@ Workload BuildTransformer(const scenario::Scenario& s) {
   w.model.source = c.shape.source;
   const int m = c.Microbatches();
   w.description = fmt::format(
-      "{} {} ({:.2f}B parameters), t={} p={} d={}{}, micro-batch {} x {} tokens, {} micro-batches, "
-      "{} {}{}{}, {} iterations",
+      "{} {} ({:.2f}B parameters), t={}{} p={} d={}{}, micro-batch {} x {} tokens, {} "
+      "micro-batches, {} {}{}{}, {} iterations",
       s.workload.kind, c.shape.name, static_cast<double>(c.shape.Parameters()) / 1e9,
-      c.parallel.tensor, c.parallel.pipeline, c.parallel.data,
+      c.parallel.tensor, c.parallel.context > 1 ? fmt::format(" c={}", c.parallel.context) : "",
+      c.parallel.pipeline, c.parallel.data,
       c.shape.IsMoe() ? fmt::format(" e={}", c.parallel.expert) : "", c.micro_batch,
       c.shape.seq_len, m,
       c.virtual_stages > 1 ? fmt::format("interleaved 1f1b (v={})", c.virtual_stages)
@@ -86,6 +87,7 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                  {"top_k", c.shape.top_k}}},
                {"parallelism",
                 {{"tensor", c.parallel.tensor},
+                 {"context", c.parallel.context},
                  {"pipeline", c.parallel.pipeline},
                  {"data", c.parallel.data},
                  {"expert", c.parallel.expert},
