@@ -7,15 +7,11 @@
 
 #include "workloads/compute_model.h"
 #include "workloads/parallel_layout.h"
+#include "workloads/pipeline_schedule.h"
 #include "workloads/program.h"
 #include "workloads/transformer_shape.h"
 
 namespace nbox::work {
-
-enum class PipelineSchedule {
-  kGPipe,     // every micro-batch's forward, then every backward (in reverse order)
-  kOneFOneB,  // Megatron's 1F1B (PipeDream-Flush): warm-up, one forward one backward, cool-down
-};
 
 // Activation recomputation (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
 // Transformer Models"; Megatron's --recompute-granularity): what a layer's backward runs again

@@ -17,7 +17,7 @@ double LayersInFlight(const TransformerConfig& c, const StageContext& stage) {
   const int m = c.Microbatches();
   if (c.schedule == PipelineSchedule::kGPipe) return static_cast<double>(m) * stage.layers;
   const int v = c.virtual_stages;
-  const int steps = std::min(WarmupSteps(c, stage.stage) + 1, m * v);
+  const int steps = std::min(WarmupSteps(PipelineShapeOf(c, stage.stage)) + 1, m * v);
   const double layers_per_step =
       v == 1 ? stage.layers : static_cast<double>(c.shape.layers) / (c.parallel.pipeline * v);
   return steps * layers_per_step;

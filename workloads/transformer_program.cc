@@ -70,15 +70,11 @@ class StageBuilder {
 
   RankProgram Build() {
     program_.iterations = c_.iterations;
+    const StageSchedule schedule = ScheduleStage(PipelineShapeOf(c_, st_.stage));
+    last_backward_ = schedule.last_backward;
     for (it_ = 0; it_ < c_.iterations; ++it_) {
       program_.ops.push_back(MarkerOp(OpKind::kIterationBegin, it_));
-      if (c_.schedule == PipelineSchedule::kGPipe) {
-        GPipe();
-      } else if (v_ > 1) {
-        InterleavedOneFOneB();
-      } else {
-        OneFOneB();
-      }
+      for (const PipelineStep& step : schedule.steps) Run(step);
       Finish();
       program_.ops.push_back(MarkerOp(OpKind::kIterationEnd, it_));
     }
@@ -117,27 +113,39 @@ class StageBuilder {
   }
 
   // "F3", or "F3c1" for chunk 1's with interleaving.
-  std::string Mb(char pass) const {
-    return std::string(1, pass) + std::to_string(mb_) +
-           (v_ > 1 ? "c" + std::to_string(ch_->index) : "");
-  }
+  std::string Mb(char pass) const { return PassLabel(pass, mb_, ch_->index, v_); }
   static std::string L(int layer) { return " L" + std::to_string(layer); }
 
-  // A point-to-point group with the neighbouring stages, waited for (Megatron's _communicate).
-  void Pipeline(const std::string& label, std::vector<coll::Transfer> transfers) {
-    if (transfers.empty()) return;
-    Wait(Push(TransfersOp(it_, label, std::move(transfers), kPipelineSlot, kPpStream, mb_)));
-  }
-
   uint64_t PipelineBytes() const { return sp_ ? activation_ / t_ : activation_; }
-  // The neighbouring stages; with interleaving the last stage's next is the first (its chunk j
-  // feeds chunk j + 1 there), as Megatron's ring of pipeline ranks.
-  int NextStage() const { return (st_.stage + 1) % p_; }
-  int PrevStage() const { return (st_.stage + p_ - 1) % p_; }
-  coll::Transfer SendNext() const { return {StepKind::kSend, NextStage(), PipelineBytes()}; }
-  coll::Transfer RecvNext() const { return {StepKind::kRecv, NextStage(), PipelineBytes()}; }
-  coll::Transfer SendPrev() const { return {StepKind::kSend, PrevStage(), PipelineBytes()}; }
-  coll::Transfer RecvPrev() const { return {StepKind::kRecv, PrevStage(), PipelineBytes()}; }
+
+  // One step of the stage's schedule: a micro-batch's forward or backward on one chunk, or a
+  // point-to-point group with the neighbouring stages, waited for (Megatron's _communicate).
+  // With interleaving the last stage's next is the first (its chunk j feeds chunk j + 1 there),
+  // as Megatron's ring of pipeline ranks.
+  void Run(const PipelineStep& step) {
+    switch (step.kind) {
+      case PipelineStep::Kind::kForward:
+        ch_ = &chunks_[static_cast<size_t>(step.chunk)];
+        Forward(step.microbatch);
+        return;
+      case PipelineStep::Kind::kBackward:
+        ch_ = &chunks_[static_cast<size_t>(step.chunk)];
+        Backward(step.microbatch);
+        return;
+      case PipelineStep::Kind::kExchange:
+        break;
+    }
+    mb_ = step.microbatch;
+    const int next = (st_.stage + 1) % p_;
+    const int prev = (st_.stage + p_ - 1) % p_;
+    const uint64_t bytes = PipelineBytes();
+    std::vector<coll::Transfer> transfers;
+    if (step.send_next) transfers.push_back({StepKind::kSend, next, bytes});
+    if (step.send_prev) transfers.push_back({StepKind::kSend, prev, bytes});
+    if (step.recv_prev) transfers.push_back({StepKind::kRecv, prev, bytes});
+    if (step.recv_next) transfers.push_back({StepKind::kRecv, next, bytes});
+    Wait(Push(TransfersOp(it_, step.label, std::move(transfers), kPipelineSlot, kPpStream, mb_)));
+  }
 
   // --- gradients and parameters per layer ---------------------------------------------------
 
@@ -412,144 +420,6 @@ class StageBuilder {
     if (ch_->first) TpBefore(Mb('B') + " embedding");
   }
 
-  // --- schedules ----------------------------------------------------------------------------
-
-  void GPipe() {
-    last_backward_ = 0;  // backwards run in reverse micro-batch order
-    for (int i = 0; i < m_; ++i) {
-      mb_ = i;
-      if (!first_stage_) Pipeline(Mb('F') + " recv", {RecvPrev()});
-      Forward(i);
-      if (!last_stage_) Pipeline(Mb('F') + " send", {SendNext()});
-    }
-    for (int i = m_ - 1; i >= 0; --i) {
-      mb_ = i;
-      if (!last_stage_) Pipeline(Mb('B') + " recv", {RecvNext()});
-      Backward(i);
-      if (!first_stage_) Pipeline(Mb('B') + " send", {SendPrev()});
-    }
-  }
-
-  // Megatron-LM's forward_backward_pipelining_without_interleaving.
-  void OneFOneB() {
-    last_backward_ = m_ - 1;
-    const int warmup = WarmupSteps(c_, st_.stage);
-    const int steady = m_ - warmup;
-    for (int i = 0; i < warmup; ++i) {
-      mb_ = i;
-      if (!first_stage_) Pipeline(Mb('F') + " recv", {RecvPrev()});
-      Forward(i);
-      if (!last_stage_) Pipeline(Mb('F') + " send", {SendNext()});
-    }
-    if (steady > 0 && !first_stage_) {
-      mb_ = warmup;
-      Pipeline(Mb('F') + " recv", {RecvPrev()});
-    }
-    for (int k = 0; k < steady; ++k) {
-      const int f = warmup + k;
-      Forward(f);
-      // send_forward_recv_backward: the activation out, the gradient of micro-batch k in.
-      mb_ = f;
-      if (!last_stage_)
-        Pipeline(Mb('F') + " send B" + std::to_string(k) + " recv", {SendNext(), RecvNext()});
-      Backward(k);
-      mb_ = k;
-      if (k == steady - 1) {
-        if (!first_stage_) Pipeline(Mb('B') + " send", {SendPrev()});
-      } else if (!first_stage_) {
-        // send_backward_recv_forward: the gradient out, the next activation in.
-        Pipeline(Mb('B') + " send F" + std::to_string(f + 1) + " recv", {SendPrev(), RecvPrev()});
-      }
-    }
-    for (int i = steady; i < m_; ++i) {
-      mb_ = i;
-      if (!last_stage_) Pipeline(Mb('B') + " recv", {RecvNext()});
-      Backward(i);
-      if (!first_stage_) Pipeline(Mb('B') + " send", {SendPrev()});
-    }
-  }
-
-  // Megatron-LM's forward_backward_pipelining_with_interleaving (without overlap_p2p_comm):
-  // the m v forward and backward steps of the rank's v chunks, in groups of p micro-batches
-  // per chunk; every exchange with the neighbouring stages is one transfer group, as its
-  // batched send_forward_recv_forward, send_forward_backward_recv_forward_backward and
-  // send_backward_recv_backward are. Its rules, step by step: workloads/README.md.
-  void InterleavedOneFOneB() {
-    last_backward_ = m_ - 1;  // each chunk's last backward is of the last micro-batch
-    const int total = m_ * v_;
-    const bool all_warmup = m_ == p_;
-    const int warmup = WarmupSteps(c_, st_.stage);
-    const int remaining = total - warmup;
-    // The first forward's input: none on the first stage (its chunk 0 is virtual stage 0).
-    if (!first_stage_) {
-      StepAt(0, true);
-      Pipeline(Mb('F') + " recv", {RecvPrev()});
-    }
-    for (int k = 0; k < warmup; ++k) {
-      StepAt(k, true);
-      Forward(mb_);
-      const std::string sent = Mb('F');
-      const bool send = !ch_->last;
-      const bool recv_prev = !(first_stage_ && ChunkOf(k + 1, true) == 0) && k != total - 1;
-      std::vector<coll::Transfer> group;
-      if (send) group.push_back(SendNext());
-      if (recv_prev) group.push_back(RecvPrev());
-      if (k == warmup - 1 && !all_warmup && !last_stage_) group.push_back(RecvNext());
-      Pipeline(sent + " send/recv", std::move(group));
-    }
-    for (int k = 0; k < remaining; ++k) {
-      const int forward = k + warmup;
-      StepAt(forward, true);
-      Forward(mb_);
-      const bool send_forward = !ch_->last;
-      const std::string forward_label = Mb('F');
-      StepAt(k, false);
-      Backward(mb_);
-      const bool send_backward = !ch_->first;
-      // The first stage runs p - 1 forwards ahead of the last: the input it waits for is of
-      // the chunk p - 1 steps back, none when that was the last chunk; and the last stage's
-      // gradients likewise.
-      bool recv_prev = !first_stage_ || ChunkOf(forward - (p_ - 1), true) != v_ - 1;
-      const bool recv_next = !last_stage_ || ChunkOf(k - (p_ - 1), false) != 0;
-      if (k == remaining - 1) recv_prev = false;
-      std::vector<coll::Transfer> group;
-      if (send_forward) group.push_back(SendNext());
-      if (send_backward) group.push_back(SendPrev());
-      if (recv_prev) group.push_back(RecvPrev());
-      if (recv_next) group.push_back(RecvNext());
-      Pipeline(forward_label + " " + Mb('B') + " send/recv", std::move(group));
-    }
-    if (all_warmup && !last_stage_) {
-      StepAt(remaining, false);
-      Pipeline(Mb('B') + " recv", {RecvNext()});
-    }
-    for (int k = remaining; k < total; ++k) {
-      StepAt(k, false);
-      Backward(mb_);
-      const bool send = !ch_->first;
-      const bool recv_next = !(last_stage_ && ChunkOf(k + 1, false) == v_ - 1) && k != total - 1;
-      std::vector<coll::Transfer> group;
-      if (send) group.push_back(SendPrev());
-      if (recv_next) group.push_back(RecvNext());
-      Pipeline(Mb('B') + " send/recv", std::move(group));
-    }
-  }
-
-  // Step k's chunk (Megatron's get_model_chunk_id): groups of p steps per chunk, forwards from
-  // chunk 0 up, backwards from the last chunk down. k may be negative (a step p - 1 back).
-  int ChunkOf(int k, bool forward) const {
-    const int group = p_ * v_;
-    const int chunk = (((k % group) + group) % group) / p_;
-    return forward ? chunk : v_ - 1 - chunk;
-  }
-
-  // Makes step k (of the forwards or of the backwards) current: its chunk and micro-batch,
-  // (k / (p v)) p + k mod p.
-  void StepAt(int k, bool forward) {
-    ch_ = &chunks_[static_cast<size_t>(ChunkOf(k, forward))];
-    mb_ = k / (p_ * v_) * p_ + k % p_;
-  }
-
   // --- end of the iteration -----------------------------------------------------------------
 
   void Finish() {
@@ -621,12 +491,14 @@ StageParameters ParametersOf(const TransformerConfig& config, const StageContext
   return StageBuilder(config, stage).Parameters();
 }
 
-int WarmupSteps(const TransformerConfig& config, int stage) {
-  const int p = config.parallel.pipeline;
-  const int m = config.Microbatches();
-  const int v = config.virtual_stages;
-  if (v == 1) return std::min(p - stage - 1, m);
-  return m == p ? m * v : std::min((p - stage - 1) * 2 + (v - 1) * p, m * v);
+PipelineShape PipelineShapeOf(const TransformerConfig& config, int stage) {
+  PipelineShape shape;
+  shape.schedule = config.schedule;
+  shape.stages = config.parallel.pipeline;
+  shape.virtual_stages = config.virtual_stages;
+  shape.microbatches = config.Microbatches();
+  shape.stage = stage;
+  return shape;
 }
 
 StageContext StageOf(const TransformerConfig& config, int stage) {

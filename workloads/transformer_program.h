@@ -49,10 +49,8 @@ struct StageParameters {
 };
 StageParameters ParametersOf(const TransformerConfig& config, const StageContext& stage);
 
-// The forward steps stage `stage` runs before its first backward in 1F1B (Megatron's
-// num_warmup_microbatches): min(p - s - 1, m); interleaved, of the m v chunk steps,
-// (p - s - 1) 2 + (v - 1) p, or all of them when m = p.
-int WarmupSteps(const TransformerConfig& config, int stage);
+// The shape of stage `stage`'s pipeline (pipeline_schedule.h).
+PipelineShape PipelineShapeOf(const TransformerConfig& config, int stage);
 
 // The stage's layers (split evenly, the first stages taking one more when they do not divide),
 // without the MoE routing.
