@@ -42,6 +42,9 @@ struct TransformerConfig {
   DataParallelMode data_parallel_mode = DataParallelMode::kDdp;
   bool sequence_parallel = false;  // Korthikanti et al. 2022: TP all-reduce -> AG + RS
   Recompute recompute = Recompute::kNone;
+  // The attention keeps no s x s scores (flash attention, Megatron-core's default backend);
+  // false: it keeps them, as Korthikanti et al. count (the memory estimate only).
+  bool flash_attention = true;
   ComputeModel compute;
   double backward_to_forward = 2.0;  // backward FLOPs per forward FLOP
   uint32_t activation_bytes = 2;     // bf16 activations between stages and in TP/EP

@@ -36,11 +36,12 @@ double LayerActivationBytes(const TransformerConfig& c) {
   if (c.recompute == Recompute::kFull) return 2 * sbh / (sp ? t : 1);
   // 34 s b h of linear-layer inputs, norms, GeLU and dropout masks, of which 24 are split by
   // tensor parallelism (all 34 with sequence parallelism), and 5 a s^2 b of attention scores,
-  // softmax and its dropout, split by heads, which selective recomputation does not keep.
+  // softmax and its dropout, split by heads, which neither flash attention (it recomputes them
+  // block by block) nor selective recomputation keeps.
   const double linear = sp ? 34 / t : 10 + 24 / t;
-  const double attention = c.recompute == Recompute::kSelective
-                               ? 0
-                               : 5.0 * c.shape.heads * c.shape.seq_len / (c.shape.hidden * t);
+  const bool scores_kept = !c.flash_attention && c.recompute != Recompute::kSelective;
+  const double attention =
+      scores_kept ? 5.0 * c.shape.heads * c.shape.seq_len / (c.shape.hidden * t) : 0;
   return sbh * (linear + attention) * c.activation_bytes / 2;
 }
 

@@ -31,11 +31,13 @@ TEST(TransformerMemory, ModelStatesAreZerosFigureOne) {
 }
 
 TEST(TransformerMemory, ActivationsPerLayerFollowKorthikantisTableTwo) {
-  // s = 128, b = 1, h = 256, a = 4, t = 2: s b h = 32768; 5 a s / (h t) = 5.
+  // s = 128, b = 1, h = 256, a = 4, t = 2: s b h = 32768; 5 a s / (h t) = 5. Their attention
+  // keeps its scores (no flash attention).
   TransformerConfig c = testing::SmallTransformer(2, 1, 1, 1, PipelineSchedule::kOneFOneB);
   c.shape.seq_len = 128;
   c.shape.hidden = 256;
   c.shape.heads = 4;
+  c.flash_attention = false;
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * (10 + 24 / 2 + 5));  // tensor parallel
   c.recompute = Recompute::kSelective;
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * (10 + 24 / 2));
@@ -47,6 +49,10 @@ TEST(TransformerMemory, ActivationsPerLayerFollowKorthikantisTableTwo) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 2 * 32768.0 / 2);  // the input, split by sequence
   c.sequence_parallel = false;
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 2 * 32768.0);
+  // Flash attention keeps no scores: the memory of selective recomputation, without its FLOPs.
+  c.recompute = Recompute::kNone;
+  c.flash_attention = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * (10 + 24 / 2));
 }
 
 TEST(TransformerMemory, ContextParallelismSplitsActivationsAndShardsOverDataAndContext) {
@@ -56,6 +62,7 @@ TEST(TransformerMemory, ContextParallelismSplitsActivationsAndShardsOverDataAndC
   c.shape.seq_len = 128;
   c.shape.hidden = 256;
   c.shape.heads = 4;
+  c.flash_attention = false;
   c.parallel.context = 2;
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 16384.0 * (10 + 24 / 2 + 5));
   // ZeRO partitions over the 2 x 2 ranks that reduce the gradients: zero1's optimizer state

@@ -98,7 +98,8 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                {"virtual_stages", c.virtual_stages},
                {"data_parallel_mode", s.workload.data_parallel_mode},
                {"sequence_parallel", c.sequence_parallel},
-               {"recompute", s.workload.recompute}};
+               {"recompute", s.workload.recompute},
+               {"flash_attention", c.flash_attention}};
   w.details["memory_per_gpu_estimate"] = GpuMemoryJson(c, s.workload.gpu_memory);
   if (c.shape.IsMoe()) {
     w.details["routing"] = {{"skew", c.routing_skew},

@@ -120,6 +120,7 @@ struct WorkloadSection {
   std::string data_parallel_mode = "ddp";  // ddp | zero1 | zero2 | fsdp
   bool sequence_parallel = false;
   std::string recompute = "none";     // none | selective | full
+  bool flash_attention = true;
   uint64_t activation_bytes = 2;      // per activation (and weight) element: bf16
   uint64_t gradient_bytes = 0;        // per gradient element; 0 = the kind's (ddp: the model's)
   double routing_skew = 0;            // moe: 0 = balanced routing

@@ -104,6 +104,11 @@ std::vector<KeySpec> TransformerKeys() {
        "(the core attention's FLOPs again) or full (the layer's whole forward again, its "
        "tensor-parallel and expert communication included)",
        Choice(work(&WorkloadSection::recompute), {"none", "selective", "full"})},
+      {"workload", "flash_attention",
+       "transformer, moe: the attention keeps no s x s scores (flash attention, Megatron-core's "
+       "default backend); off: it keeps them, 5 a s^2 b bytes per layer (Korthikanti et al.). "
+       "Only the memory estimate depends on it",
+       Switch(work(&WorkloadSection::flash_attention))},
       {"workload", "activation_bytes",
        "transformer, moe: bytes per activation and weight element (2: bf16)",
        Bytes(work(&WorkloadSection::activation_bytes), 1, 8)},

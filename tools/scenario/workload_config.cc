@@ -121,6 +121,7 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
                          : w.data_parallel_mode == "fsdp"  ? work::DataParallelMode::kFsdp
                                                            : work::DataParallelMode::kDdp;
   c.sequence_parallel = w.sequence_parallel;
+  c.flash_attention = w.flash_attention;
   c.recompute = w.recompute == "full"        ? work::Recompute::kFull
                 : w.recompute == "selective" ? work::Recompute::kSelective
                                              : work::Recompute::kNone;
