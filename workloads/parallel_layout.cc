@@ -78,32 +78,27 @@ int ParallelLayout::Rank(const RankCoords& c) const {
          c.context * stride_[kContext];
 }
 
-std::vector<int> ParallelLayout::TensorGroup(int rank) const {
+std::vector<int> ParallelLayout::Along(int rank, int RankCoords::*coordinate, int size) const {
   RankCoords c = Coords(rank);
   std::vector<int> group;
-  for (c.tensor = 0; c.tensor < size_[kTensor]; ++c.tensor) group.push_back(Rank(c));
+  for (c.*coordinate = 0; c.*coordinate < size; ++(c.*coordinate)) group.push_back(Rank(c));
   return group;
+}
+
+std::vector<int> ParallelLayout::TensorGroup(int rank) const {
+  return Along(rank, &RankCoords::tensor, size_[kTensor]);
 }
 
 std::vector<int> ParallelLayout::PipelineGroup(int rank) const {
-  RankCoords c = Coords(rank);
-  std::vector<int> group;
-  for (c.pipeline = 0; c.pipeline < size_[kPipeline]; ++c.pipeline) group.push_back(Rank(c));
-  return group;
+  return Along(rank, &RankCoords::pipeline, size_[kPipeline]);
 }
 
 std::vector<int> ParallelLayout::DataGroup(int rank) const {
-  RankCoords c = Coords(rank);
-  std::vector<int> group;
-  for (c.data = 0; c.data < size_[kData]; ++c.data) group.push_back(Rank(c));
-  return group;
+  return Along(rank, &RankCoords::data, size_[kData]);
 }
 
 std::vector<int> ParallelLayout::ContextGroup(int rank) const {
-  RankCoords c = Coords(rank);
-  std::vector<int> group;
-  for (c.context = 0; c.context < size_[kContext]; ++c.context) group.push_back(Rank(c));
-  return group;
+  return Along(rank, &RankCoords::context, size_[kContext]);
 }
 
 std::vector<int> ParallelLayout::DataContextGroup(int rank) const {

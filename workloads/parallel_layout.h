@@ -62,6 +62,9 @@ class ParallelLayout {
   std::vector<int> EmbeddingGroup(int rank) const;
 
  private:
+  // The ranks that differ from `rank` only in one coordinate (of `size` values), in its order.
+  std::vector<int> Along(int rank, int RankCoords::*coordinate, int size) const;
+
   // Dimension sizes and strides, by dimension (0 tensor, 1 data, 2 pipeline, 3 context).
   int size_[4];
   int stride_[4];

@@ -13,16 +13,6 @@
 namespace nbox::work {
 namespace {
 
-PipelineShape Shape(PipelineSchedule schedule, int p, int v, int m, int stage) {
-  PipelineShape shape;
-  shape.schedule = schedule;
-  shape.stages = p;
-  shape.virtual_stages = v;
-  shape.microbatches = m;
-  shape.stage = stage;
-  return shape;
-}
-
 // "F0 F1 B0 ...": the forwards and backwards in order (chunks as "F0c1" when v > 1).
 std::string Passes(const StageSchedule& schedule, int v) {
   std::string out;
@@ -38,20 +28,20 @@ TEST(PipelineSchedule, OneFOneBWarmsUpAlternatesAndCoolsDown) {
   // p = 4, m = 6: stage 0 warms up with p - 1 = 3 forwards, stage 3 with none (Megatron's
   // num_warmup_microbatches = p - s - 1).
   const auto stage = [](int s) {
-    return Passes(ScheduleStage(Shape(PipelineSchedule::kOneFOneB, 4, 1, 6, s)), 1);
+    return Passes(ScheduleStage(PipelineShape{PipelineSchedule::kOneFOneB, 4, 1, 6, s}), 1);
   };
   EXPECT_EQ(stage(0), "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
   EXPECT_EQ(stage(3), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
-  EXPECT_EQ(ScheduleStage(Shape(PipelineSchedule::kOneFOneB, 4, 1, 6, 0)).last_backward, 5);
-  EXPECT_EQ(Passes(ScheduleStage(Shape(PipelineSchedule::kGPipe, 4, 1, 3, 2)), 1),
+  EXPECT_EQ(ScheduleStage(PipelineShape{PipelineSchedule::kOneFOneB, 4, 1, 6, 0}).last_backward, 5);
+  EXPECT_EQ(Passes(ScheduleStage(PipelineShape{PipelineSchedule::kGPipe, 4, 1, 3, 2}), 1),
             "F0 F1 F2 B2 B1 B0");
-  EXPECT_EQ(ScheduleStage(Shape(PipelineSchedule::kGPipe, 4, 1, 3, 2)).last_backward, 0);
+  EXPECT_EQ(ScheduleStage(PipelineShape{PipelineSchedule::kGPipe, 4, 1, 3, 2}).last_backward, 0);
 }
 
 TEST(PipelineSchedule, OneFOneBExchangesAreMegatronsBatchedPairs) {
   // p = 2, m = 2, stage 1: receive F0's input, then after F0 send B0's gradient while
   // receiving F1's input (send_backward_recv_forward), then send B1's.
-  const StageSchedule s = ScheduleStage(Shape(PipelineSchedule::kOneFOneB, 2, 1, 2, 1));
+  const StageSchedule s = ScheduleStage(PipelineShape{PipelineSchedule::kOneFOneB, 2, 1, 2, 1});
   std::string labels;
   for (const PipelineStep& step : s.steps) {
     if (step.kind == PipelineStep::Kind::kExchange) labels += step.label + "; ";
@@ -60,11 +50,11 @@ TEST(PipelineSchedule, OneFOneBExchangesAreMegatronsBatchedPairs) {
 }
 
 TEST(PipelineSchedule, WarmupStepsFollowMegatron) {
-  EXPECT_EQ(WarmupSteps(Shape(PipelineSchedule::kOneFOneB, 4, 1, 8, 0)), 3);
-  EXPECT_EQ(WarmupSteps(Shape(PipelineSchedule::kOneFOneB, 4, 1, 2, 0)), 2);  // m caps it
+  EXPECT_EQ(WarmupSteps(PipelineShape{PipelineSchedule::kOneFOneB, 4, 1, 8, 0}), 3);
+  EXPECT_EQ(WarmupSteps(PipelineShape{PipelineSchedule::kOneFOneB, 4, 1, 2, 0}), 2);  // m caps it
   // Interleaved: (p - s - 1) 2 + (v - 1) p, or all m v steps when m = p.
-  EXPECT_EQ(WarmupSteps(Shape(PipelineSchedule::kOneFOneB, 4, 2, 8, 1)), 2 * 2 + 4);
-  EXPECT_EQ(WarmupSteps(Shape(PipelineSchedule::kOneFOneB, 4, 2, 4, 1)), 8);
+  EXPECT_EQ(WarmupSteps(PipelineShape{PipelineSchedule::kOneFOneB, 4, 2, 8, 1}), 2 * 2 + 4);
+  EXPECT_EQ(WarmupSteps(PipelineShape{PipelineSchedule::kOneFOneB, 4, 2, 4, 1}), 8);
 }
 
 // For every shape: each (micro-batch, chunk) runs its forward and then its backward once on
@@ -84,7 +74,7 @@ TEST(PipelineSchedule, EveryStageRunsEachPassOnceAndNeighboursAgreeOnEveryTransf
           std::map<std::pair<int, int>, int> activations_sent, activations_received, gradients_sent,
               gradients_received;
           for (int s = 0; s < p; ++s) {
-            const StageSchedule schedule = ScheduleStage(Shape(kind, p, v, m, s));
+            const StageSchedule schedule = ScheduleStage(PipelineShape{kind, p, v, m, s});
             std::map<std::pair<int, int>, int> forwards, backwards;
             for (const PipelineStep& step : schedule.steps) {
               const std::pair<int, int> pass{step.microbatch, step.chunk};

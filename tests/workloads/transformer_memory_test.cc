@@ -30,14 +30,19 @@ TEST(TransformerMemory, ModelStatesAreZerosFigureOne) {
   }
 }
 
-TEST(TransformerMemory, ActivationsPerLayerFollowKorthikantisTableTwo) {
-  // s = 128, b = 1, h = 256, a = 4, t = 2: s b h = 32768; 5 a s / (h t) = 5. Their attention
-  // keeps its scores (no flash attention).
+// s = 128, b = 1, h = 256, a = 4, t = 2, attention that keeps its scores (no flash attention).
+TransformerConfig ScoresKeptCase() {
   TransformerConfig c = testing::SmallTransformer(2, 1, 1, 1, PipelineSchedule::kOneFOneB);
   c.shape.seq_len = 128;
   c.shape.hidden = 256;
   c.shape.heads = 4;
   c.flash_attention = false;
+  return c;
+}
+
+TEST(TransformerMemory, ActivationsPerLayerFollowKorthikantisTableTwo) {
+  // ScoresKeptCase: s b h = 32768; 5 a s / (h t) = 5.
+  TransformerConfig c = ScoresKeptCase();
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * (10 + 24 / 2 + 5));  // tensor parallel
   c.recompute = Recompute::kSelective;
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * (10 + 24 / 2));
@@ -58,11 +63,7 @@ TEST(TransformerMemory, ActivationsPerLayerFollowKorthikantisTableTwo) {
 TEST(TransformerMemory, ContextParallelismSplitsActivationsAndShardsOverDataAndContext) {
   // The case above with c = 2: a rank keeps its 64 tokens' activations, s b h / c = 16384, and
   // each of their queries scores all 128 keys, so the attention term stays 5 a s / (h t) = 5.
-  TransformerConfig c = testing::SmallTransformer(2, 1, 1, 1, PipelineSchedule::kOneFOneB);
-  c.shape.seq_len = 128;
-  c.shape.hidden = 256;
-  c.shape.heads = 4;
-  c.flash_attention = false;
+  TransformerConfig c = ScoresKeptCase();
   c.parallel.context = 2;
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 16384.0 * (10 + 24 / 2 + 5));
   // ZeRO partitions over the 2 x 2 ranks that reduce the gradients: zero1's optimizer state
