@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "workloads/transformer.h"
+#include "workloads/transformer_config.h"
 
 namespace nbox::work {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "workloads/program.h"
-#include "workloads/transformer.h"
+#include "workloads/transformer_config.h"
 
 namespace nbox::work {
 

@@ -1,0 +1,111 @@
+#include "workloads/transformer_config.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace nbox::work {
+namespace {
+
+[[noreturn]] void Reject(const std::string& field, const std::string& problem) {
+  throw std::invalid_argument("TransformerConfig." + field + ": " + problem);
+}
+
+}  // namespace
+
+int TransformerConfig::Microbatches() const {
+  const int per_step = micro_batch * parallel.data;
+  const int batch = global_batch > 0 ? global_batch : per_step;
+  return per_step > 0 ? batch / per_step : 0;
+}
+
+void ValidateTransformerConfig(const TransformerConfig& c) {
+  ValidateTransformerShape(c.shape);
+  ParallelLayout layout(c.parallel);  // checks the sizes and the order
+  const TransformerShape& s = c.shape;
+  const int t = c.parallel.tensor;
+  if (s.heads % t != 0) {
+    Reject("parallel.tensor", std::to_string(t) + " does not divide the heads (" +
+                                  std::to_string(s.heads) +
+                                  "): each tensor-parallel rank holds "
+                                  "whole heads");
+  }
+  if (c.parallel.pipeline > s.layers) {
+    Reject("parallel.pipeline", std::to_string(c.parallel.pipeline) + " stages for " +
+                                    std::to_string(s.layers) + " layers");
+  }
+  if (c.micro_batch < 1) Reject("micro_batch", "must be at least 1");
+  if (c.virtual_stages < 1) Reject("virtual_stages", "must be at least 1");
+  if (c.virtual_stages > 1) {
+    const int p = c.parallel.pipeline;
+    const int v = c.virtual_stages;
+    if (c.schedule != PipelineSchedule::kOneFOneB || p < 2) {
+      Reject("virtual_stages", std::to_string(v) +
+                                   ": interleaving needs the 1f1b schedule and at least 2 "
+                                   "pipeline stages");
+    }
+    if (s.layers % (p * v) != 0) {
+      Reject("virtual_stages", std::to_string(v) + " chunks on each of " + std::to_string(p) +
+                                   " stages do not divide the " + std::to_string(s.layers) +
+                                   " layers evenly");
+    }
+    if (c.Microbatches() % p != 0) {
+      Reject("virtual_stages", "interleaving needs the micro-batches (" +
+                                   std::to_string(c.Microbatches()) +
+                                   ") to be a multiple of the pipeline stages (" +
+                                   std::to_string(p) + "), as Megatron does");
+    }
+    if (c.data_parallel_mode == DataParallelMode::kFsdp) {
+      Reject("virtual_stages", "interleaving with fsdp is not modelled");
+    }
+  }
+  const int per_step = c.micro_batch * c.parallel.data;
+  if (c.global_batch < 0 || (c.global_batch > 0 && c.global_batch % per_step != 0)) {
+    Reject("global_batch", std::to_string(c.global_batch) +
+                               " is not a multiple of micro_batch x data (" +
+                               std::to_string(per_step) + ")");
+  }
+  if (c.parallel.expert > 1 && !s.IsMoe()) {
+    Reject("parallel.expert", "expert parallelism needs a mixture-of-experts model");
+  }
+  if (s.IsMoe() && s.experts % c.parallel.expert != 0) {
+    Reject("parallel.expert", std::to_string(c.parallel.expert) + " does not divide the experts (" +
+                                  std::to_string(s.experts) + ")");
+  }
+  if (s.IsMoe() && c.parallel.expert > 1 && t > 1 && !c.sequence_parallel) {
+    Reject("sequence_parallel",
+           "must be on with tensor and expert parallelism together (Megatron-core requires it: "
+           "each tensor-parallel rank routes its share of the sequence)");
+  }
+  const int cp = c.parallel.context;
+  if (cp > 1 && s.IsMoe()) {
+    Reject("parallel.context",
+           "context parallelism with mixture-of-experts layers is not modelled");
+  }
+  if (cp > 1 && s.seq_len % (2 * cp) != 0) {
+    Reject("parallel.context", "seq_len (" + std::to_string(s.seq_len) +
+                                   ") must be a multiple of "
+                                   "2 x context (" +
+                                   std::to_string(2 * cp) +
+                                   "): each rank holds two of the sequence's 2 c chunks, as "
+                                   "Megatron balances causal attention");
+  }
+  if ((s.seq_len / cp) % t != 0 && c.sequence_parallel) {
+    Reject("sequence_parallel", "seq_len / context (" + std::to_string(s.seq_len / cp) +
+                                    ") must be a multiple of the tensor-parallel size");
+  }
+  if (c.activation_bytes < 1 || c.parameter_bytes < 1 || c.gradient_bytes < 1) {
+    Reject("gradient_bytes", "activation, parameter and gradient bytes must be at least 1");
+  }
+  if (c.bucket_bytes < 1) Reject("bucket_bytes", "must be at least 1");
+  if (!(c.backward_to_forward > 0)) Reject("backward_to_forward", "must be > 0");
+  if (!(c.optimizer_s >= 0)) Reject("optimizer_s", "must be >= 0");
+  if (c.iterations < 1) Reject("iterations", "must be at least 1");
+  if (!(c.routing_skew >= 0)) Reject("routing_skew", "must be >= 0");
+  if (!(c.expert_capacity_factor >= 0)) Reject("expert_capacity_factor", "must be >= 0");
+  if (c.pad_to_capacity && c.expert_capacity_factor == 0) {
+    Reject("pad_to_capacity", "needs an expert capacity (expert_capacity_factor > 0)");
+  }
+  ValidateComputeModel(c.compute, "TransformerConfig.compute");
+}
+
+}  // namespace nbox::work

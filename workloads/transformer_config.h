@@ -1,0 +1,67 @@
+// How a transformer job trains (workloads/README.md, "Transformer jobs"): its shape, its
+// parallelism, its schedule and data-parallel mode, and the rules a configuration must meet.
+// transformer.h builds the job's programs from it.
+#pragma once
+
+#include <cstdint>
+
+#include "workloads/compute_model.h"
+#include "workloads/parallel_layout.h"
+#include "workloads/pipeline_schedule.h"
+#include "workloads/transformer_shape.h"
+
+namespace nbox::work {
+
+// Activation recomputation (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models"; Megatron's --recompute-granularity): what a layer's backward runs again
+// of its forward, for the activations it did not keep.
+enum class Recompute {
+  kNone,
+  kSelective,  // the core attention (scores, softmax, values): its FLOPs, no communication
+  kFull,       // the whole layer's forward, tensor-parallel and expert communication included
+};
+
+enum class DataParallelMode {
+  kDdp,    // bucketed gradient all-reduce during the last micro-batch's backward
+  kZero1,  // gradient reduce-scatter after the backward, parameter all-gather after the step
+  kZero2,  // bucketed reduce-scatter during the last backward, parameter all-gather after it
+  kFsdp,   // per layer: parameter all-gather before forward and backward, gradient
+           // reduce-scatter after backward, every micro-batch
+};
+
+struct TransformerConfig {
+  TransformerShape shape;
+  ParallelDims parallel;
+  int micro_batch = 1;   // sequences per micro-batch
+  int global_batch = 0;  // sequences per iteration; 0 = micro_batch x data (one micro-batch)
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  // Model chunks per pipeline rank: > 1 runs Megatron's interleaved 1F1B (virtual pipeline
+  // stages, Narayanan et al. 2021, Sec. 2.2.2).
+  int virtual_stages = 1;
+  DataParallelMode data_parallel_mode = DataParallelMode::kDdp;
+  bool sequence_parallel = false;  // Korthikanti et al. 2022: TP all-reduce -> AG + RS
+  Recompute recompute = Recompute::kNone;
+  // The attention keeps no s x s scores (flash attention, Megatron-core's default backend);
+  // false: it keeps them, as Korthikanti et al. count (the memory estimate only).
+  bool flash_attention = true;
+  ComputeModel compute;
+  double backward_to_forward = 2.0;  // backward FLOPs per forward FLOP
+  uint32_t activation_bytes = 2;     // bf16 activations between stages and in TP/EP
+  uint32_t parameter_bytes = 2;      // bf16 weights, as ZeRO and FSDP all-gather them
+  uint32_t gradient_bytes = 2;       // gradient reduction in bf16 (Megatron-core's default)
+  uint64_t bucket_bytes = 25ull << 20;
+  double optimizer_s = 0;
+  int iterations = 3;
+  double routing_skew = 0;            // MoE: 0 = balanced routing (moe_routing.h)
+  double expert_capacity_factor = 0;  // MoE: 0 = dropless; > 0 = C (moe_routing.h)
+  bool pad_to_capacity = false;       // MoE: every expert receives its capacity
+  uint64_t seed = 1;
+
+  // m = global batch / (micro_batch x data); 0 when the sizes are not set.
+  int Microbatches() const;
+};
+
+// Throws std::invalid_argument naming the field ("TransformerConfig.global_batch: ...").
+void ValidateTransformerConfig(const TransformerConfig& config);
+
+}  // namespace nbox::work
