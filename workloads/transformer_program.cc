@@ -44,7 +44,6 @@ class StageBuilder {
         e_(config.parallel.expert),
         cp_(config.parallel.context),
         dc_(config.parallel.data * config.parallel.context),
-        m_(config.Microbatches()),
         v_(config.virtual_stages),
         first_stage_(stage.stage == 0),
         last_stage_(stage.stage == config.parallel.pipeline - 1),
@@ -327,9 +326,9 @@ class StageBuilder {
       TpAfter(name + " mlp");
     }
     TpBefore(name + " attn");
-    // Selective recomputation redoes the core attention, which needs no communication: it
-    // sits between the column-parallel QKV and the row-parallel projection.
-    // With context parallelism it runs the ring again, as the checkpointed attention does.
+    // Selective recomputation redoes the core attention, which needs no tensor-parallel
+    // communication: it sits between the column-parallel QKV and the row-parallel projection.
+    // With context parallelism it runs its ring again, as the checkpointed attention does.
     if (c_.recompute == Recompute::kSelective) CoreAttentionForward(name + " attn recompute");
     if (cp_ == 1) {
       Compute(name + " attn", ratio * (Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_) +
@@ -468,7 +467,7 @@ class StageBuilder {
 
   const TransformerConfig& c_;
   const StageContext& st_;
-  const int t_, p_, d_, e_, cp_, dc_, m_, v_;  // dc_: the gradient group, data x context
+  const int t_, p_, d_, e_, cp_, dc_, v_;  // dc_: the gradient group, data x context
   const bool first_stage_, last_stage_, sp_;
   const double tokens_;        // tokens of one micro-batch on this rank (s b / c)
   const uint64_t activation_;  // bytes of one micro-batch's activations, b x s / c x h

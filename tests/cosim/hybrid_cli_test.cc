@@ -89,6 +89,40 @@ TEST_F(HybridCli, TheReportTraceAndTrafficShowEveryParallelism) {
   EXPECT_TRUE(groups.count("dp:dp"));
 }
 
+// Context parallelism on the flow model, through every output: transformer_tiny (t = 2, p = 2,
+// 4 layers, 8 heads of 64, 256 tokens, 8 micro-batches) with c = 2 on its 8 ranks (d = 1). Each
+// rank holds 128 tokens; its keys and values for its 4 heads are 2 x 128 x 4 x 64 x 2 bytes =
+// 128 KiB, sent once around the two-rank ring per layer and micro-batch in the forward and
+// twice in the backward (with their gradients): 4 context pairs (2 tensor ranks x 2 stages) x
+// 2 directions x 8 micro-batches x 2 layers x 3 x 128 KiB = 48 MiB in traffic.csv.
+TEST_F(HybridCli, ContextParallelismReachesEveryOutput) {
+  const auto run = RunCosim(
+      "tests/sweep/fixtures/transformer_tiny.ini --set workload.context_parallel=2 "
+      "--set network.model=flow --out " +
+      (dir_ / "cp").string());
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("t=2 c=2 p=2 d=1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(" cp "), std::string::npos) << run.output;
+  const auto results = ReadJson(dir_ / "cp" / "results.json");
+  EXPECT_EQ(results.at("workload").at("parallelism").at("context"), 2);
+  EXPECT_TRUE(results.at("iterations")[0].at("breakdown").at("exposed_s").contains("cp"));
+  std::istringstream csv(ReadFile(dir_ / "cp" / "traffic.csv"));
+  std::string line;
+  std::getline(csv, line);
+  uint64_t context_bytes = 0;
+  while (std::getline(csv, line)) {
+    std::istringstream fields(line);
+    std::string src, dst, group, parallelism, channel, bytes;
+    for (std::string* field : {&src, &dst, &group, &parallelism, &channel, &bytes}) {
+      std::getline(fields, *field, ',');
+    }
+    if (parallelism != "cp") continue;
+    EXPECT_EQ(group.rfind("cp", 0), 0u) << line;
+    context_bytes += std::stoull(bytes);
+  }
+  EXPECT_EQ(context_bytes, 4u * 2 * 8 * 2 * 3 * (2 * 128 * 4 * 64 * 2));
+}
+
 // Against workload.gpu_memory: model states alone over it do not fit; under it, without an
 // activation estimate (expert layers), nbox cannot tell and says only that they fit. A dense
 // job's activations count: transformer_tiny's stage 0 holds 67.9 MiB of model states and 11.0
