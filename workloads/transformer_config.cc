@@ -89,6 +89,13 @@ void ValidateTransformerConfig(const TransformerConfig& c) {
                                    "): each rank holds two of the sequence's 2 c chunks, as "
                                    "Megatron balances causal attention");
   }
+  if (cp > 1 && c.context_parallel_comm == ContextParallelComm::kA2a &&
+      (s.heads % (t * cp) != 0 || s.KvHeads() % (t * cp) != 0)) {
+    Reject("context_parallel_comm",
+           "a2a splits every tensor rank's heads over the context ranks: heads (" +
+               std::to_string(s.heads) + ") and key/value heads (" + std::to_string(s.KvHeads()) +
+               ") must be multiples of tensor x context (" + std::to_string(t * cp) + ")");
+  }
   if ((s.seq_len / cp) % t != 0 && c.sequence_parallel) {
     Reject("sequence_parallel", "seq_len / context (" + std::to_string(s.seq_len / cp) +
                                     ") must be a multiple of the tensor-parallel size");

@@ -29,6 +29,13 @@ enum class DataParallelMode {
            // reduce-scatter after backward, every micro-batch
 };
 
+// How context-parallel attention moves keys and values (Megatron-core's --cp-comm-type).
+enum class ContextParallelComm {
+  kP2p,        // a ring of point-to-point exchanges, each overlapping a block of attention
+  kAllGather,  // keys and values all-gathered before the attention, gradients reduce-scattered
+  kA2a,        // DeepSpeed-Ulysses: all-to-alls from sequence to head shards and back
+};
+
 struct TransformerConfig {
   TransformerShape shape;
   ParallelDims parallel;
@@ -40,6 +47,7 @@ struct TransformerConfig {
   int virtual_stages = 1;
   DataParallelMode data_parallel_mode = DataParallelMode::kDdp;
   bool sequence_parallel = false;  // Korthikanti et al. 2022: TP all-reduce -> AG + RS
+  ContextParallelComm context_parallel_comm = ContextParallelComm::kP2p;
   Recompute recompute = Recompute::kNone;
   // The attention keeps no s x s scores (flash attention, Megatron-core's default backend);
   // false: it keeps them, as Korthikanti et al. count (the memory estimate only).

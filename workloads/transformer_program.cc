@@ -245,12 +245,13 @@ class StageBuilder {
 
   // Bytes of this rank's keys and values for one micro-batch: its s / c tokens, the key/value
   // heads of its tensor-parallel share (at least one: Megatron replicates a group's head when
-  // t exceeds them), head size h / heads.
+  // t exceeds them), of h / heads elements each.
   uint64_t KeyValueBytes() const {
-    const TransformerShape& s = c_.shape;
-    const uint64_t heads = static_cast<uint64_t>((s.KvHeads() + t_ - 1) / t_);
-    const uint64_t head_size = static_cast<uint64_t>(s.hidden / s.heads);
-    return 2 * static_cast<uint64_t>(tokens_) * heads * head_size * c_.activation_bytes;
+    const auto heads = static_cast<uint64_t>((c_.shape.KvHeads() + t_ - 1) / t_);
+    return 2 * static_cast<uint64_t>(tokens_) * heads * HeadBytes();
+  }
+  uint64_t HeadBytes() const {
+    return static_cast<uint64_t>(c_.shape.hidden / c_.shape.heads) * c_.activation_bytes;
   }
 
   // The core attention with the sequence over c ranks, as Megatron-core runs it (Transformer
@@ -275,12 +276,66 @@ class StageBuilder {
     }
   }
 
-  // The core attention of a forward (or of its recomputation): on one rank, or around the ring.
+  // A context-parallel collective the attention waits for.
+  void Cp(const std::string& label, Coll op, uint64_t bytes) {
+    Wait(Push(CollectiveOp(it_, label, op, bytes, kContextSlot, kCpStream, mb_)));
+  }
+
+  // DeepSpeed-Ulysses' all-to-alls (each rank's send buffer): its s / c tokens' queries, keys
+  // and values of its tensor share of the heads, and the attention's output, h / t wide.
+  uint64_t QkvBytes() const {
+    const auto heads = static_cast<uint64_t>((c_.shape.heads + 2 * c_.shape.KvHeads()) / t_);
+    return static_cast<uint64_t>(tokens_) * heads * HeadBytes();
+  }
+  uint64_t AttentionOutputBytes() const {
+    return static_cast<uint64_t>(tokens_) * static_cast<uint64_t>(c_.shape.hidden / t_) *
+           c_.activation_bytes;
+  }
+
+  // The core attention of a forward (or of its recomputation) with the sequence over c ranks,
+  // as context_parallel_comm says: around the ring, after an all-gather of every rank's keys
+  // and values, or between Ulysses' all-to-alls (to a 1/c share of the heads for the whole
+  // sequence, and back).
   void CoreAttentionForward(const std::string& name) {
+    const double seconds = CoreAttentionSeconds();
     if (cp_ == 1) {
-      Compute(name, CoreAttentionSeconds());
-    } else {
-      ContextRing(name, CoreAttentionSeconds(), KeyValueBytes());
+      Compute(name, seconds);
+      return;
+    }
+    switch (c_.context_parallel_comm) {
+      case ContextParallelComm::kP2p:
+        ContextRing(name, seconds, KeyValueBytes());
+        return;
+      case ContextParallelComm::kAllGather:
+        Cp(name + " kv ag", Coll::kAllGather, cp_ * KeyValueBytes());
+        Compute(name, seconds);
+        return;
+      case ContextParallelComm::kA2a:
+        Cp(name + " qkv a2a", Coll::kAllToAll, QkvBytes());
+        Compute(name, seconds);
+        Cp(name + " out a2a", Coll::kAllToAll, AttentionOutputBytes());
+        return;
+    }
+  }
+
+  // Its backward (c > 1): the ring passes keys, values and their gradients; the all-gather
+  // variant gathers the keys and values again (a rank keeps only its own) and reduce-scatters
+  // their gradients; Ulysses retraces its all-to-alls.
+  void CoreAttentionBackward(const std::string& name, double seconds) {
+    switch (c_.context_parallel_comm) {
+      case ContextParallelComm::kP2p:
+        ContextRing(name, seconds, 2 * KeyValueBytes());
+        return;
+      case ContextParallelComm::kAllGather:
+        Cp(name + " kv ag", Coll::kAllGather, cp_ * KeyValueBytes());
+        Compute(name, seconds);
+        Cp(name + " dkv rs", Coll::kReduceScatter, cp_ * KeyValueBytes());
+        return;
+      case ContextParallelComm::kA2a:
+        Cp(name + " out a2a", Coll::kAllToAll, AttentionOutputBytes());
+        Compute(name, seconds);
+        Cp(name + " qkv a2a", Coll::kAllToAll, QkvBytes());
+        return;
     }
   }
 
@@ -334,7 +389,7 @@ class StageBuilder {
       Compute(name + " attn", ratio * (Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_) +
                                        CoreAttentionSeconds()));
     } else {
-      ContextRing(name + " attn core", ratio * CoreAttentionSeconds(), 2 * KeyValueBytes());
+      CoreAttentionBackward(name + " attn core", ratio * CoreAttentionSeconds());
       Compute(name + " attn", ratio * Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_));
     }
     TpAfter(name + " attn");

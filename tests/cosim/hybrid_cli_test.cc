@@ -101,7 +101,7 @@ TEST_F(HybridCli, ContextParallelismReachesEveryOutput) {
       "--set network.model=flow --out " +
       (dir_ / "cp").string());
   ASSERT_EQ(run.status, 0) << run.output;
-  EXPECT_NE(run.output.find("t=2 c=2 p=2 d=1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("t=2 c=2 (p2p) p=2 d=1"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find(" cp "), std::string::npos) << run.output;
   const auto results = ReadJson(dir_ / "cp" / "results.json");
   EXPECT_EQ(results.at("workload").at("parallelism").at("context"), 2);

@@ -339,6 +339,39 @@ TEST(TransformerJob, ContextParallelismPassesKeysAndValuesAroundTheRing) {
   }
 }
 
+// The same job with each of Megatron-core's context-parallel communication types, per layer,
+// micro-batch and direction between the two context ranks. all_gather: the forward gathers
+// keys and values (a two-rank all-gather of 2 x 32 KiB sends 32 KiB each way), the backward
+// gathers them again and reduce-scatters their gradients: 3 x 32 KiB, as the ring's. a2a
+// (Ulysses): each all-to-all sends half its buffer, queries, keys and values of the rank's 2 of
+// the 4 heads (64 tokens x (2 + 2 x 2) heads x 64 x 2 bytes = 48 KiB) and the attention's
+// output (64 x 128 x 2 = 16 KiB), once each way in the forward and again in the backward.
+TEST(TransformerJob, ContextParallelCommunicationTypesMoveTheirBytes) {
+  const uint64_t m = 2;
+  const uint64_t kv = 2 * 64 * 2 * 64 * 2;
+  const uint64_t qkv = 64 * (2 + 2 * 2) * 64 * 2;
+  const uint64_t out_bytes = 64 * (kHidden / 2) * 2;
+  struct Case {
+    work::ContextParallelComm comm;
+    uint64_t per_layer;  // bytes rank 0 sends rank 2 per layer and micro-batch
+  };
+  for (const Case& k : {Case{work::ContextParallelComm::kP2p, 3 * kv},
+                        Case{work::ContextParallelComm::kAllGather, 3 * kv},
+                        Case{work::ContextParallelComm::kA2a, qkv / 2 * 2 + out_bytes / 2 * 2}}) {
+    SCOPED_TRACE(static_cast<int>(k.comm));
+    TransformerConfig c = SmallModel(2, 1, 2, static_cast<int>(m));
+    c.parallel.context = 2;
+    c.context_parallel_comm = k.comm;
+    const work::JobPrograms job = work::MakeTransformerJob(c);
+    const JobOutcome out = RunOnJumboStar(job);
+    ASSERT_TRUE(out.finished);
+    EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes) << "bytes conserved";
+    const auto pairs = PairBytes(out, job);
+    EXPECT_EQ((pairs.at({Parallelism::kContext, 0, 2})), m * kLayers * k.per_layer);
+    EXPECT_EQ((pairs.at({Parallelism::kContext, 2, 0})), m * kLayers * k.per_layer);
+  }
+}
+
 TEST(TransformerJob, ExpertAllToAllCarriesTheRoutedTokens) {
   // TwoRankMoe. Balanced routing sends half of each token's two copies to the other rank's two
   // experts: 128 tokens x 2 x 1/2 x h x 2 bytes per all-to-all, four all-to-alls per layer

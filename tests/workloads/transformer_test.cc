@@ -212,6 +212,12 @@ TEST(TransformerProgram, ConfigurationErrorsNameTheField) {
   EXPECT_NE(message(c).find("multiple of 2 x context (6)"), std::string::npos) << message(c);
   c.parallel.context = 2;
   EXPECT_EQ(message(c), "");
+  // Ulysses splits each tensor rank's heads over the context ranks: 4 heads, t c = 8.
+  c.parallel.tensor = 4;
+  c.context_parallel_comm = ContextParallelComm::kA2a;
+  EXPECT_NE(message(c).find("TransformerConfig.context_parallel_comm"), std::string::npos)
+      << message(c);
+  c.parallel.tensor = 1;
   c.shape.experts = 4;
   c.shape.top_k = 2;
   EXPECT_NE(message(c).find("TransformerConfig.parallel.context"), std::string::npos);

@@ -65,7 +65,10 @@ Workload BuildTransformer(const scenario::Scenario& s) {
       "{} {} ({:.2f}B parameters), t={}{} p={} d={}{}, micro-batch {} x {} tokens, {} "
       "micro-batches, {} {}{}{}, {} iterations",
       s.workload.kind, c.shape.name, static_cast<double>(c.shape.Parameters()) / 1e9,
-      c.parallel.tensor, c.parallel.context > 1 ? fmt::format(" c={}", c.parallel.context) : "",
+      c.parallel.tensor,
+      c.parallel.context > 1
+          ? fmt::format(" c={} ({})", c.parallel.context, s.workload.context_parallel_comm)
+          : "",
       c.parallel.pipeline, c.parallel.data,
       c.shape.IsMoe() ? fmt::format(" e={}", c.parallel.expert) : "", c.micro_batch,
       c.shape.seq_len, m,
@@ -99,7 +102,8 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                {"data_parallel_mode", s.workload.data_parallel_mode},
                {"sequence_parallel", c.sequence_parallel},
                {"recompute", s.workload.recompute},
-               {"flash_attention", c.flash_attention}};
+               {"flash_attention", c.flash_attention},
+               {"context_parallel_comm", s.workload.context_parallel_comm}};
   w.details["memory_per_gpu_estimate"] = GpuMemoryJson(c, s.workload.gpu_memory);
   if (c.shape.IsMoe()) {
     w.details["routing"] = {{"skew", c.routing_skew},

@@ -119,9 +119,10 @@ struct WorkloadSection {
   int virtual_stages = 1;         // model chunks per pipeline rank (interleaved 1F1B when > 1)
   std::string data_parallel_mode = "ddp";  // ddp | zero1 | zero2 | fsdp
   bool sequence_parallel = false;
-  std::string recompute = "none";     // none | selective | full
+  std::string recompute = "none";  // none | selective | full
   bool flash_attention = true;
-  uint64_t activation_bytes = 2;      // per activation (and weight) element: bf16
+  std::string context_parallel_comm = "p2p";  // p2p | all_gather | a2a
+  uint64_t activation_bytes = 2;              // per activation (and weight) element: bf16
   uint64_t gradient_bytes = 0;        // per gradient element; 0 = the kind's (ddp: the model's)
   double routing_skew = 0;            // moe: 0 = balanced routing
   double expert_capacity_factor = 0;  // moe: 0 = dropless

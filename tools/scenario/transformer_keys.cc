@@ -60,6 +60,13 @@ std::vector<KeySpec> TransformerKeys() {
        "s / c tokens of every sequence, and attention passes keys and values around the c "
        "ranks' ring; gradients are reduced over data x context ranks",
        WholeNumber(work(&WorkloadSection::context_parallel), 1, 65536)},
+      {"workload", "context_parallel_comm",
+       "transformer: how context-parallel attention moves keys and values (Megatron-core's "
+       "cp_comm_type): p2p (a ring of exchanges, each hidden behind a block of attention), "
+       "all_gather (keys and values gathered before the attention, their gradients "
+       "reduce-scattered) or a2a (DeepSpeed-Ulysses: all-to-alls to a share of the heads for "
+       "the whole sequence and back; the heads must divide by tensor x context)",
+       Choice(work(&WorkloadSection::context_parallel_comm), {"p2p", "all_gather", "a2a"})},
       {"workload", "pipeline_parallel", "transformer, moe: pipeline stages p",
        WholeNumber(work(&WorkloadSection::pipeline_parallel), 1, 65536)},
       {"workload", "data_parallel",

@@ -21,6 +21,7 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerConfig.parallel.pipeline", "workload.pipeline_parallel"},
     {"TransformerConfig.parallel.expert", "workload.expert_parallel"},
     {"TransformerConfig.parallel.context", "workload.context_parallel"},
+    {"TransformerConfig.context_parallel_comm", "workload.context_parallel_comm"},
     {"TransformerConfig.gradient_bytes", "workload.gradient_bytes"},
     {"TransformerConfig.bucket_bytes", "workload.bucket"},
     {"TransformerConfig.routing_skew", "workload.routing_skew"},
@@ -122,6 +123,10 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
                                                            : work::DataParallelMode::kDdp;
   c.sequence_parallel = w.sequence_parallel;
   c.flash_attention = w.flash_attention;
+  c.context_parallel_comm = w.context_parallel_comm == "a2a" ? work::ContextParallelComm::kA2a
+                            : w.context_parallel_comm == "all_gather"
+                                ? work::ContextParallelComm::kAllGather
+                                : work::ContextParallelComm::kP2p;
   c.recompute = w.recompute == "full"        ? work::Recompute::kFull
                 : w.recompute == "selective" ? work::Recompute::kSelective
                                              : work::Recompute::kNone;
