@@ -68,6 +68,13 @@ INSTANTIATE_TEST_SUITE_P(
                             "workload.pipeline_parallel=2", "workload.global_batch=16",
                             "workload.hidden=256", "workload.ffn=1024", "workload.heads=4",
                             "workload.vocab=4000", "workload.seq_len=128", "network.model=flow"}},
+                      Case{"transformer_context_parallel",
+                           "tests/cosim/fixtures/models/hybrid_64.ini",
+                           {"job.world_size=16", "servers.count=2", "workload.tensor_parallel=2",
+                            "workload.context_parallel=2", "workload.pipeline_parallel=2",
+                            "workload.global_batch=16", "workload.hidden=256", "workload.ffn=1024",
+                            "workload.heads=4", "workload.vocab=4000", "workload.seq_len=128",
+                            "network.model=flow"}},
                       Case{"moe", "tests/cosim/fixtures/moe_rail.ini", {"network.model=flow"}},
                       Case{"dlrm", "tests/cosim/fixtures/dlrm_rail.ini", {"network.model=flow"}}),
     [](const auto& info) { return info.param.name; });
