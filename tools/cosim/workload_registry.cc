@@ -37,6 +37,12 @@ Workload BuildTraceReplay(const scenario::Scenario& s) {
   return w;
 }
 
+// "8.03B" or, below a billion, "2.2M": a transformer's parameters as the report names them.
+std::string ParameterCount(uint64_t parameters) {
+  const auto n = static_cast<double>(parameters);
+  return n >= 1e9 ? fmt::format("{:.2f}B", n / 1e9) : fmt::format("{:.1f}M", n / 1e6);
+}
+
 Workload BuildDdp(const scenario::Scenario& s) {
   if (s.workload.model == "trace") return BuildTraceReplay(s);
   Workload w;
@@ -62,10 +68,9 @@ Workload BuildTransformer(const scenario::Scenario& s) {
   w.model.source = c.shape.source;
   const int m = c.Microbatches();
   w.description = fmt::format(
-      "{} {} ({:.2f}B parameters), t={}{} p={} d={}{}, micro-batch {} x {} tokens, {} "
+      "{} {} ({} parameters), t={}{} p={} d={}{}, micro-batch {} x {} tokens, {} "
       "micro-batches, {} {}{}{}, {} iterations",
-      s.workload.kind, c.shape.name, static_cast<double>(c.shape.Parameters()) / 1e9,
-      c.parallel.tensor,
+      s.workload.kind, c.shape.name, ParameterCount(c.shape.Parameters()), c.parallel.tensor,
       c.parallel.context > 1
           ? fmt::format(" c={} ({})", c.parallel.context, s.workload.context_parallel_comm)
           : "",
