@@ -65,6 +65,37 @@ JobOutcome RunOnJumboStar(const work::JobPrograms& job, double rate_bps = 100e9)
   return RunOnStar(setup, job);
 }
 
+// Runs `job` on the jumbo star, expecting every byte it sends to arrive.
+JobOutcome RunConserved(const work::JobPrograms& job) {
+  JobOutcome out = RunOnJumboStar(job);
+  EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes) << "bytes conserved";
+  return out;
+}
+
+// Expects the iteration's compute (the busiest rank's, `rank`'s program) to be m micro-batches
+// of `tokens` tokens each through `layers` layers, `layer_passes` forward-equivalents of a
+// layer's dense part and `core_passes` of its core attention (4 s h FLOPs per token), and the
+// logits' forward and backward (3 passes), all over t = 2, at the configuration's achieved
+// FLOP rate. Each compute op lasts a whole number of nanoseconds in the simulator.
+void ExpectComputePerIteration(const JobOutcome& out, const work::JobPrograms& job, int rank,
+                               const TransformerConfig& c, uint64_t m, double tokens, double layers,
+                               double layer_passes, double core_passes) {
+  const double dense_flops = (8.0 * kHidden * kHidden + 4.0 * kHidden * kFfn) / 2;
+  const double core_flops = 4.0 * kSeq * kHidden / 2;
+  const double logits_flops = 2.0 * kHidden * kVocab / 2;
+  const double achieved = c.compute.peak_flops * c.compute.utilization;
+  const double per_microbatch =
+      tokens *
+      (layers * (layer_passes * dense_flops + core_passes * core_flops) + 3 * logits_flops) /
+      achieved;
+  int ops = 0;
+  for (const work::Op& op : job.programs[static_cast<size_t>(rank)]->ops) {
+    ops += op.kind == work::OpKind::kCompute;
+  }
+  EXPECT_NEAR(out.summary.iterations[0].compute_s, static_cast<double>(m) * per_microbatch,
+              ops * 1e-9);
+}
+
 // A 4-expert top-2 MoE on 2 ranks, t = p = 1, d = e = 2, one micro-batch of one sequence.
 TransformerConfig TwoRankMoe() {
   TransformerConfig c = SmallModel(1, 1, 2, 1);
@@ -235,10 +266,6 @@ TEST(TransformerJob, IterationMatchesTheAnalyticalComposition) {
 TEST(TransformerJob, RecomputationAddsTheForwardItRunsAgain) {
   const uint64_t m = 4;
   const uint64_t s = 1 * kSeq * kHidden * 2;
-  const double tokens = kSeq;
-  const double dense_flops = (8.0 * kHidden * kHidden + 4.0 * kHidden * kFfn) / 2;
-  const double core_flops = 4.0 * kSeq * kHidden / 2;
-  const double logits_flops = 2.0 * kHidden * kVocab / 2;
   struct Case {
     work::Recompute recompute;
     uint64_t tp_per_microbatch;
@@ -252,22 +279,13 @@ TEST(TransformerJob, RecomputationAddsTheForwardItRunsAgain) {
     TransformerConfig c = SmallModel(2, 2, 2, static_cast<int>(m));
     c.recompute = k.recompute;
     const work::JobPrograms job = work::MakeTransformerJob(c);
-    const JobOutcome out = RunOnJumboStar(job);
+    const JobOutcome out = RunConserved(job);
     ASSERT_TRUE(out.finished);
-    EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes) << "bytes conserved";
     const auto pairs = PairBytes(out, job);
     EXPECT_EQ((pairs.at({Parallelism::kTensor, 0, 1})), m * k.tp_per_microbatch * s);
     EXPECT_EQ((pairs.at({Parallelism::kTensor, 5, 4})),
               m * (k.tp_per_microbatch * s + 3 * kSeq * 4));
-    const double achieved = c.compute.peak_flops * c.compute.utilization;
-    const double per_microbatch =
-        tokens *
-        (2 * (k.layer_passes * dense_flops + k.core_passes * core_flops) + 3 * logits_flops) /
-        achieved;
-    // Each compute op lasts a whole number of nanoseconds in the simulator.
-    int ops = 0;
-    for (const work::Op& op : job.programs[4]->ops) ops += op.kind == work::OpKind::kCompute;
-    EXPECT_NEAR(out.summary.iterations[0].compute_s, m * per_microbatch, ops * 1e-9);
+    ExpectComputePerIteration(out, job, 4, c, m, kSeq, 2, k.layer_passes, k.core_passes);
   }
 }
 
@@ -288,9 +306,6 @@ TEST(TransformerJob, ContextParallelismPassesKeysAndValuesAroundTheRing) {
   const uint64_t s = local * kHidden * 2;
   const uint64_t layer = 4 * kHidden * kHidden + 2 * kHidden * kFfn + 2 * kHidden;
   const uint64_t gradients = (kLayers * layer + 2 * kVocab * kHidden + kHidden) / 2 * 2;
-  const double dense_flops = (8.0 * kHidden * kHidden + 4.0 * kHidden * kFfn) / 2;
-  const double core_flops = 4.0 * kSeq * kHidden / 2;
-  const double logits_flops = 2.0 * kHidden * kVocab / 2;
   struct Case {
     work::Recompute recompute;
     uint64_t rings;  // forward-equivalent passes of keys and values per layer and micro-batch
@@ -328,14 +343,8 @@ TEST(TransformerJob, ContextParallelismPassesKeysAndValuesAroundTheRing) {
       }
     }
     EXPECT_EQ(data_from_0, gradients * 2 * 3 / 4);
-    const double achieved = c.compute.peak_flops * c.compute.utilization;
-    const double per_microbatch =
-        static_cast<double>(local) *
-        (kLayers * (k.layer_passes * dense_flops + k.core_passes * core_flops) + 3 * logits_flops) /
-        achieved;
-    int ops = 0;
-    for (const work::Op& op : job.programs[0]->ops) ops += op.kind == work::OpKind::kCompute;
-    EXPECT_NEAR(out.summary.iterations[0].compute_s, m * per_microbatch, ops * 1e-9);
+    ExpectComputePerIteration(out, job, 0, c, m, static_cast<double>(local), kLayers,
+                              k.layer_passes, k.core_passes);
   }
 }
 
@@ -363,9 +372,8 @@ TEST(TransformerJob, ContextParallelCommunicationTypesMoveTheirBytes) {
     c.parallel.context = 2;
     c.context_parallel_comm = k.comm;
     const work::JobPrograms job = work::MakeTransformerJob(c);
-    const JobOutcome out = RunOnJumboStar(job);
+    const JobOutcome out = RunConserved(job);
     ASSERT_TRUE(out.finished);
-    EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes) << "bytes conserved";
     const auto pairs = PairBytes(out, job);
     EXPECT_EQ((pairs.at({Parallelism::kContext, 0, 2})), m * kLayers * k.per_layer);
     EXPECT_EQ((pairs.at({Parallelism::kContext, 2, 0})), m * kLayers * k.per_layer);
