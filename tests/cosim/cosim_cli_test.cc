@@ -26,6 +26,23 @@ class CosimCli : public CliTest {
   CosimCli() : CliTest("nbox-cli") {}
 };
 
+// Every file in scenarios/ is a valid scenario (nbox-cosim --check) and scenarios/README.md
+// names it, so the shipped examples cannot rot unseen.
+TEST_F(CosimCli, EveryShippedScenarioIsValidAndDescribed) {
+  const std::string described = ReadFile("scenarios/README.md");
+  int scenarios = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("scenarios")) {
+    if (entry.path().extension() != ".ini") continue;
+    ++scenarios;
+    const std::string name = entry.path().filename().string();
+    const auto run = RunCosim(entry.path().string() + " --check");
+    EXPECT_EQ(run.status, 0) << name << "\n" << run.output;
+    EXPECT_NE(described.find("`" + name + "`"), std::string::npos)
+        << name << " is not described in scenarios/README.md";
+  }
+  EXPECT_GE(scenarios, 20);
+}
+
 TEST_F(CosimCli, WritesResultsAndTraceForEveryRank) {
   const auto run = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (dir_ / "a").string());
   ASSERT_EQ(run.status, 0) << run.output;
