@@ -244,8 +244,8 @@ class StageBuilder {
   // --- context parallelism -------------------------------------------------------------------
 
   // Bytes of this rank's keys and values for one micro-batch: its s / c tokens, the key/value
-  // heads of its tensor-parallel share (at least one: Megatron replicates a group's head when
-  // t exceeds them), of h / heads elements each.
+  // heads of its tensor-parallel share, of h / heads elements each. A share below one head (t
+  // above the key/value heads, which Megatron does not allow) is counted as one whole head.
   uint64_t KeyValueBytes() const {
     const auto heads = static_cast<uint64_t>((c_.shape.KvHeads() + t_ - 1) / t_);
     return 2 * static_cast<uint64_t>(tokens_) * heads * HeadBytes();

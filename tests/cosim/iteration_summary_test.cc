@@ -3,6 +3,8 @@
 // a rank left the previous one early, are not counted twice (tools/cosim/summary.h).
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "ns3/nstime.h"
 #include "tools/cosim/summary.h"
 
@@ -42,6 +44,30 @@ TEST(IterationSummary, AnIterationRunsFromThePreviousOnesEnd) {
   // The iterations tile the job: their times add up to its end.
   EXPECT_NEAR(first.time_s + second.time_s, summary.end_s, 1e-12);
   EXPECT_NEAR(SteadyIterationTime(summary), 1.4, 1e-12);
+}
+
+// One rank, one iteration of 0.8 s: 0.7 s of compute and a 0.1 s wait on a tensor-parallel
+// collective fill it, so nothing is idle, though 0.7 + 0.1 falls short of 0.8 in doubles. A
+// nanosecond really left is kept.
+TEST(IterationSummary, ARoundingRemainderIsNotIdleTime) {
+  for (const auto& [wait_end, idle] : {std::pair<double, double>{0.8, 0.0}, {0.8 - 1e-9, 1e-9}}) {
+    ns3::NboxJobRecords records;
+    records.jobStart = Seconds(0);
+    records.iterations.push_back({0, 0, Seconds(0), Seconds(0.8)});
+    records.computeTotals.push_back({0, 0, 0.7});
+    records.waits.push_back(
+        {0, 0, work::Parallelism::kTensor, false, Seconds(0.7), Seconds(wait_end)});
+    const JobSummary summary = Summarize(records);
+    ASSERT_EQ(summary.iterations.size(), 1u);
+    const IterationBreakdown& b = summary.iterations[0].breakdown;
+    EXPECT_NEAR(b.exposed_s[static_cast<size_t>(work::Parallelism::kTensor)], wait_end - 0.7,
+                1e-12);
+    if (idle == 0.0) {
+      EXPECT_EQ(b.idle_s, 0.0);
+    } else {
+      EXPECT_NEAR(b.idle_s, idle, 1e-12);
+    }
+  }
 }
 
 }  // namespace
