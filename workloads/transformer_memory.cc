@@ -8,6 +8,27 @@ namespace nbox::work {
 namespace {
 
 constexpr double kOptimizerBytesPerParameter = 12;  // fp32 master weights, Adam's m and v
+constexpr double kTokenIdBytes = 8;                 // int64 token ids
+constexpr double kLogitBytes = 4;                   // fp32 logits of the cross entropy
+
+// Tokens of one micro-batch on one rank: with context parallelism it holds s / c of each
+// sequence.
+double TokensPerMicrobatch(const TransformerConfig& c) {
+  return static_cast<double>(c.shape.seq_len) / c.parallel.context * c.micro_batch;
+}
+
+// The most micro-batches whose forward through model chunk `chunk` has run and whose backward
+// has not, over stage `stage`'s schedule: what that chunk's activations are kept for.
+int PeakMicrobatchesInFlight(const TransformerConfig& c, int stage, int chunk) {
+  int in_flight = 0;
+  int peak = 0;
+  for (const PipelineStep& step : ScheduleStage(PipelineShapeOf(c, stage)).steps) {
+    if (step.kind == PipelineStep::Kind::kExchange || step.chunk != chunk) continue;
+    in_flight += step.kind == PipelineStep::Kind::kForward ? 1 : -1;
+    peak = std::max(peak, in_flight);
+  }
+  return peak;
+}
 
 // Layers' worth of activations stage `stage` holds at its peak: the micro-batches whose
 // forward has run and whose backward has not. GPipe holds all m; 1F1B its warm-up's forward
@@ -28,21 +49,43 @@ double LayersInFlight(const TransformerConfig& c, const StageContext& stage) {
 double LayerActivationBytes(const TransformerConfig& c) {
   const double t = c.parallel.tensor;
   const bool sp = c.sequence_parallel && c.parallel.tensor > 1;
-  // With context parallelism a rank keeps the activations of its s / c tokens; each of their
-  // queries still scores all s keys.
-  const double sbh =
-      static_cast<double>(c.shape.seq_len) / c.parallel.context * c.micro_batch * c.shape.hidden;
+  const double sbh = TokensPerMicrobatch(c) * c.shape.hidden;
+  const double scale = c.activation_bytes / 2.0;  // the table counts 16-bit activations
   // Only the layer's input is kept (sharded along the sequence with sequence parallelism).
-  if (c.recompute == Recompute::kFull) return 2 * sbh / (sp ? t : 1);
-  // 34 s b h of linear-layer inputs, norms, GeLU and dropout masks, of which 24 are split by
-  // tensor parallelism (all 34 with sequence parallelism), and 5 a s^2 b of attention scores,
-  // softmax and its dropout, split by heads, which neither flash attention (it recomputes them
-  // block by block) nor selective recomputation keeps.
-  const double linear = sp ? 34 / t : 10 + 24 / t;
+  if (c.recompute == Recompute::kFull) return 2 * sbh / (sp ? t : 1) * scale;
+  // s b h times: 10 of norm and projection inputs and dropout masks, which tensor parallelism
+  // does not split; 8 of the attention's query, key, value and output-projection inputs; and the
+  // MLP's, which it splits. Korthikanti et al.'s GeLU MLP of width 4h keeps 16 (its activation's
+  // and its second projection's inputs, 2 s b f bytes each: 4 f / h); a gated (SwiGLU) MLP also
+  // keeps its gate's half (6 f / h). Sequence parallelism splits all of them.
+  const double mlp = (c.shape.gated_mlp ? 6.0 : 4.0) * c.shape.ffn / c.shape.hidden;
+  const double split = 8 + mlp;  // 24 for their GPT layer
+  const double linear = sp ? (10 + split) / t : 10 + split / t;
+  // 5 a s^2 b of attention scores, softmax and its dropout, split by heads, which neither flash
+  // attention (it recomputes them block by block) nor selective recomputation keeps. With
+  // context parallelism each of the rank's s / c queries still scores all s keys.
   const bool scores_kept = !c.flash_attention && c.recompute != Recompute::kSelective;
   const double attention =
       scores_kept ? 5.0 * c.shape.heads * c.shape.seq_len / (c.shape.hidden * t) : 0;
-  return sbh * (linear + attention) * c.activation_bytes / 2;
+  return sbh * (linear + attention) * scale;
+}
+
+double EmbeddingActivationBytes(const TransformerConfig& c) {
+  const double tokens = TokensPerMicrobatch(c);
+  // The dropout follows the scatter to the sequence-parallel region: its mask is split.
+  const double shard = c.sequence_parallel ? c.parallel.tensor : 1;
+  return kTokenIdBytes * tokens + tokens * c.shape.hidden / shard;
+}
+
+double OutputActivationBytes(const TransformerConfig& c) {
+  const double tokens = TokensPerMicrobatch(c);
+  const double shard = c.sequence_parallel ? c.parallel.tensor : 1;
+  // The final norm's input and the output layer's (sequence-parallel: each rank keeps its
+  // shard and gathers it again in the backward), and the logits of the rank's V / t words,
+  // which the vocabulary-parallel cross entropy keeps in fp32 for its backward. With sequence
+  // parallelism this is Megatron's 4 s b h (1 + V / h) / t.
+  const double inputs = 2.0 * tokens * c.shape.hidden * c.activation_bytes / shard;
+  return inputs + kLogitBytes * tokens * c.shape.vocab / c.parallel.tensor;
 }
 
 std::vector<StageMemory> EstimateStageMemory(const TransformerConfig& c) {
@@ -71,7 +114,20 @@ std::vector<StageMemory> EstimateStageMemory(const TransformerConfig& c) {
     m.optimizer_bytes = held(p, kOptimizerBytesPerParameter, shard_optimizer);
     const double layers = LayersInFlight(c, context);
     m.layers_in_flight = layers;
-    if (!c.shape.IsMoe()) m.activations_bytes = layers * LayerActivationBytes(c);
+    // The embedding is the first virtual stage's (stage 0, chunk 0), the output layer the
+    // last's (stage p - 1, chunk v - 1).
+    if (k == 0) {
+      m.embedding_activations_bytes =
+          PeakMicrobatchesInFlight(c, k, 0) * EmbeddingActivationBytes(c);
+    }
+    if (k == c.parallel.pipeline - 1) {
+      m.output_activations_bytes =
+          PeakMicrobatchesInFlight(c, k, c.virtual_stages - 1) * OutputActivationBytes(c);
+    }
+    if (!c.shape.IsMoe()) {
+      m.activations_bytes = layers * LayerActivationBytes(c) + m.embedding_activations_bytes +
+                            m.output_activations_bytes;
+    }
     stages.push_back(m);
   }
   return stages;

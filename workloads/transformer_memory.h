@@ -3,8 +3,10 @@
 // them (Rajbhandari et al. 2020: 2 bytes of bf16 weights, the gradients, 12 bytes of fp32
 // master weights and Adam moments per parameter, each partitioned over the data-parallel group
 // by the mode that shards it) and the activations a layer keeps per micro-batch as Korthikanti
-// et al. 2022 count them (Table 2), times the micro-batches a stage holds in flight. An
-// estimate: nothing here is simulated, and what it leaves out is listed in the README.
+// et al. 2022 count them (Table 2), times the micro-batches a stage holds in flight, with the
+// embedding's on the first stage and the output layer's and the loss's logits on the last
+// (as Megatron's theoretical_memory_usage.py counts them). An estimate: nothing here is
+// simulated, and what it leaves out is listed in the README.
 #pragma once
 
 #include <optional>
@@ -20,16 +22,31 @@ struct StageMemory {
   double weights_bytes = 0;
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
-  // Absent for mixture-of-experts layers, which the activation formula does not cover.
+  // All of the stage's activations at its peak, the two below included. Absent for
+  // mixture-of-experts layers, which the layer formula does not cover.
   std::optional<double> activations_bytes;
   double layers_in_flight = 0;  // layers' worth of micro-batches stashed for their backward
+  // The input embedding's (first stage) and the output layer's and logits' (last stage), for
+  // the micro-batches in flight there; 0 on the other stages.
+  double embedding_activations_bytes = 0;
+  double output_activations_bytes = 0;
 
   double ModelStatesBytes() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
 };
 
 // Bytes of activations one transformer layer keeps for one micro-batch on one tensor-parallel
-// rank (Korthikanti et al. 2022, Table 2; 16-bit activations, the GPT layer they count).
+// rank (Korthikanti et al. 2022, Table 2, for 16-bit activations; their MLP terms scaled to the
+// MLP's width and gate).
 double LayerActivationBytes(const TransformerConfig& config);
+
+// Bytes the input embedding keeps for one micro-batch on one rank of the first stage: the token
+// ids (8 bytes each) and the embedding dropout's mask (1 byte per element).
+double EmbeddingActivationBytes(const TransformerConfig& config);
+
+// Bytes the model's end keeps for one micro-batch on one rank of the last stage: the inputs of
+// the final norm and of the output layer, and the cross entropy's fp32 logits of the rank's
+// vocabulary shard.
+double OutputActivationBytes(const TransformerConfig& config);
 
 // One entry per pipeline stage.
 std::vector<StageMemory> EstimateStageMemory(const TransformerConfig& config);

@@ -125,9 +125,9 @@ TEST_F(HybridCli, ContextParallelismReachesEveryOutput) {
 
 // Against workload.gpu_memory: model states alone over it do not fit; under it, without an
 // activation estimate (expert layers), nbox cannot tell and says only that they fit. A dense
-// job's activations count: transformer_tiny's stage 0 holds 67.9 MiB of model states and 11.0
-// MiB of activations (4 layers of 2.75 MiB, flash attention), so 80 MB (76.3 MiB) holds the first
-// and not both.
+// job's activations count: transformer_tiny's stage 0 holds 67.9 MiB of model states and 13.3
+// MiB of activations (4 layers of 3.25 MiB with its gated MLP and flash attention, and the
+// embedding's 0.25 MiB), so 80 MB (76.3 MiB) holds the first and not both.
 TEST_F(HybridCli, TheMemoryEstimateIsCheckedAgainstTheGpusMemory) {
   const auto small =
       RunCosim(kMoe + " --set workload.gpu_memory=1MB --out " + (dir_ / "s").string());

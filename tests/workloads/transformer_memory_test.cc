@@ -30,12 +30,14 @@ TEST(TransformerMemory, ModelStatesAreZerosFigureOne) {
   }
 }
 
-// s = 128, b = 1, h = 256, a = 4, t = 2, attention that keeps its scores (no flash attention).
+// s = 128, b = 1, h = 256, a = 4, t = 2, the 4h GeLU MLP of Korthikanti et al.'s GPT layer,
+// attention that keeps its scores (no flash attention).
 TransformerConfig ScoresKeptCase() {
   TransformerConfig c = testing::SmallTransformer(2, 1, 1, 1, PipelineSchedule::kOneFOneB);
   c.shape.seq_len = 128;
   c.shape.hidden = 256;
   c.shape.heads = 4;
+  c.shape.ffn = 1024;
   c.flash_attention = false;
   return c;
 }
@@ -58,6 +60,74 @@ TEST(TransformerMemory, ActivationsPerLayerFollowKorthikantisTableTwo) {
   c.recompute = Recompute::kNone;
   c.flash_attention = true;
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * (10 + 24 / 2));
+}
+
+TEST(TransformerMemory, TheMlpTermsFollowItsWidthAndGate) {
+  // With sequence parallelism and no scores kept, Megatron's theoretical_memory_usage.py gives
+  // s b h (18 + 4 f / h) / t per layer for a GeLU MLP of width f.
+  TransformerConfig c = ScoresKeptCase();
+  c.flash_attention = true;
+  c.sequence_parallel = true;
+  for (int ffn : {256, 512, 896, 1024, 2048}) {
+    c.shape.ffn = ffn;
+    EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * (18 + 4.0 * ffn / 256) / 2) << ffn;
+  }
+  // Without sequence parallelism and f = 2h: 10 + (8 + 4 x 2) / 2 = 18 s b h. A gated MLP also
+  // keeps its gate's output, f more elements per token: 10 + (8 + 6 x 2) / 2 = 20.
+  c.sequence_parallel = false;
+  c.shape.ffn = 512;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * 18);
+  c.shape.gated_mlp = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * 20);
+  // 32-bit activations keep twice the bytes, also of full recomputation's input.
+  c.activation_bytes = 4;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 32768.0 * 40);
+  c.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 4 * 32768.0);
+}
+
+TEST(TransformerMemory, TheEmbeddingAndTheLogitsAreKeptOnTheEndStages) {
+  // s = 128, b = 1, h = 256, V = 1000, t = 2. The embedding keeps 8-byte token ids and a
+  // 1-byte dropout mask per element: 8 x 128 + 128 x 256 = 33792 bytes (sequence parallel:
+  // the mask split, 1024 + 16384). The end keeps the final norm's and the output layer's
+  // inputs, 2 x 2 s b h = 131072 (sequence parallel: split), and fp32 logits of V / t words,
+  // 4 x 128 x 500 = 256000; with sequence parallelism Megatron's 4 s b h (1 + V / h) / t.
+  TransformerConfig c = ScoresKeptCase();
+  c.shape.vocab = 1000;
+  EXPECT_DOUBLE_EQ(EmbeddingActivationBytes(c), 33792.0);
+  EXPECT_DOUBLE_EQ(OutputActivationBytes(c), 131072.0 + 256000.0);
+  c.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(EmbeddingActivationBytes(c), 1024.0 + 16384.0);
+  EXPECT_DOUBLE_EQ(OutputActivationBytes(c), 4.0 * 128 * 256 * (1 + 1000.0 / 256) / 2);
+  // Context parallelism: the rank's 64 tokens.
+  c.parallel.context = 2;
+  EXPECT_DOUBLE_EQ(OutputActivationBytes(c), 4.0 * 64 * 256 * (1 + 1000.0 / 256) / 2);
+
+  // Per stage, times the micro-batches in flight there: p = 4, m = 8. 1F1B: the first stage
+  // holds p = 4 micro-batches' embeddings, the last one micro-batch's logits; GPipe all 8 of
+  // each; interleaved with m = p (its warm-up runs every forward first), all 4 of each.
+  c = testing::SmallTransformer(1, 4, 1, 8, PipelineSchedule::kOneFOneB);
+  c.shape.layers = 16;
+  const double embedding = EmbeddingActivationBytes(c);
+  const double output = OutputActivationBytes(c);
+  auto ends = [&] {
+    const std::vector<StageMemory> stages = EstimateStageMemory(c);
+    for (const StageMemory& m : stages) {
+      EXPECT_DOUBLE_EQ(*m.activations_bytes, m.layers_in_flight * LayerActivationBytes(c) +
+                                                 m.embedding_activations_bytes +
+                                                 m.output_activations_bytes);
+    }
+    EXPECT_EQ(stages[1].embedding_activations_bytes + stages[2].output_activations_bytes, 0);
+    return std::pair<double, double>{stages.front().embedding_activations_bytes / embedding,
+                                     stages.back().output_activations_bytes / output};
+  };
+  EXPECT_EQ(ends(), (std::pair<double, double>{4, 1}));
+  c.schedule = PipelineSchedule::kGPipe;
+  EXPECT_EQ(ends(), (std::pair<double, double>{8, 8}));
+  c.schedule = PipelineSchedule::kOneFOneB;
+  c.virtual_stages = 2;
+  c.global_batch = 4;
+  EXPECT_EQ(ends(), (std::pair<double, double>{4, 4}));
 }
 
 TEST(TransformerMemory, ContextParallelismSplitsActivationsAndShardsOverDataAndContext) {
@@ -90,10 +160,7 @@ TEST(TransformerMemory, StagesHoldTheMicroBatchesTheirScheduleStashes) {
   c.shape.layers = 16;
   auto layers = [&] {
     std::vector<double> out;
-    for (const StageMemory& m : EstimateStageMemory(c)) {
-      out.push_back(m.layers_in_flight);
-      EXPECT_DOUBLE_EQ(*m.activations_bytes, m.layers_in_flight * LayerActivationBytes(c));
-    }
+    for (const StageMemory& m : EstimateStageMemory(c)) out.push_back(m.layers_in_flight);
     return out;
   };
   EXPECT_EQ(layers(), (std::vector<double>{16, 12, 8, 4}));

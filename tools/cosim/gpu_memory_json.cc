@@ -41,17 +41,19 @@ Json GpuMemoryJson(const work::TransformerConfig& c, uint64_t gpu_memory) {
                          {"gradients_bytes", m.gradients_bytes},
                          {"optimizer_bytes", m.optimizer_bytes},
                          {"layers_in_flight", m.layers_in_flight},
+                         {"embedding_activations_bytes", m.embedding_activations_bytes},
+                         {"output_activations_bytes", m.output_activations_bytes},
                          {"activations_bytes", OrNull(m.activations_bytes)}});
   }
-  return {
-      {"source",
-       "closed forms: ZeRO's model states, Korthikanti et al. 2022's activations "
-       "(workloads/README.md, \"Memory per GPU\")"},
-      {"activations",
-       c.shape.IsMoe() ? "not estimated: the formula does not cover expert layers" : "estimated"},
-      {"gpu_memory_bytes", gpu_memory > 0 ? Json(gpu_memory) : Json(nullptr)},
-      {"fits", Fits(stages, gpu_memory)},
-      {"stages", per_stage}};
+  return {{"source",
+           "closed forms: ZeRO's model states, Korthikanti et al. 2022's layer activations, "
+           "Megatron's embedding and logits activations (workloads/README.md, \"Memory per GPU\")"},
+          {"activations", c.shape.IsMoe()
+                              ? "not estimated: the layer formula does not cover expert layers"
+                              : "estimated"},
+          {"gpu_memory_bytes", gpu_memory > 0 ? Json(gpu_memory) : Json(nullptr)},
+          {"fits", Fits(stages, gpu_memory)},
+          {"stages", per_stage}};
 }
 
 }  // namespace nbox::cosim
