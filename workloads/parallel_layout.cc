@@ -123,7 +123,10 @@ std::vector<int> ParallelLayout::ExpertDataGroup(int rank) const {
   RankCoords c = Coords(rank);
   const int offset = c.data % dims_.expert;
   std::vector<int> group;
-  for (c.data = offset; c.data < size_[kData]; c.data += dims_.expert) group.push_back(Rank(c));
+  for (c.data = offset; c.data < size_[kData]; c.data += dims_.expert) {
+    for (c.context = 0; c.context < size_[kContext]; ++c.context) group.push_back(Rank(c));
+  }
+  std::sort(group.begin(), group.end());
   return group;
 }
 

@@ -10,8 +10,10 @@
 // "tp-dp-pp" means "tp-cp-dp-pp"). Gradients are reduced over data x context ranks, as
 // Megatron's data-parallel group "with context parallel" is. Expert parallelism splits the
 // data-parallel dimension: expert group k of size e holds data-parallel ranks k*e .. k*e+e-1
-// (Megatron-core carves EP out of DP the same way); the expert-data-parallel group joins the
-// ranks that hold the same experts (same offset in their expert group).
+// at one context index (Megatron-core's "tp-cp-ep-dp-pp" carves EP out of DP the same way); the
+// expert-data-parallel group joins the ranks that hold the same experts (same offset in their
+// expert group) at every context index, as Megatron's data-modulo-expert group "with context
+// parallel" reduces their gradients.
 #pragma once
 
 #include <string>
@@ -54,8 +56,9 @@ class ParallelLayout {
   // The ranks that reduce gradients together: same tensor index and stage (data x context
   // ranks, Megatron's data-parallel group with context parallel), in world-rank order.
   std::vector<int> DataContextGroup(int rank) const;
-  std::vector<int> ExpertGroup(int rank) const;      // its block of `expert` replicas
-  std::vector<int> ExpertDataGroup(int rank) const;  // same offset in every expert block
+  std::vector<int> ExpertGroup(int rank) const;  // its block of `expert` replicas
+  // Same offset in every expert block, any context index, in world-rank order.
+  std::vector<int> ExpertDataGroup(int rank) const;
   // Same replica and context index: stage-major, then tensor.
   std::vector<int> ModelParallelGroup(int rank) const;
   // The first and last stage of its pipeline (tied embeddings); the rank alone when p = 1.

@@ -92,7 +92,9 @@ JobPrograms MakeTransformerJob(const TransformerConfig& c) {
     routing.top_k = c.shape.top_k;
     routing.group = e;
     const bool sp = c.sequence_parallel && c.parallel.tensor > 1;
+    // A rank routes its s / c tokens of each sequence (its tensor-parallel share of them).
     routing.tokens_per_rank = static_cast<uint64_t>(c.micro_batch) * c.shape.seq_len /
+                              static_cast<uint64_t>(cp) /
                               static_cast<uint64_t>(sp ? c.parallel.tensor : 1);
     routing.skew = c.routing_skew;
     routing.seed = c.seed;

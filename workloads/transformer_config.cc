@@ -77,10 +77,6 @@ void ValidateTransformerConfig(const TransformerConfig& c) {
            "each tensor-parallel rank routes its share of the sequence)");
   }
   const int cp = c.parallel.context;
-  if (cp > 1 && s.IsMoe()) {
-    Reject("parallel.context",
-           "context parallelism with mixture-of-experts layers is not modelled");
-  }
   if (cp > 1 && s.seq_len % (2 * cp) != 0) {
     Reject("parallel.context", "seq_len (" + std::to_string(s.seq_len) +
                                    ") must be a multiple of "

@@ -92,7 +92,9 @@ std::vector<StageMemory> EstimateStageMemory(const TransformerConfig& c) {
   ValidateTransformerConfig(c);
   // Dense parameters are partitioned over the ranks that reduce their gradients: data x context.
   const double d = static_cast<double>(c.parallel.data) * c.parallel.context;
-  const double expert_data = static_cast<double>(c.parallel.data) / c.parallel.expert;
+  // Experts over the ranks that hold the same ones: expert data x context.
+  const double expert_data =
+      static_cast<double>(c.parallel.data) * c.parallel.context / c.parallel.expert;
   const DataParallelMode mode = c.data_parallel_mode;
   const bool shard_optimizer = mode != DataParallelMode::kDdp;
   const bool shard_gradients = mode == DataParallelMode::kZero2 || mode == DataParallelMode::kFsdp;

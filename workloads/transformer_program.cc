@@ -168,8 +168,8 @@ class StageBuilder {
       return AssignGradientBuckets(bytes, c_.bucket_bytes, c_.bucket_bytes, BucketClosing::kAtCap);
     };
     chunk.dense_buckets = bucket(chunk.dense_params, dc_);
-    chunk.expert_buckets =
-        c_.shape.IsMoe() ? bucket(chunk.expert_params, d_ / e_) : std::vector<GradientBucket>{};
+    chunk.expert_buckets = c_.shape.IsMoe() ? bucket(chunk.expert_params, d_ / e_ * cp_)
+                                            : std::vector<GradientBucket>{};
   }
 
   // The stage's one chunk (its layers, split as MakeTransformerJob did), or its v chunks of

@@ -402,6 +402,38 @@ TEST(TransformerJob, ExpertAllToAllCarriesTheRoutedTokens) {
   }
 }
 
+// TwoRankMoe with context parallelism, c = 2 on 4 ranks (rank = cp + 2 dp). Expert groups are
+// the data-parallel pair at one context index ({0, 2}, {1, 3}); each rank routes its 64 of the
+// 128 tokens, so every all-to-all carries half of what it did without context parallelism. The
+// ranks holding the same experts at both context indices ({0, 1}, {2, 3}) all-reduce their
+// gradients: 2 of the 4 experts' MLPs (2 h f parameters each) per layer in 2 bytes, which a
+// two-rank ring sends once in each direction. MoE layers' attention runs the context ring: keys
+// and values (64 tokens x 4 heads x 64 x 2 bytes each) once forward, with their gradients back.
+TEST(TransformerJob, ExpertsWithContextParallelismRouteTheLocalTokens) {
+  TransformerConfig c = TwoRankMoe();
+  c.parallel.context = 2;
+  const work::JobPrograms job = work::MakeTransformerJob(c);
+  ASSERT_EQ(job.world_size(), 4);
+  const JobOutcome out = RunConserved(job);
+  ASSERT_TRUE(out.finished);
+  const auto pairs = PairBytes(out, job);
+  const uint64_t per_all_to_all = kSeq / 2 * 2 / 2 * kHidden * 2;
+  EXPECT_EQ((pairs.at({Parallelism::kExpert, 0, 2})), kLayers * 4 * per_all_to_all);
+  EXPECT_EQ((pairs.at({Parallelism::kExpert, 3, 1})), kLayers * 4 * per_all_to_all);
+  EXPECT_EQ(pairs.count({Parallelism::kExpert, 0, 1}), 0u) << "experts stay at a context index";
+  uint64_t expert_gradients = 0;
+  for (const auto& [key, bytes] : out.traffic) {
+    const auto [src, dst, comm, channel] = key;
+    if (job.communicators[comm].name.rfind("edp", 0) == 0) {
+      EXPECT_EQ(src / 2, dst / 2) << "the same experts: the same data-parallel rank";
+      if (src == 0) expert_gradients += bytes;
+    }
+  }
+  EXPECT_EQ(expert_gradients, kLayers * 2 * (2 * kHidden * kFfn) * 2);
+  const uint64_t kv = 2 * (kSeq / 2) * 4 * (kHidden / 4) * 2;
+  EXPECT_EQ((pairs.at({Parallelism::kContext, 0, 1})), kLayers * 3 * kv);
+}
+
 // The job of ExpertAllToAllCarriesTheRoutedTokens with an expert capacity: each expert takes
 // 64 of a rank's 256 assignments; C = 0.5 caps that at ceil(0.5 x 128 x 2 / 4) = 32, halving
 // every all-to-all and the experts' compute; padded to C = 1.5 (96), they grow by half.

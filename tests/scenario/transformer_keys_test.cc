@@ -63,9 +63,11 @@ TEST(TransformerKeys, ContextParallelismTakesItsRanksFromTheDataParallelSize) {
                                "workload.global_batch=2"}),
               HasSubstr("workload.context_parallel = 3 (--set): seq_len (2048) must be a multiple "
                         "of 2 x context (6)"));
-  EXPECT_THAT(LoadError(kJob, {"workload.kind=moe", "workload.model=mixtral-8x7b",
-                               "workload.context_parallel=2", "workload.sequence_parallel=on"}),
-              HasSubstr("context parallelism with mixture-of-experts layers is not modelled"));
+  // Mixture-of-experts layers take context parallelism too.
+  EXPECT_EQ(LoadError(kJob, {"workload.kind=moe", "workload.model=mixtral-8x7b",
+                             "workload.context_parallel=2", "workload.expert_parallel=2",
+                             "workload.sequence_parallel=on"}),
+            "");
 }
 
 TEST(TransformerKeys, GeneratorRulesNameTheirKeys) {

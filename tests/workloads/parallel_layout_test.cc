@@ -47,6 +47,16 @@ TEST(ParallelLayout, ExpertGroupsSplitTheDataDimension) {
   EXPECT_EQ(layout.EmbeddingGroup(5), (Group{5})) << "one stage: no embedding group";
 }
 
+TEST(ParallelLayout, ExpertDataGroupsSpanTheContextRanks) {
+  // t = p = 1, d = 4, e = 2, c = 2: rank = cp + 2 dp, so rank 5 is (cp 1, dp 2). Its expert
+  // group is the data block {2, 3} at its context index: ranks 5 and 7. The ranks holding its
+  // experts (offset 0: dp 0 and 2) at either context index reduce their gradients: 0, 1, 4, 5.
+  const ParallelLayout layout({1, 1, 4, 2, "tp-dp-pp", 2});
+  EXPECT_EQ(layout.ExpertGroup(5), (Group{5, 7}));
+  EXPECT_EQ(layout.ExpertDataGroup(5), (Group{0, 1, 4, 5}));
+  EXPECT_EQ(layout.ExpertDataGroup(3), (Group{2, 3, 6, 7}));
+}
+
 TEST(ParallelLayout, ContextRanksSitRightAfterTensorRanksUnlessTheOrderSaysOtherwise) {
   // t = c = p = d = 2; "tp-dp-pp" leaves cp out, so it is Megatron's tp-cp-dp-pp:
   // rank = tp + 2 cp + 4 dp + 8 pp, and rank 15 is (1, 1, 1, 1).

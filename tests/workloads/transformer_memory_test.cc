@@ -182,5 +182,24 @@ TEST(TransformerMemory, ExpertLayersHaveNoActivationEstimate) {
   EXPECT_GT(m.ModelStatesBytes(), 0);
 }
 
+TEST(TransformerMemory, ExpertStatesArePartitionedOverExpertDataAndContext) {
+  // e = 2 with d = 2 and c = 2 against d = 4 and c = 1: the same experts sit on 2 ranks either
+  // way (expert data x context), the dense parameters on 4, so zero1 partitions the optimizer
+  // state alike.
+  TransformerConfig c = testing::SmallTransformer(1, 1, 2, 1, PipelineSchedule::kOneFOneB);
+  c.shape.experts = 4;
+  c.shape.top_k = 2;
+  c.parallel.expert = 2;
+  c.parallel.context = 2;
+  c.data_parallel_mode = DataParallelMode::kZero1;
+  const StageMemory with_context = EstimateStageMemory(c).at(0);
+  c.parallel.context = 1;
+  c.parallel.data = 4;
+  c.global_batch = 4;
+  const StageMemory four_replicas = EstimateStageMemory(c).at(0);
+  EXPECT_EQ(with_context.parameters, four_replicas.parameters);
+  EXPECT_DOUBLE_EQ(with_context.optimizer_bytes, four_replicas.optimizer_bytes);
+}
+
 }  // namespace
 }  // namespace nbox::work

@@ -56,12 +56,13 @@ std::vector<KeySpec> TransformerKeys() {
        "transformer, moe: tensor-parallel size t (Megatron's; divides the heads)",
        WholeNumber(work(&WorkloadSection::tensor_parallel), 1, 65536)},
       {"workload", "context_parallel",
-       "transformer: context-parallel size c (Megatron's context_parallel_size): each rank holds "
-       "s / c tokens of every sequence, and attention passes keys and values around the c "
-       "ranks' ring; gradients are reduced over data x context ranks",
+       "transformer, moe: context-parallel size c (Megatron's context_parallel_size): each rank "
+       "holds s / c tokens of every sequence, and attention passes keys and values around the c "
+       "ranks' ring; gradients are reduced over data x context ranks (experts' over expert data "
+       "x context)",
        WholeNumber(work(&WorkloadSection::context_parallel), 1, 65536)},
       {"workload", "context_parallel_comm",
-       "transformer: how context-parallel attention moves keys and values (Megatron-core's "
+       "transformer, moe: how context-parallel attention moves keys and values (Megatron-core's "
        "cp_comm_type): p2p (a ring of exchanges, each hidden behind a block of attention), "
        "all_gather (keys and values gathered before the attention, their gradients "
        "reduce-scattered) or a2a (DeepSpeed-Ulysses: all-to-alls to a share of the heads for "
@@ -74,7 +75,8 @@ std::vector<KeySpec> TransformerKeys() {
        "divide",
        WholeNumber(work(&WorkloadSection::data_parallel), 0, 65536)},
       {"workload", "expert_parallel",
-       "moe: expert-parallel size e (divides data_parallel and the experts)",
+       "moe: expert-parallel size e (divides data_parallel and the experts): an expert group is "
+       "e data-parallel ranks at one context index",
        WholeNumber(work(&WorkloadSection::expert_parallel), 1, 65536)},
       {"workload", "order",
        "transformer, moe: how ranks map to (tp, cp, dp, pp), innermost first (Megatron's default "
