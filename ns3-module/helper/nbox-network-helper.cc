@@ -16,6 +16,7 @@
 #include "ns3/nbox-cut-through-channel.h"
 #include "ns3/nbox-ecmp-routing.h"
 #include "ns3/nbox-flow-hash.h"
+#include "ns3/nbox-switch-forwarder.h"
 #include "ns3/nbox-tcp-small-queues.h"
 #include "ns3/nbox-tcp-socket.h"
 #include "ns3/net-device-queue-interface.h"
@@ -538,6 +539,16 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
         UseOneReceiveHandlerPerProtocol(node);
     }
     InstallRoutes(topology, routes, nodes, links, m_config.ecmpSeed);
+    if (m_config.switchFastPath)
+    {
+        for (size_t v = 0; v < nodes.size(); ++v)
+        {
+            if (IsSwitch(topology, v))
+            {
+                NboxSwitchForwarder::Install(nodes[v]);
+            }
+        }
+    }
     for (const Ptr<Node>& node : nodes)
     {
         Ptr<Ipv4RoutingProtocol> routing = node->GetObject<Ipv4>()->GetRoutingProtocol();

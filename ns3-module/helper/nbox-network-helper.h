@@ -76,6 +76,13 @@ struct NboxNetworkConfig
      */
     bool tcpHashedLookup = true;
     /**
+     * Switches forward transit packets from device to egress queue disc directly
+     * (NboxSwitchForwarder) rather than through every layer of ns-3's IPv4 stack. Both
+     * forward alike; false is for tests and benchmarks that compare the two, and for programs
+     * that watch a switch's Ipv4L3Protocol traces, which the fast path does not fire.
+     */
+    bool switchFastPath = true;
+    /**
      * Switches forward cut-through (NboxCutThroughChannel: a packet leaves an idle port once
      * its header is in) rather than store-and-forward (ns-3's point-to-point links: once it is
      * whole). Hosts serialise every packet either way.

@@ -167,8 +167,22 @@ NboxEcmpRouting::GetDefaultRoute() const
 const std::vector<NboxEcmpRouting::NextHop>*
 NboxEcmpRouting::FindNextHops(uint32_t destination) const
 {
+    const std::vector<NextHop>* own = OwnNextHops(destination);
+    return own ? own : DefaultNextHops(destination);
+}
+
+const std::vector<NboxEcmpRouting::NextHop>*
+NboxEcmpRouting::OwnNextHops(uint32_t destination) const
+{
     auto it = m_routes.find(destination);
-    return it != m_routes.end() ? &m_nextHopSets[it->second] : DefaultNextHops(destination);
+    return it != m_routes.end() ? &m_nextHopSets[it->second] : nullptr;
+}
+
+const NboxEcmpRouting::NextHop*
+NboxEcmpRouting::SelectForwardingHop(const Ipv4Header& header, Ptr<const Packet> payload)
+{
+    const std::vector<NextHop>* set = OwnNextHops(header.GetDestination().Get());
+    return set ? ForwardingChoice(*set, ReadFlowKey(header, payload)) : nullptr;
 }
 
 const std::vector<NboxEcmpRouting::NextHop>*
@@ -363,13 +377,8 @@ NboxEcmpRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header& header,
     // look it up first and spare forwarded packets IsDestinationAddress's scan of every
     // interface address. Only a destination without a route of its own may be local; the
     // default route (a host with one link) takes what is not.
-    const std::vector<NextHop>* set = nullptr;
-    auto route = m_routes.find(header.GetDestination().Get());
-    if (route != m_routes.end())
-    {
-        set = &m_nextHopSets[route->second];
-    }
-    else
+    const std::vector<NextHop>* set = OwnNextHops(header.GetDestination().Get());
+    if (!set)
     {
         if (m_ipv4->IsDestinationAddress(header.GetDestination(), iif))
         {

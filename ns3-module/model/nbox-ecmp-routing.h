@@ -108,6 +108,14 @@ class NboxEcmpRouting : public Ipv4RoutingProtocol
     /** Flowlets this node started with flowlet switching (a flow's first included). */
     uint64_t GetFlowletCount() const;
 
+    /**
+     * The next hop of a packet this node forwards towards `header`'s destination, chosen as
+     * RouteInput chooses it (spraying and flowlets included), or nullptr when the destination
+     * has no route of its own (an address of this node, or one the default route takes),
+     * which only RouteInput handles. `payload` starts at the transport header.
+     */
+    const NextHop* SelectForwardingHop(const Ipv4Header& header, Ptr<const Packet> payload);
+
     /** The seeded hash of a flow (the value SelectNextHop reduces modulo the set size). */
     uint64_t HashFlow(const NboxFlowKey& key) const;
 
@@ -138,6 +146,8 @@ class NboxEcmpRouting : public Ipv4RoutingProtocol
   private:
     /** The set of the route for `destination`, else of the default route, else nullptr. */
     const std::vector<NextHop>* FindNextHops(uint32_t destination) const;
+    /** The set of `destination`'s own route, or nullptr. */
+    const std::vector<NextHop>* OwnNextHops(uint32_t destination) const;
     /** The default route's set, or nullptr when there is none or `destination` is not
      * unicast. */
     const std::vector<NextHop>* DefaultNextHops(uint32_t destination) const;
