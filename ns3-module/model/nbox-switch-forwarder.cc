@@ -66,6 +66,7 @@ NboxSwitchForwarder::Install(Ptr<Node> node)
         port.interface = ipv4->GetInterface(i);
         port.device = port.interface->GetDevice();
         port.queueDisc = tc->GetRootQueueDiscOnDevice(port.device);
+        port.broadcast = port.device->GetBroadcast();
         const bool loopback = DynamicCast<LoopbackNetDevice>(port.device) != nullptr;
         NS_ABORT_MSG_UNLESS(loopback || port.queueDisc, "node " << node->GetId() << ": interface "
                                                                 << i << " has no root queue disc");
@@ -138,8 +139,8 @@ NboxSwitchForwarder::Receive(Ptr<NetDevice> device, Ptr<const Packet> packet, ui
     }
     header.SetTtl(header.GetTtl() - 1);
     // As Ipv4Interface::Send and TrafficControlLayer::Send do for a point-to-point device.
-    Ptr<QueueDiscItem> item = Create<Ipv4QueueDiscItem>(copy, out.device->GetBroadcast(),
-                                                        Ipv4L3Protocol::PROT_NUMBER, header);
+    Ptr<QueueDiscItem> item
+        = Create<Ipv4QueueDiscItem>(copy, out.broadcast, Ipv4L3Protocol::PROT_NUMBER, header);
     item->SetTxQueueIndex(0);
     ++m_forwarded;
     out.queueDisc->Enqueue(item);

@@ -76,6 +76,9 @@ class NboxSwitchForwarder : public Object
         Ptr<Ipv4Interface> interface;
         Ptr<NetDevice> device;
         Ptr<QueueDisc> queueDisc; //!< the device's root queue disc
+        /** The device's broadcast address, which PointToPointNetDevice::GetBroadcast parses
+         * from a string at every call. */
+        Address broadcast;
     };
 
     Ptr<Ipv4L3Protocol> m_ipv4;
