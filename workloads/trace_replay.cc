@@ -22,8 +22,7 @@ std::string CollectiveLabel(const CollectiveTrace& trace, const TraceCollective&
   if (trace.communicators.size() == 1) {
     return fmt::format("trace #{} {}", place, coll::ToString(c.op));
   }
-  return fmt::format("trace {} #{} {}", CommunicatorName(trace, c.comm), place,
-                     coll::ToString(c.op));
+  return fmt::format("trace {} #{} {}", CommunicatorName(c.comm), place, coll::ToString(c.op));
 }
 
 // `comm` (an index of trace.communicators) -> the slot of rank r's program that names it.
@@ -58,7 +57,7 @@ void AppendIteration(const CollectiveTrace& trace, const std::vector<TraceCollec
 
 }  // namespace
 
-std::string CommunicatorName(const CollectiveTrace& trace, int comm) {
+std::string CommunicatorName(int comm) {
   return comm == 0 ? "world" : fmt::format("comm{}", comm);
 }
 
@@ -70,7 +69,7 @@ JobPrograms MakeTraceReplayJob(const CollectiveTrace& trace, int iterations) {
   JobPrograms job;
   for (size_t c = 0; c < trace.communicators.size(); ++c) {
     Communicator comm;
-    comm.name = CommunicatorName(trace, static_cast<int>(c));
+    comm.name = CommunicatorName(static_cast<int>(c));
     comm.ranks = trace.communicators[c].ranks;
     job.communicators.push_back(std::move(comm));
     // One stream per communicator, as PyTorch gives each process group its own NCCL stream.

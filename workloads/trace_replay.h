@@ -32,7 +32,7 @@ namespace nbox::work {
 // ("trace comm2 #5 AllReduce"). Throws std::invalid_argument for iterations < 1.
 JobPrograms MakeTraceReplayJob(const CollectiveTrace& trace, int iterations);
 // "world" for communicator 0, "comm<c>" for the others.
-std::string CommunicatorName(const CollectiveTrace& trace, int comm);
+std::string CommunicatorName(int comm);
 
 // ReadCollectiveTrace(path), ScaleCollectiveTrace to `world_size` ranks, then
 // MakeTraceReplayJob. Throws TraceError when the file is bad or cannot be scaled (with
