@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "tests/workloads/small_transformer.h"
 
 namespace nbox::work {
@@ -40,6 +42,20 @@ TransformerConfig ScoresKeptCase() {
   c.shape.ffn = 1024;
   c.flash_attention = false;
   return c;
+}
+
+// Stage 0's estimate under zero1 of `c` on d = 2 replicas of c = 2 context ranks, and of the
+// same job on d = 4 replicas without context parallelism.
+std::pair<StageMemory, StageMemory> WithContextAndAsFourReplicas(TransformerConfig c) {
+  c.data_parallel_mode = DataParallelMode::kZero1;
+  c.parallel.context = 2;
+  c.parallel.data = 2;
+  c.global_batch = 2;
+  const StageMemory with_context = EstimateStageMemory(c).at(0);
+  c.parallel.context = 1;
+  c.parallel.data = 4;
+  c.global_batch = 4;
+  return {with_context, EstimateStageMemory(c).at(0)};
 }
 
 TEST(TransformerMemory, ActivationsPerLayerFollowKorthikantisTableTwo) {
@@ -138,14 +154,7 @@ TEST(TransformerMemory, ContextParallelismSplitsActivationsAndShardsOverDataAndC
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 16384.0 * (10 + 24 / 2 + 5));
   // ZeRO partitions over the 2 x 2 ranks that reduce the gradients: zero1's optimizer state
   // is a quarter of ddp's, as on d = 4 without context parallelism.
-  c.parallel.data = 2;
-  c.global_batch = 2;
-  c.data_parallel_mode = DataParallelMode::kZero1;
-  const StageMemory with_context = EstimateStageMemory(c).at(0);
-  c.parallel.context = 1;
-  c.parallel.data = 4;
-  c.global_batch = 4;
-  const StageMemory four_replicas = EstimateStageMemory(c).at(0);
+  const auto [with_context, four_replicas] = WithContextAndAsFourReplicas(c);
   EXPECT_DOUBLE_EQ(with_context.optimizer_bytes,
                    12.0 * static_cast<double>(with_context.parameters) / 4);
   EXPECT_DOUBLE_EQ(with_context.optimizer_bytes, four_replicas.optimizer_bytes);
@@ -190,13 +199,7 @@ TEST(TransformerMemory, ExpertStatesArePartitionedOverExpertDataAndContext) {
   c.shape.experts = 4;
   c.shape.top_k = 2;
   c.parallel.expert = 2;
-  c.parallel.context = 2;
-  c.data_parallel_mode = DataParallelMode::kZero1;
-  const StageMemory with_context = EstimateStageMemory(c).at(0);
-  c.parallel.context = 1;
-  c.parallel.data = 4;
-  c.global_batch = 4;
-  const StageMemory four_replicas = EstimateStageMemory(c).at(0);
+  const auto [with_context, four_replicas] = WithContextAndAsFourReplicas(c);
   EXPECT_EQ(with_context.parameters, four_replicas.parameters);
   EXPECT_DOUBLE_EQ(with_context.optimizer_bytes, four_replicas.optimizer_bytes);
 }
