@@ -17,31 +17,32 @@ double TokensPerMicrobatch(const TransformerConfig& c) {
   return static_cast<double>(c.shape.seq_len) / c.parallel.context * c.micro_batch;
 }
 
-// The most micro-batches whose forward through model chunk `chunk` has run and whose backward
-// has not, over stage `stage`'s schedule: what that chunk's activations are kept for.
-int PeakMicrobatchesInFlight(const TransformerConfig& c, int stage, int chunk) {
+constexpr int kEveryChunk = -1;
+
+// The most passes (a micro-batch through one model chunk) whose forward has run and whose
+// backward has not, over stage `stage`'s schedule, of chunk `chunk` or of kEveryChunk: what
+// their activations are kept for.
+int PeakPassesInFlight(const TransformerConfig& c, int stage, int chunk) {
   int in_flight = 0;
   int peak = 0;
   for (const PipelineStep& step : ScheduleStage(PipelineShapeOf(c, stage)).steps) {
-    if (step.kind == PipelineStep::Kind::kExchange || step.chunk != chunk) continue;
+    if (step.kind == PipelineStep::Kind::kExchange) continue;
+    if (chunk != kEveryChunk && step.chunk != chunk) continue;
     in_flight += step.kind == PipelineStep::Kind::kForward ? 1 : -1;
     peak = std::max(peak, in_flight);
   }
   return peak;
 }
 
-// Layers' worth of activations stage `stage` holds at its peak: the micro-batches whose
-// forward has run and whose backward has not. GPipe holds all m; 1F1B its warm-up's forward
-// steps and the one before its first backward, each of the stage's layers or, interleaved, of
-// a chunk's L / (p v) (on stage 0: L (1 + (p - 1) / (p v)), as Korthikanti et al. give).
+// Layers' worth of activations stage `stage` holds at its peak, each pass of the stage's layers
+// or, interleaved, of a chunk's L / (p v). GPipe holds all m passes; 1F1B its warm-up's and the
+// one before its first backward (on stage 0 interleaved: L (1 + (p - 1) / (p v)) layers, as
+// Korthikanti et al. give).
 double LayersInFlight(const TransformerConfig& c, const StageContext& stage) {
-  const int m = c.Microbatches();
-  if (c.schedule == PipelineSchedule::kGPipe) return static_cast<double>(m) * stage.layers;
   const int v = c.virtual_stages;
-  const int steps = std::min(WarmupSteps(PipelineShapeOf(c, stage.stage)) + 1, m * v);
-  const double layers_per_step =
+  const double layers_per_pass =
       v == 1 ? stage.layers : static_cast<double>(c.shape.layers) / (c.parallel.pipeline * v);
-  return steps * layers_per_step;
+  return PeakPassesInFlight(c, stage.stage, kEveryChunk) * layers_per_pass;
 }
 
 }  // namespace
@@ -119,12 +120,11 @@ std::vector<StageMemory> EstimateStageMemory(const TransformerConfig& c) {
     // The embedding is the first virtual stage's (stage 0, chunk 0), the output layer the
     // last's (stage p - 1, chunk v - 1).
     if (k == 0) {
-      m.embedding_activations_bytes =
-          PeakMicrobatchesInFlight(c, k, 0) * EmbeddingActivationBytes(c);
+      m.embedding_activations_bytes = PeakPassesInFlight(c, k, 0) * EmbeddingActivationBytes(c);
     }
     if (k == c.parallel.pipeline - 1) {
       m.output_activations_bytes =
-          PeakMicrobatchesInFlight(c, k, c.virtual_stages - 1) * OutputActivationBytes(c);
+          PeakPassesInFlight(c, k, c.virtual_stages - 1) * OutputActivationBytes(c);
     }
     if (!c.shape.IsMoe()) {
       m.activations_bytes = layers * LayerActivationBytes(c) + m.embedding_activations_bytes +
