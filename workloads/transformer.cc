@@ -87,19 +87,7 @@ JobPrograms MakeTransformerJob(const TransformerConfig& c) {
   std::vector<std::vector<AllToAllCounts>> combine;
   std::vector<std::vector<std::vector<uint64_t>>> expert_tokens(static_cast<size_t>(e));
   if (c.shape.IsMoe()) {
-    MoeRouting routing;
-    routing.experts = c.shape.experts;
-    routing.top_k = c.shape.top_k;
-    routing.group = e;
-    const bool sp = c.sequence_parallel && c.parallel.tensor > 1;
-    // A rank routes its s / c tokens of each sequence (its tensor-parallel share of them).
-    routing.tokens_per_rank = static_cast<uint64_t>(c.micro_batch) * c.shape.seq_len /
-                              static_cast<uint64_t>(cp) /
-                              static_cast<uint64_t>(sp ? c.parallel.tensor : 1);
-    routing.skew = c.routing_skew;
-    routing.seed = c.seed;
-    routing.capacity_factor = c.expert_capacity_factor;
-    routing.pad_to_capacity = c.pad_to_capacity;
+    const MoeRouting routing = ExpertRoutingOf(c);
     const uint64_t token_bytes = static_cast<uint64_t>(c.shape.hidden) * c.activation_bytes;
     const auto g = static_cast<size_t>(e);
     for (int it = 0; it < c.iterations; ++it) {

@@ -172,26 +172,18 @@ class StageBuilder {
                                             : std::vector<GradientBucket>{};
   }
 
-  // The stage's one chunk (its layers, split as MakeTransformerJob did), or its v chunks of
-  // layers / (p v) each (ValidateTransformerConfig checks they divide).
+  // The stage's chunks (ChunkLayersOf); the first holds the embedding on stage 0, the last the
+  // output layer on stage p - 1.
   void MakeChunks() {
-    auto add = [this](int index, int first_layer, int layers, bool first, bool last) {
-      ModelChunk& chunk = chunks_.emplace_back();
-      chunk.index = index;
-      chunk.first_layer = first_layer;
-      chunk.layers = layers;
-      chunk.first = first;
-      chunk.last = last;
-    };
-    if (v_ == 1) {
-      add(0, st_.first_layer, st_.layers, first_stage_, last_stage_);
-      return;
-    }
-    const int per_chunk = c_.shape.layers / (p_ * v_);
-    for (int j = 0; j < v_; ++j) {
+    const std::vector<LayerRange> ranges = ChunkLayersOf(c_, st_.stage);
+    for (int j = 0; j < static_cast<int>(ranges.size()); ++j) {
       const int virtual_stage = j * p_ + st_.stage;
-      add(j, virtual_stage * per_chunk, per_chunk, virtual_stage == 0,
-          virtual_stage == p_ * v_ - 1);
+      ModelChunk& chunk = chunks_.emplace_back();
+      chunk.index = j;
+      chunk.first_layer = ranges[static_cast<size_t>(j)].first;
+      chunk.layers = ranges[static_cast<size_t>(j)].count;
+      chunk.first = virtual_stage == 0;
+      chunk.last = virtual_stage == p_ * v_ - 1;
     }
   }
 
@@ -565,6 +557,36 @@ StageContext StageOf(const TransformerConfig& config, int stage) {
     context.first_layer += static_cast<int>(per_stage[static_cast<size_t>(s)]);
   context.layers = static_cast<int>(per_stage[static_cast<size_t>(stage)]);
   return context;
+}
+
+std::vector<LayerRange> ChunkLayersOf(const TransformerConfig& config, int stage) {
+  const int v = config.virtual_stages;
+  if (v == 1) {
+    const StageContext context = StageOf(config, stage);
+    return {{context.first_layer, context.layers}};
+  }
+  // ValidateTransformerConfig checks that p v divides the layers.
+  const int p = config.parallel.pipeline;
+  const int per_chunk = config.shape.layers / (p * v);
+  std::vector<LayerRange> ranges;
+  for (int j = 0; j < v; ++j) ranges.push_back({(j * p + stage) * per_chunk, per_chunk});
+  return ranges;
+}
+
+MoeRouting ExpertRoutingOf(const TransformerConfig& c) {
+  MoeRouting routing;
+  routing.experts = c.shape.experts;
+  routing.top_k = c.shape.top_k;
+  routing.group = c.parallel.expert;
+  const bool sp = c.sequence_parallel && c.parallel.tensor > 1;
+  routing.tokens_per_rank = static_cast<uint64_t>(c.micro_batch) * c.shape.seq_len /
+                            static_cast<uint64_t>(c.parallel.context) /
+                            static_cast<uint64_t>(sp ? c.parallel.tensor : 1);
+  routing.skew = c.routing_skew;
+  routing.seed = c.seed;
+  routing.capacity_factor = c.expert_capacity_factor;
+  routing.pad_to_capacity = c.pad_to_capacity;
+  return routing;
 }
 
 }  // namespace nbox::work

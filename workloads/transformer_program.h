@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "workloads/moe_routing.h"
 #include "workloads/program.h"
 #include "workloads/transformer_config.h"
 
@@ -55,5 +56,18 @@ PipelineShape PipelineShapeOf(const TransformerConfig& config, int stage);
 // The stage's layers (split evenly, the first stages taking one more when they do not divide),
 // without the MoE routing.
 StageContext StageOf(const TransformerConfig& config, int stage);
+
+// The model chunks of stage `stage`, in chunk order: its one chunk of StageOf's layers, or
+// with interleaving (v > 1) chunk j holding virtual stage j p + stage's L / (p v) layers.
+struct LayerRange {
+  int first = 0;
+  int count = 0;
+};
+std::vector<LayerRange> ChunkLayersOf(const TransformerConfig& config, int stage);
+
+// How an MoE job routes tokens (moe_routing.h): over its expert-parallel group, each rank
+// routing its s / c tokens of each sequence of a micro-batch (its tensor-parallel share of
+// them with sequence parallelism).
+MoeRouting ExpertRoutingOf(const TransformerConfig& config);
 
 }  // namespace nbox::work
