@@ -1,7 +1,9 @@
 #include "workloads/transformer_memory.h"
 
 #include <algorithm>
+#include <vector>
 
+#include "workloads/moe_routing.h"
 #include "workloads/transformer_program.h"
 
 namespace nbox::work {
@@ -10,6 +12,7 @@ namespace {
 constexpr double kOptimizerBytesPerParameter = 12;  // fp32 master weights, Adam's m and v
 constexpr double kTokenIdBytes = 8;                 // int64 token ids
 constexpr double kLogitBytes = 4;                   // fp32 logits of the cross entropy
+constexpr double kRouterProbabilityBytes = 4;       // the router's fp32 softmax output
 
 // Tokens of one micro-batch on one rank: with context parallelism it holds s / c of each
 // sequence.
@@ -45,30 +48,108 @@ double LayersInFlight(const TransformerConfig& c, const StageContext& stage) {
   return PeakPassesInFlight(c, stage.stage, kEveryChunk) * layers_per_pass;
 }
 
+bool SequenceParallel(const TransformerConfig& c) {
+  return c.sequence_parallel && c.parallel.tensor > 1;
+}
+
+// The table counts 16-bit activations.
+double Scale(const TransformerConfig& c) {
+  return c.activation_bytes / 2.0;
+}
+
+// What full recomputation keeps of a layer: its input (sharded along the sequence with
+// sequence parallelism).
+double LayerInputBytes(const TransformerConfig& c) {
+  const double t = SequenceParallel(c) ? c.parallel.tensor : 1;
+  return 2 * TokensPerMicrobatch(c) * c.shape.hidden / t * Scale(c);
+}
+
+// The layer's attention half with its two norms. s b h times: 7 of the norms' inputs (4), the
+// attention's input (2) and its dropout's mask (1), which tensor parallelism does not split, and
+// 8 of the query, key, value and output-projection inputs, which it does; sequence parallelism
+// splits all of them. Then 5 a s^2 b of attention scores, softmax and its dropout, split by
+// heads, which neither flash attention (it recomputes them block by block) nor selective
+// recomputation keeps. With context parallelism each of the rank's s / c queries still scores
+// all s keys.
+double AttentionActivationBytes(const TransformerConfig& c) {
+  const double t = c.parallel.tensor;
+  const double sbh = TokensPerMicrobatch(c) * c.shape.hidden;
+  const double linear = SequenceParallel(c) ? (7 + 8) / t : 7 + 8 / t;
+  const bool scores_kept = !c.flash_attention && c.recompute != Recompute::kSelective;
+  const double scores =
+      scores_kept ? 5.0 * c.shape.heads * c.shape.seq_len / (c.shape.hidden * t) : 0;
+  return sbh * (linear + scores) * Scale(c);
+}
+
+// Bytes per token of one MLP's activations past its input: Korthikanti et al.'s GeLU MLP of
+// width 4h keeps 16 h (its activation's and its second projection's inputs, 2 f bytes each:
+// 4 f); a gated (SwiGLU) MLP also keeps its gate's half (6 f), in 16-bit.
+double MlpActivationBytesPerToken(const TransformerConfig& c) {
+  return (c.shape.gated_mlp ? 6.0 : 4.0) * c.shape.ffn;
+}
+
+// The dense MLP's half: its input (2 s b h) and its dropout's mask (s b h), which tensor
+// parallelism does not split, and its activations, which it does; sequence parallelism splits
+// all of them.
+double DenseMlpActivationBytes(const TransformerConfig& c) {
+  const double t = c.parallel.tensor;
+  const double tokens = TokensPerMicrobatch(c);
+  const double unsplit = 3 * tokens * c.shape.hidden / (SequenceParallel(c) ? t : 1);
+  return (unsplit + tokens * MlpActivationBytesPerToken(c) / t) * Scale(c);
+}
+
+// An MoE layer's bytes (ExpertLayerActivationBytes) depend on the tokens the routing of its
+// (iteration, layer) gives the rank. The mean over stage `stage`'s layers for the iteration and
+// expert rank (place in the expert-parallel group) whose layers keep the most: times the layers
+// in flight, exactly what that rank holds without interleaving (every micro-batch of an
+// iteration routes alike), and the chunks' mean with it.
+double ExpertLayerBytesAtPeak(const TransformerConfig& c, int stage) {
+  const MoeRouting routing = ExpertRoutingOf(c);
+  const auto g = static_cast<size_t>(routing.group);
+  double worst = 0;
+  int layers = 0;
+  for (int it = 0; it < c.iterations; ++it) {
+    std::vector<double> sum(g, 0.0);
+    layers = 0;
+    for (const LayerRange& range : ChunkLayersOf(c, stage)) {
+      for (int layer = range.first; layer < range.first + range.count; ++layer, ++layers) {
+        const std::vector<uint64_t> counts = RouteTokens(routing, it, layer);
+        for (size_t r = 0; r < g; ++r) {
+          ExpertLayerTokens tokens;
+          tokens.routed = static_cast<double>(routing.tokens_per_rank);
+          for (size_t j = 0; j < g; ++j) {
+            tokens.sent += static_cast<double>(counts[r * g + j]);
+            tokens.received += static_cast<double>(counts[j * g + r]);
+          }
+          sum[r] += ExpertLayerActivationBytes(c, tokens);
+        }
+      }
+    }
+    worst = std::max(worst, *std::max_element(sum.begin(), sum.end()));
+  }
+  return layers == 0 ? 0 : worst / layers;
+}
+
 }  // namespace
 
 double LayerActivationBytes(const TransformerConfig& c) {
-  const double t = c.parallel.tensor;
-  const bool sp = c.sequence_parallel && c.parallel.tensor > 1;
-  const double sbh = TokensPerMicrobatch(c) * c.shape.hidden;
-  const double scale = c.activation_bytes / 2.0;  // the table counts 16-bit activations
-  // Only the layer's input is kept (sharded along the sequence with sequence parallelism).
-  if (c.recompute == Recompute::kFull) return 2 * sbh / (sp ? t : 1) * scale;
-  // s b h times: 10 of norm and projection inputs and dropout masks, which tensor parallelism
-  // does not split; 8 of the attention's query, key, value and output-projection inputs; and the
-  // MLP's, which it splits. Korthikanti et al.'s GeLU MLP of width 4h keeps 16 (its activation's
-  // and its second projection's inputs, 2 s b f bytes each: 4 f / h); a gated (SwiGLU) MLP also
-  // keeps its gate's half (6 f / h). Sequence parallelism splits all of them.
-  const double mlp = (c.shape.gated_mlp ? 6.0 : 4.0) * c.shape.ffn / c.shape.hidden;
-  const double split = 8 + mlp;  // 24 for their GPT layer
-  const double linear = sp ? (10 + split) / t : 10 + split / t;
-  // 5 a s^2 b of attention scores, softmax and its dropout, split by heads, which neither flash
-  // attention (it recomputes them block by block) nor selective recomputation keeps. With
-  // context parallelism each of the rank's s / c queries still scores all s keys.
-  const bool scores_kept = !c.flash_attention && c.recompute != Recompute::kSelective;
-  const double attention =
-      scores_kept ? 5.0 * c.shape.heads * c.shape.seq_len / (c.shape.hidden * t) : 0;
-  return sbh * (linear + attention) * scale;
+  if (c.recompute == Recompute::kFull) return LayerInputBytes(c);
+  return AttentionActivationBytes(c) + DenseMlpActivationBytes(c);
+}
+
+double ExpertLayerActivationBytes(const TransformerConfig& c, const ExpertLayerTokens& tokens) {
+  if (c.recompute == Recompute::kFull) return LayerInputBytes(c);
+  const double h = c.shape.hidden;
+  // Per routed token: the router's input (2 h, which the dispatch also reads), the dropout's
+  // mask after the layer (h) and the router's probabilities. Per received assignment: the
+  // expert's input (2 h) and its MLP's activations (whole experts: no tensor split). Per sent
+  // assignment: the expert's output back at the token's rank, which the combine weights by its
+  // probability (2 h).
+  const double router =
+      tokens.routed * (3 * h * Scale(c) + kRouterProbabilityBytes * c.shape.experts);
+  const double experts = tokens.received * (2 * h + MlpActivationBytesPerToken(c)) * Scale(c);
+  const double combine = tokens.sent * 2 * h * Scale(c);
+  return AttentionActivationBytes(c) + router + experts + combine;
 }
 
 double EmbeddingActivationBytes(const TransformerConfig& c) {
@@ -126,10 +207,10 @@ std::vector<StageMemory> EstimateStageMemory(const TransformerConfig& c) {
       m.output_activations_bytes =
           PeakPassesInFlight(c, k, c.virtual_stages - 1) * OutputActivationBytes(c);
     }
-    if (!c.shape.IsMoe()) {
-      m.activations_bytes = layers * LayerActivationBytes(c) + m.embedding_activations_bytes +
-                            m.output_activations_bytes;
-    }
+    const double per_layer =
+        c.shape.IsMoe() ? ExpertLayerBytesAtPeak(c, k) : LayerActivationBytes(c);
+    m.activations_bytes =
+        layers * per_layer + m.embedding_activations_bytes + m.output_activations_bytes;
     stages.push_back(m);
   }
   return stages;

@@ -5,11 +5,13 @@
 // by the mode that shards it) and the activations a layer keeps per micro-batch as Korthikanti
 // et al. 2022 count them (Table 2), times the micro-batches a stage holds in flight, with the
 // embedding's on the first stage and the output layer's and the loss's logits on the last
-// (as Megatron's theoretical_memory_usage.py counts them). An estimate: nothing here is
-// simulated, and what it leaves out is listed in the README.
+// (as Megatron's theoretical_memory_usage.py counts them); a mixture-of-experts layer's MLP by
+// nbox's count of the tensors its router, experts and combine keep, for the tokens the job's
+// routing gives each rank. An estimate: nothing here is simulated, and what it leaves out is
+// listed in the README.
 #pragma once
 
-#include <optional>
+#include <cstdint>
 #include <vector>
 
 #include "workloads/transformer_config.h"
@@ -22,9 +24,8 @@ struct StageMemory {
   double weights_bytes = 0;
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
-  // All of the stage's activations at its peak, the two below included. Absent for
-  // mixture-of-experts layers, which the layer formula does not cover.
-  std::optional<double> activations_bytes;
+  // All of the stage's activations at its peak, the two below included.
+  double activations_bytes = 0;
   double layers_in_flight = 0;  // layers' worth of micro-batches stashed for their backward
   // The input embedding's (first stage) and the output layer's and logits' (last stage), for
   // the micro-batches in flight there; 0 on the other stages.
@@ -38,6 +39,21 @@ struct StageMemory {
 // rank (Korthikanti et al. 2022, Table 2, for 16-bit activations; their MLP terms scaled to the
 // MLP's width and gate).
 double LayerActivationBytes(const TransformerConfig& config);
+
+// The tokens of one micro-batch an MoE layer handles on one rank: those it routes (its
+// sequence share), its assignments the experts keep (at most routed x top_k, fewer when the
+// capacity drops some, padding included), and the assignments its own experts receive.
+struct ExpertLayerTokens {
+  double routed = 0;
+  double sent = 0;
+  double received = 0;
+};
+
+// Bytes of activations one MoE layer keeps for one micro-batch on one rank: the attention's as
+// LayerActivationBytes counts them, and in place of the dense MLP the router's input and fp32
+// probabilities, each received token's expert input and MLP activations, and each sent token's
+// expert output, which the combine's weighting keeps for its backward.
+double ExpertLayerActivationBytes(const TransformerConfig& config, const ExpertLayerTokens& tokens);
 
 // Bytes the input embedding keeps for one micro-batch on one rank of the first stage: the token
 // ids (8 bytes each) and the embedding dropout's mask (1 byte per element).

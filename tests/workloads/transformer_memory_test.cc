@@ -129,9 +129,9 @@ TEST(TransformerMemory, TheEmbeddingAndTheLogitsAreKeptOnTheEndStages) {
   auto ends = [&] {
     const std::vector<StageMemory> stages = EstimateStageMemory(c);
     for (const StageMemory& m : stages) {
-      EXPECT_DOUBLE_EQ(*m.activations_bytes, m.layers_in_flight * LayerActivationBytes(c) +
-                                                 m.embedding_activations_bytes +
-                                                 m.output_activations_bytes);
+      EXPECT_DOUBLE_EQ(m.activations_bytes, m.layers_in_flight * LayerActivationBytes(c) +
+                                                m.embedding_activations_bytes +
+                                                m.output_activations_bytes);
     }
     EXPECT_EQ(stages[1].embedding_activations_bytes + stages[2].output_activations_bytes, 0);
     return std::pair<double, double>{stages.front().embedding_activations_bytes / embedding,
@@ -181,14 +181,76 @@ TEST(TransformerMemory, StagesHoldTheMicroBatchesTheirScheduleStashes) {
   EXPECT_EQ(layers().back(), 10);
 }
 
-TEST(TransformerMemory, ExpertLayersHaveNoActivationEstimate) {
-  TransformerConfig c = testing::SmallTransformer(1, 1, 2, 1, PipelineSchedule::kOneFOneB);
+// SmallTransformer's 4 layers (s = 32, b = 1, h = 64, f = 256 GeLU, V = 100, flash attention)
+// with 4 experts, top 2, over an expert-parallel group of 2 data-parallel ranks.
+TransformerConfig SmallMoe(int t = 1) {
+  TransformerConfig c = testing::SmallTransformer(t, 1, 2, 1, PipelineSchedule::kOneFOneB);
   c.shape.experts = 4;
   c.shape.top_k = 2;
   c.parallel.expert = 2;
-  const StageMemory m = EstimateStageMemory(c).at(0);
-  EXPECT_FALSE(m.activations_bytes.has_value());
-  EXPECT_GT(m.ModelStatesBytes(), 0);
+  return c;
+}
+
+// A rank's stage-0 activations of SmallMoe's one micro-batch besides its 4 layers: the
+// embedding's 8 x 32 token-id bytes and 32 x 64 mask bytes (2304), the end's 2 x 2 x 32 x 64
+// norm and output inputs and 4 x 32 x 100 fp32 logits (20992).
+constexpr double kSmallMoeEnds = 2304 + 20992;
+
+TEST(TransformerMemory, AnExpertLayerKeepsWhatItsRouterExpertsAndCombineNeed) {
+  // Balanced and dropless, each rank routes its 32 tokens to 2 of 4 experts: it sends 64
+  // assignments, and its 2 experts receive 16 from each of the 2 ranks, 64 in all. Per layer:
+  // the attention half, (7 + 8) s b h = 15 x 2048 = 30720; the router's input, the dropout's
+  // mask and fp32 probabilities, 32 x (3 x 64 + 4 x 4) = 6656; the experts' inputs and GeLU
+  // activations, 64 x (2 x 64 + 4 x 256) = 73728; the outputs the combine weights, 64 x 2 x 64
+  // = 8192.
+  const TransformerConfig c = SmallMoe();
+  constexpr double kLayer = 30720 + 6656 + 73728 + 8192;
+  EXPECT_DOUBLE_EQ(ExpertLayerActivationBytes(c, {32, 64, 64}), kLayer);
+  // The dense layer of the same shape keeps 34 s b h: the experts add the router, a second
+  // copy of the expert outputs, and a top-2 MLP's activations.
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 34 * 2048.0);
+  EXPECT_DOUBLE_EQ(EstimateStageMemory(c).at(0).activations_bytes, 4 * kLayer + kSmallMoeEnds);
+  // Full recomputation keeps only the layer's input, 2 s b h, as for a dense layer.
+  TransformerConfig full = c;
+  full.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(ExpertLayerActivationBytes(full, {32, 64, 64}), 2 * 2048.0);
+  EXPECT_DOUBLE_EQ(EstimateStageMemory(full).at(0).activations_bytes,
+                   4 * 2 * 2048.0 + kSmallMoeEnds);
+}
+
+TEST(TransformerMemory, SequenceParallelismHalvesAnExpertLayerOnTwoTensorRanks) {
+  // t = 2 with sequence parallelism: each rank routes 16 tokens, sends 32 assignments and
+  // receives 32; every term of the balanced layer above halves (59648). The ends: 8 x 32 + 2048
+  // / 2 (1280), 8192 / 2 + 4 x 32 x 50 (10496).
+  TransformerConfig c = SmallMoe(2);
+  c.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(EstimateStageMemory(c).at(0).activations_bytes, 4 * 59648.0 + 1280 + 10496);
+}
+
+TEST(TransformerMemory, PaddedExpertsKeepTheirCapacityWhateverTheRouting) {
+  // C = 1.5: each expert takes at most ceil(1.5 x 32 x 2 / 4) = 24 of a rank's assignments,
+  // and padded receives exactly that: a rank sends 4 x 24 = 96 and its 2 experts receive
+  // 2 x 2 x 24 = 96. Per layer 30720 + 6656 + 96 x 1152 + 96 x 128 = 160256, skewed or not.
+  TransformerConfig c = SmallMoe();
+  c.expert_capacity_factor = 1.5;
+  c.pad_to_capacity = true;
+  for (double skew : {0.0, 1.5}) {
+    c.routing_skew = skew;
+    EXPECT_DOUBLE_EQ(EstimateStageMemory(c).at(0).activations_bytes, 4 * 160256.0 + kSmallMoeEnds)
+        << skew;
+  }
+}
+
+TEST(TransformerMemory, SkewedRoutingLoadsTheHotExpertsRank) {
+  // Dropless and skewed, every rank still sends 64 assignments, but the rank holding the
+  // popular experts receives more than 64 of the 128: its layers keep more than balanced ones,
+  // and less than if it received all 128.
+  TransformerConfig c = SmallMoe();
+  c.routing_skew = 1.5;
+  c.iterations = 3;
+  const double skewed = EstimateStageMemory(c).at(0).activations_bytes;
+  EXPECT_GT(skewed, 4 * ExpertLayerActivationBytes(c, {32, 64, 64}) + kSmallMoeEnds);
+  EXPECT_LT(skewed, 4 * ExpertLayerActivationBytes(c, {32, 64, 128}) + kSmallMoeEnds);
 }
 
 TEST(TransformerMemory, ExpertStatesArePartitionedOverExpertDataAndContext) {

@@ -9,24 +9,14 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json OrNull(const std::optional<double>& value) {
-  return value ? Json(*value) : Json(nullptr);
-}
-
-// Whether every stage fits `gpu_memory` bytes: null when not checked (0), or when only the
-// model states are known (MoE) and they fit, since the activations could still overflow it.
+// Whether every stage fits `gpu_memory` bytes: null when not checked (0).
 Json Fits(const std::vector<work::StageMemory>& stages, uint64_t gpu_memory) {
   if (gpu_memory == 0) return nullptr;
   const auto capacity = static_cast<double>(gpu_memory);
-  bool known = true;
   for (const work::StageMemory& m : stages) {
-    const double states = m.ModelStatesBytes();
-    if (states > capacity || (m.activations_bytes && states + *m.activations_bytes > capacity)) {
-      return false;
-    }
-    known = known && m.activations_bytes.has_value();
+    if (m.ModelStatesBytes() + m.activations_bytes > capacity) return false;
   }
-  return known ? Json(true) : Json(nullptr);
+  return true;
 }
 
 }  // namespace
@@ -43,14 +33,12 @@ Json GpuMemoryJson(const work::TransformerConfig& c, uint64_t gpu_memory) {
                          {"layers_in_flight", m.layers_in_flight},
                          {"embedding_activations_bytes", m.embedding_activations_bytes},
                          {"output_activations_bytes", m.output_activations_bytes},
-                         {"activations_bytes", OrNull(m.activations_bytes)}});
+                         {"activations_bytes", m.activations_bytes}});
   }
   return {{"source",
            "closed forms: ZeRO's model states, Korthikanti et al. 2022's layer activations, "
-           "Megatron's embedding and logits activations (workloads/README.md, \"Memory per GPU\")"},
-          {"activations", c.shape.IsMoe()
-                              ? "not estimated: the layer formula does not cover expert layers"
-                              : "estimated"},
+           "Megatron's embedding and logits activations, nbox's count of an expert layer's "
+           "(workloads/README.md, \"Memory per GPU\")"},
           {"gpu_memory_bytes", gpu_memory > 0 ? Json(gpu_memory) : Json(nullptr)},
           {"fits", Fits(stages, gpu_memory)},
           {"stages", per_stage}};

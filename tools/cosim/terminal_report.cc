@@ -41,8 +41,7 @@ void PrintMemoryEstimate(const RunResult& r, std::ostream& out) {
   const auto& stages = estimate["stages"];
   auto total = [](const nlohmann::ordered_json& m) {
     return m["weights_bytes"].get<double>() + m["gradients_bytes"].get<double>() +
-           m["optimizer_bytes"].get<double>() +
-           (m["activations_bytes"].is_null() ? 0.0 : m["activations_bytes"].get<double>());
+           m["optimizer_bytes"].get<double>() + m["activations_bytes"].get<double>();
   };
   const auto fullest =
       std::max_element(stages.begin(), stages.end(),
@@ -50,23 +49,18 @@ void PrintMemoryEstimate(const RunResult& r, std::ostream& out) {
   if (fullest == stages.end()) return;
   const auto& m = *fullest;
   auto bytes = [&](const char* key) { return FormatBytes(m[key].get<double>()); };
-  const std::string activations = m["activations_bytes"].is_null()
-                                      ? "activations not estimated (expert layers)"
-                                      : "activations " + bytes("activations_bytes");
-  // Against workload.gpu_memory, when given: "fits" is null when only the model states are
-  // known and fit.
+  // Against workload.gpu_memory, when given.
   std::string check;
   if (!estimate["gpu_memory_bytes"].is_null()) {
     const std::string capacity = FormatBytes(estimate["gpu_memory_bytes"].get<double>());
-    check = estimate["fits"].is_null()     ? "; model states fit workload.gpu_memory " + capacity
-            : estimate["fits"].get<bool>() ? "; fits workload.gpu_memory " + capacity
-                                           : "; DOES NOT FIT workload.gpu_memory " + capacity;
+    check = estimate["fits"].get<bool>() ? "; fits workload.gpu_memory " + capacity
+                                         : "; DOES NOT FIT workload.gpu_memory " + capacity;
   }
   out << fmt::format(
       "  memory     estimate: {} per GPU on stage {} (weights {}, gradients {}, optimizer {}, "
-      "{}), from closed forms, not simulated{}\n",
+      "activations {}), from closed forms, not simulated{}\n",
       FormatBytes(total(m)), m["stage"].get<int>(), bytes("weights_bytes"),
-      bytes("gradients_bytes"), bytes("optimizer_bytes"), activations, check);
+      bytes("gradients_bytes"), bytes("optimizer_bytes"), bytes("activations_bytes"), check);
 }
 
 // What ran: the workload on every rank, or with real ranks who ran what. In mirror mode no

@@ -11,7 +11,7 @@ Columns: point, status, exit_code, error, one column per varied key, then
                             (both: only the columns some point has a non-zero figure in)
   memory_per_gpu_bytes      the fullest pipeline stage's memory estimate (a closed form, not
                             simulated: workloads/README.md, "Memory per GPU"); only when some
-                            point has one, empty where activations were not estimated (MoE)
+                            point has one (transformer and MoE jobs)
   busbw_GBps_<Op>           mean bus bandwidth of the <Op> collectives of the last iteration
   drops, retransmissions, ecn_marks, peak_queue_bytes   network totals from results.json
   pauses, paused_s          PFC pause frames sent and paused port-time, summed over ports
@@ -82,17 +82,13 @@ def breakdown_means(steady: List[Dict]) -> Dict[str, float]:
 
 def memory_per_gpu(workload) -> object:
     """The fullest stage's estimated bytes per GPU (results.json
-    workload.memory_per_gpu_estimate), or None: no estimate, or its activations not estimated."""
+    workload.memory_per_gpu_estimate), or None: no estimate (not a transformer job)."""
     estimate = (workload or {}).get("memory_per_gpu_estimate")
     if not estimate:
         return None
-    totals = []
-    for stage in estimate["stages"]:
-        if stage["activations_bytes"] is None:
-            return None
-        totals.append(math.fsum([stage["weights_bytes"], stage["gradients_bytes"],
-                                 stage["optimizer_bytes"], stage["activations_bytes"]]))
-    return max(totals)
+    return max(math.fsum([stage["weights_bytes"], stage["gradients_bytes"],
+                          stage["optimizer_bytes"], stage["activations_bytes"]])
+               for stage in estimate["stages"])
 
 
 def metrics_from_results(results: Dict) -> Dict:
