@@ -51,9 +51,8 @@ std::vector<double> Popularity(const MoeRouting& r, int iteration, int layer) {
   return weight;
 }
 
-}  // namespace
-
-std::vector<uint64_t> TokensPerExpert(const MoeRouting& r, int iteration, int layer) {
+// Assignments of one rank each expert gets in (iteration, layer), before the capacity.
+std::vector<uint64_t> AssignmentsPerExpert(const MoeRouting& r, int iteration, int layer) {
   if (r.experts < 1 || r.top_k < 1 || r.top_k > r.experts) {
     throw std::invalid_argument("MoeRouting: top_k " + std::to_string(r.top_k) +
                                 " must be in 1..experts (" + std::to_string(r.experts) + ")");
@@ -80,10 +79,30 @@ std::vector<uint64_t> TokensPerExpert(const MoeRouting& r, int iteration, int la
       ++given;
     }
   }
+  return count;
+}
+
+}  // namespace
+
+std::vector<uint64_t> TokensPerExpert(const MoeRouting& r, int iteration, int layer) {
+  std::vector<uint64_t> count = AssignmentsPerExpert(r, iteration, layer);
   if (const uint64_t capacity = ExpertCapacity(r); capacity > 0) {
     for (uint64_t& n : count) n = r.pad_to_capacity ? capacity : std::min(n, capacity);
   }
   return count;
+}
+
+CapacityEffect CapacityEffectOf(const MoeRouting& r, int iteration, int layer) {
+  const std::vector<uint64_t> assigned = AssignmentsPerExpert(r, iteration, layer);
+  CapacityEffect effect;
+  effect.assignments = r.tokens_per_rank * static_cast<uint64_t>(r.top_k);
+  const uint64_t capacity = ExpertCapacity(r);
+  if (capacity == 0) return effect;
+  for (uint64_t n : assigned) {
+    if (n > capacity) effect.dropped += n - capacity;
+    if (r.pad_to_capacity && n < capacity) effect.padding += capacity - n;
+  }
+  return effect;
 }
 
 uint64_t ExpertCapacity(const MoeRouting& r) {

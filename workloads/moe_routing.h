@@ -40,6 +40,16 @@ uint64_t ExpertCapacity(const MoeRouting& routing);
 // the capacity.
 std::vector<uint64_t> TokensPerExpert(const MoeRouting& routing, int iteration, int layer);
 
+// What the capacity does to one rank's assignments in (iteration, layer): how many it drops
+// (past an expert's capacity) and how many empty slots padding adds (pad_to_capacity). Both 0
+// without a capacity.
+struct CapacityEffect {
+  uint64_t assignments = 0;  // tokens_per_rank x top_k
+  uint64_t dropped = 0;
+  uint64_t padding = 0;
+};
+CapacityEffect CapacityEffectOf(const MoeRouting& routing, int iteration, int layer);
+
 // group x group counts, row-major by sender: tokens rank i sends to the experts of rank j
 // (rank j holds experts j * experts/group .. (j + 1) * experts/group - 1).
 std::vector<uint64_t> RouteTokens(const MoeRouting& routing, int iteration, int layer);

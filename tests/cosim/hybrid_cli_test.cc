@@ -125,6 +125,25 @@ TEST_F(HybridCli, ContextParallelismReachesEveryOutput) {
   EXPECT_EQ(context_bytes, 4u * 2 * 8 * 2 * 3 * (2 * 128 * 4 * 64 * 2));
 }
 
+// The capacity's effect, reported: the fixture's 256 tokens per rank (512 over t = 2), top-2
+// over 8 experts with Zipf 1.2 (weights r^-1.2 / 2.3332 of 512 assignments: 219.44, 95.52,
+// 58.72, 41.58, 31.81, 25.58, 21.26, 18.10; largest remainders round them to 219, 95, 59, 42,
+// 32, 26, 21, 18). C = 1 takes ceil(256 x 2 / 8) = 64 per expert, dropping 155 + 31 = 186 of
+// 512 in every layer, whose popularity orders differ only.
+TEST_F(HybridCli, TheExpertCapacitysDroppedAssignmentsAreReported) {
+  const auto run =
+      RunCosim(kMoe + " --set workload.expert_capacity_factor=1 --out " + (dir_ / "c").string());
+  ASSERT_EQ(run.status, 0) << run.output;
+  const auto routing = ReadJson(dir_ / "c" / "results.json").at("workload").at("routing");
+  EXPECT_EQ(routing.at("expert_capacity"), 64);
+  EXPECT_DOUBLE_EQ(routing.at("dropped_fraction").get<double>(), 186.0 / 512);
+  EXPECT_DOUBLE_EQ(routing.at("worst_layer_dropped_fraction").get<double>(), 186.0 / 512);
+  EXPECT_EQ(routing.at("padding_fraction"), 0.0);
+  EXPECT_NE(run.output.find("expert capacity 64: 36.3% of assignments dropped (worst layer 36.3%)"),
+            std::string::npos)
+      << run.output;
+}
+
 // Against workload.gpu_memory: model states alone over it do not fit, and an MoE job under a
 // petabyte does, activations included. A dense
 // job's activations count: transformer_tiny's stage 0 holds 67.9 MiB of model states and 13.3

@@ -286,5 +286,32 @@ TEST(MoeRouting, CapacityDropsWhatAnExpertCannotTakeAndPadsWhenAsked) {
   EXPECT_THROW(TokensPerExpert(steep, 0, 0), std::invalid_argument);
 }
 
+TEST(MoeRouting, TheCapacityEffectCountsDroppedAndPaddedAssignments) {
+  // Zipf 1 over 4 experts, top-2, 32 tokens: weights 1, 1/2, 1/3, 1/4 over 25/12 give 30.72,
+  // 15.36, 10.24 and 7.68 of the 64 assignments; floors 30, 15, 10, 7 and the two largest
+  // remainders (0.72, 0.68) one more each: 31, 15, 10, 8, in a new order every layer.
+  MoeRouting r{4, 2, 2, 32, 1.0, 7};
+  auto counts = TokensPerExpert(r, 0, 0);
+  std::sort(counts.begin(), counts.end());
+  EXPECT_EQ(counts, (std::vector<uint64_t>{8, 10, 15, 31}));
+  // Dropless: nothing dropped or padded.
+  const CapacityEffect dropless = CapacityEffectOf(r, 0, 0);
+  EXPECT_EQ(dropless.assignments, 64u);
+  EXPECT_EQ(dropless.dropped, 0u);
+  EXPECT_EQ(dropless.padding, 0u);
+  // C = 1: ceil(32 x 2 / 4) = 16 each; the hot expert drops 31 - 16 = 15, whatever the layer.
+  r.capacity_factor = 1;
+  for (int layer = 0; layer < 3; ++layer) {
+    const CapacityEffect capped = CapacityEffectOf(r, 1, layer);
+    EXPECT_EQ(capped.dropped, 15u) << layer;
+    EXPECT_EQ(capped.padding, 0u) << layer;
+  }
+  // Padded, the three others fill up to 16: 6 + 1 + 8 = 15 empty slots.
+  r.pad_to_capacity = true;
+  const CapacityEffect padded = CapacityEffectOf(r, 0, 0);
+  EXPECT_EQ(padded.dropped, 15u);
+  EXPECT_EQ(padded.padding, 15u);
+}
+
 }  // namespace
 }  // namespace nbox::work

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "tools/cosim/gpu_memory_json.h"
+#include "tools/cosim/routing_json.h"
 #include "tools/scenario/workload_config.h"
 #include "workloads/chakra/chakra_import.h"
 #include "workloads/dlrm.h"
@@ -111,9 +112,18 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                {"context_parallel_comm", s.workload.context_parallel_comm}};
   w.details["memory_per_gpu_estimate"] = GpuMemoryJson(c, s.workload.gpu_memory);
   if (c.shape.IsMoe()) {
-    w.details["routing"] = {{"skew", c.routing_skew},
-                            {"expert_capacity_factor", c.expert_capacity_factor},
-                            {"pad_to_capacity", c.pad_to_capacity}};
+    const auto routing = RoutingJson(c);
+    w.details["routing"] = routing;
+    if (c.expert_capacity_factor > 0) {
+      w.description += fmt::format(
+          "; expert capacity {}: {:.1f}% of assignments dropped (worst layer {:.1f}%){}",
+          routing["expert_capacity"].get<uint64_t>(),
+          100 * routing["dropped_fraction"].get<double>(),
+          100 * routing["worst_layer_dropped_fraction"].get<double>(),
+          c.pad_to_capacity
+              ? fmt::format(", {:.1f}% padding", 100 * routing["padding_fraction"].get<double>())
+              : "");
+    }
   }
   return w;
 }
