@@ -99,6 +99,12 @@ void ValidateTransformerConfig(const TransformerConfig& c) {
   if (c.activation_bytes < 1 || c.parameter_bytes < 1 || c.gradient_bytes < 1) {
     Reject("gradient_bytes", "activation, parameter and gradient bytes must be at least 1");
   }
+  if (c.overlap_param_gather && c.data_parallel_mode != DataParallelMode::kZero1 &&
+      c.data_parallel_mode != DataParallelMode::kZero2) {
+    Reject("overlap_param_gather",
+           "needs the distributed optimizer (data_parallel_mode zero1 or zero2), whose parameter "
+           "all-gathers it overlaps");
+  }
   if (c.bucket_bytes < 1) Reject("bucket_bytes", "must be at least 1");
   if (!(c.backward_to_forward > 0)) Reject("backward_to_forward", "must be > 0");
   if (!(c.optimizer_s >= 0)) Reject("optimizer_s", "must be >= 0");

@@ -46,6 +46,10 @@ struct TransformerConfig {
   // stages, Narayanan et al. 2021, Sec. 2.2.2).
   int virtual_stages = 1;
   DataParallelMode data_parallel_mode = DataParallelMode::kDdp;
+  // zero1 and zero2 (Megatron's distributed optimizer): the updated parameters are gathered
+  // during the next iteration's first forward, bucket by bucket, each issued when the forward
+  // reaches the one before it (overlap_param_gather); false: after the step, all waited for.
+  bool overlap_param_gather = false;
   bool sequence_parallel = false;  // Korthikanti et al. 2022: TP all-reduce -> AG + RS
   ContextParallelComm context_parallel_comm = ContextParallelComm::kP2p;
   Recompute recompute = Recompute::kNone;

@@ -27,6 +27,14 @@ struct ModelChunk {
   std::vector<uint64_t> expert_params;
   std::vector<GradientBucket> dense_buckets;
   std::vector<GradientBucket> expert_buckets;
+  // overlap_param_gather, this iteration: whether the first bucket's gathers are issued, the
+  // micro-batch whose forward waits for them (the chunk's first; -1 before it), and per bucket
+  // list (dense, experts) how many buckets in forward order it has waited for and the gather
+  // issued last.
+  bool first_gathers_issued = false;
+  int gathering_microbatch = -1;
+  size_t gathers_waited[2] = {0, 0};
+  uint32_t last_gather[2] = {0, 0};
 };
 
 // Builds one stage's program, iteration by iteration. Names: "F3" is micro-batch 3's forward,
@@ -73,6 +81,7 @@ class StageBuilder {
     last_backward_ = schedule.last_backward;
     for (it_ = 0; it_ < c_.iterations; ++it_) {
       program_.ops.push_back(MarkerOp(OpKind::kIterationBegin, it_));
+      StartParameterGathers();
       for (const PipelineStep& step : schedule.steps) Run(step);
       Finish();
       program_.ops.push_back(MarkerOp(OpKind::kIterationEnd, it_));
@@ -225,6 +234,70 @@ class StageBuilder {
     Wait(fsdp_gathers_.at({pass, i}));
   }
 
+  // --- overlapped parameter gathers (distributed optimizer) ---------------------------------
+
+  // The gathers of iteration it_ - 1's updated parameters run in iteration it_'s first forward of
+  // each chunk; iteration 0 starts from whole parameters.
+  bool OverlapsParameterGathers() const { return c_.overlap_param_gather && it_ > 0; }
+
+  // The chunk's buckets of kind `kind` (0 dense, 1 experts) in forward order: issue order
+  // reversed (bucket 0 holds the last layers).
+  const GradientBucket* BucketInForwardOrder(int kind, size_t k) const {
+    const auto& buckets = kind == 0 ? ch_->dense_buckets : ch_->expert_buckets;
+    return k < buckets.size() ? &buckets[buckets.size() - 1 - k] : nullptr;
+  }
+
+  // The all-gather of one bucket's updated parameter shards (kind 0 dense, 1 experts).
+  uint32_t PushParameterGather(const GradientBucket& b, int kind) {
+    return Push(CollectiveOp(it_,
+                             std::string(kind == 0 ? "dp" : "edp") + " params L" +
+                                 std::to_string(ch_->first_layer + b.last_ready_layer) + " ag",
+                             Coll::kAllGather, b.bytes / c_.gradient_bytes * c_.parameter_bytes,
+                             kind == 0 ? kDataSlot : kExpertDataSlot, kDpStream));
+  }
+
+  // Issues the all-gather of the k-th bucket in forward order, if there is one.
+  void IssueParameterGather(int kind, size_t k) {
+    if (const GradientBucket* b = BucketInForwardOrder(kind, k)) {
+      ch_->last_gather[kind] = PushParameterGather(*b, kind);
+    }
+  }
+
+  // The chunk's first buckets (its first layer's, with the embedding), dense and experts.
+  void IssueFirstParameterGathers() {
+    ch_->first_gathers_issued = true;
+    ch_->gathers_waited[0] = ch_->gathers_waited[1] = 0;
+    IssueParameterGather(0, 0);
+    IssueParameterGather(1, 0);
+  }
+
+  // At the iteration's start: the first chunk's first buckets, as Megatron's distributed
+  // optimizer issues them in zero_grad before the forward; a later chunk's wait for its first
+  // forward (as the interleaved schedule's param_sync_func issues them, ahead of that chunk).
+  void StartParameterGathers() {
+    for (ModelChunk& chunk : chunks_) {
+      chunk.first_gathers_issued = false;
+      chunk.gathering_microbatch = -1;
+    }
+    if (!OverlapsParameterGathers()) return;
+    ch_ = &chunks_.front();
+    IssueFirstParameterGathers();
+  }
+
+  // Before stage layer i's first forward this iteration: wait for the gather of the bucket that
+  // begins at it, then issue the next one (Megatron's finish_param_sync dispatches the next
+  // bucket's gather when the forward waits on one).
+  void GatheredBeforeLayer(int i) {
+    if (!OverlapsParameterGathers() || mb_ != ch_->gathering_microbatch) return;
+    for (int kind : {0, 1}) {
+      size_t& k = ch_->gathers_waited[kind];
+      const GradientBucket* b = BucketInForwardOrder(kind, k);
+      if (b == nullptr || b->last_ready_layer != i) continue;
+      Wait(ch_->last_gather[kind]);
+      IssueParameterGather(kind, ++k);
+    }
+  }
+
   // --- one micro-batch ----------------------------------------------------------------------
 
   // The core attention of one micro-batch on this rank (scores, softmax, values: its heads).
@@ -337,7 +410,10 @@ class StageBuilder {
   void LayerForward(int i, char pass = 'F') {
     const int layer = ch_->first_layer + i;
     const std::string name = Mb(pass) + L(layer);
-    if (pass == 'F') FsdpBeforeLayer('F', i, i + 1);
+    if (pass == 'F') {
+      FsdpBeforeLayer('F', i, i + 1);
+      if (i > 0) GatheredBeforeLayer(i);
+    }
     TpBefore(name + " attn");
     const TransformerShape& s = c_.shape;
     if (cp_ == 1) {
@@ -437,6 +513,13 @@ class StageBuilder {
   void Forward(int mb) {
     mb_ = mb;
     if (c_.data_parallel_mode == DataParallelMode::kFsdp) FsdpGather('F', 0);
+    if (OverlapsParameterGathers() && ch_->gathering_microbatch < 0) {
+      // The chunk's first forward this iteration waits for the parameters the last step
+      // updated, bucket by bucket.
+      ch_->gathering_microbatch = mb;
+      if (!ch_->first_gathers_issued) IssueFirstParameterGathers();
+      GatheredBeforeLayer(0);
+    }
     // The vocabulary-parallel embedding sums its shards: an all-reduce (a reduce-scatter with
     // sequence parallelism).
     if (ch_->first) TpAfter(Mb('F') + " embedding");
@@ -492,21 +575,12 @@ class StageBuilder {
     Compute("optimizer", c_.optimizer_s);
     const bool zero = c_.data_parallel_mode == DataParallelMode::kZero1 ||
                       c_.data_parallel_mode == DataParallelMode::kZero2;
-    if (zero) {
+    if (zero && !c_.overlap_param_gather) {
       // The updated parameter shards, gathered bucket by bucket for the next forward.
-      auto gather = [this](const std::vector<GradientBucket>& buckets, int slot, const char* what) {
-        for (const GradientBucket& b : buckets) {
-          Push(CollectiveOp(it_,
-                            std::string(what) + " params L" +
-                                std::to_string(ch_->first_layer + b.last_ready_layer) + " ag",
-                            Coll::kAllGather, b.bytes / c_.gradient_bytes * c_.parameter_bytes,
-                            slot, kDpStream));
-        }
-      };
       for (ModelChunk& chunk : chunks_) {
         ch_ = &chunk;
-        gather(chunk.dense_buckets, kDataSlot, "dp");
-        gather(chunk.expert_buckets, kExpertDataSlot, "edp");
+        for (const GradientBucket& b : chunk.dense_buckets) PushParameterGather(b, 0);
+        for (const GradientBucket& b : chunk.expert_buckets) PushParameterGather(b, 1);
       }
       Push(WaitStreamOp(it_, kDpStream));
     }

@@ -113,5 +113,14 @@ TEST(TransformerKeys, MoeWithTensorAndExpertParallelismNeedsSequenceParallelism)
   EXPECT_EQ(LoadError(kJob, fixed), "");
 }
 
+TEST(TransformerKeys, OverlappedParameterGathersNeedTheDistributedOptimizer) {
+  EXPECT_THAT(LoadError(kJob, {"workload.overlap_param_gather=on"}),
+              HasSubstr("workload.overlap_param_gather = on (--set): needs the distributed "
+                        "optimizer (data_parallel_mode zero1 or zero2)"));
+  const Scenario s =
+      LoadScenario(kJob, {"workload.overlap_param_gather=on", "workload.data_parallel_mode=zero1"});
+  EXPECT_TRUE(TransformerConfigOf(s).overlap_param_gather);
+}
+
 }  // namespace
 }  // namespace nbox::scenario

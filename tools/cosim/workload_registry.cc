@@ -80,7 +80,8 @@ Workload BuildTransformer(const scenario::Scenario& s) {
       c.shape.seq_len, m,
       c.virtual_stages > 1 ? fmt::format("interleaved 1f1b (v={})", c.virtual_stages)
                            : s.workload.schedule,
-      s.workload.data_parallel_mode, c.sequence_parallel ? ", sequence parallel" : "",
+      s.workload.data_parallel_mode + (c.overlap_param_gather ? " (overlapped gathers)" : ""),
+      c.sequence_parallel ? ", sequence parallel" : "",
       c.recompute == work::Recompute::kNone ? "" : ", " + s.workload.recompute + " recompute",
       c.iterations);
   w.details = {{"kind", s.workload.kind},
@@ -106,6 +107,7 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                {"schedule", s.workload.schedule},
                {"virtual_stages", c.virtual_stages},
                {"data_parallel_mode", s.workload.data_parallel_mode},
+               {"overlap_param_gather", c.overlap_param_gather},
                {"sequence_parallel", c.sequence_parallel},
                {"recompute", s.workload.recompute},
                {"flash_attention", c.flash_attention},

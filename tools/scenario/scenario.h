@@ -121,6 +121,7 @@ struct WorkloadSection {
   bool sequence_parallel = false;
   std::string recompute = "none";  // none | selective | full
   bool flash_attention = true;
+  bool overlap_param_gather = false;  // zero1, zero2: gather parameters during the next forward
   std::string context_parallel_comm = "p2p";  // p2p | all_gather | a2a
   uint64_t activation_bytes = 2;              // per activation (and weight) element: bf16
   uint64_t gradient_bytes = 0;        // per gradient element; 0 = the kind's (ddp: the model's)

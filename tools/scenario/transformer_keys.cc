@@ -104,6 +104,11 @@ std::vector<KeySpec> TransformerKeys() {
        "reduce-scatter overlapping the last backward), fsdp (per layer: all-gather before "
        "forward and backward, reduce-scatter after backward)",
        Choice(work(&WorkloadSection::data_parallel_mode), {"ddp", "zero1", "zero2", "fsdp"})},
+      {"workload", "overlap_param_gather",
+       "transformer, moe with zero1 or zero2: the updated parameters are all-gathered during the "
+       "next iteration's first forward, each bucket issued when the forward reaches the one "
+       "before it (Megatron's overlap_param_gather); off: after the optimizer step, waited for",
+       Switch(work(&WorkloadSection::overlap_param_gather))},
       {"workload", "sequence_parallel",
        "transformer, moe: Megatron's sequence parallelism (tensor-parallel all-reduces become "
        "all-gather + reduce-scatter; needed with tensor and expert parallelism together)",

@@ -27,6 +27,7 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerConfig.routing_skew", "workload.routing_skew"},
     {"TransformerConfig.expert_capacity_factor", "workload.expert_capacity_factor"},
     {"TransformerConfig.pad_to_capacity", "workload.pad_to_capacity"},
+    {"TransformerConfig.overlap_param_gather", "workload.overlap_param_gather"},
     {"ParallelDims.tensor", "workload.tensor_parallel"},
     {"ParallelDims.pipeline", "workload.pipeline_parallel"},
     {"ParallelDims.data", "workload.data_parallel"},
@@ -123,6 +124,7 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
                                                            : work::DataParallelMode::kDdp;
   c.sequence_parallel = w.sequence_parallel;
   c.flash_attention = w.flash_attention;
+  c.overlap_param_gather = w.overlap_param_gather;
   c.context_parallel_comm = w.context_parallel_comm == "a2a" ? work::ContextParallelComm::kA2a
                             : w.context_parallel_comm == "all_gather"
                                 ? work::ContextParallelComm::kAllGather
