@@ -81,11 +81,11 @@ double AttentionActivationBytes(const TransformerConfig& c) {
   return sbh * (linear + scores) * Scale(c);
 }
 
-// Bytes per token of one MLP's activations past its input: Korthikanti et al.'s GeLU MLP of
-// width 4h keeps 16 h (its activation's and its second projection's inputs, 2 f bytes each:
-// 4 f); a gated (SwiGLU) MLP also keeps its gate's half (6 f), in 16-bit.
-double MlpActivationBytesPerToken(const TransformerConfig& c) {
-  return (c.shape.gated_mlp ? 6.0 : 4.0) * c.shape.ffn;
+// Bytes per token of the activations past its input of one MLP of width f: Korthikanti et
+// al.'s GeLU MLP of width 4h keeps 16 h (its activation's and its second projection's inputs,
+// 2 f bytes each: 4 f); a gated (SwiGLU) MLP also keeps its gate's half (6 f), in 16-bit.
+double MlpActivationBytesPerToken(const TransformerConfig& c, int f) {
+  return (c.shape.gated_mlp ? 6.0 : 4.0) * f;
 }
 
 // The dense MLP's half: its input (2 s b h) and its dropout's mask (s b h), which tensor
@@ -95,7 +95,7 @@ double DenseMlpActivationBytes(const TransformerConfig& c) {
   const double t = c.parallel.tensor;
   const double tokens = TokensPerMicrobatch(c);
   const double unsplit = 3 * tokens * c.shape.hidden / (SequenceParallel(c) ? t : 1);
-  return (unsplit + tokens * MlpActivationBytesPerToken(c) / t) * Scale(c);
+  return (unsplit + tokens * MlpActivationBytesPerToken(c, c.shape.ffn) / t) * Scale(c);
 }
 
 // An MoE layer's bytes (ExpertLayerActivationBytes) depend on the tokens the routing of its
@@ -144,12 +144,17 @@ double ExpertLayerActivationBytes(const TransformerConfig& c, const ExpertLayerT
   // mask after the layer (h) and the router's probabilities. Per received assignment: the
   // expert's input (2 h) and its MLP's activations (whole experts: no tensor split). Per sent
   // assignment: the expert's output back at the token's rank, which the combine weights by its
-  // probability (2 h).
+  // probability (2 h). A shared expert keeps its MLP's activations for every token of the
+  // micro-batch, split over the tensor ranks as the dense MLP's (its input is the router's).
   const double router =
       tokens.routed * (3 * h * Scale(c) + kRouterProbabilityBytes * c.shape.experts);
-  const double experts = tokens.received * (2 * h + MlpActivationBytesPerToken(c)) * Scale(c);
+  const double experts =
+      tokens.received * (2 * h + MlpActivationBytesPerToken(c, c.shape.ffn)) * Scale(c);
   const double combine = tokens.sent * 2 * h * Scale(c);
-  return AttentionActivationBytes(c) + router + experts + combine;
+  const double shared = TokensPerMicrobatch(c) *
+                        MlpActivationBytesPerToken(c, c.shape.shared_expert_ffn) /
+                        c.parallel.tensor * Scale(c);
+  return AttentionActivationBytes(c) + router + experts + combine + shared;
 }
 
 double EmbeddingActivationBytes(const TransformerConfig& c) {

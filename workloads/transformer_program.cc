@@ -492,11 +492,23 @@ class StageBuilder {
     ExpertAllToAll(name + " dispatch", Counts(st_.dispatch, layer));
     Compute(name + " experts", ExpertSeconds(i));
     ExpertAllToAll(name + " combine", Counts(st_.combine, layer));
+    SharedExpert(name, 1);
+  }
+
+  // The shared expert: a dense MLP on the rank's tokens beside the routed experts, split over
+  // the tensor ranks as the dense layer's is (Megatron-core's SharedExpertMLP), its output added
+  // to theirs; `passes` forward-equivalents of its compute.
+  void SharedExpert(const std::string& name, double passes) {
+    if (c_.shape.shared_expert_ffn == 0) return;
+    TpBefore(name + " shared");
+    Compute(name + " shared", passes * Matmul(tokens_ * c_.shape.SharedExpertFlopsPerToken() / t_));
+    TpAfter(name + " shared");
   }
 
   void MoeBackward(int i, const std::string& name) {
     const int layer = ch_->first_layer + i;
     const double ratio = c_.backward_to_forward;
+    SharedExpert(name, ratio);
     // Gradients retrace the combine (token owners to experts: the dispatch pattern), then the
     // dispatch (experts to owners: the combine pattern).
     ExpertAllToAll(name + " combine", Counts(st_.dispatch, layer));

@@ -46,6 +46,11 @@ TransformerShape Llama(std::string name, std::string source, int layers, int hid
   return s;
 }
 
+// An MLP of `width` hidden units: two matrices, three gated.
+U MlpParametersOfWidth(const TransformerShape& s, int width) {
+  return (s.gated_mlp ? 3u : 2u) * static_cast<U>(s.hidden) * static_cast<U>(width);
+}
+
 const std::vector<TransformerShape>& Presets() {
   static const std::vector<TransformerShape> presets = [] {
     std::vector<TransformerShape> p;
@@ -77,6 +82,17 @@ const std::vector<TransformerShape>& Presets() {
     mixtral.experts = 8;
     mixtral.top_k = 2;
     p.push_back(mixtral);
+    // 60 routed experts of width 1408, top-4, and a shared expert of width 5632; multi-head
+    // attention. Its q, k, v biases and the shared expert's sigmoid gate (h weights) are not
+    // counted (biases never are; the gate is 0.003% of the parameters).
+    TransformerShape qwen_moe = Llama("qwen1.5-moe-a2.7b",
+                                      "Qwen team 2024 (Qwen1.5-MoE, 14.3B total, 2.7B active); "
+                                      "Qwen/Qwen1.5-MoE-A2.7B config.json",
+                                      24, 2048, 16, 16, 1408, 151936, 8192);
+    qwen_moe.experts = 60;
+    qwen_moe.top_k = 4;
+    qwen_moe.shared_expert_ffn = 5632;
+    p.push_back(qwen_moe);
     return p;
   }();
   return presets;
@@ -91,16 +107,22 @@ uint64_t TransformerShape::AttentionParameters() const {
 }
 
 uint64_t TransformerShape::MlpParameters() const {
-  return (gated_mlp ? 3u : 2u) * static_cast<U>(hidden) * static_cast<U>(ffn);
+  return MlpParametersOfWidth(*this, ffn);
 }
 
 uint64_t TransformerShape::ExpertParameters() const {
   return IsMoe() ? static_cast<U>(experts) * MlpParameters() : 0;
 }
 
+uint64_t TransformerShape::SharedExpertParameters() const {
+  return IsMoe() ? MlpParametersOfWidth(*this, shared_expert_ffn) : 0;
+}
+
 uint64_t TransformerShape::LayerParameters() const {
   const U h = static_cast<U>(hidden);
-  const U mlp = IsMoe() ? ExpertParameters() + h * static_cast<U>(experts) : MlpParameters();
+  const U mlp = IsMoe()
+                    ? ExpertParameters() + h * static_cast<U>(experts) + SharedExpertParameters()
+                    : MlpParameters();
   return AttentionParameters() + mlp + 2 * h;  // two norms
 }
 
@@ -130,6 +152,10 @@ double TransformerShape::MlpFlopsPerToken() const {
   return 2.0 * static_cast<double>(MlpParameters());
 }
 
+double TransformerShape::SharedExpertFlopsPerToken() const {
+  return 2.0 * static_cast<double>(SharedExpertParameters());
+}
+
 double TransformerShape::RouterFlopsPerToken() const {
   return 2.0 * static_cast<double>(hidden) * experts;
 }
@@ -157,6 +183,11 @@ void ValidateTransformerShape(const TransformerShape& s) {
     Reject("experts", "must be 0 (dense) or more, got " + std::to_string(s.experts));
   if (s.IsMoe() && (s.top_k < 1 || s.top_k > s.experts)) {
     Reject("top_k", std::to_string(s.top_k) + " must be in 1.." + std::to_string(s.experts));
+  }
+  if (s.shared_expert_ffn < 0 || (s.shared_expert_ffn > 0 && !s.IsMoe())) {
+    Reject("shared_expert_ffn",
+           std::to_string(s.shared_expert_ffn) +
+               ": a shared expert's width is 0 (none) or more, and needs experts");
   }
 }
 

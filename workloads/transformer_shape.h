@@ -25,6 +25,9 @@ struct TransformerShape {
   bool learned_positions = false;  // a seq_len x hidden position table (GPT-3); else rotary
   int experts = 0;                 // experts per MoE layer (every layer); 0 = dense
   int top_k = 0;                   // experts each token goes to
+  // MoE: hidden size of the shared expert every token also goes through (DeepSeekMoE's and
+  // Qwen-MoE's; Megatron-core's moe_shared_expert_intermediate_size); 0 = none.
+  int shared_expert_ffn = 0;
 
   bool IsMoe() const { return experts > 0; }
   int KvHeads() const { return kv_heads > 0 ? kv_heads : heads; }
@@ -32,22 +35,24 @@ struct TransformerShape {
   uint64_t AttentionParameters() const;
   uint64_t MlpParameters() const;  // one MLP (one expert)
   uint64_t LayerParameters() const;
-  uint64_t ExpertParameters() const;     // all experts of one layer (0 when dense)
-  uint64_t EmbeddingParameters() const;  // the input embedding (and position table)
-  uint64_t OutputParameters() const;     // the output layer (0 when tied)
-  uint64_t Parameters() const;           // the whole model
+  uint64_t ExpertParameters() const;        // all routed experts of one layer (0 when dense)
+  uint64_t SharedExpertParameters() const;  // the shared expert of one layer (0 without)
+  uint64_t EmbeddingParameters() const;     // the input embedding (and position table)
+  uint64_t OutputParameters() const;        // the output layer (0 when tied)
+  uint64_t Parameters() const;              // the whole model
 
   // Forward FLOPs per token of one layer's parts (2 FLOPs per multiply-add; Narayanan et al.
   // 2021, Eq. 3, generalised to GQA and gated MLPs), over a sequence of seq_len tokens.
   double AttentionLinearFlopsPerToken() const;  // QKV and output projections
   double AttentionScoreFlopsPerToken() const;   // QK^T and attention x V: 4 s h
   double MlpFlopsPerToken() const;              // one MLP (one expert)
+  double SharedExpertFlopsPerToken() const;     // the shared expert (0 without)
   double RouterFlopsPerToken() const;           // MoE gate: 2 h E
   double LogitsFlopsPerToken() const;           // output layer: 2 h V
 };
 
 // Throws std::invalid_argument naming the field: sizes at least 1, hidden a multiple of heads,
-// heads a multiple of kv_heads, top_k in 1..experts for an MoE.
+// heads a multiple of kv_heads, top_k in 1..experts for an MoE, a shared expert only in one.
 void ValidateTransformerShape(const TransformerShape& shape);
 
 // Presets by name ("gpt3-13b", "llama3-8b", "mixtral-8x7b", ...); nullptr for an unknown name.

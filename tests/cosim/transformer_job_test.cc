@@ -409,6 +409,32 @@ TEST(TransformerJob, ExpertAllToAllCarriesTheRoutedTokens) {
 // gradients: 2 of the 4 experts' MLPs (2 h f parameters each) per layer in 2 bytes, which a
 // two-rank ring sends once in each direction. MoE layers' attention runs the context ring: keys
 // and values (64 tokens x 4 heads x 64 x 2 bytes each) once forward, with their gradients back.
+// A shared expert of width 512 beside the routed ones, on t = 2 with sequence parallelism (d =
+// e = 2, 4 ranks, one micro-batch): a dense MLP on every token, split over the two tensor ranks.
+// Per layer it adds a forward and a backward all-gather of its input and reduce-scatter of its
+// output, each sending half of s h A = 128 x 256 x 2 bytes to the other tensor rank, and
+// 2 x (2 x 256 x 512) / 2 FLOPs per token and pass (forward, and the backward's two).
+TEST(TransformerJob, ASharedExpertComputesEveryTokenAndAddsItsTensorCollectives) {
+  TransformerConfig c = SmallModel(2, 1, 2, 1);
+  c.shape.experts = 4;
+  c.shape.top_k = 2;
+  c.parallel.expert = 2;
+  c.sequence_parallel = true;
+  const work::JobPrograms routed_only = work::MakeTransformerJob(c);
+  const JobOutcome a = RunConserved(routed_only);
+  c.shape.shared_expert_ffn = 512;
+  const work::JobPrograms with_shared = work::MakeTransformerJob(c);
+  const JobOutcome b = RunConserved(with_shared);
+  ASSERT_TRUE(a.finished && b.finished);
+  const uint64_t half_activation = kSeq * kHidden * 2 / 2;
+  EXPECT_EQ((PairBytes(b, with_shared).at({Parallelism::kTensor, 0, 1})) -
+                (PairBytes(a, routed_only).at({Parallelism::kTensor, 0, 1})),
+            kLayers * 4 * half_activation);
+  const double flops = kLayers * 3.0 * kSeq * (2.0 * (2 * kHidden * 512) / 2);
+  EXPECT_NEAR(b.summary.iterations[0].compute_s - a.summary.iterations[0].compute_s,
+              flops / (c.compute.peak_flops * c.compute.utilization), 2 * kLayers * 1e-9);
+}
+
 TEST(TransformerJob, ExpertsWithContextParallelismRouteTheLocalTokens) {
   TransformerConfig c = TwoRankMoe();
   c.parallel.context = 2;

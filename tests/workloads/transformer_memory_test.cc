@@ -210,6 +210,10 @@ TEST(TransformerMemory, AnExpertLayerKeepsWhatItsRouterExpertsAndCombineNeed) {
   // copy of the expert outputs, and a top-2 MLP's activations.
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 34 * 2048.0);
   EXPECT_DOUBLE_EQ(EstimateStageMemory(c).at(0).activations_bytes, 4 * kLayer + kSmallMoeEnds);
+  // A shared expert of width 128 keeps its GeLU activations for all 32 tokens: 32 x 4 x 128.
+  TransformerConfig shared = c;
+  shared.shape.shared_expert_ffn = 128;
+  EXPECT_DOUBLE_EQ(ExpertLayerActivationBytes(shared, {32, 64, 64}), kLayer + 16384);
   // Full recomputation keeps only the layer's input, 2 s b h, as for a dense layer.
   TransformerConfig full = c;
   full.recompute = Recompute::kFull;

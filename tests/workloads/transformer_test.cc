@@ -44,15 +44,27 @@ TEST(TransformerShape, PresetsHaveTheirPublishedParameterCounts) {
     double billions;
     double tolerance;
   };
-  for (const Expected& e : {Expected{"gpt3-13b", 13.0, 0.03}, Expected{"gpt3-175b", 175.0, 0.01},
-                            Expected{"llama2-7b", 6.74, 0.01}, Expected{"llama2-70b", 68.98, 0.01},
-                            Expected{"llama3-8b", 8.03, 0.01}, Expected{"llama3-70b", 70.55, 0.01},
-                            Expected{"mixtral-8x7b", 46.7, 0.01}}) {
+  for (const Expected& e :
+       {Expected{"gpt3-13b", 13.0, 0.03}, Expected{"gpt3-175b", 175.0, 0.01},
+        Expected{"llama2-7b", 6.74, 0.01}, Expected{"llama2-70b", 68.98, 0.01},
+        Expected{"llama3-8b", 8.03, 0.01}, Expected{"llama3-70b", 70.55, 0.01},
+        Expected{"mixtral-8x7b", 46.7, 0.01}, Expected{"qwen1.5-moe-a2.7b", 14.3, 0.01}}) {
     const TransformerShape* shape = FindTransformerPreset(e.name);
     ASSERT_NE(shape, nullptr) << e.name;
     EXPECT_NEAR(static_cast<double>(shape->Parameters()) / 1e9 / e.billions, 1.0, e.tolerance)
         << e.name << ": " << shape->Parameters();
   }
+}
+
+TEST(TransformerShape, ActiveParametersCountTheSharedExpert) {
+  // Qwen1.5-MoE: 14.3B in all, 2.7B active per token: all but the 60 - 4 routed experts a token
+  // skips in each of the 24 layers (3 x 2048 x 1408 each). Its shared expert (3 x 2048 x 5632
+  // per layer, 0.83B in all) is active for every token.
+  const TransformerShape* qwen = FindTransformerPreset("qwen1.5-moe-a2.7b");
+  ASSERT_NE(qwen, nullptr);
+  EXPECT_EQ(qwen->SharedExpertParameters(), 3ull * 2048 * 5632);
+  const double skipped = 24.0 * (60 - 4) * 3 * 2048 * 1408;
+  EXPECT_NEAR((static_cast<double>(qwen->Parameters()) - skipped) / 2.7e9, 1.0, 0.01);
 }
 
 TEST(TransformerProgram, OneFOneBOrderOfAStage) {

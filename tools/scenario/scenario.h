@@ -105,6 +105,7 @@ struct WorkloadSection {
   int seq_len = 0;
   int experts = 0;
   int top_k = 0;
+  int shared_expert_ffn = 0;  // moe: the shared expert's width; 0 = the preset's (none: custom)
   // ... the parallelism (data_parallel 0 = derived: world_size / (tensor x context x pipeline))
   int tensor_parallel = 1;
   int context_parallel = 1;

@@ -52,6 +52,11 @@ std::vector<KeySpec> TransformerKeys() {
        WholeNumber(work(&WorkloadSection::experts), 0, 65536)},
       {"workload", "top_k", "moe: experts each token is routed to; 0 = the preset's",
        WholeNumber(work(&WorkloadSection::top_k), 0, 65536)},
+      {"workload", "shared_expert_ffn",
+       "moe: hidden size of a shared expert every token also goes through, beside the routed "
+       "ones (DeepSeekMoE, Qwen-MoE; Megatron-core's moe_shared_expert_intermediate_size); 0 = "
+       "the preset's (none for a custom model)",
+       WholeNumber(work(&WorkloadSection::shared_expert_ffn), 0, kLarge)},
       {"workload", "tensor_parallel",
        "transformer, moe: tensor-parallel size t (Megatron's; divides the heads)",
        WholeNumber(work(&WorkloadSection::tensor_parallel), 1, 65536)},

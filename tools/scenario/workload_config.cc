@@ -43,6 +43,7 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerShape.seq_len", "workload.seq_len"},
     {"TransformerShape.experts", "workload.experts"},
     {"TransformerShape.top_k", "workload.top_k"},
+    {"TransformerShape.shared_expert_ffn", "workload.shared_expert_ffn"},
     {"DlrmShape.dense_features", "workload.dense_features"},
     {"DlrmShape.tables", "workload.tables"},
     {"DlrmShape.embedding_dim", "workload.embedding_dim"},
@@ -106,6 +107,7 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   Override(c.shape.seq_len, w.seq_len);
   Override(c.shape.experts, w.experts);
   Override(c.shape.top_k, w.top_k);
+  Override(c.shape.shared_expert_ffn, w.shared_expert_ffn);
   c.parallel.tensor = w.tensor_parallel;
   c.parallel.pipeline = w.pipeline_parallel;
   c.parallel.context = w.context_parallel;
