@@ -101,6 +101,21 @@ std::vector<int> ParallelLayout::ContextGroup(int rank) const {
   return Along(rank, &RankCoords::context, size_[kContext]);
 }
 
+std::vector<int> ParallelLayout::ContextBlockGroup(int rank, int a) const {
+  RankCoords c = Coords(rank);
+  const int first = c.context / a * a;
+  std::vector<int> group;
+  for (c.context = first; c.context < first + a; ++c.context) group.push_back(Rank(c));
+  return group;
+}
+
+std::vector<int> ParallelLayout::ContextAcrossBlocksGroup(int rank, int a) const {
+  RankCoords c = Coords(rank);
+  std::vector<int> group;
+  for (c.context %= a; c.context < size_[kContext]; c.context += a) group.push_back(Rank(c));
+  return group;
+}
+
 std::vector<int> ParallelLayout::DataContextGroup(int rank) const {
   RankCoords c = Coords(rank);
   std::vector<int> group;

@@ -53,6 +53,11 @@ class ParallelLayout {
   std::vector<int> PipelineGroup(int rank) const;  // same tensor index and replica; by stage
   std::vector<int> DataGroup(int rank) const;      // same tensor, context index and stage
   std::vector<int> ContextGroup(int rank) const;   // same tensor index, stage and replica
+  // Hierarchical context parallelism, the context group cut into blocks of `a` consecutive
+  // context indices: the rank's block (its all-to-all group), and the ranks at its place in
+  // every block (its ring), each by context index.
+  std::vector<int> ContextBlockGroup(int rank, int a) const;
+  std::vector<int> ContextAcrossBlocksGroup(int rank, int a) const;
   // The ranks that reduce gradients together: same tensor index and stage (data x context
   // ranks, Megatron's data-parallel group with context parallel), in world-rank order.
   std::vector<int> DataContextGroup(int rank) const;

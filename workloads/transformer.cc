@@ -72,7 +72,13 @@ JobPrograms MakeTransformerJob(const TransformerConfig& c) {
     table.Add(rank, kExpertSlot, "ep", Parallelism::kExpert, layout.ExpertGroup(rank), false, job);
     table.Add(rank, kExpertDataSlot, "edp", Parallelism::kData, layout.ExpertDataGroup(rank), false,
               job);
-    if (cp > 1) {
+    if (cp > 1 && c.context_parallel_comm == ContextParallelComm::kA2aP2p) {
+      // The ring runs across the all-to-all blocks, on the context slot the flat ring uses.
+      table.Add(rank, kContextSlot, "cp", Parallelism::kContext,
+                layout.ContextAcrossBlocksGroup(rank, c.context_a2a), false, job);
+      table.Add(rank, kContextA2aSlot, "cpa2a", Parallelism::kContext,
+                layout.ContextBlockGroup(rank, c.context_a2a), false, job);
+    } else if (cp > 1) {
       table.Add(rank, kContextSlot, "cp", Parallelism::kContext, layout.ContextGroup(rank), false,
                 job);
     }

@@ -85,12 +85,24 @@ void ValidateTransformerConfig(const TransformerConfig& c) {
                                    "): each rank holds two of the sequence's 2 c chunks, as "
                                    "Megatron balances causal attention");
   }
-  if (cp > 1 && c.context_parallel_comm == ContextParallelComm::kA2a &&
-      (s.heads % (t * cp) != 0 || s.KvHeads() % (t * cp) != 0)) {
+  const bool hierarchical = c.context_parallel_comm == ContextParallelComm::kA2aP2p;
+  if (hierarchical && (c.context_a2a < 2 || c.context_a2a >= cp || cp % c.context_a2a != 0)) {
+    Reject("context_a2a", std::to_string(c.context_a2a) +
+                              ": a2a+p2p needs all-to-all groups of a ranks, 1 < a < context (" +
+                              std::to_string(cp) + ") and dividing it");
+  }
+  if (!hierarchical && c.context_a2a != 0) {
+    Reject("context_a2a", "only a2a+p2p splits the context ranks into all-to-all groups");
+  }
+  // The ranks that split a tensor rank's heads between them: all c (a2a) or each group's a.
+  const int head_split = hierarchical ? c.context_a2a : cp;
+  if (cp > 1 && (c.context_parallel_comm == ContextParallelComm::kA2a || hierarchical) &&
+      (s.heads % (t * head_split) != 0 || s.KvHeads() % (t * head_split) != 0)) {
     Reject("context_parallel_comm",
-           "a2a splits every tensor rank's heads over the context ranks: heads (" +
-               std::to_string(s.heads) + ") and key/value heads (" + std::to_string(s.KvHeads()) +
-               ") must be multiples of tensor x context (" + std::to_string(t * cp) + ")");
+           "the all-to-alls split every tensor rank's heads over " + std::to_string(head_split) +
+               " context ranks: heads (" + std::to_string(s.heads) + ") and key/value heads (" +
+               std::to_string(s.KvHeads()) + ") must be multiples of tensor x " +
+               std::to_string(head_split) + " (" + std::to_string(t * head_split) + ")");
   }
   if ((s.seq_len / cp) % t != 0 && c.sequence_parallel) {
     Reject("sequence_parallel", "seq_len / context (" + std::to_string(s.seq_len / cp) +

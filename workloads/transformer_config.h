@@ -34,6 +34,7 @@ enum class ContextParallelComm {
   kP2p,        // a ring of point-to-point exchanges, each overlapping a block of attention
   kAllGather,  // keys and values all-gathered before the attention, gradients reduce-scattered
   kA2a,        // DeepSpeed-Ulysses: all-to-alls from sequence to head shards and back
+  kA2aP2p,     // hierarchical: Ulysses within groups of context_a2a ranks, a ring across them
 };
 
 struct TransformerConfig {
@@ -52,6 +53,9 @@ struct TransformerConfig {
   bool overlap_param_gather = false;
   bool sequence_parallel = false;  // Korthikanti et al. 2022: TP all-reduce -> AG + RS
   ContextParallelComm context_parallel_comm = ContextParallelComm::kP2p;
+  // kA2aP2p: consecutive context ranks per all-to-all group (Megatron-core's
+  // hierarchical_context_parallel_sizes [a, c / a]); 1 < a < c, a divides c.
+  int context_a2a = 0;
   Recompute recompute = Recompute::kNone;
   // The attention keeps no s x s scores (flash attention, Megatron-core's default backend);
   // false: it keeps them, as Korthikanti et al. count (the memory estimate only).

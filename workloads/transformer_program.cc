@@ -319,35 +319,45 @@ class StageBuilder {
     return static_cast<uint64_t>(c_.shape.hidden / c_.shape.heads) * c_.activation_bytes;
   }
 
-  // The core attention with the sequence over c ranks, as Megatron-core runs it (Transformer
-  // Engine's ring of point-to-point exchanges): c steps, each on the keys and values of one
-  // rank's chunk, and c - 1 exchanges around the ring, each sending the block in hand to the
-  // next rank and receiving the next block from the previous one while the step before it
+  // The ranks of the context ring (kContextSlot) and this rank's place in it: all c, or with
+  // a2a+p2p the c / a blocks' ranks at this rank's place in its block.
+  bool Hierarchical() const { return c_.context_parallel_comm == ContextParallelComm::kA2aP2p; }
+  int RingSize() const { return Hierarchical() ? cp_ / c_.context_a2a : cp_; }
+  int RingPosition() const { return Hierarchical() ? st_.context / c_.context_a2a : st_.context; }
+
+  // The core attention with the sequence over the ring's n ranks, as Megatron-core runs it
+  // (Transformer Engine's ring of point-to-point exchanges): n steps, each on the keys and values
+  // of one rank's chunk, and n - 1 exchanges around the ring, each sending the block in hand to
+  // the next rank and receiving the next block from the previous one while the step before it
   // computes. The forward moves keys and values; the backward keys, values and their gradients
   // (`bytes` twice the keys and values).
   void ContextRing(const std::string& name, double seconds, uint64_t bytes) {
-    const int next = (st_.context + 1) % cp_;
-    const int prev = (st_.context + cp_ - 1) % cp_;
-    for (int k = 0; k < cp_; ++k) {
-      const bool exchange = k < cp_ - 1;
+    const int n = RingSize();
+    const int next = (RingPosition() + 1) % n;
+    const int prev = (RingPosition() + n - 1) % n;
+    for (int k = 0; k < n; ++k) {
+      const bool exchange = k < n - 1;
       uint32_t op = 0;
       if (exchange) {
         op = Push(TransfersOp(it_, name + " kv" + std::to_string(k),
                               {{StepKind::kSend, next, bytes}, {StepKind::kRecv, prev, bytes}},
                               kContextSlot, kCpStream, mb_));
       }
-      Compute(name + " block" + std::to_string(k), seconds / cp_);
+      Compute(name + " block" + std::to_string(k), seconds / n);
       if (exchange) Wait(op);
     }
   }
 
-  // A context-parallel collective the attention waits for.
-  void Cp(const std::string& label, Coll op, uint64_t bytes) {
-    Wait(Push(CollectiveOp(it_, label, op, bytes, kContextSlot, kCpStream, mb_)));
+  // A context-parallel collective the attention waits for, over all c ranks or (a2a+p2p) the
+  // rank's all-to-all block.
+  void Cp(const std::string& label, Coll op, uint64_t bytes, int slot = kContextSlot) {
+    Wait(Push(CollectiveOp(it_, label, op, bytes, slot, kCpStream, mb_)));
   }
 
   // DeepSpeed-Ulysses' all-to-alls (each rank's send buffer): its s / c tokens' queries, keys
-  // and values of its tensor share of the heads, and the attention's output, h / t wide.
+  // and values of its tensor share of the heads, and the attention's output, h / t wide. With
+  // a2a+p2p the same buffers over the rank's block, which then holds a s / c tokens of 1 / a of
+  // those heads: its ring blocks are KeyValueBytes() still.
   uint64_t QkvBytes() const {
     const auto heads = static_cast<uint64_t>((c_.shape.heads + 2 * c_.shape.KvHeads()) / t_);
     return static_cast<uint64_t>(tokens_) * heads * HeadBytes();
@@ -359,8 +369,10 @@ class StageBuilder {
 
   // The core attention of a forward (or of its recomputation) with the sequence over c ranks,
   // as context_parallel_comm says: around the ring, after an all-gather of every rank's keys
-  // and values, or between Ulysses' all-to-alls (to a 1/c share of the heads for the whole
-  // sequence, and back).
+  // and values, between Ulysses' all-to-alls (to a 1/c share of the heads for the whole
+  // sequence, and back), or (a2a+p2p) around the ring across blocks between all-to-alls within
+  // each block (Transformer Engine's hierarchical context parallelism: the all-to-alls on the
+  // block's fast links, say NVLink, the ring across them).
   void CoreAttentionForward(const std::string& name) {
     const double seconds = CoreAttentionSeconds();
     if (cp_ == 1) {
@@ -380,12 +392,17 @@ class StageBuilder {
         Compute(name, seconds);
         Cp(name + " out a2a", Coll::kAllToAll, AttentionOutputBytes());
         return;
+      case ContextParallelComm::kA2aP2p:
+        Cp(name + " qkv a2a", Coll::kAllToAll, QkvBytes(), kContextA2aSlot);
+        ContextRing(name, seconds, KeyValueBytes());
+        Cp(name + " out a2a", Coll::kAllToAll, AttentionOutputBytes(), kContextA2aSlot);
+        return;
     }
   }
 
   // Its backward (c > 1): the ring passes keys, values and their gradients; the all-gather
   // variant gathers the keys and values again (a rank keeps only its own) and reduce-scatters
-  // their gradients; Ulysses retraces its all-to-alls.
+  // their gradients; Ulysses retraces its all-to-alls (a2a+p2p: around its ring).
   void CoreAttentionBackward(const std::string& name, double seconds) {
     switch (c_.context_parallel_comm) {
       case ContextParallelComm::kP2p:
@@ -400,6 +417,11 @@ class StageBuilder {
         Cp(name + " out a2a", Coll::kAllToAll, AttentionOutputBytes());
         Compute(name, seconds);
         Cp(name + " qkv a2a", Coll::kAllToAll, QkvBytes());
+        return;
+      case ContextParallelComm::kA2aP2p:
+        Cp(name + " out a2a", Coll::kAllToAll, AttentionOutputBytes(), kContextA2aSlot);
+        ContextRing(name, seconds, 2 * KeyValueBytes());
+        Cp(name + " qkv a2a", Coll::kAllToAll, QkvBytes(), kContextA2aSlot);
         return;
     }
   }

@@ -22,6 +22,9 @@ enum TransformerSlot : int {
   kExpertSlot,
   kExpertDataSlot,
   kContextSlot,  // only with context parallelism (c > 1): the ring of a sequence's ranks
+  // Only with a2a+p2p: the all-to-all block of context ranks (kContextSlot is then the ring
+  // across the blocks).
+  kContextA2aSlot,
   kSlotCount,
 };
 

@@ -380,6 +380,40 @@ TEST(TransformerJob, ContextParallelCommunicationTypesMoveTheirBytes) {
   }
 }
 
+// Hierarchical context parallelism (a2a+p2p), c = 4 in blocks of a = 2 on 4 ranks (t = d = 1:
+// rank = context index), 2 micro-batches. Each rank holds 32 of the 128 tokens. Within a block
+// ({0, 1}, {2, 3}) Ulysses' all-to-alls send half of each buffer to the other rank: queries,
+// keys and values of all 4 heads (32 tokens x (4 + 2 x 4) x 64 x 2 bytes = 48 KiB) and the
+// output (32 x 256 x 2 = 16 KiB), each way in the forward and again in the backward. Across the
+// blocks the ring ({0, 2}, {1, 3}) has two steps and one exchange: keys and values of 64 tokens
+// for the block's 2 heads (2 x 64 x 2 x 64 x 2 = 32 KiB) forward, twice that backward. Ranks 0
+// and 3 exchange nothing.
+TEST(TransformerJob, HierarchicalContextParallelismSplitsAllToAllsFromTheRing) {
+  const uint64_t m = 2;
+  TransformerConfig c = SmallModel(1, 1, 1, static_cast<int>(m));
+  c.parallel.context = 4;
+  c.context_parallel_comm = work::ContextParallelComm::kA2aP2p;
+  c.context_a2a = 2;
+  const work::JobPrograms job = work::MakeTransformerJob(c);
+  ASSERT_EQ(job.world_size(), 4);
+  const JobOutcome out = RunConserved(job);
+  ASSERT_TRUE(out.finished);
+  const auto pairs = PairBytes(out, job);
+  const uint64_t qkv = 32 * (4 + 2 * 4) * 64 * 2;
+  const uint64_t out_bytes = 32 * kHidden * 2;
+  const uint64_t kv = 2 * 64 * 2 * 64 * 2;
+  for (const auto& [src, dst] : {std::pair{0u, 1u}, {1u, 0u}, {3u, 2u}}) {
+    EXPECT_EQ((pairs.at({Parallelism::kContext, src, dst})),
+              m * kLayers * (qkv / 2 + out_bytes / 2) * 2)
+        << src << "->" << dst;
+  }
+  for (const auto& [src, dst] : {std::pair{0u, 2u}, {2u, 0u}, {1u, 3u}}) {
+    EXPECT_EQ((pairs.at({Parallelism::kContext, src, dst})), m * kLayers * 3 * kv)
+        << src << "->" << dst;
+  }
+  EXPECT_EQ(pairs.count({Parallelism::kContext, 0, 3}), 0u);
+}
+
 TEST(TransformerJob, ExpertAllToAllCarriesTheRoutedTokens) {
   // TwoRankMoe. Balanced routing sends half of each token's two copies to the other rank's two
   // experts: 128 tokens x 2 x 1/2 x h x 2 bytes per all-to-all, four all-to-alls per layer

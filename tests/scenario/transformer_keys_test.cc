@@ -113,6 +113,24 @@ TEST(TransformerKeys, MoeWithTensorAndExpertParallelismNeedsSequenceParallelism)
   EXPECT_EQ(LoadError(kJob, fixed), "");
 }
 
+TEST(TransformerKeys, HierarchicalContextParallelismNeedsItsBlocks) {
+  const std::vector<std::string> hierarchical = {"workload.context_parallel=4",
+                                                 "workload.context_parallel_comm=a2a+p2p"};
+  EXPECT_THAT(LoadError(kJob, hierarchical),
+              HasSubstr("workload.context_a2a = 0 (default): 0: a2a+p2p needs all-to-all groups "
+                        "of a ranks, 1 < a < context (4) and dividing it"));
+  std::vector<std::string> blocks = hierarchical;
+  blocks.push_back("workload.context_a2a=2");
+  // GPT-3 13B's 40 heads over t = 8 are 5 per tensor rank, which blocks of 2 cannot split.
+  EXPECT_THAT(LoadError(kJob, blocks), HasSubstr("must be multiples of tensor x 2 (16)"));
+  blocks.push_back("workload.tensor_parallel=4");
+  const work::TransformerConfig c = TransformerConfigOf(LoadScenario(kJob, blocks));
+  EXPECT_EQ(c.context_parallel_comm, work::ContextParallelComm::kA2aP2p);
+  EXPECT_EQ(c.context_a2a, 2);
+  EXPECT_THAT(LoadError(kJob, {"workload.context_parallel=4", "workload.context_a2a=2"}),
+              HasSubstr("only a2a+p2p splits the context ranks into all-to-all groups"));
+}
+
 TEST(TransformerKeys, OverlappedParameterGathersNeedTheDistributedOptimizer) {
   EXPECT_THAT(LoadError(kJob, {"workload.overlap_param_gather=on"}),
               HasSubstr("workload.overlap_param_gather = on (--set): needs the distributed "

@@ -73,7 +73,8 @@ Workload BuildTransformer(const scenario::Scenario& s) {
       "micro-batches, {} {}{}{}, {} iterations",
       s.workload.kind, c.shape.name, ParameterCount(c.shape.Parameters()), c.parallel.tensor,
       c.parallel.context > 1
-          ? fmt::format(" c={} ({})", c.parallel.context, s.workload.context_parallel_comm)
+          ? fmt::format(" c={} ({}{})", c.parallel.context, s.workload.context_parallel_comm,
+                        c.context_a2a > 0 ? fmt::format(", blocks of {}", c.context_a2a) : "")
           : "",
       c.parallel.pipeline, c.parallel.data,
       c.shape.IsMoe() ? fmt::format(" e={}", c.parallel.expert) : "", c.micro_batch,
@@ -112,7 +113,8 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                {"sequence_parallel", c.sequence_parallel},
                {"recompute", s.workload.recompute},
                {"flash_attention", c.flash_attention},
-               {"context_parallel_comm", s.workload.context_parallel_comm}};
+               {"context_parallel_comm", s.workload.context_parallel_comm},
+               {"context_a2a", c.context_a2a}};
   w.details["memory_per_gpu_estimate"] = GpuMemoryJson(c, s.workload.gpu_memory);
   if (c.shape.IsMoe()) {
     const auto routing = RoutingJson(c);

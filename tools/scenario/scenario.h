@@ -123,7 +123,8 @@ struct WorkloadSection {
   std::string recompute = "none";  // none | selective | full
   bool flash_attention = true;
   bool overlap_param_gather = false;  // zero1, zero2: gather parameters during the next forward
-  std::string context_parallel_comm = "p2p";  // p2p | all_gather | a2a
+  std::string context_parallel_comm = "p2p";  // p2p | all_gather | a2a | a2a+p2p
+  int context_a2a = 0;                        // a2a+p2p: context ranks per all-to-all block
   uint64_t activation_bytes = 2;              // per activation (and weight) element: bf16
   uint64_t gradient_bytes = 0;        // per gradient element; 0 = the kind's (ddp: the model's)
   double routing_skew = 0;            // moe: 0 = balanced routing

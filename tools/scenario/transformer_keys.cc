@@ -70,9 +70,17 @@ std::vector<KeySpec> TransformerKeys() {
        "transformer, moe: how context-parallel attention moves keys and values (Megatron-core's "
        "cp_comm_type): p2p (a ring of exchanges, each hidden behind a block of attention), "
        "all_gather (keys and values gathered before the attention, their gradients "
-       "reduce-scattered) or a2a (DeepSpeed-Ulysses: all-to-alls to a share of the heads for "
-       "the whole sequence and back; the heads must divide by tensor x context)",
-       Choice(work(&WorkloadSection::context_parallel_comm), {"p2p", "all_gather", "a2a"})},
+       "reduce-scattered), a2a (DeepSpeed-Ulysses: all-to-alls to a share of the heads for "
+       "the whole sequence and back; the heads must divide by tensor x context) or a2a+p2p "
+       "(hierarchical: Ulysses within blocks of context_a2a consecutive context ranks, the p2p "
+       "ring across the blocks)",
+       Choice(work(&WorkloadSection::context_parallel_comm),
+              {"p2p", "all_gather", "a2a", "a2a+p2p"})},
+      {"workload", "context_a2a",
+       "transformer, moe with context_parallel_comm = a2a+p2p: context ranks per all-to-all "
+       "block a (Megatron-core's hierarchical_context_parallel_sizes [a, c / a]; 1 < a < c, a "
+       "divides c, heads a multiple of tensor x a); 0 otherwise",
+       WholeNumber(work(&WorkloadSection::context_a2a), 0, 65536)},
       {"workload", "pipeline_parallel", "transformer, moe: pipeline stages p",
        WholeNumber(work(&WorkloadSection::pipeline_parallel), 1, 65536)},
       {"workload", "data_parallel",

@@ -22,6 +22,7 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerConfig.parallel.expert", "workload.expert_parallel"},
     {"TransformerConfig.parallel.context", "workload.context_parallel"},
     {"TransformerConfig.context_parallel_comm", "workload.context_parallel_comm"},
+    {"TransformerConfig.context_a2a", "workload.context_a2a"},
     {"TransformerConfig.gradient_bytes", "workload.gradient_bytes"},
     {"TransformerConfig.bucket_bytes", "workload.bucket"},
     {"TransformerConfig.routing_skew", "workload.routing_skew"},
@@ -127,10 +128,12 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   c.sequence_parallel = w.sequence_parallel;
   c.flash_attention = w.flash_attention;
   c.overlap_param_gather = w.overlap_param_gather;
-  c.context_parallel_comm = w.context_parallel_comm == "a2a" ? work::ContextParallelComm::kA2a
-                            : w.context_parallel_comm == "all_gather"
-                                ? work::ContextParallelComm::kAllGather
-                                : work::ContextParallelComm::kP2p;
+  c.context_parallel_comm =
+      w.context_parallel_comm == "a2a"          ? work::ContextParallelComm::kA2a
+      : w.context_parallel_comm == "a2a+p2p"    ? work::ContextParallelComm::kA2aP2p
+      : w.context_parallel_comm == "all_gather" ? work::ContextParallelComm::kAllGather
+                                                : work::ContextParallelComm::kP2p;
+  c.context_a2a = w.context_a2a;
   c.recompute = w.recompute == "full"        ? work::Recompute::kFull
                 : w.recompute == "selective" ? work::Recompute::kSelective
                                              : work::Recompute::kNone;
