@@ -46,4 +46,17 @@ std::vector<GradientBucket> AssignGradientBuckets(const std::vector<uint64_t>& l
   return buckets;
 }
 
+std::vector<GradientBucket> WithoutEmptyLayers(std::vector<GradientBucket> buckets,
+                                               const std::vector<uint64_t>& layer_bytes) {
+  std::vector<GradientBucket> kept;
+  for (GradientBucket& b : buckets) {
+    if (b.bytes == 0) continue;
+    auto empty = [&](int layer) { return layer_bytes.at(static_cast<size_t>(layer)) == 0; };
+    while (empty(b.first_ready_layer)) --b.first_ready_layer;
+    while (empty(b.last_ready_layer)) ++b.last_ready_layer;
+    kept.push_back(b);
+  }
+  return kept;
+}
+
 }  // namespace nbox::work

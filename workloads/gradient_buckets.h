@@ -37,4 +37,10 @@ std::vector<GradientBucket> AssignGradientBuckets(const std::vector<uint64_t>& l
                                                   uint64_t first_bucket_cap, uint64_t bucket_cap,
                                                   BucketClosing closing);
 
+// The buckets with their layers of no gradients left out (an MoE model's dense layers among its
+// expert gradients): each bucket's ready layers narrowed to those that hold bytes, so its
+// reduction is issued after the lowest of them, and buckets of no bytes dropped.
+std::vector<GradientBucket> WithoutEmptyLayers(std::vector<GradientBucket> buckets,
+                                               const std::vector<uint64_t>& layer_bytes);
+
 }  // namespace nbox::work

@@ -95,11 +95,12 @@ double DenseMlpActivationBytes(const TransformerConfig& c) {
   const double t = c.parallel.tensor;
   const double tokens = TokensPerMicrobatch(c);
   const double unsplit = 3 * tokens * c.shape.hidden / (SequenceParallel(c) ? t : 1);
-  return (unsplit + tokens * MlpActivationBytesPerToken(c, c.shape.ffn) / t) * Scale(c);
+  return (unsplit + tokens * MlpActivationBytesPerToken(c, c.shape.DenseFfn()) / t) * Scale(c);
 }
 
 // An MoE layer's bytes (ExpertLayerActivationBytes) depend on the tokens the routing of its
-// (iteration, layer) gives the rank. The mean over stage `stage`'s layers for the iteration and
+// (iteration, layer) gives the rank; a dense layer's among them (moe_layer_freq > 1) do not.
+// The mean over stage `stage`'s layers for the iteration and
 // expert rank (place in the expert-parallel group) whose layers keep the most: times the layers
 // in flight, exactly what that rank holds without interleaving (every micro-batch of an
 // iteration routes alike), and the chunks' mean with it.
@@ -113,6 +114,10 @@ double ExpertLayerBytesAtPeak(const TransformerConfig& c, int stage) {
     layers = 0;
     for (const LayerRange& range : ChunkLayersOf(c, stage)) {
       for (int layer = range.first; layer < range.first + range.count; ++layer, ++layers) {
+        if (!c.shape.IsMoeLayer(layer)) {
+          for (double& bytes : sum) bytes += LayerActivationBytes(c);
+          continue;
+        }
         const std::vector<uint64_t> counts = RouteTokens(routing, it, layer);
         for (size_t r = 0; r < g; ++r) {
           ExpertLayerTokens tokens;

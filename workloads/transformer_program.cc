@@ -164,17 +164,20 @@ class StageBuilder {
   void PlanGradients(ModelChunk& chunk) {
     const TransformerShape& s = c_.shape;
     for (int i = 0; i < chunk.layers; ++i) {
-      uint64_t dense = (s.LayerParameters() - s.ExpertParameters()) / t_;
+      const int layer = chunk.first_layer + i;
+      uint64_t dense = (s.LayerParameters(layer) - s.ExpertParameters(layer)) / t_;
       if (chunk.first && i == 0) dense += s.EmbeddingParameters() / t_;
       if (chunk.last && i == chunk.layers - 1) dense += (s.OutputParameters() + s.hidden) / t_;
       chunk.dense_params.push_back(dense);
-      chunk.expert_params.push_back(s.ExpertParameters() / e_);
+      chunk.expert_params.push_back(s.ExpertParameters(layer) / e_);
     }
     auto bucket = [this](const std::vector<uint64_t>& params, int group) {
       std::vector<uint64_t> bytes;
       for (uint64_t p : params) bytes.push_back(p * c_.gradient_bytes);
       if (group == 1 || bytes.empty()) return std::vector<GradientBucket>{};
-      return AssignGradientBuckets(bytes, c_.bucket_bytes, c_.bucket_bytes, BucketClosing::kAtCap);
+      return WithoutEmptyLayers(
+          AssignGradientBuckets(bytes, c_.bucket_bytes, c_.bucket_bytes, BucketClosing::kAtCap),
+          bytes);
     };
     chunk.dense_buckets = bucket(chunk.dense_params, dc_);
     chunk.expert_buckets = c_.shape.IsMoe() ? bucket(chunk.expert_params, d_ / e_ * cp_)
@@ -447,12 +450,12 @@ class StageBuilder {
       CoreAttentionForward(name + " attn core");
     }
     TpAfter(name + " attn");
-    if (s.IsMoe()) {
+    if (s.IsMoeLayer(layer)) {
       MoeForward(i, name);
       return;
     }
     TpBefore(name + " mlp");
-    Compute(name + " mlp", Matmul(tokens_ * s.MlpFlopsPerToken() / t_));
+    Compute(name + " mlp", Matmul(tokens_ * s.DenseMlpFlopsPerToken() / t_));
     TpAfter(name + " mlp");
   }
 
@@ -463,11 +466,11 @@ class StageBuilder {
     FsdpBeforeLayer('B', i, i - 1);
     if (c_.recompute == Recompute::kFull) LayerForward(i, 'R');
     const TransformerShape& s = c_.shape;
-    if (s.IsMoe()) {
+    if (s.IsMoeLayer(layer)) {
       MoeBackward(i, name);
     } else {
       TpBefore(name + " mlp");
-      Compute(name + " mlp", ratio * Matmul(tokens_ * s.MlpFlopsPerToken() / t_));
+      Compute(name + " mlp", ratio * Matmul(tokens_ * s.DenseMlpFlopsPerToken() / t_));
       TpAfter(name + " mlp");
     }
     TpBefore(name + " attn");

@@ -1,6 +1,7 @@
 #include "workloads/transformer_shape.h"
 
 #include <stdexcept>
+#include <tuple>
 
 namespace nbox::work {
 namespace {
@@ -93,6 +94,25 @@ const std::vector<TransformerShape>& Presets() {
     qwen_moe.top_k = 4;
     qwen_moe.shared_expert_ffn = 5632;
     p.push_back(qwen_moe);
+    // Llama 4: 48 layers, top-1 routing with a shared expert as wide as a routed one (8192);
+    // Maverick's MoE layers alternate with dense ones of width 16384 (interleave_moe_layer_step
+    // 2: its odd layers; nbox's moe_layer_freq puts them on the even ones, Megatron's int form,
+    // which gives every stage of an even number of layers the same mix).
+    for (const auto& [name, experts, freq] :
+         {std::tuple{"llama4-scout", 16, 1}, std::tuple{"llama4-maverick", 128, 2}}) {
+      TransformerShape llama4 =
+          Llama(name,
+                std::string("Meta Llama 4 model card (Scout 109B, Maverick 400B total, 17B "
+                            "active); meta-llama/Llama-4-") +
+                    (freq == 1 ? "Scout-17B-16E" : "Maverick-17B-128E") + " config.json",
+                48, 5120, 40, 8, 8192, 202048, 8192);
+      llama4.experts = experts;
+      llama4.top_k = 1;
+      llama4.shared_expert_ffn = 8192;
+      llama4.moe_layer_freq = freq;
+      llama4.dense_ffn = 16384;
+      p.push_back(llama4);
+    }
     return p;
   }();
   return presets;
@@ -110,19 +130,19 @@ uint64_t TransformerShape::MlpParameters() const {
   return MlpParametersOfWidth(*this, ffn);
 }
 
-uint64_t TransformerShape::ExpertParameters() const {
-  return IsMoe() ? static_cast<U>(experts) * MlpParameters() : 0;
+uint64_t TransformerShape::ExpertParameters(int layer) const {
+  return IsMoeLayer(layer) ? static_cast<U>(experts) * MlpParameters() : 0;
 }
 
 uint64_t TransformerShape::SharedExpertParameters() const {
   return IsMoe() ? MlpParametersOfWidth(*this, shared_expert_ffn) : 0;
 }
 
-uint64_t TransformerShape::LayerParameters() const {
+uint64_t TransformerShape::LayerParameters(int layer) const {
   const U h = static_cast<U>(hidden);
-  const U mlp = IsMoe()
-                    ? ExpertParameters() + h * static_cast<U>(experts) + SharedExpertParameters()
-                    : MlpParameters();
+  const U mlp = IsMoeLayer(layer) ? ExpertParameters(layer) + h * static_cast<U>(experts) +
+                                        SharedExpertParameters()
+                                  : MlpParametersOfWidth(*this, DenseFfn());
   return AttentionParameters() + mlp + 2 * h;  // two norms
 }
 
@@ -136,8 +156,9 @@ uint64_t TransformerShape::OutputParameters() const {
 }
 
 uint64_t TransformerShape::Parameters() const {
-  return static_cast<U>(layers) * LayerParameters() + EmbeddingParameters() + OutputParameters() +
-         static_cast<U>(hidden);  // and the final norm
+  U sum = EmbeddingParameters() + OutputParameters() + static_cast<U>(hidden);  // final norm
+  for (int layer = 0; layer < layers; ++layer) sum += LayerParameters(layer);
+  return sum;
 }
 
 double TransformerShape::AttentionLinearFlopsPerToken() const {
@@ -150,6 +171,10 @@ double TransformerShape::AttentionScoreFlopsPerToken() const {
 
 double TransformerShape::MlpFlopsPerToken() const {
   return 2.0 * static_cast<double>(MlpParameters());
+}
+
+double TransformerShape::DenseMlpFlopsPerToken() const {
+  return 2.0 * static_cast<double>(MlpParametersOfWidth(*this, DenseFfn()));
 }
 
 double TransformerShape::SharedExpertFlopsPerToken() const {
@@ -183,6 +208,15 @@ void ValidateTransformerShape(const TransformerShape& s) {
     Reject("experts", "must be 0 (dense) or more, got " + std::to_string(s.experts));
   if (s.IsMoe() && (s.top_k < 1 || s.top_k > s.experts)) {
     Reject("top_k", std::to_string(s.top_k) + " must be in 1.." + std::to_string(s.experts));
+  }
+  if (s.moe_layer_freq < 1 || (s.moe_layer_freq > 1 && !s.IsMoe())) {
+    Reject("moe_layer_freq", std::to_string(s.moe_layer_freq) +
+                                 ": every k-th layer an MoE layer needs k >= 1, and experts");
+  }
+  if (s.dense_ffn < 0 || (s.dense_ffn > 0 && !s.IsMoe())) {
+    Reject("dense_ffn", std::to_string(s.dense_ffn) +
+                            ": the dense layers' own MLP width is 0 (= ffn) or more, in an MoE "
+                            "model");
   }
   if (s.shared_expert_ffn < 0 || (s.shared_expert_ffn > 0 && !s.IsMoe())) {
     Reject("shared_expert_ffn",

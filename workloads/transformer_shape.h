@@ -28,24 +28,32 @@ struct TransformerShape {
   // MoE: hidden size of the shared expert every token also goes through (DeepSeekMoE's and
   // Qwen-MoE's; Megatron-core's moe_shared_expert_intermediate_size); 0 = none.
   int shared_expert_ffn = 0;
+  // MoE: layers 0, k, 2k, ... are MoE layers, the others dense (Megatron-core's int
+  // moe_layer_freq; Switch Transformer's every other layer, Llama 4 Maverick's); 1 = all.
+  int moe_layer_freq = 1;
+  // MoE: the MLP width of its dense layers (Llama 4's intermediate_size_mlp); 0 = ffn.
+  int dense_ffn = 0;
 
   bool IsMoe() const { return experts > 0; }
+  bool IsMoeLayer(int layer) const { return IsMoe() && layer % moe_layer_freq == 0; }
+  int DenseFfn() const { return IsMoe() && dense_ffn > 0 ? dense_ffn : ffn; }
   int KvHeads() const { return kv_heads > 0 ? kv_heads : heads; }
   // Parameters of one layer: attention (QKV, output), the MLP or the experts and router, norms.
   uint64_t AttentionParameters() const;
-  uint64_t MlpParameters() const;  // one MLP (one expert)
-  uint64_t LayerParameters() const;
-  uint64_t ExpertParameters() const;        // all routed experts of one layer (0 when dense)
-  uint64_t SharedExpertParameters() const;  // the shared expert of one layer (0 without)
-  uint64_t EmbeddingParameters() const;     // the input embedding (and position table)
-  uint64_t OutputParameters() const;        // the output layer (0 when tied)
-  uint64_t Parameters() const;              // the whole model
+  uint64_t MlpParameters() const;  // one MLP of width ffn (one expert)
+  uint64_t LayerParameters(int layer) const;
+  uint64_t ExpertParameters(int layer) const;  // the layer's routed experts (0 in a dense layer)
+  uint64_t SharedExpertParameters() const;     // the shared expert of one layer (0 without)
+  uint64_t EmbeddingParameters() const;        // the input embedding (and position table)
+  uint64_t OutputParameters() const;           // the output layer (0 when tied)
+  uint64_t Parameters() const;                 // the whole model
 
   // Forward FLOPs per token of one layer's parts (2 FLOPs per multiply-add; Narayanan et al.
   // 2021, Eq. 3, generalised to GQA and gated MLPs), over a sequence of seq_len tokens.
   double AttentionLinearFlopsPerToken() const;  // QKV and output projections
   double AttentionScoreFlopsPerToken() const;   // QK^T and attention x V: 4 s h
-  double MlpFlopsPerToken() const;              // one MLP (one expert)
+  double MlpFlopsPerToken() const;              // one MLP of width ffn (one expert)
+  double DenseMlpFlopsPerToken() const;         // a dense layer's MLP (width DenseFfn())
   double SharedExpertFlopsPerToken() const;     // the shared expert (0 without)
   double RouterFlopsPerToken() const;           // MoE gate: 2 h E
   double LogitsFlopsPerToken() const;           // output layer: 2 h V

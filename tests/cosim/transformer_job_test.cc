@@ -469,6 +469,26 @@ TEST(TransformerJob, ASharedExpertComputesEveryTokenAndAddsItsTensorCollectives)
               flops / (c.compute.peak_flops * c.compute.utilization), 2 * kLayers * 1e-9);
 }
 
+// TwoRankMoe with every other layer an MoE layer (moe_layer_freq = 2: layers 0 and 2) and the
+// dense ones' MLP 512 wide, one iteration. Only the two MoE layers move tokens: 4 all-to-alls
+// each of 128 tokens x 2 x 1/2 x 256 x 2 bytes. The dense gradients, all-reduced over d = 2 (a
+// two-rank ring sends them once), are 2-byte: per layer attention 4 h^2 and norms 2 h; the
+// routers' h E (MoE layers) or the MLPs' 2 h 512 (dense layers); the embedding V h and the
+// output layer and final norm V h + h. The experts' have no one to be reduced with (e = d).
+TEST(TransformerJob, EveryOtherLayerIsAnMoeLayer) {
+  TransformerConfig c = TwoRankMoe();
+  c.shape.moe_layer_freq = 2;
+  c.shape.dense_ffn = 512;
+  const work::JobPrograms job = work::MakeTransformerJob(c);
+  const JobOutcome out = RunConserved(job);
+  ASSERT_TRUE(out.finished);
+  const auto pairs = PairBytes(out, job);
+  EXPECT_EQ((pairs.at({Parallelism::kExpert, 0, 1})), 2 * 4 * (kSeq * 2 / 2 * kHidden * 2));
+  const uint64_t dense = 4 * (4 * kHidden * kHidden + 2 * kHidden) + 2 * (kHidden * 4) +
+                         2 * (2 * kHidden * 512) + kVocab * kHidden + kVocab * kHidden + kHidden;
+  EXPECT_EQ((pairs.at({Parallelism::kData, 0, 1})), 2 * dense);
+}
+
 TEST(TransformerJob, ExpertsWithContextParallelismRouteTheLocalTokens) {
   TransformerConfig c = TwoRankMoe();
   c.parallel.context = 2;

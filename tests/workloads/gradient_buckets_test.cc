@@ -107,5 +107,24 @@ TEST(AssignGradientBuckets, RejectsBadInput) {
                std::invalid_argument);
 }
 
+TEST(WithoutEmptyLayers, NarrowsBucketsToTheLayersWithGradients) {
+  // Expert gradients of a model whose even layers are MoE: layers 0..5 hold 4, 0, 4, 0, 4, 0.
+  // A cap of 8 packs 5..2 (0 + 4 + 0 + 4) and 1..0: the first is issued after layer 2's
+  // backward and holds layers 4..2, the second layer 0's alone.
+  const std::vector<uint64_t> bytes = {4, 0, 4, 0, 4, 0};
+  const auto buckets =
+      WithoutEmptyLayers(AssignGradientBuckets(bytes, 8, 8, BucketClosing::kAtCap), bytes);
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets[0].first_ready_layer, 4);
+  EXPECT_EQ(buckets[0].last_ready_layer, 2);
+  EXPECT_EQ(buckets[0].bytes, 8u);
+  EXPECT_EQ(buckets[1].first_ready_layer, 0);
+  EXPECT_EQ(buckets[1].last_ready_layer, 0);
+  // A model with no expert gradients in these layers has no buckets.
+  const std::vector<uint64_t> none = {0, 0, 0};
+  EXPECT_TRUE(
+      WithoutEmptyLayers(AssignGradientBuckets(none, 8, 8, BucketClosing::kAtCap), none).empty());
+}
+
 }  // namespace
 }  // namespace nbox::work

@@ -210,6 +210,11 @@ TEST(TransformerMemory, AnExpertLayerKeepsWhatItsRouterExpertsAndCombineNeed) {
   // copy of the expert outputs, and a top-2 MLP's activations.
   EXPECT_DOUBLE_EQ(LayerActivationBytes(c), 34 * 2048.0);
   EXPECT_DOUBLE_EQ(EstimateStageMemory(c).at(0).activations_bytes, 4 * kLayer + kSmallMoeEnds);
+  // Every other layer an MoE layer: layers 1 and 3 keep a dense layer's 34 s b h.
+  TransformerConfig alternate = c;
+  alternate.shape.moe_layer_freq = 2;
+  EXPECT_DOUBLE_EQ(EstimateStageMemory(alternate).at(0).activations_bytes,
+                   2 * kLayer + 2 * 34 * 2048.0 + kSmallMoeEnds);
   // A shared expert of width 128 keeps its GeLU activations for all 32 tokens: 32 x 4 x 128.
   TransformerConfig shared = c;
   shared.shape.shared_expert_ffn = 128;

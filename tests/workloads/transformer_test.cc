@@ -9,6 +9,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tests/workloads/small_transformer.h"
@@ -48,7 +49,8 @@ TEST(TransformerShape, PresetsHaveTheirPublishedParameterCounts) {
        {Expected{"gpt3-13b", 13.0, 0.03}, Expected{"gpt3-175b", 175.0, 0.01},
         Expected{"llama2-7b", 6.74, 0.01}, Expected{"llama2-70b", 68.98, 0.01},
         Expected{"llama3-8b", 8.03, 0.01}, Expected{"llama3-70b", 70.55, 0.01},
-        Expected{"mixtral-8x7b", 46.7, 0.01}, Expected{"qwen1.5-moe-a2.7b", 14.3, 0.01}}) {
+        Expected{"mixtral-8x7b", 46.7, 0.01}, Expected{"qwen1.5-moe-a2.7b", 14.3, 0.01},
+        Expected{"llama4-scout", 109, 0.02}, Expected{"llama4-maverick", 400, 0.01}}) {
     const TransformerShape* shape = FindTransformerPreset(e.name);
     ASSERT_NE(shape, nullptr) << e.name;
     EXPECT_NEAR(static_cast<double>(shape->Parameters()) / 1e9 / e.billions, 1.0, e.tolerance)
@@ -65,6 +67,26 @@ TEST(TransformerShape, ActiveParametersCountTheSharedExpert) {
   EXPECT_EQ(qwen->SharedExpertParameters(), 3ull * 2048 * 5632);
   const double skipped = 24.0 * (60 - 4) * 3 * 2048 * 1408;
   EXPECT_NEAR((static_cast<double>(qwen->Parameters()) - skipped) / 2.7e9, 1.0, 0.01);
+}
+
+TEST(TransformerShape, Llama4HasSeventeenBillionActiveParameters) {
+  // Both published as 17B active: top-1 routing skips E - 1 routed experts (3 x 5120 x 8192
+  // each) in each MoE layer, 48 of Scout's (16 experts) and 24 of Maverick's (128), whose other
+  // 24 layers are dense with an MLP of 16384.
+  const double expert = 3.0 * 5120 * 8192;
+  for (const auto& [name, moe_layers, experts] :
+       {std::tuple{"llama4-scout", 48, 16}, std::tuple{"llama4-maverick", 24, 128}}) {
+    const TransformerShape* shape = FindTransformerPreset(name);
+    ASSERT_NE(shape, nullptr) << name;
+    const double active =
+        static_cast<double>(shape->Parameters()) - moe_layers * (experts - 1) * expert;
+    EXPECT_NEAR(active / 17e9, 1.0, 0.02) << name;
+  }
+  const TransformerShape* maverick = FindTransformerPreset("llama4-maverick");
+  EXPECT_TRUE(maverick->IsMoeLayer(0));
+  EXPECT_FALSE(maverick->IsMoeLayer(1));
+  EXPECT_EQ(maverick->LayerParameters(1) - maverick->AttentionParameters() - 2 * 5120,
+            3ull * 5120 * 16384);
 }
 
 TEST(TransformerProgram, OneFOneBOrderOfAStage) {

@@ -15,6 +15,7 @@ nlohmann::ordered_json RoutingJson(const work::TransformerConfig& c) {
   double worst_layer = 0;
   for (int it = 0; it < c.iterations; ++it) {
     for (int layer = 0; layer < c.shape.layers; ++layer) {
+      if (!c.shape.IsMoeLayer(layer)) continue;
       const work::CapacityEffect effect = work::CapacityEffectOf(routing, it, layer);
       const auto all = static_cast<double>(effect.assignments);
       assignments += all;

@@ -57,6 +57,14 @@ std::vector<KeySpec> TransformerKeys() {
        "ones (DeepSeekMoE, Qwen-MoE; Megatron-core's moe_shared_expert_intermediate_size); 0 = "
        "the preset's (none for a custom model)",
        WholeNumber(work(&WorkloadSection::shared_expert_ffn), 0, kLarge)},
+      {"workload", "moe_layer_freq",
+       "moe: layers 0, k, 2k, ... are MoE layers and the others dense (Megatron-core's "
+       "moe_layer_freq; Switch Transformer, Llama 4 Maverick: 2); 0 = the preset's (1: all)",
+       WholeNumber(work(&WorkloadSection::moe_layer_freq), 0, 65536)},
+      {"workload", "dense_ffn",
+       "moe: MLP hidden size of the dense layers (moe_layer_freq > 1; Llama 4's "
+       "intermediate_size_mlp); 0 = the preset's (ffn)",
+       WholeNumber(work(&WorkloadSection::dense_ffn), 0, kLarge)},
       {"workload", "tensor_parallel",
        "transformer, moe: tensor-parallel size t (Megatron's; divides the heads)",
        WholeNumber(work(&WorkloadSection::tensor_parallel), 1, 65536)},

@@ -22,9 +22,9 @@ const std::vector<std::string> kDdpOnlyKeys = {"workload.parameters", "workload.
 const std::string kBatchPerRank = "workload.batch_per_rank";
 // Keys that only the MoE kind reads, among the transformer keys.
 const std::vector<std::string> kMoeOnlyKeys = {
-    "workload.experts",         "workload.top_k",        "workload.shared_expert_ffn",
-    "workload.expert_parallel", "workload.routing_skew", "workload.expert_capacity_factor",
-    "workload.pad_to_capacity"};
+    "workload.experts",         "workload.top_k",          "workload.shared_expert_ffn",
+    "workload.expert_parallel", "workload.routing_skew",   "workload.expert_capacity_factor",
+    "workload.pad_to_capacity", "workload.moe_layer_freq", "workload.dense_ffn"};
 
 // "workload.hidden = 4096 (line 6) is not used by workload.kind = ddp (line 3)". A key given
 // at its default value changes nothing and passes (a scenario's settings read back whole).
