@@ -94,6 +94,19 @@ const std::vector<TransformerShape>& Presets() {
     qwen_moe.top_k = 4;
     qwen_moe.shared_expert_ffn = 5632;
     p.push_back(qwen_moe);
+    // DeepSeekMoE 16B (Dai et al. 2024): 64 fine-grained experts of width 1408, top-6, two
+    // shared ones (one shared MLP of 2 x 1408, as Megatron-core counts them), its first layer
+    // dense with an MLP of 10944; multi-head attention.
+    TransformerShape deepseek_moe = Llama("deepseek-moe-16b",
+                                          "Dai et al. 2024 (DeepSeekMoE, 16.4B total, 2.8B "
+                                          "active); deepseek-ai/deepseek-moe-16b-base config.json",
+                                          28, 2048, 16, 16, 1408, 102400, 4096);
+    deepseek_moe.experts = 64;
+    deepseek_moe.top_k = 6;
+    deepseek_moe.shared_expert_ffn = 2 * 1408;
+    deepseek_moe.first_dense_layers = 1;
+    deepseek_moe.dense_ffn = 10944;
+    p.push_back(deepseek_moe);
     // Llama 4: 48 layers, top-1 routing with a shared expert as wide as a routed one (8192);
     // Maverick's MoE layers alternate with dense ones of width 16384 (interleave_moe_layer_step
     // 2: its odd layers; nbox's moe_layer_freq puts them on the even ones, Megatron's int form,
@@ -212,6 +225,13 @@ void ValidateTransformerShape(const TransformerShape& s) {
   if (s.moe_layer_freq < 1 || (s.moe_layer_freq > 1 && !s.IsMoe())) {
     Reject("moe_layer_freq", std::to_string(s.moe_layer_freq) +
                                  ": every k-th layer an MoE layer needs k >= 1, and experts");
+  }
+  if (s.first_dense_layers < 0 || (s.first_dense_layers > 0 && !s.IsMoe()) ||
+      s.first_dense_layers >= s.layers) {
+    Reject("first_dense_layers", std::to_string(s.first_dense_layers) +
+                                     ": the dense layers before the MoE ones are 0 or more, fewer "
+                                     "than the layers (" +
+                                     std::to_string(s.layers) + "), in an MoE model");
   }
   if (s.dense_ffn < 0 || (s.dense_ffn > 0 && !s.IsMoe())) {
     Reject("dense_ffn", std::to_string(s.dense_ffn) +

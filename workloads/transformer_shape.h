@@ -31,11 +31,16 @@ struct TransformerShape {
   // MoE: layers 0, k, 2k, ... are MoE layers, the others dense (Megatron-core's int
   // moe_layer_freq; Switch Transformer's every other layer, Llama 4 Maverick's); 1 = all.
   int moe_layer_freq = 1;
-  // MoE: the MLP width of its dense layers (Llama 4's intermediate_size_mlp); 0 = ffn.
+  // MoE: its first layers are dense (DeepSeek's first_k_dense_replace); 0 = none.
+  int first_dense_layers = 0;
+  // MoE: the MLP width of its dense layers (Llama 4's intermediate_size_mlp, DeepSeek's
+  // intermediate_size); 0 = ffn.
   int dense_ffn = 0;
 
   bool IsMoe() const { return experts > 0; }
-  bool IsMoeLayer(int layer) const { return IsMoe() && layer % moe_layer_freq == 0; }
+  bool IsMoeLayer(int layer) const {
+    return IsMoe() && layer >= first_dense_layers && layer % moe_layer_freq == 0;
+  }
   int DenseFfn() const { return IsMoe() && dense_ffn > 0 ? dense_ffn : ffn; }
   int KvHeads() const { return kv_heads > 0 ? kv_heads : heads; }
   // Parameters of one layer: attention (QKV, output), the MLP or the experts and router, norms.

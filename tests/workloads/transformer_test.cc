@@ -50,7 +50,8 @@ TEST(TransformerShape, PresetsHaveTheirPublishedParameterCounts) {
         Expected{"llama2-7b", 6.74, 0.01}, Expected{"llama2-70b", 68.98, 0.01},
         Expected{"llama3-8b", 8.03, 0.01}, Expected{"llama3-70b", 70.55, 0.01},
         Expected{"mixtral-8x7b", 46.7, 0.01}, Expected{"qwen1.5-moe-a2.7b", 14.3, 0.01},
-        Expected{"llama4-scout", 109, 0.02}, Expected{"llama4-maverick", 400, 0.01}}) {
+        Expected{"llama4-scout", 109, 0.02}, Expected{"llama4-maverick", 400, 0.01},
+        Expected{"deepseek-moe-16b", 16.4, 0.01}}) {
     const TransformerShape* shape = FindTransformerPreset(e.name);
     ASSERT_NE(shape, nullptr) << e.name;
     EXPECT_NEAR(static_cast<double>(shape->Parameters()) / 1e9 / e.billions, 1.0, e.tolerance)
@@ -87,6 +88,19 @@ TEST(TransformerShape, Llama4HasSeventeenBillionActiveParameters) {
   EXPECT_FALSE(maverick->IsMoeLayer(1));
   EXPECT_EQ(maverick->LayerParameters(1) - maverick->AttentionParameters() - 2 * 5120,
             3ull * 5120 * 16384);
+}
+
+TEST(TransformerShape, DeepSeekMoeStartsWithADenseLayer) {
+  // DeepSeekMoE 16B: 2.8B active of 16.4B: its 27 MoE layers skip 64 - 6 routed experts of
+  // 3 x 2048 x 1408 each; layer 0 is dense, its MLP 3 x 2048 x 10944.
+  const TransformerShape* shape = FindTransformerPreset("deepseek-moe-16b");
+  ASSERT_NE(shape, nullptr);
+  EXPECT_FALSE(shape->IsMoeLayer(0));
+  EXPECT_TRUE(shape->IsMoeLayer(1));
+  EXPECT_EQ(shape->LayerParameters(0) - shape->AttentionParameters() - 2 * 2048,
+            3ull * 2048 * 10944);
+  const double skipped = 27.0 * (64 - 6) * 3 * 2048 * 1408;
+  EXPECT_NEAR((static_cast<double>(shape->Parameters()) - skipped) / 2.8e9, 1.0, 0.02);
 }
 
 TEST(TransformerProgram, OneFOneBOrderOfAStage) {

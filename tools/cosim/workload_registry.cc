@@ -98,6 +98,7 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                  {"top_k", c.shape.top_k},
                  {"shared_expert_ffn", c.shape.shared_expert_ffn},
                  {"moe_layer_freq", c.shape.moe_layer_freq},
+                 {"first_dense_layers", c.shape.first_dense_layers},
                  {"dense_ffn", c.shape.DenseFfn()}}},
                {"parallelism",
                 {{"tensor", c.parallel.tensor},

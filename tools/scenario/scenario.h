@@ -105,9 +105,10 @@ struct WorkloadSection {
   int seq_len = 0;
   int experts = 0;
   int top_k = 0;
-  int shared_expert_ffn = 0;  // moe: the shared expert's width; 0 = the preset's (none: custom)
-  int moe_layer_freq = 0;     // moe: every k-th layer is an MoE layer; 0 = the preset's (1)
-  int dense_ffn = 0;          // moe: the dense layers' MLP width; 0 = the preset's (ffn)
+  int shared_expert_ffn = 0;   // moe: the shared expert's width; 0 = the preset's (none: custom)
+  int moe_layer_freq = 0;      // moe: every k-th layer is an MoE layer; 0 = the preset's (1)
+  int first_dense_layers = 0;  // moe: dense layers before the MoE ones; 0 = the preset's
+  int dense_ffn = 0;           // moe: the dense layers' MLP width; 0 = the preset's (ffn)
   // ... the parallelism (data_parallel 0 = derived: world_size / (tensor x context x pipeline))
   int tensor_parallel = 1;
   int context_parallel = 1;

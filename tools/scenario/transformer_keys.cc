@@ -61,9 +61,13 @@ std::vector<KeySpec> TransformerKeys() {
        "moe: layers 0, k, 2k, ... are MoE layers and the others dense (Megatron-core's "
        "moe_layer_freq; Switch Transformer, Llama 4 Maverick: 2); 0 = the preset's (1: all)",
        WholeNumber(work(&WorkloadSection::moe_layer_freq), 0, 65536)},
+      {"workload", "first_dense_layers",
+       "moe: the first layers are dense, the MoE layers begin after them (DeepSeek's "
+       "first_k_dense_replace); 0 = the preset's (none for a custom model)",
+       WholeNumber(work(&WorkloadSection::first_dense_layers), 0, 65536)},
       {"workload", "dense_ffn",
-       "moe: MLP hidden size of the dense layers (moe_layer_freq > 1; Llama 4's "
-       "intermediate_size_mlp); 0 = the preset's (ffn)",
+       "moe: MLP hidden size of the dense layers (moe_layer_freq > 1 or first_dense_layers; "
+       "Llama 4's intermediate_size_mlp, DeepSeek's intermediate_size); 0 = the preset's (ffn)",
        WholeNumber(work(&WorkloadSection::dense_ffn), 0, kLarge)},
       {"workload", "tensor_parallel",
        "transformer, moe: tensor-parallel size t (Megatron's; divides the heads)",

@@ -46,6 +46,7 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerShape.top_k", "workload.top_k"},
     {"TransformerShape.shared_expert_ffn", "workload.shared_expert_ffn"},
     {"TransformerShape.moe_layer_freq", "workload.moe_layer_freq"},
+    {"TransformerShape.first_dense_layers", "workload.first_dense_layers"},
     {"TransformerShape.dense_ffn", "workload.dense_ffn"},
     {"DlrmShape.dense_features", "workload.dense_features"},
     {"DlrmShape.tables", "workload.tables"},
@@ -112,6 +113,7 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   Override(c.shape.top_k, w.top_k);
   Override(c.shape.shared_expert_ffn, w.shared_expert_ffn);
   Override(c.shape.moe_layer_freq, w.moe_layer_freq);
+  Override(c.shape.first_dense_layers, w.first_dense_layers);
   Override(c.shape.dense_ffn, w.dense_ffn);
   c.parallel.tensor = w.tensor_parallel;
   c.parallel.pipeline = w.pipeline_parallel;
