@@ -98,12 +98,12 @@ double DenseMlpActivationBytes(const TransformerConfig& c) {
   return (unsplit + tokens * MlpActivationBytesPerToken(c, c.shape.DenseFfn()) / t) * Scale(c);
 }
 
-// An MoE layer's bytes (ExpertLayerActivationBytes) depend on the tokens the routing of its
-// (iteration, layer) gives the rank; a dense layer's among them (moe_layer_freq > 1) do not.
-// The mean over stage `stage`'s layers for the iteration and
-// expert rank (place in the expert-parallel group) whose layers keep the most: times the layers
-// in flight, exactly what that rank holds without interleaving (every micro-batch of an
-// iteration routes alike), and the chunks' mean with it.
+// Bytes per layer of an MoE model's stage `stage`. An MoE layer's (ExpertLayerActivationBytes)
+// depend on the tokens the routing of its (iteration, layer) gives the rank; a dense layer's
+// among them (moe_layer_freq, first_dense_layers) do not. The mean over the stage's layers for
+// the iteration and expert rank (place in the expert-parallel group) whose layers keep the
+// most: times the layers in flight, exactly what that rank holds without interleaving (every
+// micro-batch of an iteration routes alike), and the chunks' mean with it.
 double ExpertLayerBytesAtPeak(const TransformerConfig& c, int stage) {
   const MoeRouting routing = ExpertRoutingOf(c);
   const auto g = static_cast<size_t>(routing.group);

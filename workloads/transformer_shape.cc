@@ -233,6 +233,15 @@ void ValidateTransformerShape(const TransformerShape& s) {
                                      "than the layers (" +
                                      std::to_string(s.layers) + "), in an MoE model");
   }
+  if (s.IsMoe()) {
+    bool any = false;
+    for (int layer = 0; layer < s.layers && !any; ++layer) any = s.IsMoeLayer(layer);
+    if (!any) {
+      Reject("moe_layer_freq", std::to_string(s.moe_layer_freq) + " with first_dense_layers " +
+                                   std::to_string(s.first_dense_layers) + " leaves none of the " +
+                                   std::to_string(s.layers) + " layers an MoE layer");
+    }
+  }
   if (s.dense_ffn < 0 || (s.dense_ffn > 0 && !s.IsMoe())) {
     Reject("dense_ffn", std::to_string(s.dense_ffn) +
                             ": the dense layers' own MLP width is 0 (= ffn) or more, in an MoE "

@@ -23,7 +23,7 @@ struct TransformerShape {
   bool gated_mlp = false;          // SwiGLU: three matrices (Llama, Mixtral); else two (GPT)
   bool tied_embeddings = false;    // the output layer reuses the input embedding (GPT-3)
   bool learned_positions = false;  // a seq_len x hidden position table (GPT-3); else rotary
-  int experts = 0;                 // experts per MoE layer (every layer); 0 = dense
+  int experts = 0;                 // experts per MoE layer; 0 = dense
   int top_k = 0;                   // experts each token goes to
   // MoE: hidden size of the shared expert every token also goes through (DeepSeekMoE's and
   // Qwen-MoE's; Megatron-core's moe_shared_expert_intermediate_size); 0 = none.

@@ -103,6 +103,17 @@ TEST(TransformerShape, DeepSeekMoeStartsWithADenseLayer) {
   EXPECT_NEAR((static_cast<double>(shape->Parameters()) - skipped) / 2.8e9, 1.0, 0.02);
 }
 
+TEST(TransformerShape, AnMoeModelKeepsAtLeastOneMoeLayer) {
+  // 4 layers, every other one MoE from layer 0 (0 and 2), the first 3 dense: none is left.
+  TransformerShape s = *FindTransformerPreset("mixtral-8x7b");
+  s.layers = 4;
+  s.moe_layer_freq = 2;
+  s.first_dense_layers = 3;
+  EXPECT_THROW(ValidateTransformerShape(s), std::invalid_argument);
+  s.first_dense_layers = 2;  // layer 2 is one
+  EXPECT_NO_THROW(ValidateTransformerShape(s));
+}
+
 TEST(TransformerProgram, OneFOneBOrderOfAStage) {
   // p = 4, m = 6: stage 1 warms up with p - s - 1 = 2 forwards, then alternates, then cools
   // down with 2 backwards (Narayanan et al. 2021, Fig. 4, top).
