@@ -117,6 +117,9 @@ void ValidateTransformerConfig(const TransformerConfig& c) {
            "needs the distributed optimizer (data_parallel_mode zero1 or zero2), whose parameter "
            "all-gathers it overlaps");
   }
+  if (c.shared_expert_overlap && s.shared_expert_ffn == 0) {
+    Reject("shared_expert_overlap", "needs a shared expert (shape.shared_expert_ffn > 0)");
+  }
   if (c.bucket_bytes < 1) Reject("bucket_bytes", "must be at least 1");
   if (!(c.backward_to_forward > 0)) Reject("backward_to_forward", "must be > 0");
   if (!(c.optimizer_s >= 0)) Reject("optimizer_s", "must be >= 0");

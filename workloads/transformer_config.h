@@ -51,6 +51,9 @@ struct TransformerConfig {
   // during the next iteration's first forward, bucket by bucket, each issued when the forward
   // reaches the one before it (overlap_param_gather); false: after the step, all waited for.
   bool overlap_param_gather = false;
+  // MoE with a shared expert: its projections run while the token all-to-alls do
+  // (Megatron-core's moe_shared_expert_overlap); false: after the combine.
+  bool shared_expert_overlap = false;
   bool sequence_parallel = false;  // Korthikanti et al. 2022: TP all-reduce -> AG + RS
   ContextParallelComm context_parallel_comm = ContextParallelComm::kP2p;
   // kA2aP2p: consecutive context ranks per all-to-all group (Megatron-core's

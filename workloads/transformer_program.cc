@@ -1,6 +1,8 @@
 #include "workloads/transformer_program.h"
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -499,9 +501,16 @@ class StageBuilder {
   // (Megatron-core needs it with tensor and expert parallelism together).
   double RoutedTokens() const { return sp_ ? tokens_ / t_ : tokens_; }
 
-  void ExpertAllToAll(const std::string& label, const AllToAllCounts& counts) {
-    if (e_ == 1) return;
-    Wait(Push(AllToAllVOp(it_, label, counts, kExpertSlot, kEpStream, mb_)));
+  // An expert all-to-all, and `beside` (compute of the shared expert's, or nothing) while it
+  // runs; the compute stream then waits for it.
+  void ExpertAllToAll(const std::string& label, const AllToAllCounts& counts,
+                      const std::function<void()>& beside = {}) {
+    const std::optional<uint32_t> op =
+        e_ == 1 ? std::nullopt
+                : std::optional<uint32_t>(
+                      Push(AllToAllVOp(it_, label, counts, kExpertSlot, kEpStream, mb_)));
+    if (beside) beside();
+    if (op) Wait(*op);
   }
 
   double ExpertSeconds(int i) const {
@@ -513,12 +522,21 @@ class StageBuilder {
 
   void MoeForward(int i, const std::string& name) {
     const int layer = ch_->first_layer + i;
+    const bool overlap = SharedExpertOverlapped();
     Compute(name + " router", Matmul(RoutedTokens() * c_.shape.RouterFlopsPerToken()));
-    ExpertAllToAll(name + " dispatch", Counts(st_.dispatch, layer));
+    if (overlap) TpBefore(name + " shared");
+    ExpertAllToAll(name + " dispatch", Counts(st_.dispatch, layer),
+                   [&] { SharedExpertPart(name + " shared fc1", 1, kSharedFirst); });
     Compute(name + " experts", ExpertSeconds(i));
-    ExpertAllToAll(name + " combine", Counts(st_.combine, layer));
-    SharedExpert(name, 1);
+    ExpertAllToAll(name + " combine", Counts(st_.combine, layer),
+                   [&] { SharedExpertPart(name + " shared fc2", 1, kSharedSecond); });
+    if (overlap) TpAfter(name + " shared");
+    if (!overlap) SharedExpert(name, 1);
   }
+
+  // Which of the shared expert's projections: its first (gate and up, or the one up), its
+  // second (down), or both.
+  enum SharedExpertPart { kSharedFirst, kSharedSecond, kSharedBoth };
 
   // The shared expert: a dense MLP on the rank's tokens beside the routed experts, split over
   // the tensor ranks as the dense layer's is (Megatron-core's SharedExpertMLP), its output added
@@ -526,19 +544,40 @@ class StageBuilder {
   void SharedExpert(const std::string& name, double passes) {
     if (c_.shape.shared_expert_ffn == 0) return;
     TpBefore(name + " shared");
-    Compute(name + " shared", passes * Matmul(tokens_ * c_.shape.SharedExpertFlopsPerToken() / t_));
+    SharedExpertPart(name + " shared", passes, kSharedBoth);
     TpAfter(name + " shared");
+  }
+
+  // With shared_expert_overlap (Megatron-core's moe_shared_expert_overlap) the shared expert's
+  // first projection runs while the dispatch's all-to-all does, its second while the
+  // combine's does (the backward mirrors them).
+  bool SharedExpertOverlapped() const {
+    return c_.shared_expert_overlap && c_.shape.shared_expert_ffn > 0;
+  }
+  void SharedExpertPart(const std::string& label, double passes, SharedExpertPart part) {
+    if (part != kSharedBoth && !SharedExpertOverlapped()) return;
+    // Of its two (GeLU) or three (gated) equal matrices, the first projection holds all but one.
+    const double matrices = c_.shape.gated_mlp ? 3 : 2;
+    const double share = part == kSharedBoth    ? 1
+                         : part == kSharedFirst ? (matrices - 1) / matrices
+                                                : 1 / matrices;
+    Compute(label, share * passes * Matmul(tokens_ * c_.shape.SharedExpertFlopsPerToken() / t_));
   }
 
   void MoeBackward(int i, const std::string& name) {
     const int layer = ch_->first_layer + i;
     const double ratio = c_.backward_to_forward;
-    SharedExpert(name, ratio);
+    const bool overlap = SharedExpertOverlapped();
+    if (overlap) TpBefore(name + " shared");
+    if (!overlap) SharedExpert(name, ratio);
     // Gradients retrace the combine (token owners to experts: the dispatch pattern), then the
     // dispatch (experts to owners: the combine pattern).
-    ExpertAllToAll(name + " combine", Counts(st_.dispatch, layer));
+    ExpertAllToAll(name + " combine", Counts(st_.dispatch, layer),
+                   [&] { SharedExpertPart(name + " shared fc2", ratio, kSharedSecond); });
     Compute(name + " experts", ratio * ExpertSeconds(i));
-    ExpertAllToAll(name + " dispatch", Counts(st_.combine, layer));
+    ExpertAllToAll(name + " dispatch", Counts(st_.combine, layer),
+                   [&] { SharedExpertPart(name + " shared fc1", ratio, kSharedFirst); });
+    if (overlap) TpAfter(name + " shared");
     Compute(name + " router", ratio * Matmul(RoutedTokens() * c_.shape.RouterFlopsPerToken()));
   }
 

@@ -131,6 +131,17 @@ TEST(TransformerKeys, HierarchicalContextParallelismNeedsItsBlocks) {
               HasSubstr("only a2a+p2p splits the context ranks into all-to-all groups"));
 }
 
+TEST(TransformerKeys, SharedExpertOverlapNeedsASharedExpert) {
+  const std::vector<std::string> mixtral = {"workload.kind=moe", "workload.model=mixtral-8x7b",
+                                            "workload.seq_len=4096",
+                                            "workload.shared_expert_overlap=on"};
+  EXPECT_THAT(LoadError(kJob, mixtral),
+              HasSubstr("workload.shared_expert_overlap = on (--set): needs a shared expert"));
+  std::vector<std::string> qwen = mixtral;
+  qwen[1] = "workload.model=qwen1.5-moe-a2.7b";
+  EXPECT_TRUE(TransformerConfigOf(LoadScenario(kJob, qwen)).shared_expert_overlap);
+}
+
 TEST(TransformerKeys, OverlappedParameterGathersNeedTheDistributedOptimizer) {
   EXPECT_THAT(LoadError(kJob, {"workload.overlap_param_gather=on"}),
               HasSubstr("workload.overlap_param_gather = on (--set): needs the distributed "

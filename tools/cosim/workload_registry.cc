@@ -113,6 +113,7 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                {"virtual_stages", c.virtual_stages},
                {"data_parallel_mode", s.workload.data_parallel_mode},
                {"overlap_param_gather", c.overlap_param_gather},
+               {"shared_expert_overlap", c.shared_expert_overlap},
                {"sequence_parallel", c.sequence_parallel},
                {"recompute", s.workload.recompute},
                {"flash_attention", c.flash_attention},

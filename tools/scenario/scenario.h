@@ -109,6 +109,7 @@ struct WorkloadSection {
   int moe_layer_freq = 0;      // moe: every k-th layer is an MoE layer; 0 = the preset's (1)
   int first_dense_layers = 0;  // moe: dense layers before the MoE ones; 0 = the preset's
   int dense_ffn = 0;           // moe: the dense layers' MLP width; 0 = the preset's (ffn)
+  bool shared_expert_overlap = false;  // moe: the shared expert beside the all-to-alls
   // ... the parallelism (data_parallel 0 = derived: world_size / (tensor x context x pipeline))
   int tensor_parallel = 1;
   int context_parallel = 1;

@@ -57,6 +57,11 @@ std::vector<KeySpec> TransformerKeys() {
        "ones (DeepSeekMoE, Qwen-MoE; Megatron-core's moe_shared_expert_intermediate_size); 0 = "
        "the preset's (none for a custom model)",
        WholeNumber(work(&WorkloadSection::shared_expert_ffn), 0, kLarge)},
+      {"workload", "shared_expert_overlap",
+       "moe with a shared expert: its first projection runs while the dispatch all-to-all does, "
+       "its second while the combine does (Megatron-core's moe_shared_expert_overlap); off: "
+       "after the combine",
+       Switch(work(&WorkloadSection::shared_expert_overlap))},
       {"workload", "moe_layer_freq",
        "moe: layers 0, k, 2k, ... are MoE layers and the others dense (Megatron-core's "
        "moe_layer_freq; Switch Transformer, Llama 4 Maverick: 2); 0 = the preset's (1: all)",

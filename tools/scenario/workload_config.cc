@@ -29,6 +29,7 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerConfig.expert_capacity_factor", "workload.expert_capacity_factor"},
     {"TransformerConfig.pad_to_capacity", "workload.pad_to_capacity"},
     {"TransformerConfig.overlap_param_gather", "workload.overlap_param_gather"},
+    {"TransformerConfig.shared_expert_overlap", "workload.shared_expert_overlap"},
     {"ParallelDims.tensor", "workload.tensor_parallel"},
     {"ParallelDims.pipeline", "workload.pipeline_parallel"},
     {"ParallelDims.data", "workload.data_parallel"},
@@ -134,6 +135,7 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   c.sequence_parallel = w.sequence_parallel;
   c.flash_attention = w.flash_attention;
   c.overlap_param_gather = w.overlap_param_gather;
+  c.shared_expert_overlap = w.shared_expert_overlap;
   c.context_parallel_comm =
       w.context_parallel_comm == "a2a"          ? work::ContextParallelComm::kA2a
       : w.context_parallel_comm == "a2a+p2p"    ? work::ContextParallelComm::kA2aP2p

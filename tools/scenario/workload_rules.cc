@@ -21,11 +21,17 @@ const std::vector<std::string> kDdpOnlyKeys = {"workload.parameters", "workload.
                                                "workload.trace_replica"};
 const std::string kBatchPerRank = "workload.batch_per_rank";
 // Keys that only the MoE kind reads, among the transformer keys.
-const std::vector<std::string> kMoeOnlyKeys = {
-    "workload.experts",         "workload.top_k",          "workload.shared_expert_ffn",
-    "workload.expert_parallel", "workload.routing_skew",   "workload.expert_capacity_factor",
-    "workload.pad_to_capacity", "workload.moe_layer_freq", "workload.first_dense_layers",
-    "workload.dense_ffn"};
+const std::vector<std::string> kMoeOnlyKeys = {"workload.experts",
+                                               "workload.top_k",
+                                               "workload.shared_expert_ffn",
+                                               "workload.expert_parallel",
+                                               "workload.routing_skew",
+                                               "workload.expert_capacity_factor",
+                                               "workload.pad_to_capacity",
+                                               "workload.moe_layer_freq",
+                                               "workload.first_dense_layers",
+                                               "workload.dense_ffn",
+                                               "workload.shared_expert_overlap"};
 
 // "workload.hidden = 4096 (line 6) is not used by workload.kind = ddp (line 3)". A key given
 // at its default value changes nothing and passes (a scenario's settings read back whole).
