@@ -18,6 +18,11 @@ int TransformerConfig::Microbatches() const {
   return per_step > 0 ? batch / per_step : 0;
 }
 
+double TransformerConfig::ModelFlopsPerIteration() const {
+  const double sequences = static_cast<double>(Microbatches()) * micro_batch * parallel.data;
+  return sequences * shape.seq_len * shape.ModelFlopsPerToken() * (1 + backward_to_forward);
+}
+
 void ValidateTransformerConfig(const TransformerConfig& c) {
   ValidateTransformerShape(c.shape);
   ParallelLayout layout(c.parallel);  // checks the sizes and the order

@@ -78,6 +78,10 @@ struct TransformerConfig {
 
   // m = global batch / (micro_batch x data); 0 when the sizes are not set.
   int Microbatches() const;
+  // Model FLOPs of one iteration: the global batch's tokens through the model's forward and
+  // backward (backward_to_forward times the forward), without recomputation, padding or
+  // dropped tokens (what MFU divides by the time and the GPUs' peak).
+  double ModelFlopsPerIteration() const;
 };
 
 // Throws std::invalid_argument naming the field ("TransformerConfig.global_batch: ...").

@@ -198,6 +198,17 @@ double TransformerShape::RouterFlopsPerToken() const {
   return 2.0 * static_cast<double>(hidden) * experts;
 }
 
+double TransformerShape::ModelFlopsPerToken() const {
+  double flops = LogitsFlopsPerToken();
+  for (int layer = 0; layer < layers; ++layer) {
+    flops += AttentionLinearFlopsPerToken() + AttentionScoreFlopsPerToken();
+    flops += IsMoeLayer(layer)
+                 ? RouterFlopsPerToken() + top_k * MlpFlopsPerToken() + SharedExpertFlopsPerToken()
+                 : DenseMlpFlopsPerToken();
+  }
+  return flops;
+}
+
 double TransformerShape::LogitsFlopsPerToken() const {
   return 2.0 * static_cast<double>(hidden) * vocab;
 }

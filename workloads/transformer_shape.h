@@ -62,6 +62,9 @@ struct TransformerShape {
   double SharedExpertFlopsPerToken() const;     // the shared expert (0 without)
   double RouterFlopsPerToken() const;           // MoE gate: 2 h E
   double LogitsFlopsPerToken() const;           // output layer: 2 h V
+  // The whole model's forward FLOPs per token as nbox computes them: every layer's attention
+  // and MLP (an MoE layer's router, top_k experts and shared expert), and the logits.
+  double ModelFlopsPerToken() const;
 };
 
 // Throws std::invalid_argument naming the field: sizes at least 1, hidden a multiple of heads,

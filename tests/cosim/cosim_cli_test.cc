@@ -57,6 +57,8 @@ TEST_F(CosimCli, WritesResultsAndTraceForEveryRank) {
                 it["time_s"].get<double>() - it["compute_s"].get<double>(), 1e-12);
   }
   EXPECT_EQ(results["scenario"]["settings"]["job.world_size"], "4");
+  // A DDP model states no model FLOPs: no MFU (rather than a made-up one).
+  EXPECT_FALSE(results.contains("steady_model_flops_utilization"));
   EXPECT_EQ(results["network"]["payload_bytes_sent"],
             results["network"]["payload_bytes_delivered"]);
 

@@ -57,6 +57,16 @@ TEST_F(HybridCli, TheReportTraceAndTrafficShowEveryParallelism) {
                 stage.at("output_activations_bytes").get<double>());
   EXPECT_NE(run.output.find(", activations "), std::string::npos) << run.output;
   EXPECT_GT(stage.at("optimizer_bytes").get<double>(), 0);
+  // MFU: the workload's model FLOPs over the 16 GPUs' peak in the steady iteration's time,
+  // at most the fixture's 0.5 utilization.
+  const auto results = ReadJson(dir_ / "a" / "results.json");
+  const double mfu = results.at("steady_model_flops_utilization").get<double>();
+  EXPECT_DOUBLE_EQ(mfu, results.at("workload").at("model_flops_per_iteration").get<double>() /
+                            results.at("steady_iteration_time_s").get<double>() / 16 /
+                            results.at("workload").at("gpu_peak_flops").get<double>());
+  EXPECT_GT(mfu, 0);
+  EXPECT_LT(mfu, 0.5);
+  EXPECT_NE(run.output.find("model FLOPs utilization (MFU): "), std::string::npos) << run.output;
   EXPECT_TRUE(memory.at("fits").is_null());  // no workload.gpu_memory
   // Rank 0's threads: compute and one per stream; slices named by micro-batch and layer.
   const auto trace = ReadJson(dir_ / "a" / "trace.json");

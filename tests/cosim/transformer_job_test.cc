@@ -175,6 +175,31 @@ void ExpectBubbleRatio(PipelineSchedule schedule, int v = 1) {
   EXPECT_NEAR(it.breakdown.bubble_s / it.time_s, expected, 0.01);
 }
 
+// MFU (model FLOPs over the GPUs' peak in the iteration's time) on a network made infinitely
+// fast: every GPU computes at the configured utilization but in the pipeline's bubble, (p - 1)
+// / (m + p - 1) of the iteration with 1F1B. One stage on 4 data-parallel GPUs gives the
+// utilization itself; 4 stages of 8 micro-batches 8 / 11 of it.
+TEST(TransformerJob, ModelFlopsUtilizationIsTheUtilizationButTheBubble) {
+  for (const auto& [p, d] : {std::pair{1, 4}, std::pair{4, 1}}) {
+    SCOPED_TRACE(p);
+    const int m = 8;
+    TransformerConfig c = SmallModel(1, p, d, m);
+    c.shape.layers = 8;
+    c.shape.vocab = 1;  // no logits to speak of: every stage computes the same
+    const work::JobPrograms job = work::MakeTransformerJob(c);
+    StarJob setup;
+    setup.world = p * d;
+    setup.rate_bps = 10e12;
+    setup.latency_s = 1e-9;
+    setup.network.mtu = 9000;
+    const JobOutcome out = RunOnStar(setup, job);
+    ASSERT_TRUE(out.finished);
+    const double mfu = c.ModelFlopsPerIteration() / out.summary.iterations[0].time_s / setup.world /
+                       c.compute.peak_flops;
+    EXPECT_NEAR(mfu / (c.compute.utilization * m / (m + p - 1)), 1.0, 0.02);
+  }
+}
+
 TEST(TransformerJob, OneFOneBBubbleRatioOnAnInfinitelyFastNetwork) {
   ExpectBubbleRatio(PipelineSchedule::kOneFOneB);
 }

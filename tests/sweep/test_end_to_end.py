@@ -126,5 +126,9 @@ def test_a_sweep_over_tensor_parallelism_splits_exposed_time_by_kind(sweeper, tm
             math.fsum([s["weights_bytes"], s["gradients_bytes"], s["optimizer_bytes"],
                        s["activations_bytes"]]) for s in stages)
     assert float(rows["2"]["memory_per_gpu_bytes"]) < float(rows["1"]["memory_per_gpu_bytes"])
+    # The MFU column is each point's results.json figure.
+    for row in rows.values():
+        results = load_json(os.path.join(out, "points", row["point"], "results.json"))
+        assert float(row["mfu"]) == results["steady_model_flops_utilization"]
     # No point has expert-parallel or embedding communication: no column for them.
     assert "exposed_s_ep" not in rows["1"] and "exposed_s_emb" not in rows["1"]

@@ -114,6 +114,22 @@ TEST(TransformerShape, AnMoeModelKeepsAtLeastOneMoeLayer) {
   EXPECT_NO_THROW(ValidateTransformerShape(s));
 }
 
+TEST(TransformerShape, ModelFlopsPerTokenCountEveryLayerAndTheLogits) {
+  // SmallTransformer's shape (4 layers, h = 64, 4 heads, f = 256 GeLU, s = 32, V = 100): per
+  // layer QKV and output 2 x 4 h^2 = 32768, scores 4 s h = 8192, MLP 2 x 2 h f = 65536; logits
+  // 2 h V = 12800.
+  TransformerConfig c = testing::SmallTransformer(1, 1, 1, 2, PipelineSchedule::kOneFOneB);
+  EXPECT_DOUBLE_EQ(c.shape.ModelFlopsPerToken(), 4 * (32768.0 + 8192 + 65536) + 12800);
+  // Two micro-batches of one 32-token sequence, forward and a backward of twice its FLOPs.
+  EXPECT_DOUBLE_EQ(c.ModelFlopsPerIteration(), 2 * 32 * 3 * c.shape.ModelFlopsPerToken());
+  // Top-2 of 4 experts of the same width, a router of 2 h E, a shared expert of 128.
+  c.shape.experts = 4;
+  c.shape.top_k = 2;
+  c.shape.shared_expert_ffn = 128;
+  EXPECT_DOUBLE_EQ(c.shape.ModelFlopsPerToken(),
+                   4 * (32768.0 + 8192 + 2 * 64 * 4 + 2 * 65536 + 2 * 2 * 64 * 128) + 12800);
+}
+
 TEST(TransformerProgram, OneFOneBOrderOfAStage) {
   // p = 4, m = 6: stage 1 warms up with p - s - 1 = 2 forwards, then alternates, then cools
   // down with 2 backwards (Narayanan et al. 2021, Fig. 4, top).

@@ -87,7 +87,7 @@ class RealRankBridge : public bridge::server::BridgeSink {
     int current_iteration = 0;
     // The last blocked promise: its vtime and when it came (wall).
     std::optional<std::pair<uint64_t, WallClock::time_point>> blocked_since;
-    uint64_t scheduled = 0;    // its posts and reports scheduled in ns-3, not executed yet
+    uint64_t scheduled = 0;  // its posts and reports scheduled in ns-3, not executed yet
   };
 
   RankActivity& Activity(int rank);

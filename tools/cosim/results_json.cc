@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/cosim/model_flops_utilization.h"
 #include "tools/cosim/rank_roles.h"
 #include "tools/cosim/real_rank_json.h"
 #include "tools/cosim/run_result.h"
@@ -189,6 +190,10 @@ std::string ResultsJson(const RunResult& r) {
       {"network", NetworkJson(r.network, r.transport, roce)},
       {"simulation", {{"events", r.events}, {"simulated_s", r.simulated_s}}},
   };
+  if (const auto mfu = SteadyModelFlopsUtilization(r)) {
+    out["steady_model_flops_utilization"] = mfu->fraction;
+    out["steady_model_flops_per_gpu_s"] = mfu->flops_per_gpu_s;
+  }
   if (!r.interrupted.empty()) {
     out["status"] = r.interrupted + " (partial results)";
   }

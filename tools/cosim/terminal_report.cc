@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/units.h"
+#include "tools/cosim/model_flops_utilization.h"
 #include "tools/cosim/rank_roles.h"
 #include "tools/scenario/key_schema.h"
 
@@ -168,6 +169,12 @@ void PrintIterations(const RunResult& r, const RankRoles& roles, std::ostream& o
   if (n > 1) {
     out << fmt::format("  steady iteration time (mean of iterations 1..{}): {}\n", n - 1,
                        FormatSeconds(SteadyIterationTime(r.summary)));
+  }
+  if (const auto mfu = SteadyModelFlopsUtilization(r)) {
+    out << fmt::format(
+        "  model FLOPs utilization (MFU): {:.1f}% of the GPUs' peak, {:.1f} TFLOP/s per GPU "
+        "(the model's FLOPs, without recomputation)\n",
+        100 * mfu->fraction, mfu->flops_per_gpu_s / 1e12);
   }
   PrintComputeNote(roles, out);
 }

@@ -120,6 +120,8 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                {"context_parallel_comm", s.workload.context_parallel_comm},
                {"context_a2a", c.context_a2a}};
   w.details["memory_per_gpu_estimate"] = GpuMemoryJson(c, s.workload.gpu_memory);
+  w.details["model_flops_per_iteration"] = c.ModelFlopsPerIteration();
+  w.details["gpu_peak_flops"] = c.compute.peak_flops;
   if (c.shape.IsMoe()) {
     const auto routing = RoutingJson(c);
     w.details["routing"] = routing;

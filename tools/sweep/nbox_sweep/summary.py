@@ -12,6 +12,8 @@ Columns: point, status, exit_code, error, one column per varied key, then
   memory_per_gpu_bytes      the fullest pipeline stage's memory estimate (a closed form, not
                             simulated: workloads/README.md, "Memory per GPU"); only when some
                             point has one (transformer and MoE jobs)
+  mfu                       results.json's steady model FLOPs utilization (README, "How the
+                            numbers are defined"); only when some point has one
   busbw_GBps_<Op>           mean bus bandwidth of the <Op> collectives of the last iteration
   drops, retransmissions, ecn_marks, peak_queue_bytes   network totals from results.json
   pauses, paused_s          PFC pause frames sent and paused port-time, summed over ports
@@ -43,6 +45,7 @@ BUSBW_PREFIX = "busbw_GBps_"
 EXPOSED_PREFIX = "exposed_s_"
 BUBBLE = "bubble_s"
 MEMORY = "memory_per_gpu_bytes"
+MFU = "mfu"
 
 
 def _mean(values: List[float]) -> float:
@@ -105,6 +108,7 @@ def metrics_from_results(results: Dict) -> Dict:
     }
     row.update(breakdown_means(steady))
     row[MEMORY] = memory_per_gpu(results.get("workload"))
+    row[MFU] = results.get("steady_model_flops_utilization")
     for op, busbw in last_iteration_busbw(results["collectives"]).items():
         row[BUSBW_PREFIX + op] = busbw
     for key in NETWORK_COLUMNS:
@@ -144,8 +148,8 @@ def columns_of(plan: Plan, rows: List[Dict]) -> List[str]:
         breakdown += [k for k in row if (k.startswith(EXPOSED_PREFIX) or k == BUBBLE) and
                       k not in breakdown]
     breakdown = [k for k in breakdown if any(row.get(k) for row in rows)]
-    memory = [MEMORY] if any(row.get(MEMORY) is not None for row in rows) else []
-    return (FIXED_COLUMNS + plan.varied_keys() + METRIC_COLUMNS + breakdown + memory + busbw +
+    optional = [key for key in (MEMORY, MFU) if any(row.get(key) is not None for row in rows)]
+    return (FIXED_COLUMNS + plan.varied_keys() + METRIC_COLUMNS + breakdown + optional + busbw +
             NETWORK_COLUMNS + list(PFC_COLUMNS))
 
 
