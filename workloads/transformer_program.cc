@@ -314,14 +314,13 @@ class StageBuilder {
   // --- context parallelism -------------------------------------------------------------------
 
   // Bytes of this rank's keys and values for one micro-batch: its s / c tokens, the key/value
-  // heads of its tensor-parallel share, of h / heads elements each. A share below one head (t
-  // above the key/value heads, which Megatron does not allow) is counted as one whole head.
+  // heads of its tensor-parallel share, a key and a value each (h / heads elements apiece; with
+  // MLA the up-projected ones, QkHeadDim and VHeadDim). A share below one head (t above the
+  // key/value heads, which Megatron does not allow) is counted as one whole head.
   uint64_t KeyValueBytes() const {
     const auto heads = static_cast<uint64_t>((c_.shape.KvHeads() + t_ - 1) / t_);
-    return 2 * static_cast<uint64_t>(tokens_) * heads * HeadBytes();
-  }
-  uint64_t HeadBytes() const {
-    return static_cast<uint64_t>(c_.shape.hidden / c_.shape.heads) * c_.activation_bytes;
+    return static_cast<uint64_t>(tokens_) * heads *
+           static_cast<uint64_t>(c_.shape.QkHeadDim() + c_.shape.VHeadDim()) * c_.activation_bytes;
   }
 
   // The ranks of the context ring (kContextSlot) and this rank's place in it: all c, or with
@@ -364,12 +363,14 @@ class StageBuilder {
   // a2a+p2p the same buffers over the rank's block, which then holds a s / c tokens of 1 / a of
   // those heads: its ring blocks are KeyValueBytes() still.
   uint64_t QkvBytes() const {
-    const auto heads = static_cast<uint64_t>((c_.shape.heads + 2 * c_.shape.KvHeads()) / t_);
-    return static_cast<uint64_t>(tokens_) * heads * HeadBytes();
+    const TransformerShape& s = c_.shape;
+    const auto elements = static_cast<uint64_t>(
+        ((s.heads + s.KvHeads()) * s.QkHeadDim() + s.KvHeads() * s.VHeadDim()) / t_);
+    return static_cast<uint64_t>(tokens_) * elements * c_.activation_bytes;
   }
   uint64_t AttentionOutputBytes() const {
-    return static_cast<uint64_t>(tokens_) * static_cast<uint64_t>(c_.shape.hidden / t_) *
-           c_.activation_bytes;
+    const auto width = static_cast<uint64_t>(c_.shape.heads * c_.shape.VHeadDim() / t_);
+    return static_cast<uint64_t>(tokens_) * width * c_.activation_bytes;
   }
 
   // The core attention of a forward (or of its recomputation) with the sequence over c ranks,

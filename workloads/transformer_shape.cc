@@ -107,6 +107,24 @@ const std::vector<TransformerShape>& Presets() {
     deepseek_moe.first_dense_layers = 1;
     deepseek_moe.dense_ffn = 10944;
     p.push_back(deepseek_moe);
+    // DeepSeek-V3 (DeepSeek-AI 2024, 671B total, 37B active; its multi-token-prediction module
+    // not counted): multi-head latent attention, 256 experts of width 2048, top-8, one shared,
+    // the first 3 layers dense with an MLP of 18432; 4096-token pre-training sequences.
+    TransformerShape deepseek_v3 = Llama("deepseek-v3",
+                                         "DeepSeek-AI 2024 (DeepSeek-V3 technical report); "
+                                         "deepseek-ai/DeepSeek-V3 config.json",
+                                         61, 7168, 128, 128, 2048, 129280, 4096);
+    deepseek_v3.q_lora_rank = 1536;
+    deepseek_v3.kv_lora_rank = 512;
+    deepseek_v3.qk_head_dim = 128;
+    deepseek_v3.qk_rope_dim = 64;
+    deepseek_v3.v_head_dim = 128;
+    deepseek_v3.experts = 256;
+    deepseek_v3.top_k = 8;
+    deepseek_v3.shared_expert_ffn = 2048;
+    deepseek_v3.first_dense_layers = 3;
+    deepseek_v3.dense_ffn = 18432;
+    p.push_back(deepseek_v3);
     // Llama 4: 48 layers, top-1 routing with a shared expert as wide as a routed one (8192);
     // Maverick's MoE layers alternate with dense ones of width 16384 (interleave_moe_layer_step
     // 2: its odd layers; nbox's moe_layer_freq puts them on the even ones, Megatron's int form,
@@ -135,6 +153,18 @@ const std::vector<TransformerShape>& Presets() {
 
 uint64_t TransformerShape::AttentionParameters() const {
   const U h = static_cast<U>(hidden);
+  if (IsMla()) {
+    // DeepSeek-V2 Sec. 2.1: W_DQ, its norm and W_UQ (or one W_Q); W_DKV with the shared rotary
+    // key W_KR, its norm, and W_UK, W_UV; W_O.
+    const U n = static_cast<U>(heads);
+    const U q_out = n * static_cast<U>(QkHeadDim());
+    const U q_lora = static_cast<U>(q_lora_rank);
+    const U kv_lora = static_cast<U>(kv_lora_rank);
+    const U query = q_lora > 0 ? h * q_lora + q_lora + q_lora * q_out : h * q_out;
+    const U key_value = h * (kv_lora + static_cast<U>(qk_rope_dim)) + kv_lora +
+                        kv_lora * n * static_cast<U>(qk_head_dim + v_head_dim);
+    return query + key_value + n * static_cast<U>(v_head_dim) * h;
+  }
   const U kv = static_cast<U>(KvHeads()) * (h / static_cast<U>(heads));
   return h * (h + 2 * kv) + h * h;
 }
@@ -179,7 +209,7 @@ double TransformerShape::AttentionLinearFlopsPerToken() const {
 }
 
 double TransformerShape::AttentionScoreFlopsPerToken() const {
-  return 4.0 * seq_len * static_cast<double>(hidden);
+  return 2.0 * seq_len * heads * static_cast<double>(QkHeadDim() + VHeadDim());
 }
 
 double TransformerShape::MlpFlopsPerToken() const {
@@ -223,6 +253,15 @@ void ValidateTransformerShape(const TransformerShape& s) {
   if (s.hidden % s.heads != 0) {
     Reject("hidden", std::to_string(s.hidden) + " is not a multiple of heads (" +
                          std::to_string(s.heads) + ")");
+  }
+  if (s.kv_lora_rank < 0 || s.q_lora_rank < 0 || s.qk_rope_dim < 0 ||
+      (s.IsMla() && (s.qk_head_dim < 1 || s.v_head_dim < 1)) ||
+      (!s.IsMla() &&
+       (s.q_lora_rank > 0 || s.qk_head_dim > 0 || s.qk_rope_dim > 0 || s.v_head_dim > 0))) {
+    Reject("kv_lora_rank", std::to_string(s.kv_lora_rank) +
+                               ": multi-head latent attention needs kv_lora_rank, qk_head_dim and "
+                               "v_head_dim above 0 (q_lora_rank and qk_rope_dim 0 or more); "
+                               "without it, none of them");
   }
   if (s.kv_heads < 0 || (s.kv_heads > 0 && s.heads % s.kv_heads != 0)) {
     Reject("kv_heads", std::to_string(s.kv_heads) + " must be 0 (= heads) or divide heads (" +

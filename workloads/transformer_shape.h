@@ -17,7 +17,16 @@ struct TransformerShape {
   int hidden = 0;
   int heads = 0;
   int kv_heads = 0;  // grouped-query attention; 0 = heads (multi-head attention)
-  int ffn = 0;       // hidden size of the MLP (of one expert's, in an MoE layer)
+  // Multi-head latent attention (DeepSeek-V2/V3), when kv_lora_rank > 0: queries through a
+  // rank-q_lora_rank bottleneck (0: a full projection), keys and values up-projected from a
+  // kv_lora_rank latent; per head, queries and keys of qk_head_dim + qk_rope_dim, values of
+  // v_head_dim. Every head has its keys and values (kv_heads = heads).
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_head_dim = 0;
+  int qk_rope_dim = 0;
+  int v_head_dim = 0;
+  int ffn = 0;  // hidden size of the MLP (of one expert's, in an MoE layer)
   int vocab = 0;
   int seq_len = 0;
   bool gated_mlp = false;          // SwiGLU: three matrices (Llama, Mixtral); else two (GPT)
@@ -42,7 +51,11 @@ struct TransformerShape {
     return IsMoe() && layer >= first_dense_layers && layer % moe_layer_freq == 0;
   }
   int DenseFfn() const { return IsMoe() && dense_ffn > 0 ? dense_ffn : ffn; }
-  int KvHeads() const { return kv_heads > 0 ? kv_heads : heads; }
+  int KvHeads() const { return kv_heads > 0 && !IsMla() ? kv_heads : heads; }
+  bool IsMla() const { return kv_lora_rank > 0; }
+  // Elements per head of a query or key, and of a value: h / heads without MLA.
+  int QkHeadDim() const { return IsMla() ? qk_head_dim + qk_rope_dim : hidden / heads; }
+  int VHeadDim() const { return IsMla() ? v_head_dim : hidden / heads; }
   // Parameters of one layer: attention (QKV, output), the MLP or the experts and router, norms.
   uint64_t AttentionParameters() const;
   uint64_t MlpParameters() const;  // one MLP of width ffn (one expert)
@@ -56,12 +69,13 @@ struct TransformerShape {
   // Forward FLOPs per token of one layer's parts (2 FLOPs per multiply-add; Narayanan et al.
   // 2021, Eq. 3, generalised to GQA and gated MLPs), over a sequence of seq_len tokens.
   double AttentionLinearFlopsPerToken() const;  // QKV and output projections
-  double AttentionScoreFlopsPerToken() const;   // QK^T and attention x V: 4 s h
-  double MlpFlopsPerToken() const;              // one MLP of width ffn (one expert)
-  double DenseMlpFlopsPerToken() const;         // a dense layer's MLP (width DenseFfn())
-  double SharedExpertFlopsPerToken() const;     // the shared expert (0 without)
-  double RouterFlopsPerToken() const;           // MoE gate: 2 h E
-  double LogitsFlopsPerToken() const;           // output layer: 2 h V
+  // QK^T and attention x V over s keys: 2 s heads (QkHeadDim + VHeadDim), 4 s h without MLA.
+  double AttentionScoreFlopsPerToken() const;
+  double MlpFlopsPerToken() const;           // one MLP of width ffn (one expert)
+  double DenseMlpFlopsPerToken() const;      // a dense layer's MLP (width DenseFfn())
+  double SharedExpertFlopsPerToken() const;  // the shared expert (0 without)
+  double RouterFlopsPerToken() const;        // MoE gate: 2 h E
+  double LogitsFlopsPerToken() const;        // output layer: 2 h V
   // The whole model's forward FLOPs per token as nbox computes them: every layer's attention
   // and MLP (an MoE layer's router, top_k experts and shared expert), and the logits.
   double ModelFlopsPerToken() const;

@@ -439,6 +439,24 @@ TEST(TransformerJob, HierarchicalContextParallelismSplitsAllToAllsFromTheRing) {
   EXPECT_EQ(pairs.count({Parallelism::kContext, 0, 3}), 0u);
 }
 
+// Multi-head latent attention on the context ring (c = 2 on 2 ranks, 2 micro-batches): each
+// head's key is 32 + 16 (rotary) wide and its value 64, so a rank's block is its 64 tokens x 4
+// heads x (48 + 64) x 2 bytes, once forward and with the gradients (twice) backward.
+TEST(TransformerJob, LatentAttentionPassesItsUpProjectedKeysAndValues) {
+  const uint64_t m = 2;
+  TransformerConfig c = SmallModel(1, 1, 1, static_cast<int>(m));
+  c.parallel.context = 2;
+  c.shape.kv_lora_rank = 64;
+  c.shape.qk_head_dim = 32;
+  c.shape.qk_rope_dim = 16;
+  c.shape.v_head_dim = 64;
+  const work::JobPrograms job = work::MakeTransformerJob(c);
+  const JobOutcome out = RunConserved(job);
+  ASSERT_TRUE(out.finished);
+  const uint64_t block = 64 * 4 * (48 + 64) * 2;
+  EXPECT_EQ((PairBytes(out, job).at({Parallelism::kContext, 0, 1})), m * kLayers * 3 * block);
+}
+
 TEST(TransformerJob, ExpertAllToAllCarriesTheRoutedTokens) {
   // TwoRankMoe. Balanced routing sends half of each token's two copies to the other rank's two
   // experts: 128 tokens x 2 x 1/2 x h x 2 bytes per all-to-all, four all-to-alls per layer

@@ -51,7 +51,7 @@ TEST(TransformerShape, PresetsHaveTheirPublishedParameterCounts) {
         Expected{"llama3-8b", 8.03, 0.01}, Expected{"llama3-70b", 70.55, 0.01},
         Expected{"mixtral-8x7b", 46.7, 0.01}, Expected{"qwen1.5-moe-a2.7b", 14.3, 0.01},
         Expected{"llama4-scout", 109, 0.02}, Expected{"llama4-maverick", 400, 0.01},
-        Expected{"deepseek-moe-16b", 16.4, 0.01}}) {
+        Expected{"deepseek-moe-16b", 16.4, 0.01}, Expected{"deepseek-v3", 671, 0.01}}) {
     const TransformerShape* shape = FindTransformerPreset(e.name);
     ASSERT_NE(shape, nullptr) << e.name;
     EXPECT_NEAR(static_cast<double>(shape->Parameters()) / 1e9 / e.billions, 1.0, e.tolerance)
@@ -128,6 +128,25 @@ TEST(TransformerShape, ModelFlopsPerTokenCountEveryLayerAndTheLogits) {
   c.shape.shared_expert_ffn = 128;
   EXPECT_DOUBLE_EQ(c.shape.ModelFlopsPerToken(),
                    4 * (32768.0 + 8192 + 2 * 64 * 4 + 2 * 65536 + 2 * 2 * 64 * 128) + 12800);
+}
+
+TEST(TransformerShape, DeepSeekV3HasLatentAttention) {
+  // DeepSeek-V2 Sec. 2.1 with V3's sizes (h = 7168, 128 heads): W_DQ 7168 x 1536 and its norm,
+  // W_UQ 1536 x 128 x (128 + 64); W_DKV and W_KR 7168 x (512 + 64), its norm, W_UK and W_UV
+  // 512 x 128 x (128 + 128); W_O 128 x 128 x 7168.
+  const TransformerShape* v3 = FindTransformerPreset("deepseek-v3");
+  ASSERT_NE(v3, nullptr);
+  EXPECT_EQ(v3->AttentionParameters(), 7168ull * 1536 + 1536 + 1536ull * 128 * 192 + 7168ull * 576 +
+                                           512 + 512ull * 128 * 256 + 128ull * 128 * 7168);
+  // Scores over 4096 keys: queries and keys of 192, values of 128, per head.
+  EXPECT_DOUBLE_EQ(v3->AttentionScoreFlopsPerToken(), 2.0 * 4096 * 128 * (192 + 128));
+  // 37B active of 671B: each of its 58 MoE layers skips 256 - 8 routed experts (3 x 7168 x
+  // 2048 each).
+  const double skipped = 58.0 * (256 - 8) * 3 * 7168 * 2048;
+  EXPECT_NEAR((static_cast<double>(v3->Parameters()) - skipped) / 37e9, 1.0, 0.02);
+  // Without MLA the score FLOPs are 4 s h.
+  const TransformerShape* mixtral = FindTransformerPreset("mixtral-8x7b");
+  EXPECT_DOUBLE_EQ(mixtral->AttentionScoreFlopsPerToken(), 4.0 * 32768 * 4096);
 }
 
 TEST(TransformerProgram, OneFOneBOrderOfAStage) {

@@ -100,6 +100,12 @@ struct WorkloadSection {
   int hidden = 0;
   int heads = 0;
   int kv_heads = 0;
+  // Multi-head latent attention (kv_lora_rank > 0); 0 = the preset's.
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_head_dim = 0;
+  int qk_rope_dim = 0;
+  int v_head_dim = 0;
   int ffn = 0;
   int vocab = 0;
   int seq_len = 0;

@@ -41,6 +41,26 @@ std::vector<KeySpec> TransformerKeys() {
        "transformer, moe: key/value heads of grouped-query attention; 0 = the preset's (or "
        "heads)",
        WholeNumber(work(&WorkloadSection::kv_heads), 0, 65536)},
+      {"workload", "kv_lora_rank",
+       "transformer, moe: multi-head latent attention (DeepSeek-V2/V3) when above 0: the rank "
+       "of the latent its keys and values are up-projected from (then qk_head_dim and "
+       "v_head_dim are needed); 0 = the preset's (none)",
+       WholeNumber(work(&WorkloadSection::kv_lora_rank), 0, kLarge)},
+      {"workload", "q_lora_rank",
+       "transformer, moe with kv_lora_rank: the rank of the queries' bottleneck; 0 = the "
+       "preset's (none: a full query projection)",
+       WholeNumber(work(&WorkloadSection::q_lora_rank), 0, kLarge)},
+      {"workload", "qk_head_dim",
+       "transformer, moe with kv_lora_rank: elements per head of a query and a key, besides "
+       "their rotary part; 0 = the preset's",
+       WholeNumber(work(&WorkloadSection::qk_head_dim), 0, 65536)},
+      {"workload", "qk_rope_dim",
+       "transformer, moe with kv_lora_rank: the rotary part of each query and key head (the "
+       "keys' shared over heads); 0 = the preset's",
+       WholeNumber(work(&WorkloadSection::qk_rope_dim), 0, 65536)},
+      {"workload", "v_head_dim",
+       "transformer, moe with kv_lora_rank: elements per head of a value; 0 = the preset's",
+       WholeNumber(work(&WorkloadSection::v_head_dim), 0, 65536)},
       {"workload", "ffn",
        "transformer, moe: hidden size of the MLP (of one expert); 0 = the preset's",
        WholeNumber(work(&WorkloadSection::ffn), 0, kLarge)},

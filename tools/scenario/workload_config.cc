@@ -40,6 +40,11 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerShape.hidden", "workload.hidden"},
     {"TransformerShape.heads", "workload.heads"},
     {"TransformerShape.kv_heads", "workload.kv_heads"},
+    {"TransformerShape.q_lora_rank", "workload.q_lora_rank"},
+    {"TransformerShape.kv_lora_rank", "workload.kv_lora_rank"},
+    {"TransformerShape.qk_head_dim", "workload.qk_head_dim"},
+    {"TransformerShape.qk_rope_dim", "workload.qk_rope_dim"},
+    {"TransformerShape.v_head_dim", "workload.v_head_dim"},
     {"TransformerShape.ffn", "workload.ffn"},
     {"TransformerShape.vocab", "workload.vocab"},
     {"TransformerShape.seq_len", "workload.seq_len"},
@@ -107,6 +112,11 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   Override(c.shape.hidden, w.hidden);
   Override(c.shape.heads, w.heads);
   Override(c.shape.kv_heads, w.kv_heads);
+  Override(c.shape.q_lora_rank, w.q_lora_rank);
+  Override(c.shape.kv_lora_rank, w.kv_lora_rank);
+  Override(c.shape.qk_head_dim, w.qk_head_dim);
+  Override(c.shape.qk_rope_dim, w.qk_rope_dim);
+  Override(c.shape.v_head_dim, w.v_head_dim);
   Override(c.shape.ffn, w.ffn);
   Override(c.shape.vocab, w.vocab);
   Override(c.shape.seq_len, w.seq_len);
