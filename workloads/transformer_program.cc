@@ -29,11 +29,9 @@ struct ModelChunk {
   std::vector<uint64_t> expert_params;
   std::vector<GradientBucket> dense_buckets;
   std::vector<GradientBucket> expert_buckets;
-  // overlap_param_gather, this iteration: whether the first bucket's gathers are issued, the
-  // micro-batch whose forward waits for them (the chunk's first; -1 before it), and per bucket
-  // list (dense, experts) how many buckets in forward order it has waited for and the gather
-  // issued last.
-  bool first_gathers_issued = false;
+  // overlap_param_gather, this iteration: the micro-batch whose forward waits for the gathers
+  // (the chunk's first; -1 before it), and per bucket list (dense, experts) how many buckets in
+  // forward order it has waited for and the gather issued last.
   int gathering_microbatch = -1;
   size_t gathers_waited[2] = {0, 0};
   uint32_t last_gather[2] = {0, 0};
@@ -270,7 +268,6 @@ class StageBuilder {
 
   // The chunk's first buckets (its first layer's, with the embedding), dense and experts.
   void IssueFirstParameterGathers() {
-    ch_->first_gathers_issued = true;
     ch_->gathers_waited[0] = ch_->gathers_waited[1] = 0;
     IssueParameterGather(0, 0);
     IssueParameterGather(1, 0);
@@ -280,10 +277,7 @@ class StageBuilder {
   // optimizer issues them in zero_grad before the forward; a later chunk's wait for its first
   // forward (as the interleaved schedule's param_sync_func issues them, ahead of that chunk).
   void StartParameterGathers() {
-    for (ModelChunk& chunk : chunks_) {
-      chunk.first_gathers_issued = false;
-      chunk.gathering_microbatch = -1;
-    }
+    for (ModelChunk& chunk : chunks_) chunk.gathering_microbatch = -1;
     if (!OverlapsParameterGathers()) return;
     ch_ = &chunks_.front();
     IssueFirstParameterGathers();
@@ -359,7 +353,8 @@ class StageBuilder {
   }
 
   // DeepSpeed-Ulysses' all-to-alls (each rank's send buffer): its s / c tokens' queries, keys
-  // and values of its tensor share of the heads, and the attention's output, h / t wide. With
+  // and values of its tensor share of the heads, and the attention's output, h / t wide (with
+  // MLA, of heads x v_head_dim and the up-projected widths). With
   // a2a+p2p the same buffers over the rank's block, which then holds a s / c tokens of 1 / a of
   // those heads: its ring blocks are KeyValueBytes() still.
   uint64_t QkvBytes() const {
@@ -527,12 +522,15 @@ class StageBuilder {
     Compute(name + " router", Matmul(RoutedTokens() * c_.shape.RouterFlopsPerToken()));
     if (overlap) TpBefore(name + " shared");
     ExpertAllToAll(name + " dispatch", Counts(st_.dispatch, layer),
-                   [&] { SharedExpertPart(name + " shared fc1", 1, kSharedFirst); });
+                   SharedExpertBeside(name + " shared fc1", 1, kSharedFirst));
     Compute(name + " experts", ExpertSeconds(i));
     ExpertAllToAll(name + " combine", Counts(st_.combine, layer),
-                   [&] { SharedExpertPart(name + " shared fc2", 1, kSharedSecond); });
-    if (overlap) TpAfter(name + " shared");
-    if (!overlap) SharedExpert(name, 1);
+                   SharedExpertBeside(name + " shared fc2", 1, kSharedSecond));
+    if (overlap) {
+      TpAfter(name + " shared");
+    } else {
+      SharedExpert(name, 1);
+    }
   }
 
   // Which of the shared expert's projections: its first (gate and up, or the one up), its
@@ -545,7 +543,7 @@ class StageBuilder {
   void SharedExpert(const std::string& name, double passes) {
     if (c_.shape.shared_expert_ffn == 0) return;
     TpBefore(name + " shared");
-    SharedExpertPart(name + " shared", passes, kSharedBoth);
+    SharedExpertCompute(name + " shared", passes, kSharedBoth);
     TpAfter(name + " shared");
   }
 
@@ -555,8 +553,13 @@ class StageBuilder {
   bool SharedExpertOverlapped() const {
     return c_.shared_expert_overlap && c_.shape.shared_expert_ffn > 0;
   }
-  void SharedExpertPart(const std::string& label, double passes, SharedExpertPart part) {
-    if (part != kSharedBoth && !SharedExpertOverlapped()) return;
+  // What runs beside an all-to-all: that part of the shared expert when it overlaps them.
+  std::function<void()> SharedExpertBeside(const std::string& label, double passes,
+                                           SharedExpertPart part) {
+    if (!SharedExpertOverlapped()) return {};
+    return [this, label, passes, part] { SharedExpertCompute(label, passes, part); };
+  }
+  void SharedExpertCompute(const std::string& label, double passes, SharedExpertPart part) {
     // Of its two (GeLU) or three (gated) equal matrices, the first projection holds all but one.
     const double matrices = c_.shape.gated_mlp ? 3 : 2;
     const double share = part == kSharedBoth    ? 1
@@ -569,15 +572,18 @@ class StageBuilder {
     const int layer = ch_->first_layer + i;
     const double ratio = c_.backward_to_forward;
     const bool overlap = SharedExpertOverlapped();
-    if (overlap) TpBefore(name + " shared");
-    if (!overlap) SharedExpert(name, ratio);
+    if (overlap) {
+      TpBefore(name + " shared");
+    } else {
+      SharedExpert(name, ratio);
+    }
     // Gradients retrace the combine (token owners to experts: the dispatch pattern), then the
     // dispatch (experts to owners: the combine pattern).
     ExpertAllToAll(name + " combine", Counts(st_.dispatch, layer),
-                   [&] { SharedExpertPart(name + " shared fc2", ratio, kSharedSecond); });
+                   SharedExpertBeside(name + " shared fc2", ratio, kSharedSecond));
     Compute(name + " experts", ratio * ExpertSeconds(i));
     ExpertAllToAll(name + " dispatch", Counts(st_.combine, layer),
-                   [&] { SharedExpertPart(name + " shared fc1", ratio, kSharedFirst); });
+                   SharedExpertBeside(name + " shared fc1", ratio, kSharedFirst));
     if (overlap) TpAfter(name + " shared");
     Compute(name + " router", ratio * Matmul(RoutedTokens() * c_.shape.RouterFlopsPerToken()));
   }
@@ -594,7 +600,7 @@ class StageBuilder {
       // The chunk's first forward this iteration waits for the parameters the last step
       // updated, bucket by bucket.
       ch_->gathering_microbatch = mb;
-      if (!ch_->first_gathers_issued) IssueFirstParameterGathers();
+      if (ch_ != &chunks_.front()) IssueFirstParameterGathers();  // the first's at the start
       GatheredBeforeLayer(0);
     }
     // The vocabulary-parallel embedding sums its shards: an all-reduce (a reduce-scatter with
