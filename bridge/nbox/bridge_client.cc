@@ -256,7 +256,7 @@ ncclResult_t BridgeClient::PostSend(DataComm* comm, void* data, uint64_t size, i
   requests_[r->id] = r;
   Send(wire::PostSend{r->id, comm->id, NowLocked(WallClock::now()), size, tag});
   if (comm->payload_wanted && size > 0) out_.PushPayload(r->id, r->data[0], size);
-  ++activity_;
+  NoteActionLocked();
   FlushLocked();
   *request = r;
   return ncclSuccess;
@@ -282,7 +282,7 @@ ncclResult_t BridgeClient::PostRecv(DataComm* comm, int n, void** data, const ui
   r->state.store(kRequestPending, std::memory_order_release);
   requests_[r->id] = r;
   Send(post);
-  ++activity_;
+  NoteActionLocked();
   FlushLocked();
   *request = r;
   return ncclSuccess;
@@ -352,6 +352,7 @@ ncclResult_t BridgeClient::ReportOp(wire::OpReport report) {
     return ncclInvalidArgument;
   }
   Send(report);
+  waits_.PromiseTakenBack();  // nbox-cosim reads a report as the rank acting
   FlushLocked();
   return ncclSuccess;
 }
@@ -395,11 +396,12 @@ void BridgeClient::UpdateBlockedLocked(WallClock::time_point now) {
   // while it holds (wait_state.h): no waiter has news it has not acted on, and no held
   // completion is already due (the I/O thread releases it next, or once its bytes are in,
   // which wakes its waiter without news from the simulator).
-  if ((activity_ != promised_activity_ || !last_promise_blocked_) && !ended_ && !failed_ &&
-      waits_.MayPromiseBlocked(events_.load(std::memory_order_acquire)) && !HoldsDueLocked(now)) {
+  const uint64_t events = events_.load(std::memory_order_acquire);
+  if ((activity_ != promised_activity_ || !waits_.HasBlockedPromise()) && !ended_ && !failed_ &&
+      waits_.MayPromiseBlocked(events) && !HoldsDueLocked(now)) {
     Send(wire::Promise{NowLocked(now), true, wakeups_seen_});
     promised_activity_ = activity_;
-    last_promise_blocked_ = true;
+    waits_.PromisedBlocked(events);
     FlushLocked();
   }
   if (newly_blocked) Wake();  // held completions may be released now that the clock may jump

@@ -99,8 +99,8 @@ class BridgeClient {
   void UpdateBlockedLocked(RankClock::WallClock::time_point now);
   // The keep-alive: realtime ranks, and virtual ranks whose clock runs while requests are in
   // flight, promise their clock every kRunningPromiseInterval (so the simulator can keep up
-  // with a rank that computes while its messages travel); others send a Heartbeat every
-  // Welcome's interval.
+  // with a rank that computes while its messages travel); others, and every rank whose blocked
+  // promise stands (wait_state.h), send a Heartbeat every Welcome's interval.
   bool PromisesClockLocked() const;
   std::chrono::microseconds KeepAliveIntervalLocked() const;
   RankClock::WallClock::time_point NextWake(RankClock::WallClock::time_point now) const;
@@ -115,6 +115,12 @@ class BridgeClient {
   void FlushLocked();
   void Wake();
   uint64_t NextId() { return next_id_++; }
+  // The rank posted: news for a later blocked promise, and the end of the last one (nbox-cosim
+  // reads a post as the rank acting at its clock).
+  void NoteActionLocked() {
+    ++activity_;
+    waits_.PromiseTakenBack();
+  }
   uint64_t NowLocked(RankClock::WallClock::time_point now) const { return clock_.Now(now); }
 
   const ClientConfig config_;
@@ -148,7 +154,6 @@ class BridgeClient {
   WaitState waits_;                           // threads in WaitEvents, the program's waits
   uint64_t activity_ = 0;                     // posts, releases and Completes received so far
   uint64_t promised_activity_ = ~0ull;        // activity_ at the last blocked Promise
-  bool last_promise_blocked_ = false;         // no plain Promise since the last blocked one
   // Frames that wake a waiting thread (wire::WakesWaiter) received in this session (wrapping):
   // every Promise carries it, so the server knows whether the rank had seen its latest
   // completion or connection when it promised.

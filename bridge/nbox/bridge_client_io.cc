@@ -77,7 +77,7 @@ void BridgeClient::Run() {
     if (after - last_sent_ >= KeepAliveIntervalLocked() && out_.empty() && !ended_) {
       if (PromisesClockLocked()) {
         Send(wire::Promise{NowLocked(after), false, wakeups_seen_});
-        last_promise_blocked_ = false;
+        waits_.PromiseTakenBack();
       } else {
         Send(wire::Heartbeat{NowLocked(after)});
       }
@@ -94,11 +94,10 @@ void BridgeClient::Run() {
 }
 
 bool BridgeClient::PromisesClockLocked() const {
-  if (clock_.mode() == wire::ClockMode::kRealtime) {
-    // A plain promise would take back a blocked one that still holds (the rank still waits
-    // and nothing happened since): a Heartbeat keeps the session alive instead.
-    return !(last_promise_blocked_ && activity_ == promised_activity_ && waits_.StandsStill());
-  }
+  // A plain promise would take back a blocked one that still holds (the rank still waits and
+  // no event has come since): a Heartbeat keeps the session alive instead.
+  if (waits_.BlockedPromiseStands(events_.load(std::memory_order_acquire))) return false;
+  if (clock_.mode() == wire::ClockMode::kRealtime) return true;
   return !clock_.blocked() && !requests_.empty();
 }
 

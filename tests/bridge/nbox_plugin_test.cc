@@ -732,6 +732,36 @@ TEST_F(NboxPlugin, AWaitingRealtimeRankPromisesBlockedAndDoesNotTakeItBack) {
   EXPECT_LT(plain_while_waiting, 50u);
 }
 
+// The moment between two slices of a wait (the host runtime tests its requests, then waits
+// again) is not the end of the wait: however long the scheduler keeps the thread there, the
+// rank, with nothing new, sends heartbeats and no plain promise that would take the blocked
+// one back. The gap is widened here to 50 ms so that it cannot be missed.
+TEST_F(NboxPlugin, ARealtimeRankBetweenTwoSlicesOfAWaitKeepsItsBlockedPromise) {
+  constexpr uint64_t kDelayNs = 5'000'000'000;  // nothing arrives during the test
+  Join(kDelayNs, "realtime");
+  CommPair& pair = Pair();
+  std::vector<uint8_t> message = Pattern(7, 40), recv(40, 0);
+  void* recv_request = nullptr;
+  void* send_request = nullptr;
+  ASSERT_NO_FATAL_FAILURE(PostReceiveThenSend(pair, message, recv, &recv_request, &send_request));
+  const uint64_t seen = ext_->eventCount();
+  ext_->waitEvents(seen, 20000);  // the first slice: the blocked promise goes out
+  ASSERT_EQ(ext_->eventCount(), seen);
+  const size_t before_gap = server_->network().promises().size();
+  std::this_thread::sleep_for(milliseconds(50));  // between slices, nothing new
+  ext_->waitEvents(seen, 20000);                  // the next slice
+  const std::vector<ObservedPromise> promises = server_->network().promises();
+  ASSERT_GT(before_gap, 0u);
+  ASSERT_TRUE(promises[before_gap - 1].blocked);
+  for (size_t i = before_gap; i < promises.size(); ++i) {
+    EXPECT_TRUE(promises[i].blocked)
+        << "a plain promise at " << promises[i].vtime << " between two slices of the wait";
+  }
+  int done = 0;
+  ASSERT_EQ(net_->test(recv_request, &done, nullptr), ncclSuccess);
+  EXPECT_EQ(done, 0);
+}
+
 // Once the program reports its waits (programWaiting), a thread waiting for the network while
 // the program works does not stop a virtual clock: it runs with the wall clock, and the rank
 // promises it as it goes (requests are in flight); when the program waits too, it stops and

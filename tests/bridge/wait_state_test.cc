@@ -64,5 +64,35 @@ TEST(WaitState, ProgramWaitsNestAndAStaleWaiterDoesNotHideACurrentOne) {
   EXPECT_FALSE(waits.StandsStill());
 }
 
+// A blocked promise stands across the moment between two slices of a wait (no thread inside
+// waitEvents, nothing new), and falls to an event, a plain promise or action, or the program
+// ceasing to wait.
+TEST(WaitState, ABlockedPromiseStandsBetweenSlicesUntilAnEventOrAnAction) {
+  WaitState waits;
+  EXPECT_FALSE(waits.BlockedPromiseStands(2));
+  WaitState::Waiter slice = waits.Enter(2);
+  waits.PromisedBlocked(2);
+  EXPECT_TRUE(waits.BlockedPromiseStands(2));
+  waits.Leave(slice);  // the slice ran out with nothing new
+  EXPECT_FALSE(waits.StandsStill());
+  EXPECT_TRUE(waits.BlockedPromiseStands(2)) << "the gap between two slices took it back";
+  slice = waits.Enter(2);
+  EXPECT_TRUE(waits.BlockedPromiseStands(2));
+  EXPECT_FALSE(waits.BlockedPromiseStands(3)) << "an event ends the wait it was made in";
+  waits.Leave(slice);
+
+  waits.PromisedBlocked(3);
+  waits.PromiseTakenBack();  // a post, an op report or a plain promise
+  EXPECT_FALSE(waits.HasBlockedPromise());
+  EXPECT_FALSE(waits.BlockedPromiseStands(3));
+
+  waits.ProgramWaiting(true);
+  waits.PromisedBlocked(3);
+  EXPECT_TRUE(waits.BlockedPromiseStands(3));
+  waits.ProgramWaiting(false);
+  EXPECT_FALSE(waits.BlockedPromiseStands(3)) << "the program works again";
+  EXPECT_TRUE(waits.HasBlockedPromise());
+}
+
 }  // namespace
 }  // namespace nbox::bridge::nboxnet
