@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/cosim/cosim_cli_support.h"
@@ -420,20 +422,55 @@ TEST_F(CosimCli, ATcpMinimumRtoBelowATopologyFilesRoundTripIsRefused) {
   EXPECT_EQ(RunCosim(base + "200ms").status, 0);
 }
 
-// Issue 12: a second run into the same folder replaces the first run's files as one set (a
-// file the new run does not write goes), and keeps what is not nbox-cosim's.
+// A second run into the same folder replaces the first run's files as one set (a file the new
+// run does not write goes). A file nbox did not write there makes the folder the user's: the
+// run is refused before it simulates, naming it, unless --force says to write beside it.
 TEST_F(CosimCli, ASecondRunReplacesTheFirstRunsFilesAsOneSet) {
   const auto first = RunCosim(
       "tests/cosim/fixtures/tiny.ini --set output.link_sample=100us --out " + dir_.string());
   ASSERT_EQ(first.status, 0) << first.output;
   ASSERT_TRUE(fs::exists(dir_ / "links.csv"));
-  std::ofstream(dir_ / "notes.txt") << "mine";
   const auto second =
       RunCosim("tests/cosim/fixtures/tiny.ini --set job.seed=7 --out " + dir_.string());
   ASSERT_EQ(second.status, 0) << second.output;
   EXPECT_FALSE(fs::exists(dir_ / "links.csv"));
-  EXPECT_EQ(ReadFile(dir_ / "notes.txt"), "mine");
   EXPECT_EQ(ReadJson(dir_ / "results.json").at("scenario").at("settings").at("job.seed"), "7");
+
+  std::ofstream(dir_ / "notes.txt") << "mine";
+  const auto refused =
+      RunCosim("tests/cosim/fixtures/tiny.ini --set job.seed=8 --out " + dir_.string());
+  EXPECT_EQ(refused.status, 2) << refused.output;
+  EXPECT_NE(refused.output.find("it holds notes.txt that nbox did not write"), std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("(output.dir, --out)"), std::string::npos) << refused.output;
+  EXPECT_EQ(ReadJson(dir_ / "results.json").at("scenario").at("settings").at("job.seed"), "7");
+  const auto forced =
+      RunCosim("tests/cosim/fixtures/tiny.ini --set job.seed=8 --force --out " + dir_.string());
+  ASSERT_EQ(forced.status, 0) << forced.output;
+  EXPECT_EQ(ReadFile(dir_ / "notes.txt"), "mine");
+  EXPECT_EQ(ReadJson(dir_ / "results.json").at("scenario").at("settings").at("job.seed"), "8");
+}
+
+// "--out ." in a folder of ten projects, and "--out .." from one of them: refused before
+// anything runs (also by --check), with or without --force, and every folder is still there.
+TEST_F(CosimCli, TheCurrentFolderAndItsParentAreNeverAnOutputFolder) {
+  for (int i = 0; i < 10; ++i) fs::create_directories(dir_ / ("project" + std::to_string(i)));
+  const std::string scenario = fs::absolute("tests/cosim/fixtures/tiny.ini").string();
+  for (const auto& [where, out] : {std::pair<std::string, std::string>{"", "."},
+                                   {"project4", ".."},
+                                   {"project4", "../project4/"}}) {
+    for (const char* extra : {"", " --force", " --check"}) {
+      const auto run = nbox::test_support::RunCommand("cd " + (dir_ / where).string() + " && " +
+                                                      NBOX_COSIM_PATH + " " + scenario + " --out " +
+                                                      out + extra + " 2>&1");
+      EXPECT_EQ(run.status, 2) << out << extra << "\n" << run.output;
+      EXPECT_NE(run.output.find("refusing output folder"), std::string::npos) << run.output;
+    }
+  }
+  int folders = 0;
+  for (const auto& entry : fs::directory_iterator(dir_)) folders += entry.is_directory();
+  EXPECT_EQ(folders, 10);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), {}), 10);
 }
 
 TEST_F(CosimCli, SameSeedGivesIdenticalResults) {

@@ -1,6 +1,7 @@
-// OutputFolder (tools/cosim/output_folder.h): a run's files replace the output folder as one
-// unit; a run that never commits leaves it as it was and nothing beside it; files nbox-cosim
-// does not write are carried over (the same file, so an open writer keeps writing into it).
+// OutputFolder (tools/cosim/output_folder.h) and its rules (output_folder_rules.h): a run's
+// files replace the old run's, as one unit where the folder holds only nbox's files; a folder
+// that is not the run's to replace is refused; nothing nbox did not write is ever moved or
+// deleted; a commit that fails at any step leaves the folder as it was.
 #include "tools/cosim/output_folder.h"
 
 #include <gtest/gtest.h>
@@ -8,10 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace nbox::cosim {
 namespace {
@@ -25,6 +30,22 @@ std::string Read(const fs::path& path) {
 
 void Write(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;
+}
+
+ino_t Inode(const fs::path& path) {
+  struct stat info {};
+  return lstat(path.c_str(), &info) == 0 ? info.st_ino : 0;
+}
+
+// Every entry below `folder`: its path, its inode and a file's content.
+std::map<std::string, std::pair<ino_t, std::string>> Snapshot(const fs::path& folder) {
+  std::map<std::string, std::pair<ino_t, std::string>> entries;
+  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+    const bool file = fs::symlink_status(entry.path()).type() == fs::file_type::regular;
+    entries[fs::relative(entry.path(), folder).string()] = {Inode(entry.path()),
+                                                            file ? Read(entry.path()) : ""};
+  }
+  return entries;
 }
 
 class OutputFolderTest : public ::testing::Test {
@@ -59,15 +80,14 @@ TEST_F(OutputFolderTest, AFirstRunCreatesTheFolderWhole) {
   EXPECT_EQ(EntriesBeside(), 1);
 }
 
-TEST_F(OutputFolderTest, ANewRunReplacesTheOldRunsFilesAndKeepsForeignOnes) {
-  fs::create_directories(target_ / "pictures");
+TEST_F(OutputFolderTest, ANewRunReplacesTheOldRunsFilesAndKeepsTheSweepsCompanions) {
+  fs::create_directories(target_);
   Write(target_ / "results.json", "old");
   Write(target_ / "links.csv", "old samples");  // the old run sampled links, the new does not
   Write(target_ / "rank3.log", "old log");
   Write(target_ / "cosim.out", "sweep's copy of the terminal");
-  Write(target_ / "pictures" / "plot.png", "png");
-  struct stat before {};
-  ASSERT_EQ(stat((target_ / "cosim.out").c_str(), &before), 0);
+  Write(target_ / "ports.png", "png");
+  const ino_t before = Inode(target_ / "cosim.out");
   // A writer that opened cosim.out before the swap (nbox-sweep's redirect) keeps its file.
   std::ofstream writer(target_ / "cosim.out", std::ios::app);
   {
@@ -81,11 +101,129 @@ TEST_F(OutputFolderTest, ANewRunReplacesTheOldRunsFilesAndKeepsForeignOnes) {
   EXPECT_FALSE(fs::exists(target_ / "links.csv"));
   EXPECT_FALSE(fs::exists(target_ / "rank3.log"));
   EXPECT_EQ(Read(target_ / "cosim.out"), "sweep's copy of the terminal, and more");
-  struct stat after {};
-  ASSERT_EQ(stat((target_ / "cosim.out").c_str(), &after), 0);
-  EXPECT_EQ(after.st_ino, before.st_ino);
-  EXPECT_EQ(Read(target_ / "pictures" / "plot.png"), "png");
+  EXPECT_EQ(Inode(target_ / "cosim.out"), before);
+  EXPECT_EQ(Read(target_ / "ports.png"), "png");
   EXPECT_EQ(EntriesBeside(), 1);
+}
+
+TEST_F(OutputFolderTest, AFolderHoldingWhatNboxDidNotWriteIsRefusedUnlessForced) {
+  fs::create_directories(target_ / "data");
+  Write(target_ / "data" / "big.bin", "a user's data");
+  Write(target_ / "notes.txt", "mine");
+  Write(target_ / "results.json", "old");
+  Write(target_ / "trace.json", "old trace");  // the new run writes none
+  const auto before = Snapshot(target_);
+  try {
+    OutputFolder refused(target_.string());
+    ADD_FAILURE() << "accepted a folder holding notes.txt and data/";
+  } catch (const OutputFolderRefusal& e) {
+    EXPECT_NE(std::string(e.what()).find("it holds data and 1 more entries that nbox did not "
+                                         "write"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("--force"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(Snapshot(target_), before);
+  EXPECT_EQ(EntriesBeside(), 1);
+  {
+    OutputFolder out(target_.string(), /*force=*/true);
+    out.Write("results.json", "new");
+    out.Commit();
+  }
+  EXPECT_EQ(Read(target_ / "results.json"), "new");
+  EXPECT_FALSE(fs::exists(target_ / "trace.json")) << "the old run's file outlived it";
+  for (const char* kept : {"notes.txt", "data", "data/big.bin"}) {
+    EXPECT_EQ(Snapshot(target_)[kept], before.at(kept)) << kept << " was moved or changed";
+  }
+  EXPECT_EQ(EntriesBeside(), 1);
+}
+
+// "--out ." in a folder of the user's, "--out ..", the root and the home folder: refused with
+// or without --force, before anything is created, and nothing in them changes.
+TEST_F(OutputFolderTest, TheCurrentFolderAndAboveTheRootAndHomeAreNeverRunFolders) {
+  const fs::path work = parent_ / "work";
+  for (int i = 0; i < 10; ++i) fs::create_directories(work / ("project" + std::to_string(i)));
+  fs::create_directories(work / "project0" / "child");
+  const auto before = Snapshot(parent_);
+  const fs::path cwd = fs::current_path();
+  const char* home = std::getenv("HOME");
+  const std::string saved_home = home != nullptr ? home : "";
+  setenv("HOME", (work / "project3").c_str(), 1);
+  fs::current_path(work / "project0" / "child");
+  for (const std::string& path : std::vector<std::string>{".", "..", "../..", "./", "../child/..",
+                                                          "/", (work / "project3").string()}) {
+    for (bool force : {false, true}) {
+      EXPECT_THROW(OutputFolder(path, force), OutputFolderRefusal) << path;
+    }
+  }
+  fs::current_path(cwd);
+  setenv("HOME", saved_home.c_str(), 1);
+  EXPECT_EQ(Snapshot(parent_), before);
+}
+
+// Every change Commit makes to the file system fails in turn: each time the commit either
+// fails with the target exactly as it was (entries, contents, the same files) and nothing left
+// beside it, or finds another way (a link that cannot be made: file by file) and puts the
+// run's files in place.
+TEST_F(OutputFolderTest, AFailureAtEveryStepOfTheCommitLeavesTheFolderAsItWas) {
+  for (bool with_others : {false, true}) {
+    SCOPED_TRACE(with_others ? "a folder with a user's entries (--force): file by file"
+                             : "a folder of nbox's files: one swap");
+    int failed_steps = 0;
+    for (int step = 1;; ++step) {
+      ASSERT_LT(step, 50);
+      fs::remove_all(target_);
+      fs::create_directories(target_);
+      Write(target_ / "results.json", "old");
+      Write(target_ / "links.csv", "old samples");
+      Write(target_ / "cosim.out", "sweep's terminal");
+      if (with_others) {
+        Write(target_ / "notes.txt", "mine");
+        fs::create_directories(target_ / "data");
+        Write(target_ / "data" / "big.bin", "a user's data");
+      }
+      const auto before = Snapshot(target_);
+      OutputFolder out(target_.string(), with_others);
+      out.Write("results.json", "new");
+      out.Write("perf.json", "new perf");
+      out.FailAtStepForTest(step);
+      try {
+        out.Commit();
+      } catch (const std::runtime_error& e) {
+        ++failed_steps;
+        EXPECT_NE(std::string(e.what()).find("failed on purpose"), std::string::npos) << e.what();
+        EXPECT_EQ(Snapshot(target_), before) << "after a failure at step " << step;
+        EXPECT_EQ(EntriesBeside(), 2) << "the target and the staging folder, after step " << step;
+        continue;
+      }
+      EXPECT_EQ(Read(target_ / "results.json"), "new") << "step " << step;
+      EXPECT_EQ(Read(target_ / "perf.json"), "new perf");
+      EXPECT_FALSE(fs::exists(target_ / "links.csv"));
+      EXPECT_EQ(Snapshot(target_)["cosim.out"].second, before.at("cosim.out").second);
+      if (with_others) {
+        EXPECT_EQ(Snapshot(target_)["data/big.bin"], before.at("data/big.bin"));
+        EXPECT_EQ(Snapshot(target_)["notes.txt"], before.at("notes.txt"));
+      }
+      if (out.StepsForTest() < step) break;  // this commit met no failure: every step was tried
+    }
+    // One swap: the link, the swap. File by file: the folder set aside, two old files, two new.
+    EXPECT_GE(failed_steps, with_others ? 5 : 1);
+  }
+  EXPECT_EQ(EntriesBeside(), 1);
+}
+
+// A run output's name taken by something nbox did not write (here a symlink): not replaced.
+TEST_F(OutputFolderTest, AnEntryOfARunOutputsNameThatIsNotAFileIsNotReplaced) {
+  fs::create_directories(target_);
+  Write(parent_ / "elsewhere.json", "a user's file");
+  fs::create_symlink(parent_ / "elsewhere.json", target_ / "results.json");
+  const auto before = Snapshot(target_);
+  EXPECT_THROW(OutputFolder(target_.string()), OutputFolderRefusal);
+  OutputFolder out(target_.string(), /*force=*/true);
+  out.Write("results.json", "new");
+  EXPECT_THROW(out.Commit(), std::runtime_error);
+  EXPECT_EQ(Snapshot(target_), before);
+  EXPECT_EQ(Read(parent_ / "elsewhere.json"), "a user's file");
 }
 
 TEST_F(OutputFolderTest, ARunThatNeverCommitsChangesNothing) {
@@ -101,8 +239,9 @@ TEST_F(OutputFolderTest, ARunThatNeverCommitsChangesNothing) {
 }
 
 // A run killed with SIGKILL leaves its staging folder; the next run into the same target
-// removes it when the process it is named after no longer exists, and leaves a live one's (a
-// concurrent run: here this test's own process) and other targets' alone.
+// removes nbox's files from it when the process it is named after no longer exists, and the
+// folder if that empties it. A live one's (a concurrent run: here this test's own process),
+// other targets', and anything that is not nbox's stay.
 TEST_F(OutputFolderTest, AKilledRunsStagingFolderIsRemovedByTheNextRun) {
   // A process that has ended: a child that exited and was reaped.
   const pid_t ended = fork();
@@ -110,18 +249,22 @@ TEST_F(OutputFolderTest, AKilledRunsStagingFolderIsRemovedByTheNextRun) {
   ASSERT_GT(ended, 0);
   ASSERT_EQ(waitpid(ended, nullptr, 0), ended);
   const fs::path abandoned = parent_ / (".run.nbox-staging-" + std::to_string(ended));
+  const fs::path set_aside = parent_ / (".run.nbox-previous-" + std::to_string(ended));
   const fs::path live = parent_ / (".run.nbox-staging-" + std::to_string(getppid()));
   const fs::path other = parent_ / (".other.nbox-staging-" + std::to_string(ended));
-  for (const fs::path& folder : {abandoned, live, other}) {
+  for (const fs::path& folder : {abandoned, set_aside, live, other}) {
     fs::create_directories(folder);
     Write(folder / "results.json", "{}");
   }
+  Write(set_aside / "mine.txt", "not nbox's");
   {
     OutputFolder output(target_.string());
     output.Write("results.json", "{\"run\": 2}");
     output.Commit();
   }
   EXPECT_FALSE(fs::exists(abandoned));
+  EXPECT_FALSE(fs::exists(set_aside / "results.json"));
+  EXPECT_EQ(Read(set_aside / "mine.txt"), "not nbox's");
   EXPECT_TRUE(fs::exists(live));
   EXPECT_TRUE(fs::exists(other));
   EXPECT_EQ(Read(target_ / "results.json"), "{\"run\": 2}");
@@ -129,18 +272,25 @@ TEST_F(OutputFolderTest, AKilledRunsStagingFolderIsRemovedByTheNextRun) {
 
 TEST_F(OutputFolderTest, ATargetThatIsAFileIsRefusedUpFront) {
   Write(target_, "a file");
-  EXPECT_THROW(OutputFolder(target_.string()), std::runtime_error);
+  EXPECT_THROW(OutputFolder(target_.string()), OutputFolderRefusal);
+  EXPECT_THROW(OutputFolder(target_.string(), true), OutputFolderRefusal);
   EXPECT_EQ(Read(target_), "a file");
   EXPECT_EQ(EntriesBeside(), 1);
 }
 
 TEST_F(OutputFolderTest, TheRunsOwnFileNamesAreKnown) {
   for (const char* name : {"results.json", "perf.json", "traffic.csv", "links.csv", "trace.json",
-                           "messages.csv", "rank12.log", "comm_groups.json"}) {
-    EXPECT_TRUE(OutputFolder::IsRunOutput(name)) << name;
+                           "messages.csv", "rank12.log", "comm_groups.json", "nbox.3.et"}) {
+    EXPECT_TRUE(IsRunOutput(name)) << name;
+    EXPECT_FALSE(IsSweepCompanion(name)) << name;
   }
-  for (const char* name : {"cosim.out", "cosim.err", "status.json", "rank.log", "notes.txt"}) {
-    EXPECT_FALSE(OutputFolder::IsRunOutput(name)) << name;
+  for (const char* name : {"cosim.out", "cosim.err", "status.json", "ports.png"}) {
+    EXPECT_FALSE(IsRunOutput(name)) << name;
+    EXPECT_TRUE(IsSweepCompanion(name)) << name;
+  }
+  for (const char* name : {"rank.log", "notes.txt", "results.json.bak"}) {
+    EXPECT_FALSE(IsRunOutput(name)) << name;
+    EXPECT_FALSE(IsSweepCompanion(name)) << name;
   }
 }
 

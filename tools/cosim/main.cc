@@ -45,18 +45,22 @@ std::string DefaultOutputDir(const std::string& scenario_path) {
 // --export-chakra: the scenario's workload as Chakra traces, written into a staging folder that
 // replaces `dir` whole (no half-written traces); nothing is simulated.
 int ExportChakra(const std::string& scenario_path, const std::vector<std::string>& overrides,
-                 const std::string& dir) {
+                 const std::string& dir, bool force) {
   nbox::cosim::Workload workload;
   try {
     const nbox::scenario::Scenario scenario =
         nbox::scenario::LoadScenario(scenario_path, overrides);
+    nbox::cosim::CheckOutputFolder(dir, force);
     workload = nbox::cosim::BuildWorkload(scenario);
+  } catch (const nbox::cosim::OutputFolderRefusal& e) {
+    std::cerr << "nbox-cosim: " << e.what() << " (--export-chakra)\n";
+    return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "nbox-cosim: " << e.what() << "\n";
     return kExitBadInput;
   }
   try {
-    nbox::cosim::OutputFolder output(dir);
+    nbox::cosim::OutputFolder output(dir, force);
     const auto files =
         nbox::chakra::WriteChakraTraces(workload.programs, output.staging().string());
     output.Commit();
@@ -82,6 +86,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   bool list_keys = false;
   bool check_only = false;
+  bool force = false;
   std::string export_chakra;
   app.add_option("scenario", scenario_path, "scenario file (.ini); see scenarios/README.md");
   app.add_option("--set", overrides, "override a key: section.key=value (repeatable)")
@@ -91,6 +96,9 @@ int main(int argc, char** argv) {
   app.add_flag("--list-keys", list_keys, "print every scenario section and key, then exit");
   app.add_flag("--check", check_only,
                "validate the scenario and build the simulation, then exit without running it");
+  app.add_flag("--force", force,
+               "write into an output folder that holds files nbox did not write (they stay as "
+               "they are; without it such a folder is refused)");
   app.add_option("--export-chakra", export_chakra,
                  "write the workload as Chakra execution traces (one per rank) into this folder, "
                  "then exit without simulating (workloads/chakra/README.md)")
@@ -108,13 +116,21 @@ int main(int argc, char** argv) {
   if (app.count("--seed") > 0) overrides.push_back(fmt::format("job.seed={}", seed));
   if (!out_dir.empty()) overrides.push_back("output.dir=" + out_dir);
 
-  if (!export_chakra.empty()) return ExportChakra(scenario_path, overrides, export_chakra);
+  if (!export_chakra.empty()) {
+    return ExportChakra(scenario_path, overrides, export_chakra, force);
+  }
 
   nbox::scenario::Scenario scenario;
   nbox::cosim::JobAssembly assembly;
   try {
     scenario = nbox::scenario::LoadScenario(scenario_path, overrides);
     if (scenario.output.dir.empty()) scenario.output.dir = DefaultOutputDir(scenario_path);
+    // Before any expensive work: a folder the run may not write into (output_folder_rules.h).
+    try {
+      nbox::cosim::CheckOutputFolder(scenario.output.dir, force);
+    } catch (const nbox::cosim::OutputFolderRefusal& e) {
+      throw nbox::cosim::OutputFolderRefusal(std::string(e.what()) + " (output.dir, --out)");
+    }
     // A network or schedules that cannot fit are refused before they are built, in --check
     // too (memory_estimate.h).
     assembly = nbox::cosim::AssembleJob(scenario, nbox::cosim::AvailableMemoryBytes());
@@ -146,7 +162,7 @@ int main(int argc, char** argv) {
   // unit at the end (output_folder.h); a bad output path is found before simulating.
   std::unique_ptr<nbox::cosim::OutputFolder> output;
   try {
-    output = std::make_unique<nbox::cosim::OutputFolder>(scenario.output.dir);
+    output = std::make_unique<nbox::cosim::OutputFolder>(scenario.output.dir, force);
   } catch (const std::exception& e) {
     std::cerr << "nbox-cosim: " << e.what() << " (output.dir, --out); nothing was simulated\n";
     ns3::Simulator::Destroy();

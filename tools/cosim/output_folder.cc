@@ -2,68 +2,120 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
-
-#include "workloads/chakra/chakra_export.h"
+#include <vector>
 
 namespace nbox::cosim {
 namespace fs = std::filesystem;
 namespace {
 
+constexpr const char* kWriteProbe = ".nbox-write-check";
+
 [[noreturn]] void Fail(const std::string& what, const fs::path& path, const std::string& why) {
   throw std::runtime_error(what + " " + path.string() + ": " + why);
 }
 
-// Removes the staging folders of `target` that runs killed with SIGKILL left behind: those
-// named after a process that no longer exists. A live process's (a run into the same folder
-// right now) is left alone, and so is one whose number a new process has taken (kept, not lost).
-void RemoveAbandonedStagingFolders(const fs::path& target) {
-  const std::string prefix = "." + target.filename().string() + ".nbox-staging-";
+bool IsPlainFile(const fs::path& path) {
+  std::error_code error;
+  return fs::symlink_status(path, error).type() == fs::file_type::regular;
+}
+
+// The names of the plain files in `folder` that `wanted` picks.
+std::vector<std::string> FilesIn(const fs::path& folder, bool (*wanted)(const std::string&)) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    if (IsPlainFile(entry.path()) && wanted(name)) names.push_back(name);
+  }
+  if (error) Fail("cannot read", folder, error.message());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool IsNboxFile(const std::string& name) {
+  return IsRunOutput(name) || IsSweepCompanion(name) || name == kWriteProbe;
+}
+
+bool AnyName(const std::string&) {
+  return true;
+}
+
+bool HoldsOnlyNboxFiles(const fs::path& folder) {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    if (!IsPlainFile(entry.path()) || !IsNboxFile(entry.path().filename().string())) return false;
+  }
+  if (error) Fail("cannot read", folder, error.message());
+  return true;
+}
+
+// Removes nbox's own files from `folder`, by name, then the folder if that left it empty.
+// Anything else keeps the folder (and itself) where it is.
+// Best effort: a failure here loses nothing.
+void RemoveNboxFolder(const fs::path& folder) noexcept {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    if (IsPlainFile(entry.path()) && IsNboxFile(entry.path().filename().string())) {
+      fs::remove(entry.path(), error);
+    }
+  }
+  fs::remove(folder, error);  // only if empty
+}
+
+// The folders beside `target` that runs killed with SIGKILL left behind (a staging folder, or
+// the old run's files set aside during a commit): those named after a process that no longer
+// exists. A live process's (a run into the same folder right now) is left alone, and so is one
+// whose number a new process has taken.
+void RemoveAbandonedFolders(const fs::path& target) {
+  const std::string name = target.filename().string();
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(target.parent_path(), error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::string digits = name.substr(prefix.size());
-    if (digits.empty() || digits.size() > 9 ||
-        digits.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
-    }
-    const pid_t pid = static_cast<pid_t>(std::stol(digits));
-    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
-      std::error_code ignored;
-      fs::remove_all(entry.path(), ignored);
+    const std::string entry_name = entry.path().filename().string();
+    for (const std::string& prefix :
+         {"." + name + ".nbox-staging-", "." + name + ".nbox-previous-"}) {
+      if (entry_name.rfind(prefix, 0) != 0) continue;
+      const std::string digits = entry_name.substr(prefix.size());
+      if (digits.empty() || digits.size() > 9 ||
+          digits.find_first_not_of("0123456789") != std::string::npos) {
+        continue;
+      }
+      const pid_t pid = static_cast<pid_t>(std::stol(digits));
+      if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) RemoveNboxFolder(entry.path());
     }
   }
 }
 
+fs::path Beside(const fs::path& target, const std::string& kind) {
+  return target.parent_path() /
+         ("." + target.filename().string() + ".nbox-" + kind + "-" + std::to_string(getpid()));
+}
+
 }  // namespace
 
-OutputFolder::OutputFolder(const std::string& target) : target_(fs::absolute(target)) {
-  if (target_.filename().empty()) target_ = target_.parent_path();  // "dir/" names "dir"
+OutputFolder::OutputFolder(const std::string& target, bool force)
+    : target_(CheckOutputFolder(target, force)) {
   std::error_code error;
   fs::create_directories(target_.parent_path(), error);
   if (error) Fail("cannot use output folder", target_, error.message());
-  if (fs::exists(target_) && !fs::is_directory(target_)) {
-    Fail("cannot use output folder", target_, "it is not a folder");
-  }
-  RemoveAbandonedStagingFolders(target_);
-  staging_ = target_.parent_path() /
-             ("." + target_.filename().string() + ".nbox-staging-" + std::to_string(getpid()));
-  fs::remove_all(staging_, error);  // a previous process of the same pid, killed
+  RemoveAbandonedFolders(target_);
+  staging_ = Beside(target_, "staging");
+  RemoveNboxFolder(staging_);  // a previous process of the same pid, killed
   if (!fs::create_directory(staging_, error) || error) {
     Fail("cannot create a folder beside output folder", target_,
          error ? error.message() : "it already exists");
   }
-  const fs::path probe = staging_ / ".nbox-write-check";
+  const fs::path probe = staging_ / kWriteProbe;
   {
     std::ofstream out(probe, std::ios::binary | std::ios::trunc);
     if (!out) Fail("cannot write beside output folder", target_, std::strerror(errno));
@@ -72,9 +124,7 @@ OutputFolder::OutputFolder(const std::string& target) : target_(fs::absolute(tar
 }
 
 OutputFolder::~OutputFolder() {
-  if (committed_) return;
-  std::error_code ignored;
-  fs::remove_all(staging_, ignored);
+  if (!committed_) RemoveNboxFolder(staging_);
 }
 
 void OutputFolder::Write(const std::string& name, const std::string& content) const {
@@ -106,46 +156,89 @@ void OutputFolder::Write(const std::string& name,
   file.Close();
 }
 
-bool OutputFolder::IsRunOutput(const std::string& name) {
-  static const std::regex kRankLog("rank[0-9]+\\.log");
-  static const std::regex kChakraTrace(std::string(chakra::kTracePrefix) + "\\.[0-9]+\\.et");
-  for (const char* file : {kResultsFile, kPerfFile, kTrafficFile, kLinksFile, kTraceFile,
-                           kMessagesFile, chakra::kCommGroupsFile}) {
-    if (name == file) return true;
-  }
-  return std::regex_match(name, kRankLog) || std::regex_match(name, kChakraTrace);
+void OutputFolder::Step(const std::string& what, const fs::path& path,
+                        const std::function<bool()>& change) {
+  if (++steps_ == fail_at_step_) Fail("cannot " + what, path, "failed on purpose (a test)");
+  if (!change()) Fail("cannot " + what, path, std::strerror(errno));
 }
 
 void OutputFolder::Commit() {
+  steps_ = 0;
   std::error_code error;
-  if (!fs::exists(target_)) {
-    if (std::rename(staging_.c_str(), target_.c_str()) != 0) {
-      Fail("cannot move the results into", target_, std::strerror(errno));
-    }
+  if (!fs::exists(fs::symlink_status(target_, error))) {
+    Step("move the results into", target_,
+         [&] { return std::rename(staging_.c_str(), target_.c_str()) == 0; });
     committed_ = true;
     return;
   }
-  // Carry over what this run does not write: files as hard links (the same inode, so a
-  // writer holding one open, like nbox-sweep's redirect of our output, keeps writing into
-  // it), folders by rename.
-  for (const auto& entry : fs::directory_iterator(target_, error)) {
-    const std::string name = entry.path().filename().string();
-    if (IsRunOutput(name) || fs::exists(staging_ / name)) continue;
-    if (entry.is_directory()) {
-      fs::rename(entry.path(), staging_ / name, error);
-    } else {
-      fs::create_hard_link(entry.path(), staging_ / name, error);
-      if (error) fs::copy_file(entry.path(), staging_ / name, error);
+  if (HoldsOnlyNboxFiles(target_)) {
+    // Link nbox-sweep's companions in; where a link cannot be made, go file by file.
+    std::vector<std::string> linked;
+    try {
+      for (const std::string& name : FilesIn(target_, IsSweepCompanion)) {
+        if (fs::exists(staging_ / name)) continue;
+        Step("link", target_ / name,
+             [&] { return link((target_ / name).c_str(), (staging_ / name).c_str()) == 0; });
+        linked.push_back(name);
+      }
+    } catch (const std::runtime_error&) {
+      for (const std::string& name : linked) fs::remove(staging_ / name, error);
+      ReplaceFileByFile();
+      return;
     }
-    if (error) Fail("cannot carry " + name + " over into the new", target_, error.message());
+    SwapWhole();
+    return;
   }
-  if (error) Fail("cannot read output folder", target_, error.message());
+  ReplaceFileByFile();
+}
+
+void OutputFolder::SwapWhole() {
   // One atomic step: the target now holds the new run, the staging name the old one.
-  if (renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) != 0) {
-    Fail("cannot swap the results into", target_, std::strerror(errno));
+  Step("swap the results into", target_, [&] {
+    return renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) == 0;
+  });
+  committed_ = true;
+  // The previous run's files; a failure here loses nothing. Something a user put into the
+  // folder while the run committed stays there, in the old folder, which then stays too.
+  RemoveNboxFolder(staging_);
+}
+
+void OutputFolder::ReplaceFileByFile() {
+  const fs::path aside = Beside(target_, "previous");
+  Step("create", aside, [&] { return mkdir(aside.c_str(), 0700) == 0; });
+  std::vector<std::string> set_aside;
+  std::vector<std::string> moved_in;
+  try {
+    for (const std::string& name : FilesIn(target_, IsRunOutput)) {
+      Step("set aside", target_ / name,
+           [&] { return std::rename((target_ / name).c_str(), (aside / name).c_str()) == 0; });
+      set_aside.push_back(name);
+    }
+    for (const std::string& name : FilesIn(staging_, AnyName)) {
+      // A run output's name taken by something that is not a plain file: not nbox's to replace.
+      std::error_code error;
+      if (fs::exists(fs::symlink_status(target_ / name, error))) {
+        Fail("cannot put " + name + " into", target_,
+             "an entry of that name is there that nbox did not write");
+      }
+      Step("move in", target_ / name,
+           [&] { return std::rename((staging_ / name).c_str(), (target_ / name).c_str()) == 0; });
+      moved_in.push_back(name);
+    }
+  } catch (const std::runtime_error&) {
+    // Back as it was: the new files out, the old ones in.
+    for (auto name = moved_in.rbegin(); name != moved_in.rend(); ++name) {
+      std::rename((target_ / *name).c_str(), (staging_ / *name).c_str());
+    }
+    for (const std::string& name : set_aside) {
+      std::rename((aside / name).c_str(), (target_ / name).c_str());
+    }
+    RemoveNboxFolder(aside);
+    throw;
   }
   committed_ = true;
-  fs::remove_all(staging_, error);  // the previous run's files; a failure here loses nothing
+  RemoveNboxFolder(aside);
+  RemoveNboxFolder(staging_);
 }
 
 }  // namespace nbox::cosim

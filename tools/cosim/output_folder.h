@@ -1,14 +1,22 @@
-// A run's output folder, replaced as one unit: every file of the run is written into a
-// staging folder beside the target ("<parent>/.<name>.nbox-staging-<pid>"), and Commit swaps
-// it with the target in one atomic rename (renameat2 RENAME_EXCHANGE), so a reader sees either
-// the previous run's complete set of files or this run's, never a mix, and a run that fails
-// before Commit leaves the target as it was and no staging folder behind.
+// A run's output folder, written without ever touching what nbox did not write.
 //
-// Files in the target that nbox-cosim does not write (IsRunOutput: nbox-sweep's cosim.out,
-// cosim.err, status.json and pictures, a user's notes) are carried over into the new folder
-// by hard link (the same file: a writer still holding it open keeps writing into it), and
-// folders by rename, before the swap. A run killed with SIGKILL leaves its staging folder; the
-// next run into the same target removes it (the process it is named after no longer exists).
+// Every file of the run is written into a staging folder beside the target
+// ("<parent>/.<name>.nbox-staging-<pid>"), and Commit puts it in place:
+//
+// - no target yet: the staging folder is renamed to it;
+// - a target that holds only nbox's files (output_folder_rules.h): nbox-sweep's companions are
+//   hard-linked into the staging folder (the same file: a writer still holding one open, such
+//   as nbox-sweep's redirect of our output, keeps writing into it) and the two folders are
+//   swapped in one atomic rename (renameat2 RENAME_EXCHANGE), so a reader sees the previous
+//   run's complete set or this run's, never a mix;
+// - a target that holds other entries (only with --force), or where hard links cannot be
+//   made: file by file. The old run's files are set aside, the new ones renamed in, and the
+//   old ones removed; everything else in the folder stays where it is. A failure at any step
+//   puts back what was moved.
+//
+// Whatever fails, the target is left as it was, and nothing of nbox's is left beside it. What
+// nbox removes, it removes by name (its own files), never a whole tree: a folder that still
+// holds something else is left in place.
 #pragma once
 
 #include <filesystem>
@@ -17,17 +25,9 @@
 #include <ostream>
 #include <string>
 
-namespace nbox::cosim {
+#include "tools/cosim/output_folder_rules.h"
 
-// The files nbox-cosim writes into a run's folder (and rank<N>.log of real ranks, and the
-// Chakra traces of --export-chakra: workloads/chakra/chakra_export.h): the names
-// OutputFolder::IsRunOutput knows, and main.cc writes.
-inline constexpr const char* kResultsFile = "results.json";
-inline constexpr const char* kPerfFile = "perf.json";
-inline constexpr const char* kTrafficFile = "traffic.csv";
-inline constexpr const char* kLinksFile = "links.csv";
-inline constexpr const char* kTraceFile = "trace.json";
-inline constexpr const char* kMessagesFile = "messages.csv";
+namespace nbox::cosim {
 
 // A file of the run being written in the staging folder (OutputFolder::Open): a file that grows
 // while the run goes on (messages.csv) is written as it grows. Close flushes and checks it.
@@ -48,10 +48,11 @@ class StagedFile {
 
 class OutputFolder {
  public:
-  // Creates the target's parent folders and the staging folder, and checks that files can be
-  // written in it, so that a bad output path is found before simulating. Throws
-  // std::runtime_error naming the folder and the OS error.
-  explicit OutputFolder(const std::string& target);
+  // Checks the target (CheckOutputFolder; throws OutputFolderRefusal), creates its parent
+  // folders and the staging folder, and checks that files can be written in it, so that a bad
+  // output path is found before simulating. Throws std::runtime_error naming the folder and
+  // the OS error. `force`: the target may hold entries nbox did not write (left as they are).
+  explicit OutputFolder(const std::string& target, bool force = false);
   ~OutputFolder();  // removes the staging folder unless committed
   OutputFolder(const OutputFolder&) = delete;
   OutputFolder& operator=(const OutputFolder&) = delete;
@@ -69,19 +70,29 @@ class OutputFolder {
   // with the run (trace.json, messages.csv, links.csv) are never held whole in memory.
   void Write(const std::string& name, const std::function<void(std::ostream&)>& write) const;
 
-  // Replaces the target with the staging folder as one unit (see the file comment). Throws
-  // std::runtime_error, leaving the target as it was, if it cannot.
+  // Puts the run's files in place (see the file comment). Throws std::runtime_error, leaving
+  // the target as it was, if it cannot.
   void Commit();
 
-  // Whether nbox-cosim writes a file of this name (results.json, perf.json, traffic.csv,
-  // links.csv, trace.json, messages.csv, rank<N>.log, the Chakra traces): the files a run
-  // replaces rather than carries over.
-  static bool IsRunOutput(const std::string& name);
+  // For tests: the n-th change Commit makes to the file system (1 = the first) fails as if the
+  // OS refused it. 0: none.
+  void FailAtStepForTest(int step) { fail_at_step_ = step; }
+  // The changes the last Commit made or tried.
+  int StepsForTest() const { return steps_; }
 
  private:
+  // Runs one change to the file system; throws std::runtime_error("cannot <what> <path>: ...")
+  // if it fails (or is the step chosen to fail).
+  void Step(const std::string& what, const std::filesystem::path& path,
+            const std::function<bool()>& change);
+  void SwapWhole();
+  void ReplaceFileByFile();
+
   std::filesystem::path target_;
   std::filesystem::path staging_;
   bool committed_ = false;
+  int steps_ = 0;
+  int fail_at_step_ = 0;
 };
 
 }  // namespace nbox::cosim
