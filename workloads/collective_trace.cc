@@ -139,6 +139,7 @@ ParsedLine ParseLine(const std::string& text, const std::string& where, int line
     read.Fail(fmt::format("\"count\" {} of {} is too large", count, datatype));
   }
   c.bytes = count * *element * ranks_factor;
+  c.element_bytes = static_cast<uint32_t>(*element);
   if (c.bytes > kMaxCollectiveBytes) {
     read.Fail(
         fmt::format("{} of {} bytes (\"count\" {} of {}) is larger than nbox's limit "
@@ -154,9 +155,9 @@ ParsedLine ParseLine(const std::string& text, const std::string& where, int line
 }
 
 std::string Describe(const TraceCollective& c) {
-  return coll::IsRooted(c.op)
-             ? fmt::format("{} of {} B from root {}", coll::ToString(c.op), c.bytes, c.root)
-             : fmt::format("{} of {} B", coll::ToString(c.op), c.bytes);
+  const std::string sized =
+      fmt::format("{} of {} B in {}-byte elements", coll::ToString(c.op), c.bytes, c.element_bytes);
+  return coll::IsRooted(c.op) ? fmt::format("{} from root {}", sized, c.root) : sized;
 }
 
 // Every member of a communicator must run the same collectives on it in the same order (NCCL
@@ -178,7 +179,7 @@ void CheckSameSequence(const CollectiveTrace& trace) {
       const size_t common = std::min(first.size(), other.size());
       for (size_t i = 0; i < common; ++i) {
         if (first[i].op != other[i].op || first[i].bytes != other[i].bytes ||
-            first[i].root != other[i].root) {
+            first[i].element_bytes != other[i].element_bytes || first[i].root != other[i].root) {
           throw TraceError(fmt::format(
               "{}:{}: rank {}{}'s collective #{} ({}) differs from rank 0's (line {}: {}); every "
               "rank must run the same collectives in the same order",

@@ -31,6 +31,7 @@ struct TraceCollective {
   uint64_t end_ns = 0;    // when its last work stopped (>= start_ns)
   int root = 0;           // Broadcast and Reduce: the recorded root (a rank of its communicator)
   int comm = 0;           // index into CollectiveTrace::communicators
+  uint32_t element_bytes = 1;  // the datatype's size: NCCL cuts the buffer on its boundaries
 };
 
 struct TraceCommunicator {

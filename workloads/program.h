@@ -70,6 +70,9 @@ struct Op {
   coll::CollectiveOp collective = coll::CollectiveOp::kAllReduce;
   uint64_t bytes = 0;
   int root = 0;  // kBroadcast, kReduce: the communicator rank at the chain's or trees' root
+  // kCollective: the size of its data type, on whose boundaries channels and chunks cut the
+  // buffer (a recorded call says it); 0 = the job's (the communicators' element size).
+  uint32_t element_bytes = 0;
   AllToAllCounts counts;
   std::vector<coll::Transfer> transfers;  // kTransfers: peers are ranks of the communicator
   int comm = 0;                           // kCollective, kTransfers: communicator slot

@@ -49,6 +49,7 @@ void AppendIteration(const CollectiveTrace& trace, const std::vector<TraceCollec
     Op collective = CollectiveOp(iteration, CollectiveLabel(trace, c, place_on_comm[c.comm]++),
                                  c.op, c.bytes, slot, /*stream=*/slot);
     collective.root = c.root;
+    collective.element_bytes = c.element_bytes;
     program->ops.push_back(std::move(collective));
   }
   program->ops.push_back(WaitAllOp(iteration));

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "bridge/wire/data_type.h"
+
 namespace nbox::host {
 namespace {
 
@@ -81,29 +83,12 @@ bool IsValid(nboxRedOp_t op) {
 }
 
 uint32_t ElementBytes(nboxDataType_t type) {
-  switch (type) {
-    case nboxInt8:
-    case nboxUint8:
-      return 1;
-    case nboxFloat16:
-    case nboxBfloat16:
-      return 2;
-    case nboxInt32:
-    case nboxUint32:
-    case nboxFloat32:
-      return 4;
-    case nboxInt64:
-    case nboxUint64:
-    case nboxFloat64:
-      return 8;
-  }
-  return 0;
+  return bridge::wire::DataTypeBytes(static_cast<uint8_t>(type));
 }
 
 std::string ToString(nboxDataType_t type) {
-  static const char* const kNames[] = {"int8",   "uint8",   "int32",   "uint32",  "int64",
-                                       "uint64", "float16", "float32", "float64", "bfloat16"};
-  return IsValid(type) ? kNames[type] : "datatype " + std::to_string(static_cast<int>(type));
+  return IsValid(type) ? bridge::wire::DataTypeName(static_cast<uint8_t>(type))
+                       : "datatype " + std::to_string(static_cast<int>(type));
 }
 
 std::string ToString(nboxRedOp_t op) {

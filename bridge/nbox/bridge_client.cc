@@ -1,5 +1,6 @@
 #include "bridge/nbox/bridge_client.h"
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -68,7 +69,7 @@ std::shared_ptr<BridgeClient> BridgeClient::Latest() {
 void BridgeClient::Release(std::shared_ptr<BridgeClient> client) {
   std::lock_guard<std::mutex> global(GlobalMutex());
   {
-    std::lock_guard<std::mutex> lock(client->mutex_);
+    std::unique_lock<std::mutex> lock(client->mutex_);
     if (--client->users_ > 0) return;
     if (!client->failed_ && !client->ended_) {
       if (client->config_.clock == wire::ClockMode::kRealtime) {
@@ -78,9 +79,24 @@ void BridgeClient::Release(std::shared_ptr<BridgeClient> client) {
       client->ended_ = true;
       client->FlushLocked();
       client->Wake();
+      client->DrainLocked(lock);
     }
   }
   // CurrentClient() keeps pointing at the ended session until the next Acquire replaces it.
+}
+
+void BridgeClient::DrainLocked(std::unique_lock<std::mutex>& lock) {
+  // The process may exit as soon as this returns, taking the I/O thread with it mid-frame
+  // (nbox-cosim would read a torn frame where the Goodbye should be): wait until every
+  // queued frame has gone, or the session failed, or the session's timeout passed.
+  const auto deadline = WallClock::now() + config_.timeout;
+  while (!out_.empty() && !failed_ && WallClock::now() < deadline) {
+    lock.unlock();
+    pollfd writable{fd_.get(), POLLOUT, 0};
+    poll(&writable, 1, 10);
+    lock.lock();
+    FlushLocked();
+  }
 }
 
 BridgeClient::BridgeClient(ClientConfig config, OpenedSession session)

@@ -113,6 +113,8 @@ class BridgeClient {
   ncclResult_t RefuseCall(const char* call);
   void Send(const wire::Message& message);
   void FlushLocked();
+  // Writes out everything queued before the session ends (bounded by the session's timeout).
+  void DrainLocked(std::unique_lock<std::mutex>& lock);
   void Wake();
   uint64_t NextId() { return next_id_++; }
   // The rank posted: news for a later blocked promise, and the end of the last one (nbox-cosim

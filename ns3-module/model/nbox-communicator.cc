@@ -11,6 +11,7 @@
 #include "collectives/send_lanes.h"
 
 #include <algorithm>
+#include <sstream>
 
 namespace ns3
 {
@@ -29,6 +30,7 @@ NboxCommWork::FromOp(const nbox::work::Op& op)
     work.op = op.collective;
     work.bytes = op.bytes;
     work.root = op.root;
+    work.elementBytes = op.element_bytes;
     work.counts = op.counts;
     work.transfers = op.transfers;
     work.label = op.label;
@@ -364,13 +366,19 @@ NboxCommunicator::AlgorithmFor(CollectiveOp op, uint64_t bytes) const
 
 nbox::coll::CollectiveSpec
 NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAllCounts counts,
-                           int root) const
+                           int root, uint32_t elementBytes) const
 {
-    nbox::coll::CollectiveSpec spec
-        = nbox::coll::SpecFromSettings(GetCollectiveSettings(), op, bytes, m_elementBytes,
-                                       static_cast<int>(m_members.size()), FillsServers(), root);
+    nbox::coll::CollectiveSpec spec = nbox::coll::SpecFromSettings(
+        GetCollectiveSettings(), op, bytes, elementBytes != 0 ? elementBytes : m_elementBytes,
+        static_cast<int>(m_members.size()), FillsServers(), root);
     spec.counts = std::move(counts);
     return spec;
+}
+
+nbox::coll::CollectiveSpec
+NboxCommunicator::SpecOf(const NboxCommWork& work) const
+{
+    return MakeSpec(work.op, work.bytes, work.counts, work.root, work.elementBytes);
 }
 
 nbox::coll::RankSchedule
@@ -382,8 +390,7 @@ NboxCommunicator::BuildRankSchedule(uint32_t rank, const NboxCommWork& work) con
                                                       static_cast<int>(m_members.size()),
                                                       work.transfers, static_cast<int>(m_channels));
     }
-    return nbox::coll::BuildRankSchedule(MakeSpec(work.op, work.bytes, work.counts, work.root),
-                                         static_cast<int>(rank));
+    return nbox::coll::BuildRankSchedule(SpecOf(work), static_cast<int>(rank));
 }
 
 std::unique_ptr<nbox::coll::StepSource>
@@ -393,8 +400,7 @@ NboxCommunicator::BuildStepSource(uint32_t rank, const NboxCommWork& work) const
     {
         return std::make_unique<nbox::coll::WholeScheduleSource>(BuildRankSchedule(rank, work));
     }
-    return nbox::coll::BuildRankStepSource(MakeSpec(work.op, work.bytes, work.counts, work.root),
-                                           static_cast<int>(rank));
+    return nbox::coll::BuildRankStepSource(SpecOf(work), static_cast<int>(rank));
 }
 
 void
@@ -446,9 +452,9 @@ NboxCommunicator::DeliverExternal(uint32_t dstRank, uint32_t srcRank, uint32_t c
 }
 
 void
-NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes, int root)
+NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes, int root, uint32_t elementBytes)
 {
-    nbox::coll::CollectiveSpec spec = MakeSpec(op, bytes, nullptr, root);
+    nbox::coll::CollectiveSpec spec = MakeSpec(op, bytes, nullptr, root, elementBytes);
     if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV)
     {
         // Sizes vary between calls: connect what an all-to-all with every block on every
@@ -490,19 +496,6 @@ NboxCommunicator::Issue(uint32_t rank, NboxCommWork work, Done done)
     }
     state.queue.push_back(Pending{std::move(work), std::move(done), Simulator::Now(), tag});
     StartNext(rank);
-}
-
-void
-NboxCommunicator::Issue(uint32_t rank, CollectiveOp op, uint64_t bytes, int root,
-                        const std::string& label, int iteration)
-{
-    NboxCommWork work;
-    work.op = op;
-    work.bytes = bytes;
-    work.root = root;
-    work.label = label;
-    work.iteration = iteration;
-    Issue(rank, std::move(work));
 }
 
 uint64_t
@@ -630,7 +623,7 @@ NboxCommunicator::StartTimed(uint32_t rank, Running& running, NboxCollectiveTime
     }
     const NboxCommWork& work = running.pending.work;
     const Time duration
-        = timer.TimeCollective(MakeSpec(work.op, work.bytes, work.counts), m_members, m_laneBase);
+        = timer.TimeCollective(SpecOf(work), m_members, m_laneBase);
     // In the order the members started it, so equal end times finish in a fixed order.
     for (uint32_t member : instance.timedRanks)
     {
@@ -689,11 +682,14 @@ void
 NboxCommunicator::CompleteRecv(Running& running, uint32_t stepId, const Arrival& arrival)
 {
     const nbox::coll::Step& step = running.tracker->step(stepId);
-    // Both ends follow the same schedule, so a size mismatch means the matching rule broke.
-    NS_ABORT_MSG_IF(arrival.bytes != step.bytes,
-                    "rank " << running.rank << " of '" << m_name << "' matched a " << arrival.bytes
-                            << "-byte message from rank " << step.peer << " to a " << step.bytes
-                            << "-byte receive");
+    if (arrival.bytes != step.bytes)
+    {
+        // The two ends cut the op differently: their schedules disagree (a real rank's call
+        // against its emulated peers', or traces that do not pair up). The run ends with both
+        // sides named; this op never completes.
+        m_records->Fail(DescribeMismatch(running, step, arrival.bytes));
+        return;
+    }
     running.peersPosted = std::max(running.peersPosted, arrival.posted);
     if (arrival.message != NboxMessageLog::kNoMessage)
     {
@@ -701,6 +697,43 @@ NboxCommunicator::CompleteRecv(Running& running, uint32_t stepId, const Arrival&
         m_records->messages.Advanced(m_members[running.rank], arrival.message);
     }
     running.tracker->Complete(stepId);
+}
+
+std::string
+NboxCommunicator::DescribeMismatch(const Running& running, const nbox::coll::Step& step,
+                                   uint64_t arrivedBytes) const
+{
+    const auto peer = static_cast<uint32_t>(step.peer);
+    std::ostringstream text;
+    text << "the ranks' schedules disagree: rank " << running.rank << " of '" << m_name << "' ("
+         << (IsExternal(running.rank) ? "real" : "emulated") << " world rank "
+         << m_members[running.rank] << ", running " << DescribeWork(running.pending.work)
+         << ") matched a " << arrivedBytes << "-byte message from rank " << peer << " ("
+         << (IsExternal(peer) ? "real" : "emulated") << " world rank " << m_members[peer];
+    const auto sender = m_ranks[peer].running.find(running.tag);
+    if (running.tag != kUntagged && sender != m_ranks[peer].running.end())
+    {
+        text << ", running " << DescribeWork(sender->second->pending.work);
+    }
+    text << ") on channel " << step.channel << " to a " << step.bytes << "-byte receive";
+    return text.str();
+}
+
+std::string
+NboxCommunicator::DescribeWork(const NboxCommWork& work) const
+{
+    std::ostringstream text;
+    text << "'" << work.label << "': ";
+    if (work.isTransfers)
+    {
+        text << work.transfers.size() << " point-to-point transfers";
+        return text.str();
+    }
+    const nbox::coll::CollectiveSpec spec = SpecOf(work);
+    text << nbox::coll::ToString(spec.op) << " of " << spec.bytes << " bytes in "
+         << spec.element_bytes << "-byte elements, " << nbox::coll::ToString(spec.algorithm)
+         << ", " << spec.channels << " channel" << (spec.channels == 1 ? "" : "s");
+    return text.str();
 }
 
 uint64_t

@@ -55,6 +55,9 @@ struct NboxCommWork
     nbox::coll::CollectiveOp op = nbox::coll::CollectiveOp::kAllReduce;
     uint64_t bytes = 0;                          //!< collectives but all-to-all-v
     int root = 0;                                //!< broadcast and reduce
+    /** Collectives: the size of the data type, on whose boundaries buffers are cut (a real
+     * rank's call says it); 0 = the communicator's ElementSize. */
+    uint32_t elementBytes = 0;
     nbox::work::AllToAllCounts counts;           //!< all-to-all-v
     std::vector<nbox::coll::Transfer> transfers; //!< isTransfers
     std::string label;
@@ -174,9 +177,12 @@ class NboxCommunicator : public Object
     int NextToStart(size_t waiting, const std::function<bool(size_t)>& isGroup, size_t running,
                     bool groupRunning) const;
 
+    /** `elementBytes` 0: the communicator's ElementSize. */
     nbox::coll::CollectiveSpec MakeSpec(nbox::coll::CollectiveOp op, uint64_t bytes,
                                         nbox::work::AllToAllCounts counts = nullptr,
-                                        int root = 0) const;
+                                        int root = 0, uint32_t elementBytes = 0) const;
+    /** The spec of a collective's work. */
+    nbox::coll::CollectiveSpec SpecOf(const NboxCommWork& work) const;
     /** The schedule member `rank` runs for `work` (built anew each call). */
     nbox::coll::RankSchedule BuildRankSchedule(uint32_t rank, const NboxCommWork& work) const;
     /**
@@ -188,7 +194,8 @@ class NboxCommunicator : public Object
                                                             const NboxCommWork& work) const;
 
     /** Opens every connection a collective of this kind and size will use. */
-    void ConnectFor(nbox::coll::CollectiveOp op, uint64_t bytes, int root = 0);
+    void ConnectFor(nbox::coll::CollectiveOp op, uint64_t bytes, int root = 0,
+                    uint32_t elementBytes = 0);
     /** Opens the point-to-point connection from member `rank` to member `peer`. */
     void ConnectPointToPoint(uint32_t rank, uint32_t peer);
 
@@ -207,9 +214,6 @@ class NboxCommunicator : public Object
      * communicator are done, and `done` (if any) is called when the rank's part of it is.
      */
     void Issue(uint32_t rank, NboxCommWork work, Done done = nullptr);
-    /** A collective without a completion callback (mirror mode of the real-rank gateway). */
-    void Issue(uint32_t rank, nbox::coll::CollectiveOp op, uint64_t bytes, int root,
-               const std::string& label, int iteration);
 
     /**
      * Messages that arrived at a member and that no receive has taken (yet): at the end of a
@@ -358,6 +362,11 @@ class NboxCommunicator : public Object
     void CompleteRecv(Running& running, uint32_t stepId, const Arrival& arrival);
     /** Logs the message of send step `stepId` posted now (the log is on); returns its id. */
     uint64_t LogSend(const Running& running, const nbox::coll::Step& step);
+    /** What a receive that matched a message of another size says: both ranks and their ops. */
+    std::string DescribeMismatch(const Running& running, const nbox::coll::Step& step,
+                                 uint64_t arrivedBytes) const;
+    /** "'label': allgather of 8 bytes in 8-byte elements, ring, 2 channels". */
+    std::string DescribeWork(const NboxCommWork& work) const;
     /** Gives `running` the message from `src` on `channel`: completes its receive if ready,
      * else keeps it for when it is. */
     void MatchToRunning(Running& running, uint32_t src, uint32_t channel, const Arrival& arrival);

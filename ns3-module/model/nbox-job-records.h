@@ -113,6 +113,19 @@ class NboxJobRecords : public SimpleRefCount<NboxJobRecords>
     uint32_t ranksFinished = 0;
     /** Every message, when enabled (output.messages). */
     NboxMessageLog messages;
+
+    /**
+     * Members of the job found that their schedules disagree (a message of one size matched a
+     * receive of another): the run cannot go on. Keeps the first description (which names
+     * both sides) and stops the simulator; the run's owner ends the run as failed, writing
+     * what it has. Never an abort: the cause may be a real rank's program.
+     */
+    void Fail(const std::string& why);
+    /** The first failure, or "" while the job is sound. */
+    const std::string& GetFailure() const;
+
+  private:
+    std::string m_failure;
 };
 
 } // namespace ns3

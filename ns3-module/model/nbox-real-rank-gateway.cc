@@ -4,6 +4,8 @@
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 
+#include <sstream>
+
 namespace ns3
 {
 
@@ -174,12 +176,16 @@ void
 NboxRealRankGateway::Deliver(uint32_t dst, uint32_t src, uint32_t lane, const PostedRecv& recv,
                              const Arrival& arrival)
 {
-    NS_ABORT_MSG_IF(arrival.bytes > recv.capacity,
-                    "a " << arrival.bytes << "-byte message from "
-                         << (arrival.fromReal ? "real" : "emulated") << " rank " << src
-                         << " to real rank " << dst << " on lane " << lane
-                         << " matched a receive of only " << recv.capacity
-                         << " bytes: the real program and its peers disagree on the schedule");
+    if (arrival.bytes > recv.capacity)
+    {
+        std::ostringstream why;
+        why << "the ranks' schedules disagree: a " << arrival.bytes << "-byte message from "
+            << (arrival.fromReal ? "real" : "emulated") << " rank " << src << " to real rank "
+            << dst << " on lane " << lane << " matched a receive of only " << recv.capacity
+            << " bytes";
+        m_records->Fail(why.str());
+        return;
+    }
     m_stats.recvsCompleted++;
     m_stats.bytesReceived += arrival.bytes;
     m_outstanding[dst]--;
@@ -199,23 +205,31 @@ NboxRealRankGateway::Deliver(uint32_t dst, uint32_t src, uint32_t lane, const Po
 
 bool
 NboxRealRankGateway::MirrorCollective(uint32_t rank, nbox::coll::CollectiveOp op, uint64_t bytes,
-                                      int root, const std::string& label, int iteration)
+                                      int root, uint32_t elementBytes, const std::string& label,
+                                      int iteration)
 {
-    NS_LOG_FUNCTION(this << rank << bytes << label << iteration);
+    NS_LOG_FUNCTION(this << rank << bytes << elementBytes << label << iteration);
     CheckRank(rank, "MirrorCollective");
     if (rank != m_lowestReal)
     {
         return false;
     }
-    if (m_connected.insert({op, bytes, root}).second)
+    if (m_connected.insert({op, bytes, root, elementBytes}).second)
     {
-        m_comm->ConnectFor(op, bytes, root);
+        m_comm->ConnectFor(op, bytes, root, elementBytes);
     }
+    NboxCommWork work;
+    work.op = op;
+    work.bytes = bytes;
+    work.root = root;
+    work.elementBytes = elementBytes;
+    work.label = label;
+    work.iteration = iteration;
     for (uint32_t peer = 0; peer < m_isReal.size(); ++peer)
     {
         if (!m_isReal[peer])
         {
-            m_comm->Issue(peer, op, bytes, root, label, iteration);
+            m_comm->Issue(peer, work);
         }
     }
     m_stats.collectivesMirrored++;

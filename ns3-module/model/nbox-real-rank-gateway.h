@@ -119,9 +119,12 @@ class NboxRealRankGateway : public Object
      * opening the connections it needs if that was not done yet (NboxCommunicator::ConnectFor;
      * opening them here costs a handshake, so an owner that knows the collectives in advance
      * should call ConnectFor before the run). Reports of other real ranks are ignored: by the
-     * homogeneity assumption they start the same collectives. Returns true if it issued.
+     * homogeneity assumption they start the same collectives. `elementBytes`: the size of
+     * the call's data type, so that the emulated ranks cut the buffer as the real one does.
+     * Returns true if it issued.
      */
     bool MirrorCollective(uint32_t rank, nbox::coll::CollectiveOp op, uint64_t bytes, int root,
+                          uint32_t elementBytes,
                           const std::string& label, int iteration);
 
     /**
@@ -191,7 +194,8 @@ class NboxRealRankGateway : public Object
     std::map<InboxKey, Inbox> m_inboxes;
     std::vector<uint64_t> m_outstanding;                       //!< per rank
     std::map<uint32_t, std::pair<int, Time>> m_iterationStart; //!< real rank -> (iteration, start)
-    std::set<std::tuple<nbox::coll::CollectiveOp, uint64_t, int>> m_connected; //!< mirror mode
+    std::set<std::tuple<nbox::coll::CollectiveOp, uint64_t, int, uint32_t>>
+        m_connected; //!< mirror mode: (op, bytes, root, element size) connected for
     NboxRealRankGatewayStats m_stats;
 };
 

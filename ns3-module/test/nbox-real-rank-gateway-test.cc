@@ -123,8 +123,8 @@ class FakeRealRank
     {
         if (m_mirror)
         {
-            m_gateway->MirrorCollective(m_rank, m_spec.op, m_spec.bytes, m_spec.root, "allreduce",
-                                        m_iteration);
+            m_gateway->MirrorCollective(m_rank, m_spec.op, m_spec.bytes, m_spec.root,
+                                        m_spec.element_bytes, "allreduce", m_iteration);
         }
         m_gateway->BeginIteration(m_rank, m_iteration);
         m_tracker = std::make_unique<nbox::coll::StepTracker>(m_schedule);
@@ -502,7 +502,8 @@ class NboxRealRankPairTest : public NboxNs3Test
         config.mtu = kMtu;
         m_transport = CreateObject<NboxTcpTransport>(NboxNetworkHelper(config).Install(topology),
                                                      rankToHost);
-        auto records = Create<NboxJobRecords>();
+        m_records = Create<NboxJobRecords>();
+        auto records = m_records;
         m_comm = CreateObject<NboxCommunicator>();
         m_comm->Setup(3, m_transport, records);
         m_gateway = CreateObject<NboxRealRankGateway>();
@@ -541,6 +542,7 @@ class NboxRealRankPairTest : public NboxNs3Test
     Ptr<NboxTcpTransport> m_transport;
     Ptr<NboxCommunicator> m_comm;
     Ptr<NboxRealRankGateway> m_gateway;
+    Ptr<NboxJobRecords> m_records;
     std::map<std::pair<uint32_t, uint64_t>, Time> m_sendDone;
     std::vector<Delivery> m_delivered;
     Time m_t0;
@@ -617,6 +619,8 @@ TEST_F(NboxRealRankPairTest, MessagesOfOneLaneMatchReceivesInPostOrder)
     EXPECT_EQ(m_transport->GetStats().bytesDelivered, 3000u + 1u + 200000u);
 }
 
+/** A real program and its peers that disagree end the run with both sides named: the job's
+ * records say why and the simulator stops, nothing aborts. */
 TEST_F(NboxRealRankPairTest, MessageLargerThanItsReceiveIsAnErrorNamingBothSides)
 {
     At(Seconds(0),
@@ -625,17 +629,63 @@ TEST_F(NboxRealRankPairTest, MessageLargerThanItsReceiveIsAnErrorNamingBothSides
            m_gateway->PostRecv(1, 0, 1, 5, 1000);
            m_gateway->PostSend(0, 1, 1, 6, 4096);
        });
-    EXPECT_DEATH(RunFor(MilliSeconds(5)),
-                 "4096-byte message from real rank 0 to real rank 1 on lane 1 matched a "
-                 "receive of only 1000 bytes");
+    RunFor(MilliSeconds(5));
+    EXPECT_LT(Simulator::Now(), MilliSeconds(5)) << "the simulator ran on past the mismatch";
+    EXPECT_NE(m_records->GetFailure().find("4096-byte message from real rank 0 to real rank 1 on "
+                                           "lane 1 matched a receive of only 1000 bytes"),
+              std::string::npos)
+        << m_records->GetFailure();
+    EXPECT_TRUE(m_delivered.empty());
+}
+
+/**
+ * Two emulated members that cut one collective differently (an 8-byte all-gather over two
+ * channels as one int64, which fills channel 0 only, against two float32s, one per channel):
+ * the first mismatched message ends the run with both members' ops named, and nothing aborts.
+ */
+TEST_F(NboxNs3Test, MembersThatCutACollectiveDifferentlyEndTheRunNamingBoth)
+{
+    const auto topology = nbox::topo::MakeStar(2, kRateBps, kLatencyS);
+    NboxNetworkConfig config;
+    config.mtu = kMtu;
+    auto transport = CreateObject<NboxTcpTransport>(NboxNetworkHelper(config).Install(topology),
+                                                    nbox::topo::PlaceRanks(topology, 2));
+    auto records = Create<NboxJobRecords>();
+    auto comm = CreateObject<NboxCommunicator>();
+    comm->SetAttribute("Channels", UintegerValue(2));
+    comm->Setup(2, transport, records);
+    comm->ConnectFor(CollectiveOp::kAllGather, 16, 0, 4);
+    RunFor(MicroSeconds(500));
+    NboxCommWork work;
+    work.op = CollectiveOp::kAllGather;
+    work.bytes = 16;
+    work.label = "shapes";
+    bool finished = false;
+    work.elementBytes = 8;
+    comm->Issue(0, work, [&finished](Time) { finished = true; });
+    work.elementBytes = 4;
+    comm->Issue(1, work, [&finished](Time) { finished = true; });
+    RunFor(Seconds(1));
+    EXPECT_LT(Simulator::Now(), Seconds(1)) << "the simulator ran on past the mismatch";
+    EXPECT_FALSE(finished);
+    const std::string& failure = records->GetFailure();
+    EXPECT_NE(failure.find("the ranks' schedules disagree"), std::string::npos) << failure;
+    EXPECT_NE(failure.find("AllGather of 16 bytes in 8-byte elements, Ring, 2 channels"),
+              std::string::npos)
+        << failure;
+    EXPECT_NE(failure.find("AllGather of 16 bytes in 4-byte elements, Ring, 2 channels"),
+              std::string::npos)
+        << failure;
 }
 
 TEST_F(NboxRealRankPairTest, PostsOfEmulatedRanksAreRefused)
 {
     EXPECT_DEATH(m_gateway->PostSend(2, 0, 0, 1, 10), "PostSend from rank 2, which is emulated");
     EXPECT_DEATH(m_gateway->PostRecv(0, 0, 0, 1, 10), "receives from rank 0");
-    EXPECT_DEATH(m_comm->Issue(1, CollectiveOp::kAllReduce, 1024, 0, "x", 0),
-                 "issued on external rank 1");
+    NboxCommWork work;
+    work.bytes = 1024;
+    work.label = "x";
+    EXPECT_DEATH(m_comm->Issue(1, work), "issued on external rank 1");
 }
 
 /** IsStalled and IsFinished of a job with a real rank that never gets its message. */

@@ -34,6 +34,9 @@ using nbox::host::testing::TypeName;
 int g_rank = 0;
 int g_nranks = 0;
 int g_failures = 0;
+// Under nbox-cosim with [realranks] payload = self, every emulated peer holds this rank's own
+// data (bridge/README.md): each reference then takes every rank's input to be this rank's.
+bool g_peers_hold_my_data = false;
 
 void Fail(const std::string& what) {
   if (++g_failures <= 20) std::fprintf(stderr, "rank %d: FAIL %s\n", g_rank, what.c_str());
@@ -81,6 +84,7 @@ std::string Label(const char* what, nboxDataType_t type, nboxRedOp_t op, size_t 
 }
 
 int64_t Input(int rank, uint64_t i, uint64_t salt, nboxDataType_t type, nboxRedOp_t op) {
+  if (g_peers_hold_my_data) rank = g_rank;
   return InputInteger(rank, i, salt, op, IsFloating(type), IsSigned(type));
 }
 
@@ -157,6 +161,13 @@ void CheckBroadcast(nboxComm_t comm, nboxDataType_t type, size_t count, bool in_
   Buffer send(type, count), recv(type, count);
   if (g_rank == root) {
     for (size_t i = 0; i < count; ++i) send.Set(i, Input(root, i, salt, type, nboxSum));
+  } else if (g_peers_hold_my_data) {
+    // An emulated root with payload = self sends what this rank's buffer already holds (the
+    // broadcast's buffer is its output): a non-root starts with it there.
+    for (size_t i = 0; i < count; ++i) {
+      send.Set(i, Input(root, i, salt, type, nboxSum));
+      recv.Set(i, Input(root, i, salt, type, nboxSum));
+    }
   }
   Buffer& target = in_place ? send : recv;
   nboxRequest_t request = nullptr;
@@ -497,17 +508,34 @@ int ScenarioDieWhileIdle(nboxComm_t comm, int victim) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 5) {
-    std::fprintf(stderr, "usage: %s <scenario> <rank> <nranks> <unique id> [args]\n", argv[0]);
+  if (argc < 4 || (std::string(argv[2]) != "env" && argc < 5)) {
+    std::fprintf(stderr,
+                 "usage: %s <scenario> <rank> <nranks> <unique id> [args]\n"
+                 "       %s <scenario> env self|real [args]  (a real rank of nbox-cosim: "
+                 "rank, size and id from NBOX_*; self: its peers hold its own data)\n",
+                 argv[0], argv[0]);
     return 2;
   }
   const std::string scenario = argv[1];
-  g_rank = std::atoi(argv[2]);
-  g_nranks = std::atoi(argv[3]);
-  nboxUniqueId id;
-  CHECK_OK(nboxUniqueIdFromString(argv[4], &id), nullptr);
+  const bool from_env = std::string(argv[2]) == "env";
+  // The scenario's own arguments: args[0], args[1], ...
+  const std::vector<std::string> args(argv + (from_env ? 4 : 5), argv + argc);
   nboxComm_t comm = nullptr;
-  const nboxResult_t init = nboxCommInitRank(&comm, g_nranks, id, g_rank);
+  nboxResult_t init = nboxSuccess;
+  if (from_env) {
+    g_peers_hold_my_data = std::string(argv[3]) == "self";
+    init = nboxCommInitFromEnv(&comm);
+    if (init == nboxSuccess) {
+      CHECK_OK(nboxCommUserRank(comm, &g_rank), comm);
+      CHECK_OK(nboxCommCount(comm, &g_nranks), comm);
+    }
+  } else {
+    g_rank = std::atoi(argv[2]);
+    g_nranks = std::atoi(argv[3]);
+    nboxUniqueId id;
+    CHECK_OK(nboxUniqueIdFromString(argv[4], &id), nullptr);
+    init = nboxCommInitRank(&comm, g_nranks, id, g_rank);
+  }
   if (scenario == "join_timeout") {
     std::printf("INIT %d %s\n", init, nboxGetLastError(nullptr));
     return init == nboxSuccess ? 1 : 3;
@@ -518,7 +546,7 @@ int main(int argc, char** argv) {
   CHECK_OK(nboxCommUserRank(comm, &rank), comm);
   if (count != g_nranks || rank != g_rank) Fail("nboxCommCount/nboxCommUserRank");
 
-  const size_t large = argc > 5 ? std::strtoul(argv[5], nullptr, 10) : 100000;
+  const size_t large = !args.empty() ? std::strtoul(args[0].c_str(), nullptr, 10) : 100000;
   if (scenario == "collectives") {
     ScenarioCollectives(comm, large);
   } else if (scenario == "p2p") {
@@ -528,11 +556,11 @@ int main(int argc, char** argv) {
   } else if (scenario == "record") {
     ScenarioRecord(comm);
   } else if (scenario == "die_idle") {
-    if (argc < 6) return 2;
-    return ScenarioDieWhileIdle(comm, std::atoi(argv[5]));
+    if (args.empty()) return 2;
+    return ScenarioDieWhileIdle(comm, std::atoi(args[0].c_str()));
   } else if (scenario == "die") {
-    if (argc < 7) return 2;
-    return ScenarioDie(comm, std::atoi(argv[5]), argv[6]);
+    if (args.size() < 2) return 2;
+    return ScenarioDie(comm, std::atoi(args[0].c_str()), args[1]);
   } else {
     std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
     return 2;

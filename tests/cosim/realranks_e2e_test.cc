@@ -160,7 +160,7 @@ TEST_F(RealRanksEndToEnd, OneRealRankMatchesTheAllEmulatedJob) {
     const CosimRun real =
         RunCosim(dir_ / peers, {"realranks.launch=" + kBench + "3", "realranks.peers=" + peers});
     ASSERT_EQ(real.exit_code, 0) << real.out << real.err << ReadFile(dir_ / peers / "rank0.log");
-    EXPECT_EQ(real.results["status"], "ok");
+    EXPECT_EQ(real.results["status"], "complete");
     const auto& rank = real.results["real_ranks"]["ranks"][0];
     EXPECT_EQ(rank["iterations_marked"], 4);
     EXPECT_TRUE(rank["said_goodbye"].get<bool>());
@@ -276,7 +276,7 @@ TEST_F(RealRanksEndToEnd, OneRealRankMatchesTheAllEmulatedJobOnTheFastModels) {
         dir_ / model,
         {"realranks.launch=" + kBench + "3", "realranks.peers=workload", "network.model=" + model});
     ASSERT_EQ(real.exit_code, 0) << real.out << real.err << ReadFile(dir_ / model / "rank0.log");
-    EXPECT_EQ(real.results["status"], "ok");
+    EXPECT_EQ(real.results["status"], "complete");
     EXPECT_NEAR(RealRankSteady(real), expected, 0.02 * expected);
     EXPECT_NE(ReadFile(dir_ / model / "rank0.log").find("RESULT ranks=4"), std::string::npos);
   }

@@ -101,9 +101,9 @@ TEST(CollectiveTrace, RootedCollectivesKeepTheirRoot) {
   EXPECT_EQ(trace.ranks[1][0].root, 1);
   b.root = 0;
   EXPECT_EQ(ErrorOf(Line(a) + Line(b)),
-            "t.jsonl:2: rank 1's collective #0 (Reduce of 40 B from root 0) differs from rank "
-            "0's (line 1: Reduce of 40 B from root 1); every rank must run the same collectives "
-            "in the same order");
+            "t.jsonl:2: rank 1's collective #0 (Reduce of 40 B in 4-byte elements from root 0) "
+            "differs from rank 0's (line 1: Reduce of 40 B in 4-byte elements from root 1); "
+            "every rank must run the same collectives in the same order");
 }
 
 TEST(CollectiveTrace, EveryDatatypeHasItsSize) {
@@ -188,11 +188,19 @@ TEST(CollectiveTrace, RefusesTracesWhoseRanksDisagree) {
   LineSpec a1{1, "AllReduce", "4", "ncclFloat32", 0, 10};
   LineSpec b1{1, "AllGather", "8", "ncclInt8", 20, 30};
   EXPECT_EQ(ErrorOf(Line(a0) + Line(b0) + Line(a1) + Line(b1)),
-            "t.jsonl:4: rank 1's collective #1 (AllGather of 16 B) differs from rank 0's (line "
-            "2: AllReduce of 16 B); every rank must run the same collectives in the same order");
+            "t.jsonl:4: rank 1's collective #1 (AllGather of 16 B in 1-byte elements) differs "
+            "from rank 0's (line 2: AllReduce of 16 B in 4-byte elements); every rank must run "
+            "the same collectives in the same order");
   EXPECT_EQ(ErrorOf(Line(a0) + Line(b0) + Line(a1)),
-            "t.jsonl:2: rank 0's collective #1 (AllReduce of 16 B) has no counterpart: rank 1 has "
-            "1 collectives but rank 0 has 2; every rank must run the same collectives");
+            "t.jsonl:2: rank 0's collective #1 (AllReduce of 16 B in 4-byte elements) has no "
+            "counterpart: rank 1 has 1 collectives but rank 0 has 2; every rank must run the "
+            "same collectives");
+  // The same 16 bytes as two int64s: channels would cut it elsewhere than rank 0's floats.
+  LineSpec c1{1, "AllReduce", "2", "ncclInt64", 20, 30};
+  EXPECT_EQ(ErrorOf(Line(a0) + Line(b0) + Line(a1) + Line(c1)),
+            "t.jsonl:4: rank 1's collective #1 (AllReduce of 16 B in 8-byte elements) differs "
+            "from rank 0's (line 2: AllReduce of 16 B in 4-byte elements); every rank must run "
+            "the same collectives in the same order");
   EXPECT_EQ(ErrorOf(Line(a0) + Line(a1) + Line(b1)).rfind("t.jsonl:3: rank 1's collective #1", 0),
             0u);
 }

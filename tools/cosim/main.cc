@@ -199,17 +199,20 @@ int main(int argc, char** argv) {
       real_report = std::move(run.report);
       if (real_report.failed) std::cerr << "nbox-cosim: " << real_report.failure << "\n";
     } else {
-      loop = nbox::cosim::RunSimulation([job] { return job->IsFinished(); },
-                                        [job] { return job->IsStalled(); }, progress, std::cerr,
-                                        link_sample_s > 0 ? link_sample_s : 100e-6, after_slice);
+      // A schedule disagreement found on the way (NboxJobRecords::Fail) ends the loop too.
+      loop = nbox::cosim::RunSimulation(
+          [job] { return job->IsFinished(); },
+          [job] { return job->IsStalled() || !job->GetRecords()->GetFailure().empty(); }, progress,
+          std::cerr, link_sample_s > 0 ? link_sample_s : 100e-6, after_slice);
     }
-    if (!real_ranks && !loop.finished && loop.interrupted == 0) {
-      std::cerr << fmt::format(
-          "nbox-cosim: the job stalled at {:.6f} s simulated with {} of {} ranks finished: "
-          "no rank computes and no message is in flight (a deadlock); no results written\n",
-          loop.simulated_s, job->GetRecords()->ranksFinished, job->GetWorldSize());
-      ns3::Simulator::Destroy();
-      return kExitRunFailed;
+    // A run that fails part-way writes what it has, its status saying why: a schedule
+    // disagreement found on the way, or a job that can never finish.
+    std::string failure = job->GetRecords()->GetFailure();
+    if (failure.empty() && !real_ranks && !loop.finished && loop.interrupted == 0) {
+      failure = fmt::format(
+          "the job stalled with {} of {} ranks finished: no rank computes and no message is in "
+          "flight (a deadlock)",
+          job->GetRecords()->ranksFinished, job->GetWorldSize());
     }
     auto result = nbox::cosim::CollectResult(scenario, assembly, loop);
     result.real_ranks = real_report;
@@ -219,7 +222,13 @@ int main(int argc, char** argv) {
     for (const auto& communicator : job->GetCommunicators()) {
       unconsumed += communicator->GetUnconsumedMessages();
     }
-    if (unconsumed > 0 && loop.finished) {
+    if (!failure.empty() && !real_ranks) {
+      result.failure = failure;
+      std::cerr << fmt::format(
+          "nbox-cosim: {} at {:.6f} s simulated; writing the partial "
+          "results\n",
+          failure, loop.simulated_s);
+    } else if (unconsumed > 0 && loop.finished) {
       result.failure = fmt::format(
           "{} message(s) arrived that no receive took: the ranks' schedules disagree (a real "
           "rank's program against its emulated peers', or traces whose sends and receives do "

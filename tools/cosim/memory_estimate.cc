@@ -100,8 +100,9 @@ void AddScheduleMemory(const work::JobPrograms& job,
       if (op.kind != work::OpKind::kCollective) continue;
       const auto& comm = *communicators[static_cast<size_t>(slots[static_cast<size_t>(op.comm)])];
       if (!comm.BuildsCollectiveSchedules()) continue;
-      largest = std::max(
-          largest, coll::HeldStepBound(comm.MakeSpec(op.collective, op.bytes, op.counts, op.root)));
+      largest =
+          std::max(largest, coll::HeldStepBound(comm.MakeSpec(op.collective, op.bytes, op.counts,
+                                                              op.root, op.element_bytes)));
     }
     estimate.schedule_steps += largest;
   }
@@ -132,7 +133,8 @@ void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& j
       }
       if (op.kind != work::OpKind::kCollective) continue;
       const auto& comm = *communicators[static_cast<size_t>(index)];
-      const coll::CollectiveSpec spec = comm.MakeSpec(op.collective, op.bytes, op.counts, op.root);
+      const coll::CollectiveSpec spec =
+          comm.MakeSpec(op.collective, op.bytes, op.counts, op.root, op.element_bytes);
       uint64_t& lanes = lanes_per_rank[{index, spec.algorithm}];
       lanes = std::max(lanes, coll::SendLaneBound(spec));
     }

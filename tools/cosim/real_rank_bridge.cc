@@ -7,6 +7,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "bridge/wire/data_type.h"
 #include "ns3/simulator.h"
 
 namespace nbox::cosim {
@@ -44,6 +45,12 @@ std::optional<coll::CollectiveOp> MirroredOp(ReportedOp op) {
     default:
       return std::nullopt;  // Send/Recv name one peer: nothing for the others to repeat
   }
+}
+
+// "allgather", "send", ...: the call's name in errors.
+std::string ReportedOpName(ReportedOp op) {
+  if (const auto collective = MirroredOp(op)) return std::string(coll::ToString(*collective));
+  return op == ReportedOp::kSend ? "send" : op == ReportedOp::kRecv ? "recv" : "no op";
 }
 
 }  // namespace
@@ -316,6 +323,8 @@ void RealRankBridge::OnOp(int rank, const bridge::wire::OpReport& op) {
     }
     case OpReportKind::kCollective: {
       a.report.collectives_reported++;
+      a.last_call = fmt::format("#{}, {} of {} {} ({} bytes)", op.seq, ReportedOpName(op.op),
+                                op.count, bridge::wire::DataTypeName(op.dtype), op.bytes);
       if (!config_.mirror) return;
       const std::optional<coll::CollectiveOp> mirrored = MirroredOp(op.op);
       if (!mirrored) return;
@@ -323,13 +332,26 @@ void RealRankBridge::OnOp(int rank, const bridge::wire::OpReport& op) {
           fmt::format("{} #{}", coll::ToString(*mirrored), static_cast<unsigned long long>(op.seq));
       const uint64_t bytes = op.bytes;
       const int root = std::max(op.root, 0);  // -1: an op without a root
+      // The decoder admits only known data types (wire/message_bodies.cc).
+      const uint32_t element_bytes = bridge::wire::DataTypeBytes(op.dtype);
       const int in_iteration = a.current_iteration;
-      Schedule(rank, at, [this, urank, mirrored, bytes, root, label, in_iteration] {
-        gateway_->MirrorCollective(urank, *mirrored, bytes, root, label, in_iteration);
+      Schedule(rank, at, [this, urank, mirrored, bytes, root, element_bytes, label, in_iteration] {
+        gateway_->MirrorCollective(urank, *mirrored, bytes, root, element_bytes, label,
+                                   in_iteration);
       });
       return;
     }
   }
+}
+
+std::string RealRankBridge::LastCalls() const {
+  std::string calls;
+  for (const auto& [rank, activity] : activity_) {
+    if (!activity.last_call.empty()) {
+      calls += fmt::format("; {}'s last call: {}", Name(rank), activity.last_call);
+    }
+  }
+  return calls;
 }
 
 void RealRankBridge::OnArrivalLag(int rank, const bridge::wire::ArrivalLag& lag) {

@@ -73,6 +73,10 @@ class RealRankBridge : public bridge::server::BridgeSink {
   // A fatal problem found outside the sink (a child that died, a signal, a timeout).
   void Fail(const std::string& why);
 
+  // "; real rank 0's last call: #3, allgather of 1 int64 (8 bytes)" for every real rank that
+  // reported one: the real side of a schedule the emulated side disagrees with.
+  std::string LastCalls() const;
+
   // The report's real-rank figures as far as the run got.
   RealRanksReport Report(double job_start_s, double max_lag_s) const;
   // "real rank 3 (pid 1234)".
@@ -88,6 +92,7 @@ class RealRankBridge : public bridge::server::BridgeSink {
     // The last blocked promise: its vtime and when it came (wall).
     std::optional<std::pair<uint64_t, WallClock::time_point>> blocked_since;
     uint64_t scheduled = 0;  // its posts and reports scheduled in ns-3, not executed yet
+    std::string last_call;   // the last collective its program reported, for errors
   };
 
   RankActivity& Activity(int rank);

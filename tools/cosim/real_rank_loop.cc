@@ -93,6 +93,10 @@ RealRankLoopResult RunRealRankLoop(ns3::Ptr<ns3::NboxJob> job, bridge::server::B
         }
         result.slept_s += pause;
       }
+      if (const std::string& failure = job->GetRecords()->GetFailure(); !failure.empty()) {
+        bridge.Fail(failure + bridge.LastCalls());
+        break;
+      }
       if (job->IsStalled()) {
         bridge.Fail(fmt::format(
             "the job stalled at {:.6f} s simulated: every real rank waits on the simulation, no "

@@ -148,6 +148,14 @@ ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransp
   return out;
 }
 
+// How the run ended, first in results.json: "complete", or why its figures are partial.
+std::string RunStatus(const RunResult& r) {
+  if (!r.failure.empty()) return "failed: " + r.failure;
+  if (r.real_ranks.present && r.real_ranks.failed) return "failed (partial results)";
+  if (!r.interrupted.empty()) return r.interrupted + " (partial results)";
+  return "complete";
+}
+
 }  // namespace
 
 std::string ResultsJson(const RunResult& r) {
@@ -172,6 +180,7 @@ std::string ResultsJson(const RunResult& r) {
     settings[key] = value;
   }
   ordered_json out = {
+      {"status", RunStatus(r)},
       {"scenario", {{"path", r.scenario.path}, {"settings", std::move(settings)}}},
       {"topology",
        {{"description", r.topology_description},
@@ -194,14 +203,7 @@ std::string ResultsJson(const RunResult& r) {
     out["steady_model_flops_utilization"] = mfu->fraction;
     out["steady_model_flops_per_gpu_s"] = mfu->flops_per_gpu_s;
   }
-  if (!r.interrupted.empty()) {
-    out["status"] = r.interrupted + " (partial results)";
-  }
-  if (r.real_ranks.present) {
-    out["status"] = r.real_ranks.failed ? "failed (partial results)" : "ok";
-    out["real_ranks"] = RealRanksJson(r.real_ranks, roles);
-  }
-  if (!r.failure.empty()) out["status"] = "failed: " + r.failure;
+  if (r.real_ranks.present) out["real_ranks"] = RealRanksJson(r.real_ranks, roles);
   return out.dump(2) + "\n";
 }
 

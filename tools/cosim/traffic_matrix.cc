@@ -31,9 +31,9 @@ TrafficMatrix ProgramTraffic(const work::JobPrograms& job,
       }
       // The closed form of the schedules' sends (collectives/traffic.h): linear in the group
       // size per rank, where building the schedule is too.
-      coll::ForEachLaneOf(
-          comm.MakeSpec(work.op, work.bytes, work.counts, work.root), me,
-          [&](const coll::LaneTraffic& lane) { add(lane.dst, lane.channel, lane.bytes); });
+      coll::ForEachLaneOf(comm.SpecOf(work), me, [&](const coll::LaneTraffic& lane) {
+        add(lane.dst, lane.channel, lane.bytes);
+      });
     }
   }
   return matrix;

@@ -26,7 +26,7 @@ Workload BuildTraceReplay(const scenario::Scenario& s) {
   w.programs = work::LoadTraceReplayJob(s.workload.trace, s.job.world_size, s.workload.iterations,
                                         work::TraceScalingFromString(s.workload.trace_scaling),
                                         s.workload.trace_replica);
-  // NCCL's sizes are whole elements of any type, so the replay splits on bytes.
+  // Each collective cuts its buffer on its recorded datatype's elements (Op::element_bytes).
   w.element_bytes = 1;
   w.description =
       fmt::format("replay of the trace {}, {} iterations", s.workload.trace, s.workload.iterations);
