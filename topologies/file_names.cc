@@ -7,6 +7,8 @@
 #include <cctype>
 #include <numeric>
 
+#include "common/shortened.h"
+
 namespace nbox::topo::internal {
 namespace {
 
@@ -38,16 +40,18 @@ NumberedName SplitNumber(std::string_view name, std::string_view range) {
   const std::string_view digits = name.substr(digits_start);
   if (digits.empty()) {
     throw NameError(fmt::format(
-        "bad range '{}': '{}' does not end in a number; expected a range such as h0..h7", range,
-        name));
+        "bad range '{}': '{}' does not end in a number; expected a range such as h0..h7",
+        Shortened(range), Shortened(name)));
   }
   if (digits.size() > 1 && digits[0] == '0') {
-    throw NameError(fmt::format(
-        "bad range '{}': '{}' has a leading zero; expected numbers such as h0..h7", range, name));
+    throw NameError(
+        fmt::format("bad range '{}': '{}' has a leading zero; expected numbers such as h0..h7",
+                    Shortened(range), Shortened(name)));
   }
   if (digits.size() > 9) {
-    throw NameError(fmt::format(
-        "bad range '{}': the number of '{}' is too long; expected at most 9 digits", range, name));
+    throw NameError(
+        fmt::format("bad range '{}': the number of '{}' is too long; expected at most 9 digits",
+                    Shortened(range), Shortened(name)));
   }
   return {name.substr(0, digits_start), std::stol(std::string(digits))};
 }
@@ -72,13 +76,14 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 std::vector<std::string> ExpandNames(std::string_view token) {
   const size_t dots = token.find("..");
   if (dots == std::string_view::npos) {
-    if (!IsName(token)) throw NameError(fmt::format("bad name '{}'; {}", token, kNameRule));
+    if (!IsName(token))
+      throw NameError(fmt::format("bad name '{}'; {}", Shortened(token), kNameRule));
     return {std::string(token)};
   }
   const std::string_view first = token.substr(0, dots);
   const std::string_view last = token.substr(dots + 2);
   if (!IsName(first) || !IsName(last)) {
-    throw NameError(fmt::format("bad range '{}'; {}", token, kNameRule));
+    throw NameError(fmt::format("bad range '{}'; {}", Shortened(token), kNameRule));
   }
   const NumberedName from = SplitNumber(first, token);
   const NumberedName to = SplitNumber(last, token);
@@ -86,15 +91,15 @@ std::vector<std::string> ExpandNames(std::string_view token) {
     throw NameError(fmt::format(
         "bad range '{}': '{}' and '{}' differ before the number; expected the same prefix "
         "such as h0..h7",
-        token, first, last));
+        Shortened(token), Shortened(first), Shortened(last)));
   }
   if (from.number > to.number) {
     throw NameError(
         fmt::format("bad range '{}': {} is above {}; expected ascending numbers such as h0..h7",
-                    token, from.number, to.number));
+                    Shortened(token), from.number, to.number));
   }
   if (to.number - from.number >= kMaxRangeSize) {
-    throw NameError(fmt::format("bad range '{}': {} names; expected at most {}", token,
+    throw NameError(fmt::format("bad range '{}': {} names; expected at most {}", Shortened(token),
                                 to.number - from.number + 1, kMaxRangeSize));
   }
   std::vector<std::string> names;

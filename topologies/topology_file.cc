@@ -91,7 +91,7 @@ class TopologyFileParser {
     } else {
       const std::string nearest = internal::NearestName(directive, {"host", "switch", "link"});
       Fail(line_number, fmt::format("unknown directive '{}' (did you mean '{}'?); expected {}",
-                                    directive, nearest, kDirectives));
+                                    Shortened(directive), nearest, kDirectives));
     }
   }
 
@@ -106,7 +106,7 @@ class TopologyFileParser {
     if (words.size() > kFieldCount) {
       Fail(line_number, fmt::format("unexpected field '{}' after LATENCY; expected link A B "
                                     "RATE LATENCY and nothing more but a '#' comment",
-                                    words[kFieldCount]));
+                                    Shortened(words[kFieldCount])));
     }
     const std::vector<Vertex> from = Lookup(words[1], line_number);
     const std::vector<Vertex> to = Lookup(words[2], line_number);
@@ -141,12 +141,12 @@ class TopologyFileParser {
     if (boost::num_vertices(topology_.graph) >= kMaxNodes) {
       Fail(line_number, fmt::format("node '{}' is one too many: a topology file may declare "
                                     "at most {} hosts and switches",
-                                    name, kMaxNodes));
+                                    Shortened(name), kMaxNodes));
     }
     if (auto it = vertex_by_name_.find(name); it != vertex_by_name_.end()) {
       Fail(line_number, fmt::format("duplicate name '{}' (first declared on line {}); "
                                     "expected every host and switch name once",
-                                    name, line_of_vertex_[it->second]));
+                                    Shortened(name), line_of_vertex_[it->second]));
     }
     const Vertex v = kind == NodeKind::kHost ? topology_.AddHost(name) : topology_.AddSwitch(name);
     vertex_by_name_.emplace(name, v);
@@ -167,7 +167,7 @@ class TopologyFileParser {
                                                  : fmt::format("did you mean '{}'?", nearest);
         Fail(line_number, fmt::format("unknown node '{}' ({}); expected a host or switch "
                                       "declared on an earlier line",
-                                      name, hint));
+                                      Shortened(name), hint));
       }
       vertices.push_back(it->second);
     }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "common/json_error.h"
 #include "workloads/program.h"
 
 namespace nbox::work {
@@ -91,7 +92,7 @@ ParsedLine ParseLine(const std::string& text, const std::string& where, int line
   try {
     object = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {  // parse_error, and numbers out of range
-    throw TraceError(where + ": not a line of JSON (" + error.what() + ")");
+    throw TraceError(where + ": not a line of JSON (" + JsonErrorText(error.what()) + ")");
   }
   if (!object.is_object()) throw TraceError(where + ": expected a JSON object");
   const LineReader read(object, where);

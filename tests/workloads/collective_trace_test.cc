@@ -123,7 +123,12 @@ TEST(CollectiveTrace, RefusalsNameFileLineAndReason) {
   LineSpec ok1{1};
   const std::string good = Line(ok0) + Line(ok1);
 
-  EXPECT_EQ(ErrorOf(good + "{not json\n").rfind("t.jsonl:3: not a line of JSON", 0), 0u);
+  EXPECT_EQ(ErrorOf(good + "{not json\n")
+                .rfind("t.jsonl:3: not a line of JSON (parse error at "
+                       "line 1, column 3: syntax error",
+                       0),
+            0u)
+      << ErrorOf(good + "{not json\n");
   // A number nlohmann cannot hold is refused at its line too (issue 12: it named no file).
   EXPECT_EQ(ErrorOf(good + "{\"count\": 1e400}\n").rfind("t.jsonl:3: not a line of JSON", 0), 0u);
   EXPECT_EQ(ErrorOf("[1,2]\n"), "t.jsonl:1: expected a JSON object");

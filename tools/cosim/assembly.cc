@@ -112,6 +112,14 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_
   NetworkAssembly a;
   a.topology = BuildTopology(s);
   RefuseTcpMinRtoBelowTheRoundTrip(s, a.topology);
+  // Built-in topologies are sized by the scenario's rules; a file's hosts are known only now.
+  if (static_cast<size_t>(s.job.world_size) > a.topology.hosts.size()) {
+    throw std::invalid_argument(fmt::format(
+        "{}: job.world_size = {} does not fit the topology{}: it has {} hosts, one rank each",
+        s.path, s.job.world_size,
+        s.topology.kind == "file" ? " of topology.file " + s.topology.file : "",
+        a.topology.hosts.size()));
+  }
   a.rank_to_host = topo::PlaceRanks(a.topology, s.job.world_size);
   a.memory = EstimateNetworkMemory(s, a.topology);
   RefuseUnlessItFits(a.memory, available_bytes, s);

@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   std::string scenario_path;
   std::vector<std::string> overrides;
   std::string out_dir;
-  uint64_t seed = 0;
+  std::string seed;  // checked as job.seed is, by the scenario's rules
   bool list_keys = false;
   bool check_only = false;
   bool force = false;
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   app.add_option("--set", overrides, "override a key: section.key=value (repeatable)")
       ->type_name("SECTION.KEY=VALUE");
   app.add_option("--out", out_dir, "output folder (default: output.dir, else results/<name>)");
-  app.add_option("--seed", seed, "random seed (overrides job.seed)");
+  app.add_option("--seed", seed, "random seed (overrides job.seed)")->type_name("UINT");
   app.add_flag("--list-keys", list_keys, "print every scenario section and key, then exit");
   app.add_flag("--check", check_only,
                "validate the scenario and build the simulation, then exit without running it");
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
     std::cerr << "nbox-cosim: a scenario file is required (try scenarios/default.ini)\n";
     return kExitBadInput;
   }
-  if (app.count("--seed") > 0) overrides.push_back(fmt::format("job.seed={}", seed));
+  if (app.count("--seed") > 0) overrides.push_back("job.seed=" + seed);
   if (!out_dir.empty()) overrides.push_back("output.dir=" + out_dir);
 
   if (!export_chakra.empty()) {
@@ -124,6 +124,11 @@ int main(int argc, char** argv) {
   nbox::cosim::JobAssembly assembly;
   try {
     scenario = nbox::scenario::LoadScenario(scenario_path, overrides);
+    if (scenario.keys_in_file == 0) {
+      std::cerr << "nbox-cosim: note: " << scenario_path
+                << " sets no key: every key takes its default (nbox-cosim --list-keys; "
+                   "scenarios/default.ini is a scenario to start from)\n";
+    }
     if (scenario.output.dir.empty()) scenario.output.dir = DefaultOutputDir(scenario_path);
     // Before any expensive work: a folder the run may not write into (output_folder_rules.h).
     try {

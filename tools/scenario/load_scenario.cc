@@ -87,7 +87,15 @@ std::string ReadScenarioText(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (!in || in.bad()) throw ScenarioError(fmt::format("cannot read scenario file '{}'", path));
-  return text.str();
+  // A binary file (an executable, an archive) named by mistake would give an error per line.
+  const std::string content = text.str();
+  if (const size_t nul = content.find('\0'); nul != std::string::npos) {
+    throw ScenarioError(fmt::format(
+        "scenario file '{}' is not a text file (a NUL byte at offset {}); a scenario is an .ini "
+        "file such as scenarios/default.ini",
+        path, nul));
+  }
+  return content;
 }
 
 // Collects the values and the errors of one load.
@@ -125,6 +133,7 @@ class Loader {
         continue;
       }
       origins_[key->FullName()] = KeyOrigin{entry.line};
+      ++scenario_.keys_in_file;
     }
   }
 
@@ -168,10 +177,15 @@ class Loader {
     if (errors_.empty()) return;
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Enough to act on; a file that is not a scenario at all would list every line.
+    constexpr size_t kShown = 20;
     std::string message;
-    for (const auto& [order, text] : errors_) {
+    for (size_t i = 0; i < std::min(kShown, errors_.size()); ++i) {
       if (!message.empty()) message += '\n';
-      message += text;
+      message += errors_[i].second;
+    }
+    if (errors_.size() > kShown) {
+      message += fmt::format("\n... and {} more errors", errors_.size() - kShown);
     }
     throw ScenarioError(message);
   }

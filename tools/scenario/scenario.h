@@ -261,6 +261,9 @@ struct Scenario {
   // Values derived by a rule (fabric_link from oversubscription, the resolved topology.file)
   // appear as derived. Each text reads back to the same value ("--set" accepts it).
   std::map<std::string, std::string> settings;
+  // How many keys the file itself set: 0 for an empty file (or one of comments only), which
+  // runs every default; nbox-cosim says so rather than run it silently.
+  int keys_in_file = 0;
 };
 
 // Reads `path`, then applies `overrides` ("section.key=value", as from --set), then checks

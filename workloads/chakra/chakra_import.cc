@@ -17,6 +17,7 @@
 #include <set>
 #include <utility>
 
+#include "common/json_error.h"
 #include "workloads/chakra/chakra_export.h"
 #include "workloads/chakra/et_stream.h"
 #include "workloads/ops.h"
@@ -82,7 +83,7 @@ Groups ReadGroups(const std::string& path, int world_size) {
   try {
     json = nlohmann::ordered_json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw EtError(path + ": not JSON (" + e.what() + ")");
+    throw EtError(path + ": not JSON (" + JsonErrorText(e.what()) + ")");
   }
   if (!json.is_object()) throw EtError(path + ": expected an object of group name -> ranks");
   Groups groups;
@@ -130,7 +131,8 @@ void ApplyNboxMetadata(const ChakraProtoMsg::GlobalMetadata& metadata, const std
         stream_names = nlohmann::json::parse(attr.string_val()).get<std::vector<std::string>>();
       }
     } catch (const nlohmann::json::exception& e) {
-      throw EtError(path + ": " + attr.name() + " is not what nbox writes (" + e.what() + ")");
+      throw EtError(path + ": " + attr.name() + " is not what nbox writes (" +
+                    JsonErrorText(e.what()) + ")");
     }
   }
 }
