@@ -235,16 +235,15 @@ InstallQueueDisc(const NboxNetworkConfig& config, bool switchPort, double rateBp
     return tch.Install(device).Get(0);
 }
 
-/** Gives `device` an IPv4 interface with `address`/30 and brings it up. */
-uint32_t
-AddInterface(Ptr<Node> node, Ptr<NetDevice> device, Ipv4Address address)
+/** Removes the node's two handlers to TrafficControlLayer::Receive (IPv4's and ARP's) that
+ * Ipv4L3Protocol::AddInterface registered for the interface it added last. */
+void
+DropTrafficControlHandlers(Ptr<Node> node)
 {
-    Ptr<Ipv4> ipv4 = node->GetObject<Ipv4>();
-    uint32_t interface = ipv4->AddInterface(device);
-    ipv4->AddAddress(interface, Ipv4InterfaceAddress(address, Ipv4Mask("255.255.255.252")));
-    ipv4->SetMetric(interface, 1);
-    ipv4->SetUp(interface);
-    return interface;
+    const Node::ProtocolHandler trafficControl
+        = MakeCallback(&TrafficControlLayer::Receive, node->GetObject<TrafficControlLayer>());
+    node->UnregisterProtocolHandler(trafficControl);
+    node->UnregisterProtocolHandler(trafficControl);
 }
 
 /**
@@ -257,29 +256,38 @@ AddInterface(Ptr<Node> node, Ptr<NetDevice> device, Ipv4Address address)
  * with the world (tools/bench/README.md, "Cost per event against world size").
  * TrafficControlLayer::Receive only dispatches (queue discs sit on the send side), so one
  * handler per protocol for any device delivers the same packets to the same functions.
- * Call it once every interface of the node is added.
+ *
+ * Call it once the stack is installed (its loopback interface is the only one); AddInterface
+ * then drops the traffic-control handlers of each interface as it adds it, so the node's list
+ * never grows. (Removed all at the end instead, they cost a build time quadratic in a switch's
+ * ports: Node::UnregisterProtocolHandler finds and erases from the front of a vector, and a
+ * 65,536-port switch holds 131,072 of them.)
  */
 void
 UseOneReceiveHandlerPerProtocol(Ptr<Node> node)
 {
     Ptr<Ipv4L3Protocol> ipv4 = node->GetObject<Ipv4L3Protocol>();
     Ptr<ArpL3Protocol> arp = node->GetObject<ArpL3Protocol>();
-    Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
-    NS_ABORT_MSG_UNLESS(ipv4 && arp && tc, "node " << node->GetId() << " has no IPv4 stack");
-    const std::array<Node::ProtocolHandler, 3> perDevice{
-        MakeCallback(&TrafficControlLayer::Receive, tc),
-        MakeCallback(&Ipv4L3Protocol::Receive, ipv4), MakeCallback(&ArpL3Protocol::Receive, arp)};
-    // Node::UnregisterProtocolHandler removes the first matching entry, and a node holds at
-    // most two per device (the loopback device included) of each.
-    for (const Node::ProtocolHandler& handler : perDevice)
-    {
-        for (uint32_t i = 0; i < 2 * node->GetNDevices(); ++i)
-        {
-            node->UnregisterProtocolHandler(handler);
-        }
-    }
-    node->RegisterProtocolHandler(perDevice[1], Ipv4L3Protocol::PROT_NUMBER, nullptr);
-    node->RegisterProtocolHandler(perDevice[2], ArpL3Protocol::PROT_NUMBER, nullptr);
+    NS_ABORT_MSG_UNLESS(ipv4 && arp && node->GetObject<TrafficControlLayer>(),
+                        "node " << node->GetId() << " has no IPv4 stack");
+    DropTrafficControlHandlers(node);
+    node->RegisterProtocolHandler(MakeCallback(&Ipv4L3Protocol::Receive, ipv4),
+                                  Ipv4L3Protocol::PROT_NUMBER, nullptr);
+    node->RegisterProtocolHandler(MakeCallback(&ArpL3Protocol::Receive, arp),
+                                  ArpL3Protocol::PROT_NUMBER, nullptr);
+}
+
+/** Gives `device` an IPv4 interface with `address`/30 and brings it up. */
+uint32_t
+AddInterface(Ptr<Node> node, Ptr<NetDevice> device, Ipv4Address address)
+{
+    Ptr<Ipv4> ipv4 = node->GetObject<Ipv4>();
+    uint32_t interface = ipv4->AddInterface(device);
+    DropTrafficControlHandlers(node);
+    ipv4->AddAddress(interface, Ipv4InterfaceAddress(address, Ipv4Mask("255.255.255.252")));
+    ipv4->SetMetric(interface, 1);
+    ipv4->SetUp(interface);
+    return interface;
 }
 
 /** Fills every node's NboxEcmpRouting from the topology's equal-cost routes. */
@@ -507,6 +515,7 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
     for (const Ptr<Node>& node : nodes)
     {
         stack.Install(node);
+        UseOneReceiveHandlerPerProtocol(node);
     }
 
     std::vector<LinkEnds> links(topology.links.size());
@@ -534,10 +543,6 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
         }
     }
 
-    for (const Ptr<Node>& node : nodes)
-    {
-        UseOneReceiveHandlerPerProtocol(node);
-    }
     InstallRoutes(topology, routes, nodes, links, m_config.ecmpSeed);
     if (m_config.switchFastPath)
     {
