@@ -93,7 +93,7 @@ namespace {
 // A real program that disagrees with its emulated peers (here the worker's int8 all-reduce of
 // 333 elements against the default workload's gradient all-reduce) ends the run, not
 // nbox-cosim: exit status 1, the output folder written with the rank's log, and an error that
-// names the emulated side's op and the real rank's last call.
+// names the emulated side's message and the real rank's last call.
 TEST(RealRankDisagreement, EndsTheRunNamingBothSidesAndKeepsTheLog) {
   const fs::path dir =
       fs::temp_directory_path() / ("nbox-realrank-disagrees-" + std::to_string(getpid()));
@@ -105,7 +105,7 @@ TEST(RealRankDisagreement, EndsTheRunNamingBothSidesAndKeepsTheLog) {
   EXPECT_EQ(run.status, 1) << run.output;
   EXPECT_NE(run.output.find("the ranks' schedules disagree"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("real rank 1 (pid "), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("'s last call: #0, allreduce of 333 int8 (333 bytes)"),
+  EXPECT_NE(run.output.find("'s last call: #0, AllReduce of 333 int8 (333 bytes)"),
             std::string::npos)
       << run.output;
   ASSERT_TRUE(fs::exists(dir / "results.json")) << run.output;

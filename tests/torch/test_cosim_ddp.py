@@ -10,6 +10,8 @@
   between calls (never a hang);
 - ranks 0 and 3 real at once (ranks 1-2 emulated) give the same losses, while their DDP
   buckets travel as they compute the next ones;
+- so do 2, 3 and 32 channels with chunks down to 8 bytes and the tree and halving-doubling
+  algorithms;
 - a rank computing while its all-reduce travels has its clock run through the compute, after
   a plain call and after a backward pass (tests/torch/compute_while_in_flight.py): 0.2 s of
   compute moves the clock by 0.2 s (up to 0.25 s on a busy machine), and the all-reduce,
@@ -164,6 +166,24 @@ def main():
                     if losses(f.read()) != real:
                         failures.append(f"ranks 0 and 3 real: rank {rank}'s losses differ")
             print("ranks 0 and 3 real: the all-real run's losses on both")
+
+        # The same job under other collective settings: DDP's constructor all-gathers one
+        # int64 and broadcasts the module state, which channels cut on 8-byte elements as the
+        # mirrored peers must too.
+        for settings in (["collectives.channels=2"],
+                         ["collectives.channels=3", "collectives.chunk=8B",
+                          "collectives.allreduce=tree", "collectives.broadcast=tree"],
+                         ["collectives.channels=32", "collectives.chunk=1KiB",
+                          "collectives.allreduce=halving-doubling"]):
+            name = "ddp-" + "-".join(s.split("=")[1] for s in settings)
+            run, out, _ = cosim(work, f"{EXAMPLE} --epochs 1 --same-data", name, settings)
+            with open(os.path.join(out, "rank0.log")) as f:
+                got = losses(f.read())
+            if run.returncode != 0 or got != real:
+                failures.append(f"{' '.join(settings)}: exit {run.returncode}, losses {got}:\n"
+                                f"{run.stdout}\n{run.stderr}")
+            else:
+                print(f"{' '.join(settings)}: the all-real run's losses")
 
         failures += clock_runs_while_computing(work)
 
