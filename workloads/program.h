@@ -22,6 +22,7 @@
 
 #include "collectives/point_to_point.h"
 #include "collectives/schedule.h"
+#include "workloads/compute_model.h"
 
 namespace nbox::work {
 
@@ -65,6 +66,9 @@ struct Op {
   int microbatch = -1;    // the pipeline micro-batch the op belongs to; -1 = none
   std::string label;      // "fwd L3", "tp allreduce", "allreduce bucket 2"; markers: ""
   double duration_s = 0;  // kCompute
+  // kCompute: what the duration is spent on, by kind of kernel, where the workload times its
+  // compute per operation (compute_model.h); all zero where it does not say.
+  ComputeCost cost;
   // kCollective: the operation and its size (nccl-tests' convention, collectives/schedule.h);
   // kAllToAllV takes `counts` instead of `bytes`.
   coll::CollectiveOp collective = coll::CollectiveOp::kAllReduce;

@@ -122,6 +122,11 @@ void ValidateTransformerConfig(const TransformerConfig& c) {
            "needs the distributed optimizer (data_parallel_mode zero1 or zero2), whose parameter "
            "all-gathers it overlaps");
   }
+  if (c.overlap_grad_reduce && c.data_parallel_mode != DataParallelMode::kZero1) {
+    Reject("overlap_grad_reduce",
+           "applies to data_parallel_mode zero1 (ddp and zero2 always overlap their gradient "
+           "reduction with the backward, fsdp reduces layer by layer)");
+  }
   if (c.shared_expert_overlap && s.shared_expert_ffn == 0) {
     Reject("shared_expert_overlap", "needs a shared expert (shape.shared_expert_ffn > 0)");
   }

@@ -51,6 +51,10 @@ struct TransformerConfig {
   // during the next iteration's first forward, bucket by bucket, each issued when the forward
   // reaches the one before it (overlap_param_gather); false: after the step, all waited for.
   bool overlap_param_gather = false;
+  // zero1 (Megatron's distributed optimizer): the gradients are reduce-scattered bucket by
+  // bucket during the last micro-batch's backward (Megatron's overlap_grad_reduce); false:
+  // after the backward. ddp, zero2 and fsdp always overlap theirs.
+  bool overlap_grad_reduce = false;
   // MoE with a shared expert: its projections run while the token all-to-alls do
   // (Megatron-core's moe_shared_expert_overlap); false: after the combine.
   bool shared_expert_overlap = false;

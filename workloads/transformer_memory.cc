@@ -182,19 +182,13 @@ double OutputActivationBytes(const TransformerConfig& c) {
 
 std::vector<StageMemory> EstimateStageMemory(const TransformerConfig& c) {
   ValidateTransformerConfig(c);
-  // Dense parameters are partitioned over the ranks that reduce their gradients: data x context.
-  const double d = static_cast<double>(c.parallel.data) * c.parallel.context;
-  // Experts over the ranks that hold the same ones: expert data x context.
-  const double expert_data =
-      static_cast<double>(c.parallel.data) * c.parallel.context / c.parallel.expert;
   const DataParallelMode mode = c.data_parallel_mode;
   const bool shard_optimizer = mode != DataParallelMode::kDdp;
   const bool shard_gradients = mode == DataParallelMode::kZero2 || mode == DataParallelMode::kFsdp;
   const bool shard_weights = mode == DataParallelMode::kFsdp;
   // Bytes per rank of `per_parameter` bytes for each parameter, partitioned or not.
   auto held = [&](const StageParameters& p, double per_parameter, bool sharded) {
-    return per_parameter * (sharded ? p.dense / d + p.experts / expert_data
-                                    : static_cast<double>(p.dense + p.experts));
+    return per_parameter * ParametersHeld(c, p, sharded);
   };
   std::vector<StageMemory> stages;
   for (int k = 0; k < c.parallel.pipeline; ++k) {

@@ -9,6 +9,7 @@
 #include "workloads/even_split.h"
 #include "workloads/gradient_buckets.h"
 #include "workloads/ops.h"
+#include "workloads/transformer_kernels.h"
 
 namespace nbox::work {
 namespace {
@@ -99,11 +100,47 @@ class StageBuilder {
 
   void Wait(uint32_t op) { Push(WaitOp(it_, op)); }
 
-  void Compute(std::string label, double seconds) {
-    if (seconds > 0) Push(ComputeOp(it_, std::move(label), seconds, mb_));
+  void Compute(std::string label, const ComputeCost& cost) {
+    if (cost.total() <= 0) return;
+    Op op = ComputeOp(it_, std::move(label), cost.total(), mb_);
+    op.cost = cost;
+    Push(std::move(op));
   }
 
-  double Matmul(double flops) const { return c_.compute.Seconds(ComputeKind::kMatmul, flops); }
+  // --- compute, per operation or by utilisation (compute_model.h) ---------------------------
+
+  bool PerOperation() const { return c_.compute.mode == ComputeModel::Mode::kModel; }
+
+  // GEMMs of a forward, and of their backward: per operation, each one's two gradient
+  // products; by utilisation, backward_to_forward times the forward.
+  ComputeCost Forward(const std::vector<Gemm>& gemms) const { return c_.compute.Gemms(gemms); }
+  ComputeCost Backward(const std::vector<Gemm>& gemms) const {
+    return PerOperation() ? c_.compute.Gemms(BackwardGemms(gemms))
+                          : Forward(gemms) * c_.backward_to_forward;
+  }
+
+  // The memory-bound kernels of one layer part's forward or backward on this rank's tokens.
+  ComputeCost MemoryPasses(double bytes_per_token, int kernels, bool backward) const {
+    const double factor = backward ? kBackwardMemoryFactor : 1;
+    return c_.compute.MemoryBound(factor * bytes_per_token * tokens_,
+                                  static_cast<int>(factor) * kernels);
+  }
+  LayerMemoryPasses Passes(int mlp_width) const {
+    return LayerMemory(c_.shape, t_, sp_, mlp_width, c_.activation_bytes);
+  }
+  ComputeCost AttentionMemory(bool backward) const {
+    const LayerMemoryPasses p = Passes(c_.shape.DenseFfn());
+    return MemoryPasses(p.attention_bytes_per_token, p.attention_kernels, backward);
+  }
+  ComputeCost MlpMemory(int width, bool backward) const {
+    const LayerMemoryPasses p = Passes(width);
+    return MemoryPasses(p.mlp_bytes_per_token, p.mlp_kernels, backward);
+  }
+
+  std::vector<Gemm> AttentionLinear() const { return AttentionLinearGemms(c_.shape, tokens_, t_); }
+  std::vector<Gemm> DenseMlp() const {
+    return MlpGemms(c_.shape, tokens_, t_, c_.shape.DenseFfn());
+  }
 
   // A tensor-parallel collective the compute stream waits for (Megatron's f and g).
   void Tp(const std::string& label, Coll op, uint64_t bytes) {
@@ -209,6 +246,21 @@ class StageBuilder {
         zero ? Coll::kReduceScatter : Coll::kAllReduce, bucket.bytes, slot, kDpStream));
   }
 
+  // Whether buckets are reduced as the last micro-batch's backward closes them: always for ddp
+  // and zero2, for zero1 with overlap_grad_reduce (fsdp reduces layer by layer).
+  bool OverlapsGradientReduction() const {
+    switch (c_.data_parallel_mode) {
+      case DataParallelMode::kDdp:
+      case DataParallelMode::kZero2:
+        return true;
+      case DataParallelMode::kZero1:
+        return c_.overlap_grad_reduce;
+      case DataParallelMode::kFsdp:
+        return false;
+    }
+    return false;
+  }
+
   // Buckets whose lowest layer is stage layer `i` close after its backward.
   void CloseBuckets(int i) {
     for (const GradientBucket& b : ch_->dense_buckets) {
@@ -299,10 +351,16 @@ class StageBuilder {
 
   // --- one micro-batch ----------------------------------------------------------------------
 
-  // The core attention of one micro-batch on this rank (scores, softmax, values: its heads).
-  double CoreAttentionSeconds() const {
-    return c_.compute.Seconds(ComputeKind::kAttention,
-                              tokens_ * c_.shape.AttentionScoreFlopsPerToken() / t_);
+  // The core attention of one micro-batch on this rank (scores, softmax, values: its heads),
+  // its s / c queries against the whole sequence's keys; its backward by utilisation is
+  // backward_to_forward times the forward.
+  ComputeCost CoreAttention(bool backward) const {
+    const AttentionCall call =
+        work::CoreAttention(c_.shape, c_.micro_batch, tokens_ / c_.micro_batch, c_.shape.seq_len,
+                            t_, c_.flash_attention);
+    if (PerOperation()) return c_.compute.Attention(call, backward);
+    const ComputeCost forward = c_.compute.Attention(call, false);
+    return backward ? forward * c_.backward_to_forward : forward;
   }
 
   // --- context parallelism -------------------------------------------------------------------
@@ -329,7 +387,7 @@ class StageBuilder {
   // the next rank and receiving the next block from the previous one while the step before it
   // computes. The forward moves keys and values; the backward keys, values and their gradients
   // (`bytes` twice the keys and values).
-  void ContextRing(const std::string& name, double seconds, uint64_t bytes) {
+  void ContextRing(const std::string& name, const ComputeCost& cost, uint64_t bytes) {
     const int n = RingSize();
     const int next = (RingPosition() + 1) % n;
     const int prev = (RingPosition() + n - 1) % n;
@@ -341,7 +399,7 @@ class StageBuilder {
                               {{StepKind::kSend, next, bytes}, {StepKind::kRecv, prev, bytes}},
                               kContextSlot, kCpStream, mb_));
       }
-      Compute(name + " block" + std::to_string(k), seconds / n);
+      Compute(name + " block" + std::to_string(k), cost * (1.0 / n));
       if (exchange) Wait(op);
     }
   }
@@ -375,7 +433,7 @@ class StageBuilder {
   // each block (Transformer Engine's hierarchical context parallelism: the all-to-alls on the
   // block's fast links, say NVLink, the ring across them).
   void CoreAttentionForward(const std::string& name) {
-    const double seconds = CoreAttentionSeconds();
+    const ComputeCost seconds = CoreAttention(false);
     if (cp_ == 1) {
       Compute(name, seconds);
       return;
@@ -404,7 +462,7 @@ class StageBuilder {
   // Its backward (c > 1): the ring passes keys, values and their gradients; the all-gather
   // variant gathers the keys and values again (a rank keeps only its own) and reduce-scatters
   // their gradients; Ulysses retraces its all-to-alls (a2a+p2p: around its ring).
-  void CoreAttentionBackward(const std::string& name, double seconds) {
+  void CoreAttentionBackward(const std::string& name, const ComputeCost& seconds) {
     switch (c_.context_parallel_comm) {
       case ContextParallelComm::kP2p:
         ContextRing(name, seconds, 2 * KeyValueBytes());
@@ -439,12 +497,12 @@ class StageBuilder {
     }
     TpBefore(name + " attn");
     const TransformerShape& s = c_.shape;
+    const ComputeCost linear = Forward(AttentionLinear()) + AttentionMemory(false);
     if (cp_ == 1) {
-      Compute(name + " attn",
-              Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_) + CoreAttentionSeconds());
+      Compute(name + " attn", linear + CoreAttention(false));
     } else {
       // The projections first (serial on one stream, the sum is the same), then the ring.
-      Compute(name + " attn", Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_));
+      Compute(name + " attn", linear);
       CoreAttentionForward(name + " attn core");
     }
     TpAfter(name + " attn");
@@ -453,14 +511,13 @@ class StageBuilder {
       return;
     }
     TpBefore(name + " mlp");
-    Compute(name + " mlp", Matmul(tokens_ * s.DenseMlpFlopsPerToken() / t_));
+    Compute(name + " mlp", Forward(DenseMlp()) + MlpMemory(s.DenseFfn(), false));
     TpAfter(name + " mlp");
   }
 
   void LayerBackward(int i) {
     const int layer = ch_->first_layer + i;
     const std::string name = Mb('B') + L(layer);
-    const double ratio = c_.backward_to_forward;
     FsdpBeforeLayer('B', i, i - 1);
     if (c_.recompute == Recompute::kFull) LayerForward(i, 'R');
     const TransformerShape& s = c_.shape;
@@ -468,7 +525,7 @@ class StageBuilder {
       MoeBackward(i, name);
     } else {
       TpBefore(name + " mlp");
-      Compute(name + " mlp", ratio * Matmul(tokens_ * s.DenseMlpFlopsPerToken() / t_));
+      Compute(name + " mlp", Backward(DenseMlp()) + MlpMemory(s.DenseFfn(), true));
       TpAfter(name + " mlp");
     }
     TpBefore(name + " attn");
@@ -476,21 +533,19 @@ class StageBuilder {
     // communication: it sits between the column-parallel QKV and the row-parallel projection.
     // With context parallelism it runs its ring again, as the checkpointed attention does.
     if (c_.recompute == Recompute::kSelective) CoreAttentionForward(name + " attn recompute");
+    const ComputeCost linear = Backward(AttentionLinear()) + AttentionMemory(true);
     if (cp_ == 1) {
-      Compute(name + " attn", ratio * (Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_) +
-                                       CoreAttentionSeconds()));
+      Compute(name + " attn", linear + CoreAttention(true));
     } else {
-      CoreAttentionBackward(name + " attn core", ratio * CoreAttentionSeconds());
-      Compute(name + " attn", ratio * Matmul(tokens_ * s.AttentionLinearFlopsPerToken() / t_));
+      CoreAttentionBackward(name + " attn core", CoreAttention(true));
+      Compute(name + " attn", linear);
     }
     TpAfter(name + " attn");
     if (c_.data_parallel_mode == DataParallelMode::kFsdp && dc_ > 1) {
       Push(CollectiveOp(it_, name + " fsdp rs", Coll::kReduceScatter,
                         ch_->dense_params[i] * c_.gradient_bytes, kDataSlot, kDpStream, mb_));
     }
-    const bool overlapped = c_.data_parallel_mode == DataParallelMode::kDdp ||
-                            c_.data_parallel_mode == DataParallelMode::kZero2;
-    if (overlapped && mb_ == last_backward_) CloseBuckets(i);
+    if (OverlapsGradientReduction() && mb_ == last_backward_) CloseBuckets(i);
   }
 
   // Tokens each tensor-parallel rank routes: its sequence share with sequence parallelism
@@ -509,27 +564,30 @@ class StageBuilder {
     if (op) Wait(*op);
   }
 
-  double ExpertSeconds(int i) const {
+  // The routed experts' MLPs on the tokens this rank received (a grouped GEMM over its
+  // experts, whole: experts are not split over the tensor ranks here).
+  std::vector<Gemm> ExpertGemms(int i) const {
     const int layer = ch_->first_layer + i;
     const double tokens = static_cast<double>(
         (*st_.expert_tokens)[static_cast<size_t>(it_)][static_cast<size_t>(layer)]);
-    return Matmul(tokens * c_.shape.MlpFlopsPerToken());
+    return MlpGemms(c_.shape, tokens, 1, c_.shape.ffn);
   }
+  std::vector<Gemm> Router() const { return {RouterGemm(c_.shape, RoutedTokens())}; }
 
   void MoeForward(int i, const std::string& name) {
     const int layer = ch_->first_layer + i;
     const bool overlap = SharedExpertOverlapped();
-    Compute(name + " router", Matmul(RoutedTokens() * c_.shape.RouterFlopsPerToken()));
+    Compute(name + " router", Forward(Router()));
     if (overlap) TpBefore(name + " shared");
     ExpertAllToAll(name + " dispatch", Counts(st_.dispatch, layer),
-                   SharedExpertBeside(name + " shared fc1", 1, kSharedFirst));
-    Compute(name + " experts", ExpertSeconds(i));
+                   SharedExpertBeside(name + " shared fc1", false, kSharedFirst));
+    Compute(name + " experts", Forward(ExpertGemms(i)) + MlpMemory(c_.shape.ffn, false));
     ExpertAllToAll(name + " combine", Counts(st_.combine, layer),
-                   SharedExpertBeside(name + " shared fc2", 1, kSharedSecond));
+                   SharedExpertBeside(name + " shared fc2", false, kSharedSecond));
     if (overlap) {
       TpAfter(name + " shared");
     } else {
-      SharedExpert(name, 1);
+      SharedExpert(name, false);
     }
   }
 
@@ -539,11 +597,11 @@ class StageBuilder {
 
   // The shared expert: a dense MLP on the rank's tokens beside the routed experts, split over
   // the tensor ranks as the dense layer's is (Megatron-core's SharedExpertMLP), its output added
-  // to theirs; `passes` forward-equivalents of its compute.
-  void SharedExpert(const std::string& name, double passes) {
+  // to theirs; its forward or its backward.
+  void SharedExpert(const std::string& name, bool backward) {
     if (c_.shape.shared_expert_ffn == 0) return;
     TpBefore(name + " shared");
-    SharedExpertCompute(name + " shared", passes, kSharedBoth);
+    SharedExpertCompute(name + " shared", backward, kSharedBoth);
     TpAfter(name + " shared");
   }
 
@@ -554,38 +612,37 @@ class StageBuilder {
     return c_.shared_expert_overlap && c_.shape.shared_expert_ffn > 0;
   }
   // What runs beside an all-to-all: that part of the shared expert when it overlaps them.
-  std::function<void()> SharedExpertBeside(const std::string& label, double passes,
+  std::function<void()> SharedExpertBeside(const std::string& label, bool backward,
                                            SharedExpertPart part) {
     if (!SharedExpertOverlapped()) return {};
-    return [this, label, passes, part] { SharedExpertCompute(label, passes, part); };
+    return [this, label, backward, part] { SharedExpertCompute(label, backward, part); };
   }
-  void SharedExpertCompute(const std::string& label, double passes, SharedExpertPart part) {
-    // Of its two (GeLU) or three (gated) equal matrices, the first projection holds all but one.
-    const double matrices = c_.shape.gated_mlp ? 3 : 2;
-    const double share = part == kSharedBoth    ? 1
-                         : part == kSharedFirst ? (matrices - 1) / matrices
-                                                : 1 / matrices;
-    Compute(label, share * passes * Matmul(tokens_ * c_.shape.SharedExpertFlopsPerToken() / t_));
+  void SharedExpertCompute(const std::string& label, bool backward, SharedExpertPart part) {
+    // Its first projection (gate and up, or the one up) and its second (down).
+    const std::vector<Gemm> both = MlpGemms(c_.shape, tokens_, t_, c_.shape.shared_expert_ffn);
+    std::vector<Gemm> gemms = both;
+    if (part == kSharedFirst) gemms = {both[0]};
+    if (part == kSharedSecond) gemms = {both[1]};
+    Compute(label, backward ? Backward(gemms) : Forward(gemms));
   }
 
   void MoeBackward(int i, const std::string& name) {
     const int layer = ch_->first_layer + i;
-    const double ratio = c_.backward_to_forward;
     const bool overlap = SharedExpertOverlapped();
     if (overlap) {
       TpBefore(name + " shared");
     } else {
-      SharedExpert(name, ratio);
+      SharedExpert(name, true);
     }
     // Gradients retrace the combine (token owners to experts: the dispatch pattern), then the
     // dispatch (experts to owners: the combine pattern).
     ExpertAllToAll(name + " combine", Counts(st_.dispatch, layer),
-                   SharedExpertBeside(name + " shared fc2", ratio, kSharedSecond));
-    Compute(name + " experts", ratio * ExpertSeconds(i));
+                   SharedExpertBeside(name + " shared fc2", true, kSharedSecond));
+    Compute(name + " experts", Backward(ExpertGemms(i)) + MlpMemory(c_.shape.ffn, true));
     ExpertAllToAll(name + " dispatch", Counts(st_.combine, layer),
-                   SharedExpertBeside(name + " shared fc1", ratio, kSharedFirst));
+                   SharedExpertBeside(name + " shared fc1", true, kSharedFirst));
     if (overlap) TpAfter(name + " shared");
-    Compute(name + " router", ratio * Matmul(RoutedTokens() * c_.shape.RouterFlopsPerToken()));
+    Compute(name + " router", Backward(Router()));
   }
 
   AllToAllCounts Counts(const std::vector<std::vector<AllToAllCounts>>* table, int layer) const {
@@ -610,7 +667,7 @@ class StageBuilder {
     if (ch_->last) {
       const std::string name = Mb('F') + " logits";
       TpBefore(name);
-      Compute(name, Matmul(tokens_ * c_.shape.LogitsFlopsPerToken() / t_));
+      Compute(name, Forward({LogitsGemm(c_.shape, tokens_, t_)}));
       // Vocabulary-parallel cross entropy: max, target logit and sum of exponentials, each an
       // all-reduce of one fp32 per token (Megatron's _VocabParallelCrossEntropy).
       const auto per_token = static_cast<uint64_t>(tokens_) * 4;
@@ -625,7 +682,7 @@ class StageBuilder {
     if (c_.data_parallel_mode == DataParallelMode::kFsdp) FsdpGather('B', ch_->layers - 1);
     if (ch_->last) {
       const std::string name = Mb('B') + " logits";
-      Compute(name, c_.backward_to_forward * Matmul(tokens_ * c_.shape.LogitsFlopsPerToken() / t_));
+      Compute(name, Backward({LogitsGemm(c_.shape, tokens_, t_)}));
       TpAfter(name);
     }
     for (int i = ch_->layers - 1; i >= 0; --i) LayerBackward(i);
@@ -634,9 +691,22 @@ class StageBuilder {
 
   // --- end of the iteration -----------------------------------------------------------------
 
+  // The optimizer step: per operation, Adam over the parameters whose state this rank holds
+  // (a shard of them unless plain DDP); by utilisation, workload.optimizer_s.
+  ComputeCost OptimizerStep() const {
+    if (!PerOperation()) {
+      ComputeCost cost;
+      cost.optimizer_s = c_.optimizer_s;
+      return cost;
+    }
+    const bool sharded = c_.data_parallel_mode != DataParallelMode::kDdp;
+    return c_.compute.Optimizer(kAdamBytesPerParameter * ParametersHeld(c_, Parameters(), sharded),
+                                kAdamKernels);
+  }
+
   void Finish() {
     mb_ = -1;
-    if (c_.data_parallel_mode == DataParallelMode::kZero1) {
+    if (c_.data_parallel_mode == DataParallelMode::kZero1 && !OverlapsGradientReduction()) {
       for (ModelChunk& chunk : chunks_) {
         ch_ = &chunk;
         for (int i = chunk.layers - 1; i >= 0; --i) CloseBuckets(i);
@@ -655,7 +725,7 @@ class StageBuilder {
       Wait(Push(
           CollectiveOp(it_, "grad norm ar", Coll::kAllReduce, 4, kModelParallelSlot, kDpStream)));
     }
-    Compute("optimizer", c_.optimizer_s);
+    Compute("optimizer", OptimizerStep());
     const bool zero = c_.data_parallel_mode == DataParallelMode::kZero1 ||
                       c_.data_parallel_mode == DataParallelMode::kZero2;
     if (zero && !c_.overlap_param_gather) {
@@ -692,6 +762,13 @@ RankProgram MakeStageProgram(const TransformerConfig& config, const StageContext
 
 StageParameters ParametersOf(const TransformerConfig& config, const StageContext& stage) {
   return StageBuilder(config, stage).Parameters();
+}
+
+double ParametersHeld(const TransformerConfig& c, const StageParameters& p, bool sharded) {
+  if (!sharded) return static_cast<double>(p.dense + p.experts);
+  const double dense_group = static_cast<double>(c.parallel.data) * c.parallel.context;
+  const double expert_group = dense_group / c.parallel.expert;
+  return static_cast<double>(p.dense) / dense_group + static_cast<double>(p.experts) / expert_group;
 }
 
 PipelineShape PipelineShapeOf(const TransformerConfig& config, int stage) {

@@ -52,6 +52,10 @@ struct StageParameters {
   uint64_t experts = 0;
 };
 StageParameters ParametersOf(const TransformerConfig& config, const StageContext& stage);
+// Of a rank's parameters `p`, how many it holds state of when that state is `sharded` over the
+// ranks that reduce the same gradients (ZeRO, FSDP): dense ones over data x context, experts
+// over expert-data x context; all of them when not sharded.
+double ParametersHeld(const TransformerConfig& config, const StageParameters& p, bool sharded);
 
 // The shape of stage `stage`'s pipeline (pipeline_schedule.h).
 PipelineShape PipelineShapeOf(const TransformerConfig& config, int stage);

@@ -55,7 +55,10 @@ U MlpParametersOfWidth(const TransformerShape& s, int width) {
 const std::vector<TransformerShape>& Presets() {
   static const std::vector<TransformerShape> presets = [] {
     std::vector<TransformerShape> p;
-    p.push_back(Gpt3("gpt3-1.3b", 24, 2048, 24));
+    // Table 2.1: 24 heads of d_head 128 on d_model 2048 (the heads' width is not d_model).
+    TransformerShape gpt3_1_3b = Gpt3("gpt3-1.3b", 24, 2048, 24);
+    gpt3_1_3b.head_dim = 128;
+    p.push_back(gpt3_1_3b);
     p.push_back(Gpt3("gpt3-2.7b", 32, 2560, 32));
     p.push_back(Gpt3("gpt3-6.7b", 32, 4096, 32));
     // Table 2.1 gives d_model 5140 but 40 heads of d_head 128, which is 5120: 5120 here, as
@@ -165,8 +168,10 @@ uint64_t TransformerShape::AttentionParameters() const {
                         kv_lora * n * static_cast<U>(qk_head_dim + v_head_dim);
     return query + key_value + n * static_cast<U>(v_head_dim) * h;
   }
-  const U kv = static_cast<U>(KvHeads()) * (h / static_cast<U>(heads));
-  return h * (h + 2 * kv) + h * h;
+  const U head = static_cast<U>(HeadDim());
+  const U q = static_cast<U>(heads) * head;
+  const U kv = static_cast<U>(KvHeads()) * head;
+  return h * (q + 2 * kv) + q * h;
 }
 
 uint64_t TransformerShape::MlpParameters() const {
@@ -250,7 +255,8 @@ void ValidateTransformerShape(const TransformerShape& s) {
   for (const auto& [field, value] : sizes) {
     if (value < 1) Reject(field, "must be at least 1, got " + std::to_string(value));
   }
-  if (s.hidden % s.heads != 0) {
+  if (s.head_dim < 0) Reject("head_dim", "must be at least 0, got " + std::to_string(s.head_dim));
+  if (s.head_dim == 0 && s.hidden % s.heads != 0) {
     Reject("hidden", std::to_string(s.hidden) + " is not a multiple of heads (" +
                          std::to_string(s.heads) + ")");
   }

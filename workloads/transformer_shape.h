@@ -17,6 +17,9 @@ struct TransformerShape {
   int hidden = 0;
   int heads = 0;
   int kv_heads = 0;  // grouped-query attention; 0 = heads (multi-head attention)
+  // Elements of each head's queries, keys and values (Megatron's kv_channels); 0 = hidden /
+  // heads. GPT-3 1.3B has 24 heads of 128 on a hidden size of 2048.
+  int head_dim = 0;
   // Multi-head latent attention (DeepSeek-V2/V3), when kv_lora_rank > 0: queries through a
   // rank-q_lora_rank bottleneck (0: a full projection), keys and values up-projected from a
   // kv_lora_rank latent; per head, queries and keys of qk_head_dim + qk_rope_dim, values of
@@ -54,8 +57,9 @@ struct TransformerShape {
   int KvHeads() const { return kv_heads > 0 && !IsMla() ? kv_heads : heads; }
   bool IsMla() const { return kv_lora_rank > 0; }
   // Elements per head of a query or key, and of a value: h / heads without MLA.
-  int QkHeadDim() const { return IsMla() ? qk_head_dim + qk_rope_dim : hidden / heads; }
-  int VHeadDim() const { return IsMla() ? v_head_dim : hidden / heads; }
+  int QkHeadDim() const { return IsMla() ? qk_head_dim + qk_rope_dim : HeadDim(); }
+  int VHeadDim() const { return IsMla() ? v_head_dim : HeadDim(); }
+  int HeadDim() const { return head_dim > 0 ? head_dim : hidden / heads; }
   // Parameters of one layer: attention (QKV, output), the MLP or the experts and router, norms.
   uint64_t AttentionParameters() const;
   uint64_t MlpParameters() const;  // one MLP of width ffn (one expert)
@@ -81,7 +85,8 @@ struct TransformerShape {
   double ModelFlopsPerToken() const;
 };
 
-// Throws std::invalid_argument naming the field: sizes at least 1, hidden a multiple of heads,
+// Throws std::invalid_argument naming the field: sizes at least 1, hidden a multiple of heads
+// (unless head_dim says the heads' width),
 // heads a multiple of kv_heads, top_k in 1..experts for an MoE, a shared expert only in one.
 void ValidateTransformerShape(const TransformerShape& shape);
 

@@ -71,6 +71,8 @@ struct NboxComputeTotal
     uint32_t rank;
     int iteration;
     double seconds;
+    /** The same by kind of kernel, where the program's compute ops say (nbox::work::Op::cost). */
+    nbox::work::ComputeCost cost;
 };
 
 struct NboxIterationRecord

@@ -180,9 +180,10 @@ NboxRankApp::EndCompute()
     if (!m_computeTotal || m_records->computeTotals[*m_computeTotal].iteration != op.iteration)
     {
         m_computeTotal = m_records->computeTotals.size();
-        m_records->computeTotals.push_back(NboxComputeTotal{m_rank, op.iteration, 0.0});
+        m_records->computeTotals.push_back(NboxComputeTotal{m_rank, op.iteration, 0.0, {}});
     }
     m_records->computeTotals[*m_computeTotal].seconds += seconds;
+    m_records->computeTotals[*m_computeTotal].cost += op.cost;
     if (m_recordComputeOps)
     {
         m_records->compute.push_back(NboxComputeRecord{

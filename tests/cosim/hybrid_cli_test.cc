@@ -207,3 +207,43 @@ TEST_F(HybridCli, HierarchicalCollectivesKeepTheDlrmOffTheSpines) {
 }
 
 }  // namespace
+
+namespace {
+
+// compute = model through nbox-cosim: each iteration's per-rank compute is split by kind of
+// kernel in results.json and the report, the kinds add up to the compute, an MoE job's GEMMs,
+// memory-bound kernels and kernel overheads are there, and the same run gives the same bytes.
+TEST_F(HybridCli, PerOperationComputeIsSplitByKindOfKernel) {
+  const std::string args = kMoe + " --set workload.compute=model --set workload.gpu=h100";
+  const auto a = RunCosim(args + " --out " + (dir_ / "a").string());
+  const auto b = RunCosim(args + " --out " + (dir_ / "b").string());
+  ASSERT_EQ(a.status, 0) << a.output;
+  ASSERT_EQ(b.status, 0) << b.output;
+  EXPECT_EQ(ReadFile(dir_ / "a" / "results.json"), ReadFile(dir_ / "b" / "results.json"));
+  EXPECT_NE(a.output.find("by kind (per-rank mean"), std::string::npos) << a.output;
+  const auto results = ReadJson(dir_ / "a" / "results.json");
+  EXPECT_EQ(results["workload"]["compute"], "model on h100 (bf16)");
+  EXPECT_DOUBLE_EQ(results["workload"]["gpu_peak_flops"].get<double>(), 989e12);
+  for (const auto& it : results["iterations"]) {
+    const auto& b = it["breakdown"];
+    const auto& kinds = b["compute_by_kind_s"];
+    double sum = 0;
+    for (const auto& [kind, seconds] : kinds.items()) sum += seconds.get<double>();
+    // The simulator rounds each op's time to its nanosecond.
+    EXPECT_NEAR(sum, b["compute_s"].get<double>(), 1e-5 * sum) << it["iteration"];
+    EXPECT_GT(kinds["gemm"].get<double>(), 0);
+    EXPECT_GT(kinds["memory_bound"].get<double>(), 0);
+    EXPECT_GT(kinds["kernel_overhead"].get<double>(), 0);
+  }
+  // By utilisation only GEMMs and attention are told apart (their FLOPs at the utilisation):
+  // no memory-bound kernel or kernel overhead is made up.
+  const auto util = RunCosim(kMoe + " --out " + (dir_ / "util").string());
+  ASSERT_EQ(util.status, 0) << util.output;
+  const auto util_results = ReadJson(dir_ / "util" / "results.json");
+  const auto& kinds = util_results["iterations"][0]["breakdown"]["compute_by_kind_s"];
+  EXPECT_GT(kinds["gemm"].get<double>(), 0);
+  EXPECT_EQ(kinds["memory_bound"].get<double>(), 0);
+  EXPECT_EQ(kinds["kernel_overhead"].get<double>(), 0);
+}
+
+}  // namespace

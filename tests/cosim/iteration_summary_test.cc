@@ -20,7 +20,7 @@ ns3::NboxJobRecords SkewedJob() {
   records.jobStart = Seconds(0.5);
   auto iteration = [&](uint32_t rank, int index, double start, double end) {
     records.iterations.push_back({rank, index, Seconds(0.5 + start), Seconds(0.5 + end)});
-    records.computeTotals.push_back({rank, index, 0.2});
+    records.computeTotals.push_back({rank, index, 0.2, {}});
   };
   iteration(0, 0, 0.0, 1.0);
   iteration(1, 0, 0.0, 1.4);
@@ -54,7 +54,7 @@ TEST(IterationSummary, ARoundingRemainderIsNotIdleTime) {
     ns3::NboxJobRecords records;
     records.jobStart = Seconds(0);
     records.iterations.push_back({0, 0, Seconds(0), Seconds(0.8)});
-    records.computeTotals.push_back({0, 0, 0.7});
+    records.computeTotals.push_back({0, 0, 0.7, {}});
     records.waits.push_back(
         {0, 0, work::Parallelism::kTensor, false, Seconds(0.7), Seconds(wait_end)});
     const JobSummary summary = Summarize(records);

@@ -151,5 +151,55 @@ TEST(TransformerKeys, OverlappedParameterGathersNeedTheDistributedOptimizer) {
   EXPECT_TRUE(TransformerConfigOf(s).overlap_param_gather);
 }
 
+TEST(TransformerKeys, OverlappedGradientReductionIsTheDistributedOptimizers) {
+  EXPECT_THAT(LoadError(kJob, {"workload.overlap_grad_reduce=on"}),
+              HasSubstr("workload.overlap_grad_reduce = on (--set): applies to "
+                        "data_parallel_mode zero1"));
+  EXPECT_TRUE(TransformerConfigOf(LoadScenario(kJob, {"workload.overlap_grad_reduce=on",
+                                                      "workload.data_parallel_mode=zero1"}))
+                  .overlap_grad_reduce);
+}
+
+// compute = model needs a GPU preset with tensor cores of the precision; a GPU or a precision
+// given to compute = util means nothing and is refused.
+TEST(TransformerKeys, PerOperationComputeNeedsAGpuPreset) {
+  EXPECT_THAT(LoadError(kJob, {"workload.compute=model"}),
+              HasSubstr("workload.compute = model (--set) times compute on a GPU preset: set "
+                        "workload.gpu to one of a100, h100, h200, b200"));
+  EXPECT_THAT(
+      LoadError(kJob, {"workload.compute=model", "workload.gpu=a100", "workload.precision=fp8"}),
+      HasSubstr("workload.precision = fp8 (--set) with workload.gpu = a100 (--set): the "
+                "NVIDIA A100 SXM4 80GB has no FP8 tensor cores"));
+  EXPECT_THAT(LoadError(kJob, {"workload.gpu=h100"}),
+              HasSubstr("workload.gpu = h100 (--set) is not used by workload.compute = util "
+                        "(default)"));
+  const work::TransformerConfig c = TransformerConfigOf(LoadScenario(
+      kJob, {"workload.compute=model", "workload.gpu=h200", "workload.precision=fp8"}));
+  EXPECT_EQ(c.compute.mode, work::ComputeModel::Mode::kModel);
+  EXPECT_EQ(c.compute.gpu->name, "h200");
+  EXPECT_EQ(c.compute.precision, work::Precision::kFp8);
+}
+
+// A GPT-style custom shape: GeLU MLP, tied embeddings, heads wider than hidden / heads.
+TEST(TransformerKeys, ACustomShapeMayBeGptStyle) {
+  const std::vector<std::string> custom = {"workload.model=custom", "workload.layers=24",
+                                           "workload.hidden=2048",  "workload.heads=24",
+                                           "workload.head_dim=128", "workload.ffn=8192",
+                                           "workload.vocab=50257",  "workload.seq_len=2048"};
+  const work::TransformerConfig llama_style = TransformerConfigOf(LoadScenario(kJob, custom));
+  EXPECT_TRUE(llama_style.shape.gated_mlp);
+  EXPECT_FALSE(llama_style.shape.tied_embeddings);
+  std::vector<std::string> gpt = custom;
+  gpt.insert(gpt.end(), {"workload.mlp=gelu", "workload.tied_embeddings=on"});
+  const work::TransformerConfig c = TransformerConfigOf(LoadScenario(kJob, gpt));
+  EXPECT_FALSE(c.shape.gated_mlp);
+  EXPECT_TRUE(c.shape.tied_embeddings);
+  EXPECT_EQ(c.shape.HeadDim(), 128);
+  // GPT-3 1.3B's parameters: 24 layers of 4 x 2048 x 3072 attention, 2 x 2048 x 8192 MLP and
+  // two norms of 2048, the tied embedding and the final norm.
+  EXPECT_EQ(c.shape.Parameters(),
+            24ull * (4ull * 2048 * 3072 + 2ull * 2048 * 8192 + 2 * 2048) + 50257ull * 2048 + 2048);
+}
+
 }  // namespace
 }  // namespace nbox::scenario

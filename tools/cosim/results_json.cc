@@ -32,11 +32,21 @@ ordered_json BreakdownJson(const IterationBreakdown& b, bool measured) {
     exposed[std::string(work::ToString(static_cast<work::Parallelism>(p)))] =
         b.exposed_s[static_cast<size_t>(p)];
   }
-  return {{"ranks", b.ranks},
-          {"compute_s", b.compute_s},
-          {"exposed_s", std::move(exposed)},
-          {"bubble_s", b.bubble_s},
-          {"idle_s", b.idle_s}};
+  ordered_json out = {{"ranks", b.ranks},
+                      {"compute_s", b.compute_s},
+                      {"exposed_s", std::move(exposed)},
+                      {"bubble_s", b.bubble_s},
+                      {"idle_s", b.idle_s}};
+  // Only where the workload timed its compute by kind of kernel (absent, never 0, otherwise).
+  const work::ComputeCost& k = b.compute_by_kind;
+  if (k.total() > 0) {
+    out["compute_by_kind_s"] = {{"gemm", k.gemm_s},
+                                {"attention", k.attention_s},
+                                {"memory_bound", k.memory_s},
+                                {"optimizer", k.optimizer_s},
+                                {"kernel_overhead", k.launch_s}};
+  }
+  return out;
 }
 
 // `compute_measured`: false when no rank's compute is recorded (real ranks with mirroring or

@@ -22,6 +22,7 @@ struct Span {
 // One rank's time in one iteration, by where it went.
 struct RankTime {
   double compute = 0;
+  work::ComputeCost cost;
   std::array<double, work::kParallelismCount> exposed{};
   double bubble = 0;
 };
@@ -32,11 +33,13 @@ IterationBreakdown MeanBreakdown(const std::map<uint32_t, RankTime>& ranks, doub
   if (ranks.empty()) return b;
   for (const auto& [rank, t] : ranks) {
     b.compute_s += t.compute;
+    b.compute_by_kind += t.cost;
     for (size_t k = 0; k < t.exposed.size(); ++k) b.exposed_s[k] += t.exposed[k];
     b.bubble_s += t.bubble;
   }
   const double n = static_cast<double>(ranks.size());
   b.compute_s /= n;
+  b.compute_by_kind = b.compute_by_kind * (1 / n);
   double busy = b.compute_s;
   for (double& e : b.exposed_s) {
     e /= n;
@@ -67,7 +70,11 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
     iteration_spans[it.iteration].Add(it.start.GetSeconds() - t0, it.end.GetSeconds() - t0);
   }
   std::map<int, std::map<uint32_t, RankTime>> rank_times;  // iteration -> rank -> time
-  for (const auto& c : records.computeTotals) rank_times[c.iteration][c.rank].compute += c.seconds;
+  for (const auto& c : records.computeTotals) {
+    RankTime& t = rank_times[c.iteration][c.rank];
+    t.compute += c.seconds;
+    t.cost += c.cost;
+  }
   for (const auto& w : records.waits) {
     RankTime& t = rank_times[w.iteration][w.rank];
     const double seconds = (w.end - w.start).GetSeconds();

@@ -36,6 +36,9 @@ namespace nbox::cosim {
 struct IterationBreakdown {
   int ranks = 0;  // ranks with compute or waits recorded in the iteration
   double compute_s = 0;
+  // compute_s by kind of kernel, where the workload times compute per operation (all zero
+  // where it does not say: compute_model.h).
+  work::ComputeCost compute_by_kind;
   std::array<double, work::kParallelismCount> exposed_s{};  // indexed by work::Parallelism
   double bubble_s = 0;
   double idle_s = 0;

@@ -17,6 +17,22 @@
 namespace nbox::cosim {
 namespace {
 
+// The last iteration's compute by kind of kernel (per-rank mean), where the workload times
+// its compute per operation: what a GPU profile would show.
+void PrintComputeByKind(const JobSummary& summary, std::ostream& out) {
+  if (summary.iterations.empty()) return;
+  const IterationSummary& last = summary.iterations.back();
+  const work::ComputeCost& k = last.breakdown.compute_by_kind;
+  const double total = k.total();
+  if (!(total > 0)) return;
+  auto share = [&](double part) { return 100 * part / total; };
+  out << fmt::format(
+      "  compute of iteration {} by kind (per-rank mean {}): GEMM {:.1f}%, attention {:.1f}%, "
+      "memory-bound {:.1f}%, optimizer {:.1f}%, kernel overhead {:.1f}%\n",
+      last.index, FormatSeconds(total), share(k.gemm_s), share(k.attention_s), share(k.memory_s),
+      share(k.optimizer_s), share(k.launch_s));
+}
+
 std::string Setting(const RunResult& r, const std::string& key) {
   auto it = r.scenario.settings.find(key);
   return it == r.scenario.settings.end() ? std::string("?") : it->second;
@@ -176,6 +192,7 @@ void PrintIterations(const RunResult& r, const RankRoles& roles, std::ostream& o
         "(the model's FLOPs, without recomputation)\n",
         100 * mfu->fraction, mfu->flops_per_gpu_s / 1e12);
   }
+  PrintComputeByKind(r.summary, out);
   PrintComputeNote(roles, out);
 }
 

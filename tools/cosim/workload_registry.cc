@@ -121,7 +121,14 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                {"context_a2a", c.context_a2a}};
   w.details["memory_per_gpu_estimate"] = GpuMemoryJson(c, s.workload.gpu_memory);
   w.details["model_flops_per_iteration"] = c.ModelFlopsPerIteration();
-  w.details["gpu_peak_flops"] = c.compute.peak_flops;
+  // MFU's denominator: per operation, the preset's dense BF16 peak (as Megatron and NeMo
+  // report MFU, FP8 runs included); by utilisation, workload.gpu_peak.
+  const bool per_operation = c.compute.mode == work::ComputeModel::Mode::kModel;
+  w.details["gpu_peak_flops"] =
+      per_operation ? c.compute.gpu->peak_bf16_flops : c.compute.peak_flops;
+  w.details["compute"] = per_operation ? fmt::format("model on {} ({})", c.compute.gpu->name,
+                                                     work::ToString(c.compute.precision))
+                                       : std::string("util");
   if (c.shape.IsMoe()) {
     const auto routing = RoutingJson(c);
     w.details["routing"] = routing;

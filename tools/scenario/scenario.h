@@ -106,6 +106,9 @@ struct WorkloadSection {
   int qk_head_dim = 0;
   int qk_rope_dim = 0;
   int v_head_dim = 0;
+  int head_dim = 0;                        // 0 = the preset's (hidden / heads)
+  std::string mlp = "preset";              // preset (custom: swiglu) | gelu | swiglu
+  std::string tied_embeddings = "preset";  // preset (custom: off) | on | off
   int ffn = 0;
   int vocab = 0;
   int seq_len = 0;
@@ -133,6 +136,7 @@ struct WorkloadSection {
   std::string recompute = "none";  // none | selective | full
   bool flash_attention = true;
   bool overlap_param_gather = false;  // zero1, zero2: gather parameters during the next forward
+  bool overlap_grad_reduce = false;   // zero1: reduce-scatter gradients during the backward
   std::string context_parallel_comm = "p2p";  // p2p | all_gather | a2a | a2a+p2p
   int context_a2a = 0;                        // a2a+p2p: context ranks per all-to-all block
   uint64_t activation_bytes = 2;              // per activation (and weight) element: bf16
@@ -141,6 +145,9 @@ struct WorkloadSection {
   double expert_capacity_factor = 0;  // moe: 0 = dropless
   bool pad_to_capacity = false;       // moe: every expert receives its capacity
   double gpu_util_attention = 0;      // 0 = gpu_util
+  std::string compute = "util";       // util | model (per operation on `gpu`)
+  std::string gpu = "none";           // a GPU preset (workloads/gpu_preset.h), or none
+  std::string precision = "bf16";     // bf16 | fp8: the GEMMs' inputs
   uint64_t gpu_memory = 0;            // bytes one GPU holds; 0 = the estimate is not checked
   // dlrm (workloads/dlrm.h): the model (0 / empty = the preset's) and the GPU's memory
   double gpu_memory_bw = 0;  // bytes/s

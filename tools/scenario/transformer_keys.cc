@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "tools/scenario/value_kinds.h"
+#include "workloads/gpu_preset.h"
 #include "workloads/parallel_layout.h"
 
 namespace nbox::scenario {
@@ -25,6 +26,13 @@ ValueKind ParallelOrder(Field<WorkloadSection, std::string> field) {
   };
   kind.format = [=](const Scenario& scenario) { return field.In(scenario); };
   return kind;
+}
+
+// workload.gpu: a GPU preset, or none.
+std::vector<std::string> GpuChoices() {
+  std::vector<std::string> choices = {"none"};
+  for (const std::string& name : work::GpuPresetNames()) choices.push_back(name);
+  return choices;
 }
 
 }  // namespace
@@ -61,6 +69,18 @@ std::vector<KeySpec> TransformerKeys() {
       {"workload", "v_head_dim",
        "transformer, moe with kv_lora_rank: elements per head of a value; 0 = the preset's",
        WholeNumber(work(&WorkloadSection::v_head_dim), 0, 65536)},
+      {"workload", "head_dim",
+       "transformer, moe: elements per attention head (Megatron's kv_channels); 0 = the "
+       "preset's, hidden / heads",
+       WholeNumber(work(&WorkloadSection::head_dim), 0, 65536)},
+      {"workload", "mlp",
+       "transformer, moe: the MLP, gelu (GPT: two matrices of ffn) or swiglu (Llama: three), or "
+       "the preset's (custom: swiglu)",
+       Choice(work(&WorkloadSection::mlp), {"preset", "gelu", "swiglu"})},
+      {"workload", "tied_embeddings",
+       "transformer, moe: on = the output layer reuses the input embedding (GPT), off = its own "
+       "(Llama), or the preset's (custom: off)",
+       Choice(work(&WorkloadSection::tied_embeddings), {"preset", "on", "off"})},
       {"workload", "ffn",
        "transformer, moe: hidden size of the MLP (of one expert); 0 = the preset's",
        WholeNumber(work(&WorkloadSection::ffn), 0, kLarge)},
@@ -159,6 +179,11 @@ std::vector<KeySpec> TransformerKeys() {
        "next iteration's first forward, each bucket issued when the forward reaches the one "
        "before it (Megatron's overlap_param_gather); off: after the optimizer step, waited for",
        Switch(work(&WorkloadSection::overlap_param_gather))},
+      {"workload", "overlap_grad_reduce",
+       "transformer, moe with zero1: the gradients are reduce-scattered bucket by bucket as the "
+       "last micro-batch's backward finishes each (Megatron's overlap_grad_reduce); off: after "
+       "the backward. ddp and zero2 always overlap theirs",
+       Switch(work(&WorkloadSection::overlap_grad_reduce))},
       {"workload", "sequence_parallel",
        "transformer, moe: Megatron's sequence parallelism (tensor-parallel all-reduces become "
        "all-gather + reduce-scatter; needed with tensor and expert parallelism together)",
@@ -171,7 +196,8 @@ std::vector<KeySpec> TransformerKeys() {
       {"workload", "flash_attention",
        "transformer, moe: the attention keeps no s x s scores (flash attention, Megatron-core's "
        "default backend); off: it keeps them, 5 a s^2 b bytes per layer (Korthikanti et al.). "
-       "Only the memory estimate depends on it",
+       "The memory estimate depends on it, and with compute = model the attention's time (one "
+       "fused kernel, or two batched GEMMs and softmax and dropout passes)",
        Switch(work(&WorkloadSection::flash_attention))},
       {"workload", "activation_bytes",
        "transformer, moe: bytes per activation and weight element (2: bf16)",
@@ -201,6 +227,20 @@ std::vector<KeySpec> TransformerKeys() {
        "transformer, moe: fraction of gpu_peak attention's score and value products achieve; "
        "0 = gpu_util",
        Real(work(&WorkloadSection::gpu_util_attention), 0, 1)},
+      {"workload", "compute",
+       "transformer, moe: how compute is timed: util (FLOPs at gpu_peak x gpu_util, the same "
+       "for every shape) or model (each GEMM by its shape, flash attention by sequence and head "
+       "dimension, memory-bound kernels and the optimizer by their bytes, a cost per kernel, "
+       "on the GPU preset of workload.gpu; workloads/README.md)",
+       Choice(work(&WorkloadSection::compute), {"util", "model"})},
+      {"workload", "gpu",
+       "transformer, moe, compute = model: the GPU preset (peak and measured matmul rates, "
+       "memory bandwidth, SMs, measured attention rates; workloads/README.md names the sources)",
+       Choice(work(&WorkloadSection::gpu), GpuChoices())},
+      {"workload", "precision",
+       "transformer, moe, compute = model: the GEMMs' input type, bf16 or fp8 (Transformer "
+       "Engine's FP8 recipes; attention and activations stay bf16)",
+       Choice(work(&WorkloadSection::precision), {"bf16", "fp8"})},
   };
 }
 

@@ -29,6 +29,7 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerConfig.expert_capacity_factor", "workload.expert_capacity_factor"},
     {"TransformerConfig.pad_to_capacity", "workload.pad_to_capacity"},
     {"TransformerConfig.overlap_param_gather", "workload.overlap_param_gather"},
+    {"TransformerConfig.overlap_grad_reduce", "workload.overlap_grad_reduce"},
     {"TransformerConfig.shared_expert_overlap", "workload.shared_expert_overlap"},
     {"ParallelDims.tensor", "workload.tensor_parallel"},
     {"ParallelDims.pipeline", "workload.pipeline_parallel"},
@@ -45,6 +46,7 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerShape.qk_head_dim", "workload.qk_head_dim"},
     {"TransformerShape.qk_rope_dim", "workload.qk_rope_dim"},
     {"TransformerShape.v_head_dim", "workload.v_head_dim"},
+    {"TransformerShape.head_dim", "workload.head_dim"},
     {"TransformerShape.ffn", "workload.ffn"},
     {"TransformerShape.vocab", "workload.vocab"},
     {"TransformerShape.seq_len", "workload.seq_len"},
@@ -117,6 +119,9 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   Override(c.shape.qk_head_dim, w.qk_head_dim);
   Override(c.shape.qk_rope_dim, w.qk_rope_dim);
   Override(c.shape.v_head_dim, w.v_head_dim);
+  Override(c.shape.head_dim, w.head_dim);
+  if (w.mlp != "preset") c.shape.gated_mlp = w.mlp == "swiglu";
+  if (w.tied_embeddings != "preset") c.shape.tied_embeddings = w.tied_embeddings == "on";
   Override(c.shape.ffn, w.ffn);
   Override(c.shape.vocab, w.vocab);
   Override(c.shape.seq_len, w.seq_len);
@@ -145,6 +150,7 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   c.sequence_parallel = w.sequence_parallel;
   c.flash_attention = w.flash_attention;
   c.overlap_param_gather = w.overlap_param_gather;
+  c.overlap_grad_reduce = w.overlap_grad_reduce;
   c.shared_expert_overlap = w.shared_expert_overlap;
   c.context_parallel_comm =
       w.context_parallel_comm == "a2a"          ? work::ContextParallelComm::kA2a
@@ -158,6 +164,11 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   c.compute.peak_flops = w.gpu_peak_flops;
   c.compute.utilization = w.gpu_util;
   c.compute.attention_utilization = w.gpu_util_attention;
+  if (w.compute == "model") {
+    c.compute.mode = work::ComputeModel::Mode::kModel;
+    c.compute.gpu = work::FindGpuPreset(w.gpu);
+    c.compute.precision = w.precision == "fp8" ? work::Precision::kFp8 : work::Precision::kBf16;
+  }
   c.backward_to_forward = w.backward_ratio;
   c.activation_bytes = static_cast<uint32_t>(w.activation_bytes);
   c.parameter_bytes = static_cast<uint32_t>(w.activation_bytes);

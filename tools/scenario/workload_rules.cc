@@ -10,6 +10,7 @@
 #include "tools/scenario/key_schema.h"
 #include "tools/scenario/transformer_keys.h"
 #include "tools/scenario/workload_config.h"
+#include "workloads/gpu_preset.h"
 #include "workloads/transformer_shape.h"
 
 namespace nbox::scenario {
@@ -122,6 +123,39 @@ void CheckDlrm(RuleContext& context) {
   CheckByGenerator(context, [](const Scenario& s) { work::ValidateDlrmConfig(DlrmConfigOf(s)); });
 }
 
+// workload.compute = model needs a GPU preset that has tensor cores of workload.precision;
+// workload.gpu and workload.precision mean nothing to compute = util. False when refused.
+bool CheckComputeModel(RuleContext& context) {
+  const WorkloadSection& w = context.scenario().workload;
+  if (w.compute != "model") {
+    for (const char* key : {"workload.gpu", "workload.precision"}) {
+      const ValueKind& value = KeyByFullName(key).value;
+      if (context.Given(key) && value.format(context.scenario()) != value.format(Scenario{})) {
+        context.Fail(
+            fmt::format("{} is not used by {}: set workload.compute = model to time "
+                        "compute per operation on a GPU preset",
+                        context.Describe(key), context.Describe("workload.compute")));
+        return false;
+      }
+    }
+    return true;
+  }
+  const work::GpuPreset* gpu = work::FindGpuPreset(w.gpu);
+  if (gpu == nullptr) {
+    context.Fail(fmt::format("{} times compute on a GPU preset: set workload.gpu to one of {}",
+                             context.Describe("workload.compute"),
+                             fmt::join(work::GpuPresetNames(), ", ")));
+    return false;
+  }
+  if (w.precision == "fp8" && !(gpu->achievable_fp8_flops > 0)) {
+    context.Fail(fmt::format("{} with {}: the {} has no FP8 tensor cores",
+                             context.Describe("workload.precision"),
+                             context.Describe("workload.gpu"), gpu->description));
+    return false;
+  }
+  return true;
+}
+
 // The generator's own validation, its field names turned into the keys that set them.
 void CheckTransformer(RuleContext& context) {
   const Scenario& s = context.scenario();
@@ -163,6 +197,7 @@ void CheckTransformer(RuleContext& context) {
         context.Describe("job.world_size")));
     return;
   }
+  if (!CheckComputeModel(context)) return;
   CheckByGenerator(context, [](const Scenario& scenario) {
     work::ValidateTransformerConfig(TransformerConfigOf(scenario));
   });

@@ -1,0 +1,183 @@
+// The per-operation compute model (workloads/compute_model.h) against hand-worked cases, the
+// GPU presets against their sources, and the transformer's kernels against its FLOP counts.
+#include "workloads/compute_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "workloads/gpu_preset.h"
+#include "workloads/transformer_kernels.h"
+#include "workloads/transformer_shape.h"
+
+namespace nbox::work {
+namespace {
+
+ComputeModel OnGpu(const char* name, Precision precision = Precision::kBf16) {
+  ComputeModel model;
+  model.mode = ComputeModel::Mode::kModel;
+  model.gpu = FindGpuPreset(name);
+  model.precision = precision;
+  return model;
+}
+
+// H100, 8192^3 in BF16. Tiles of 128 x 256: 64 x 32 = 2048; k-slices of 64: 128 each, 262,144
+// units over 132 SMs in 1,986 rounds (262,152 slots): efficiency 0.99997. 1.09951e12 FLOPs at
+// 794.5 TFLOP/s = 1.383904 ms, / 0.99997 = 1.383946 ms; its 402.7 MB at 3.35 TB/s take
+// 0.120 ms, so compute bounds it; 4 us of kernel cost besides.
+TEST(ComputeModel, ALargeSquareGemmRunsAtTheAchievableRate) {
+  const ComputeCost cost = OnGpu("h100").Gemms({{8192, 8192, 8192}});
+  EXPECT_NEAR(cost.gemm_s, 1.383946e-3, 1e-9);
+  EXPECT_DOUBLE_EQ(cost.launch_s, 4e-6);
+  EXPECT_EQ(cost.attention_s + cost.memory_s + cost.optimizer_s, 0);
+}
+
+// A skinny GEMM (8 tokens through an 8192 x 8192 weight) is memory-bound: the weight's 134 MB
+// (plus 0.26 MB of activations) at 3.35 TB/s = 40.1 us, where its FLOPs would take 1.4 us.
+TEST(ComputeModel, ASkinnyGemmIsBoundByMemory) {
+  const double bytes = (8.0 * 8192 + 8192.0 * 8192) * 2 + 8.0 * 8192 * 2;
+  const ComputeCost cost = OnGpu("h100").Gemms({{8, 8192, 8192}});
+  EXPECT_NEAR(cost.gemm_s, bytes / 3.35e12, 1e-12);
+  EXPECT_NEAR(cost.gemm_s, 40.1e-6, 0.1e-6);
+}
+
+// A GEMM too small to fill the SMs loses the idle part of its last round: on an A100 (108 SMs)
+// 512 x 256 x 64 is 4 tiles of one k-slice, 4 units in one round of 108: 2 x 512 x 256 x 64 =
+// 16.8 MFLOPs at 271.2 TFLOP/s x 4 / 108 = 1.670 us.
+TEST(ComputeModel, AGemmSmallerThanTheGpuKeepsOnlySomeSMsBusy) {
+  const ComputeCost cost = OnGpu("a100").Gemms({{512, 256, 64}});
+  EXPECT_NEAR(cost.gemm_s, 2.0 * 512 * 256 * 64 / (271.2e12 * 4 / 108), 1e-12);
+}
+
+// FP8 halves the inputs' bytes and uses the FP8 rate: H100 at 1402.6 TFLOP/s. Its input is
+// cast first: 8192^2 elements read in bf16 and written twice in FP8, 4 bytes each, 268 MB at
+// 3.35 TB/s = 80.1 us, one more kernel; a weight gradient's input was cast in the forward.
+TEST(ComputeModel, Fp8UsesItsOwnRateAndCastsItsInput) {
+  const ComputeModel fp8 = OnGpu("h100", Precision::kFp8);
+  const ComputeCost cost = fp8.Gemms({{8192, 8192, 8192}});
+  EXPECT_NEAR(cost.gemm_s, 1.0995116e12 / (1402.6e12 * 262144.0 / 262152.0), 1e-8);
+  EXPECT_NEAR(cost.memory_s, 4.0 * 8192 * 8192 / 3.35e12, 1e-12);
+  EXPECT_DOUBLE_EQ(cost.launch_s, 8e-6);
+  Gemm wgrad{8192, 8192, 8192};
+  wgrad.casts_input = false;
+  EXPECT_EQ(fp8.Gemms({wgrad}).memory_s, 0);
+}
+
+// Flash attention at a measured length: H100, causal, head dim 128, 4096 tokens, 32 heads:
+// 4 x 32 x 4096^2 x 128 / 2 = 137.44 GFLOPs at 294 TFLOP/s = 0.46748 ms forward, 2.5 times that
+// backward.
+TEST(ComputeModel, FlashAttentionAtAMeasuredLength) {
+  AttentionCall call;
+  call.heads = 32;
+  call.head_dim = 128;
+  call.queries = call.keys = 4096;
+  const ComputeModel model = OnGpu("h100");
+  EXPECT_NEAR(model.Attention(call, false).attention_s, 137.438953472e9 / 294e12, 1e-12);
+  EXPECT_NEAR(model.Attention(call, true).attention_s, 2.5 * 137.438953472e9 / 294e12, 1e-12);
+  EXPECT_NEAR(model.Attention(call, false).attention_s, 0.46748e-3, 1e-8);
+}
+
+// Between measured lengths the rate is log-linear: 3000 tokens lie ln(3000/2048)/ln 2 = 0.5508
+// of the way from 2048 (265) to 4096 (294): 280.97 TFLOP/s. Head dim 96 takes the nearer 128's.
+TEST(ComputeModel, FlashAttentionBetweenMeasuredLengths) {
+  AttentionCall call;
+  call.heads = 8;
+  call.head_dim = 96;
+  call.queries = call.keys = 3000;
+  const double rate = 265e12 + std::log(3000.0 / 2048) / std::log(2.0) * 29e12;
+  EXPECT_NEAR(OnGpu("h100").Attention(call, false).attention_s, call.ForwardFlops() / rate, 1e-15);
+  EXPECT_NEAR(rate, 280.97e12, 0.01e12);
+}
+
+// Unfused attention (flash off): two batched GEMMs per head and the softmax and dropout passes
+// over every score, 9 bytes each forward: on an A100 with 2 x 16 heads of 64 over 2048 tokens,
+// 2 x 16 x 2048^2 x 9 = 1.208 GB at 2.039 TB/s = 0.5925 ms of memory-bound time.
+TEST(ComputeModel, UnfusedAttentionMovesItsScores) {
+  AttentionCall call;
+  call.batch = 2;
+  call.heads = 16;
+  call.head_dim = 64;
+  call.queries = call.keys = 2048;
+  call.flash = false;
+  const ComputeCost cost = OnGpu("a100").Attention(call, false);
+  EXPECT_NEAR(cost.memory_s, 2.0 * 16 * 2048 * 2048 * 9 / 2.039e12, 1e-12);
+  EXPECT_GT(cost.attention_s, 0);
+}
+
+// By utilisation, today's formulas: FLOPs over peak x utilisation, attention over the full
+// square at its own utilisation, memory-bound work free without a bandwidth.
+TEST(ComputeModel, ByUtilisationEveryShapeRunsAtOneRate) {
+  ComputeModel model;
+  model.peak_flops = 100e12;
+  model.utilization = 0.5;
+  model.attention_utilization = 0.25;
+  EXPECT_DOUBLE_EQ(model.Gemms({{1000, 1000, 1000}}).gemm_s, 2e9 / 50e12);
+  AttentionCall call;
+  call.heads = 2;
+  call.head_dim = 64;
+  call.queries = call.keys = 1024;
+  EXPECT_DOUBLE_EQ(model.Attention(call, false).attention_s, 4.0 * 2 * 1024 * 1024 * 64 / 25e12);
+  EXPECT_EQ(model.MemoryBound(1e9, 3).total(), 0);
+}
+
+// The presets are their sources' figures (workloads/README.md, "GPU presets").
+TEST(GpuPresets, FiguresAreTheirSources) {
+  const GpuPreset* a100 = FindGpuPreset("a100");
+  const GpuPreset* h100 = FindGpuPreset("h100");
+  const GpuPreset* h200 = FindGpuPreset("h200");
+  const GpuPreset* b200 = FindGpuPreset("b200");
+  ASSERT_TRUE(a100 && h100 && h200 && b200);
+  // Datasheets: dense tensor-core peaks and HBM bandwidth.
+  EXPECT_DOUBLE_EQ(a100->peak_bf16_flops, 312e12);
+  EXPECT_DOUBLE_EQ(h100->peak_bf16_flops, 989e12);
+  EXPECT_DOUBLE_EQ(h100->peak_fp8_flops, 1979e12);
+  EXPECT_DOUBLE_EQ(b200->peak_bf16_flops, 2250e12);
+  EXPECT_DOUBLE_EQ(a100->memory_bytes_per_s, 2.039e12);
+  EXPECT_DOUBLE_EQ(h100->memory_bytes_per_s, 3.35e12);
+  EXPECT_DOUBLE_EQ(h200->memory_bytes_per_s, 4.8e12);
+  EXPECT_DOUBLE_EQ(b200->memory_bytes_per_s, 8.0e12);
+  // ml-engineering's Maximum Achievable Matmul FLOPS table.
+  EXPECT_DOUBLE_EQ(a100->achievable_bf16_flops, 271.2e12);
+  EXPECT_DOUBLE_EQ(h100->achievable_bf16_flops, 794.5e12);
+  EXPECT_DOUBLE_EQ(h100->achievable_fp8_flops, 1402.6e12);
+  EXPECT_DOUBLE_EQ(h200->achievable_fp8_flops, 1453.4e12);
+  EXPECT_DOUBLE_EQ(b200->achievable_bf16_flops, 1745.0e12);
+  EXPECT_EQ(a100->achievable_fp8_flops, 0);  // no FP8 tensor cores
+  // FlashAttention-2's benchmark figures: A100 causal head dim 128 at 2k, H100 at 16k.
+  EXPECT_DOUBLE_EQ(a100->attention[1].causal[2], 155e12);
+  EXPECT_DOUBLE_EQ(h100->attention[1].causal[5], 328e12);
+  EXPECT_EQ(FindGpuPreset("v100"), nullptr);
+}
+
+// The kernels of a layer add up to its FLOPs: Llama 3 70B (GQA 8 of 64 heads, SwiGLU) on one
+// of 4 tensor ranks, 4096 tokens; MLA's add up too (DeepSeek-V3, without its norms).
+TEST(TransformerKernels, GemmsAddUpToTheLayersFlops) {
+  auto sum = [](const std::vector<Gemm>& gemms) {
+    double flops = 0;
+    for (const Gemm& g : gemms) flops += g.flops();
+    return flops;
+  };
+  const TransformerShape llama = *FindTransformerPreset("llama3-70b");
+  EXPECT_DOUBLE_EQ(sum(AttentionLinearGemms(llama, 4096, 4)),
+                   4096 * llama.AttentionLinearFlopsPerToken() / 4);
+  EXPECT_DOUBLE_EQ(sum(MlpGemms(llama, 4096, 4, llama.ffn)), 4096 * llama.MlpFlopsPerToken() / 4);
+  EXPECT_DOUBLE_EQ(LogitsGemm(llama, 4096, 4).flops(), 4096 * llama.LogitsFlopsPerToken() / 4);
+  EXPECT_DOUBLE_EQ(sum(BackwardGemms(MlpGemms(llama, 4096, 4, llama.ffn))),
+                   2 * sum(MlpGemms(llama, 4096, 4, llama.ffn)));
+  const TransformerShape deepseek = *FindTransformerPreset("deepseek-v3");
+  const double norms = 2.0 * (deepseek.q_lora_rank + deepseek.kv_lora_rank);
+  EXPECT_NEAR(sum(AttentionLinearGemms(deepseek, 4096, 1)),
+              4096 * (deepseek.AttentionLinearFlopsPerToken() - norms), 1);
+}
+
+// GPT-3 1.3B's 24 heads of 128 on a hidden size of 2048 (Brown et al. Table 2.1): attention
+// is 3072 wide, so its projections hold 4 x 2048 x 3072 parameters.
+TEST(TransformerKernels, HeadsWiderThanTheHiddenSize) {
+  const TransformerShape gpt = *FindTransformerPreset("gpt3-1.3b");
+  EXPECT_EQ(gpt.HeadDim(), 128);
+  EXPECT_EQ(gpt.AttentionParameters(), 4u * 2048 * 3072);
+  EXPECT_NO_THROW(ValidateTransformerShape(gpt));
+}
+
+}  // namespace
+}  // namespace nbox::work
