@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "workloads/gpu_preset.h"
+#include "workloads/program.h"
+#include "workloads/transformer.h"
 #include "workloads/transformer_kernels.h"
 #include "workloads/transformer_shape.h"
 
@@ -177,6 +181,59 @@ TEST(TransformerKernels, HeadsWiderThanTheHiddenSize) {
   EXPECT_EQ(gpt.HeadDim(), 128);
   EXPECT_EQ(gpt.AttentionParameters(), 4u * 2048 * 3072);
   EXPECT_NO_THROW(ValidateTransformerShape(gpt));
+}
+
+}  // namespace
+}  // namespace nbox::work
+
+namespace nbox::work {
+namespace {
+
+// The largest t this preset takes (Megatron's rules, ValidateTransformerConfig), and 1.
+int LargestTensorParallel(TransformerConfig c) {
+  for (int t = c.shape.heads; t > 1; --t) {
+    c.parallel.tensor = t;
+    try {
+      ValidateTransformerConfig(c);
+      return t;
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  return 1;
+}
+
+// Every preset runs per operation at t = 1 and at its largest legal t: one rank's program has
+// compute, its kinds add up to its durations, and a wider t gives each rank less to compute.
+TEST(ComputeModel, EveryPresetRunsAtOneAndItsLargestTensorParallelism) {
+  for (const std::string& name : TransformerPresetNames()) {
+    TransformerConfig c;
+    c.shape = *FindTransformerPreset(name);
+    c.parallel = {1, 1, 1, 1, "tp-dp-pp"};
+    c.micro_batch = 1;
+    c.iterations = 1;
+    c.compute = OnGpu("h100");
+    const int widest = LargestTensorParallel(c);
+    double previous = 0;
+    for (int t : {1, widest}) {
+      SCOPED_TRACE(name + " at t = " + std::to_string(t));
+      c.parallel.tensor = t;
+      const JobPrograms job = MakeTransformerJob(c);
+      double seconds = 0;
+      double by_kind = 0;
+      for (const Op& op : job.programs.front()->ops) {
+        if (op.kind != OpKind::kCompute) continue;
+        seconds += op.duration_s;
+        by_kind += op.cost.total();
+      }
+      EXPECT_GT(seconds, 0);
+      EXPECT_NEAR(by_kind, seconds, 1e-9 * seconds);
+      if (t > 1) {
+        EXPECT_LT(seconds, previous);
+      }
+      previous = seconds;
+    }
+    EXPECT_GE(widest, 8) << name;
+  }
 }
 
 }  // namespace
