@@ -296,3 +296,49 @@ TEST_F(OutputFolderTest, TheRunsOwnFileNamesAreKnown) {
 
 }  // namespace
 }  // namespace nbox::cosim
+
+namespace nbox::cosim {
+namespace {
+
+// The room for a run's files is set aside in the staging folder, never seen in the output
+// folder, and given back when the files are written.
+TEST_F(OutputFolderTest, TheRoomSetAsideForTheFilesNeverReachesTheFolder) {
+  {
+    OutputFolder out(target_.string());
+    out.Reserve(1 << 20);
+    struct stat info {};
+    ASSERT_EQ(stat((out.staging() / ".nbox-reserve").c_str(), &info), 0);
+    EXPECT_GE(static_cast<uint64_t>(info.st_blocks) * 512, 1u << 20) << "not allocated";
+    out.Release();
+    EXPECT_FALSE(fs::exists(out.staging() / ".nbox-reserve"));
+    out.Reserve(1 << 20);
+    out.Write("results.json", "new");
+    out.Commit();
+  }
+  EXPECT_FALSE(fs::exists(target_ / ".nbox-reserve"));
+  EXPECT_EQ(Read(target_ / "results.json"), "new");
+  EXPECT_EQ(EntriesBeside(), 1);
+}
+
+// More than the file system has free: refused before anything is allocated, naming the
+// folder and the sizes, and nothing is left beside the target.
+TEST_F(OutputFolderTest, AFileSystemWithoutRoomForTheRunIsFoundBeforeItRuns) {
+  const uint64_t free_bytes = fs::space(parent_).available;
+  {
+    OutputFolder out(target_.string());
+    try {
+      out.Reserve(free_bytes + (uint64_t{1} << 30));
+      FAIL() << "reserved more than the file system has";
+    } catch (const OutputFolderNoRoom& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find(target_.string()), std::string::npos) << message;
+      EXPECT_NE(message.find("MiB free"), std::string::npos) << message;
+    }
+    EXPECT_FALSE(fs::exists(out.staging() / ".nbox-reserve"));
+  }
+  EXPECT_FALSE(fs::exists(target_));
+  EXPECT_EQ(EntriesBeside(), 0);
+}
+
+}  // namespace
+}  // namespace nbox::cosim

@@ -24,6 +24,7 @@
 #include "tools/cosim/memory_estimate.h"
 #include "tools/cosim/message_csv.h"
 #include "tools/cosim/output_folder.h"
+#include "tools/cosim/output_size.h"
 #include "tools/cosim/real_rank_run.h"
 #include "tools/cosim/sim_loop.h"
 #include "tools/cosim/terminal_report.h"
@@ -168,6 +169,11 @@ int main(int argc, char** argv) {
   std::unique_ptr<nbox::cosim::OutputFolder> output;
   try {
     output = std::make_unique<nbox::cosim::OutputFolder>(scenario.output.dir, force);
+    output->Reserve(nbox::cosim::EstimateOutputBytes(scenario, assembly));
+  } catch (const nbox::cosim::OutputFolderNoRoom& e) {
+    std::cerr << "nbox-cosim: " << e.what() << "; nothing was simulated\n";
+    ns3::Simulator::Destroy();
+    return kExitResources;
   } catch (const std::exception& e) {
     std::cerr << "nbox-cosim: " << e.what() << " (output.dir, --out); nothing was simulated\n";
     ns3::Simulator::Destroy();
@@ -255,6 +261,7 @@ int main(int argc, char** argv) {
     perf.wall_per_simulated_s = loop.simulated_s > 0 ? loop.wall_s / loop.simulated_s : 0;
     perf.peak_rss_kib = nbox::cosim::PeakRssKib();
 
+    output->Release();  // the room set aside for the files written now
     const std::filesystem::path dir(scenario.output.dir);
     std::vector<std::string> written;
     auto write = [&](const std::string& name, const auto& content) {

@@ -1,8 +1,10 @@
 #include "tools/cosim/output_folder.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kWriteProbe = ".nbox-write-check";
+constexpr const char* kReserve = ".nbox-reserve";
 
 [[noreturn]] void Fail(const std::string& what, const fs::path& path, const std::string& why) {
   throw std::runtime_error(what + " " + path.string() + ": " + why);
@@ -44,7 +47,7 @@ std::vector<std::string> FilesIn(const fs::path& folder, bool (*wanted)(const st
 }
 
 bool IsNboxFile(const std::string& name) {
-  return IsRunOutput(name) || IsSweepCompanion(name) || name == kWriteProbe;
+  return IsRunOutput(name) || IsSweepCompanion(name) || name == kWriteProbe || name == kReserve;
 }
 
 bool AnyName(const std::string&) {
@@ -127,6 +130,43 @@ OutputFolder::~OutputFolder() {
   if (!committed_) RemoveNboxFolder(staging_);
 }
 
+void OutputFolder::Reserve(uint64_t bytes) {
+  Release();
+  const fs::path reserve = staging_ / kReserve;
+  auto no_room = [&](const std::string& why) {
+    throw OutputFolderNoRoom(fmt::format(
+        "no room for the run's files beside output folder {}: they need about {:.0f} MiB and {}; "
+        "free some space or choose another output.dir (--out)",
+        target_.string(), static_cast<double>(bytes) / (1 << 20), why));
+  };
+  // The free space first: asking the file system for more than it has would fill it.
+  struct statvfs info {};
+  if (statvfs(staging_.c_str(), &info) == 0) {
+    const uint64_t free_bytes = static_cast<uint64_t>(info.f_bavail) * info.f_frsize;
+    if (free_bytes < bytes) {
+      no_room(fmt::format("its file system has {:.0f} MiB free",
+                          static_cast<double>(free_bytes) / (1 << 20)));
+    }
+  }
+  const int fd = open(reserve.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) Fail("cannot write beside output folder", target_, std::strerror(errno));
+  // Quotas, or a file system that cannot count free space: the allocation itself decides.
+  const int error = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  close(fd);
+  reserved_ = true;
+  if (error != 0) {
+    Release();
+    no_room(std::string("the file system refused to set that aside: ") + std::strerror(error));
+  }
+}
+
+void OutputFolder::Release() noexcept {
+  if (!reserved_) return;
+  std::error_code error;
+  fs::remove(staging_ / kReserve, error);
+  reserved_ = false;
+}
+
 void OutputFolder::Write(const std::string& name, const std::string& content) const {
   Write(name, [&content](std::ostream& out) {
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
@@ -163,6 +203,7 @@ void OutputFolder::Step(const std::string& what, const fs::path& path,
 }
 
 void OutputFolder::Commit() {
+  Release();
   steps_ = 0;
   std::error_code error;
   if (!fs::exists(fs::symlink_status(target_, error))) {

@@ -19,10 +19,12 @@
 // holds something else is left in place.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 
 #include "tools/cosim/output_folder_rules.h"
@@ -44,6 +46,12 @@ class StagedFile {
 
   std::ofstream out_;
   std::filesystem::path shown_;
+};
+
+// The output folder's file system has no room for the run's files (OutputFolder::Reserve).
+class OutputFolderNoRoom : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 class OutputFolder {
@@ -70,6 +78,14 @@ class OutputFolder {
   // with the run (trace.json, messages.csv, links.csv) are never held whole in memory.
   void Write(const std::string& name, const std::function<void(std::ostream&)>& write) const;
 
+  // Sets aside `bytes` of the staging folder's file system for the run's files, so that a disk
+  // without room for them is found before simulating, not after (output_size.h estimates
+  // them). Throws OutputFolderNoRoom, leaving nothing behind, if the file system has less free
+  // space than that or refuses to allocate it. Release gives the room back just before the
+  // files are written into it; a second Reserve replaces the first.
+  void Reserve(uint64_t bytes);
+  void Release() noexcept;
+
   // Puts the run's files in place (see the file comment). Throws std::runtime_error, leaving
   // the target as it was, if it cannot.
   void Commit();
@@ -91,6 +107,7 @@ class OutputFolder {
   std::filesystem::path target_;
   std::filesystem::path staging_;
   bool committed_ = false;
+  bool reserved_ = false;
   int steps_ = 0;
   int fail_at_step_ = 0;
 };
