@@ -325,8 +325,12 @@ TEST_F(NboxPlugin, RealtimeCompletionsAndBytesWaitForTheDeliveryTime) {
       if (done) {
         recv_done = true;
         recv_ms = elapsed_ms;
-      } else {
-        for (uint8_t byte : recv) ASSERT_EQ(byte, 0xEE) << "receive buffer written early";
+      } else if (recv != std::vector<uint8_t>(recv.size(), 0xEE)) {
+        // The bytes may land before test() reports them, as a NIC's do, but not before the
+        // delivery time: the clock read after the buffer was, so the bytes were there by then.
+        const double seen_ms =
+            std::chrono::duration<double, std::milli>(steady_clock::now() - posted).count();
+        ASSERT_GE(seen_ms, 290.0) << "receive buffer written early";
       }
     }
     if (!send_done) {
