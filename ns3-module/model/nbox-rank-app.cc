@@ -64,6 +64,12 @@ NboxRankApp::Setup(uint32_t rank, std::shared_ptr<const nbox::work::RankProgram>
     m_finished = std::move(finished);
 }
 
+size_t
+NboxRankApp::GetIssuedOpBytes()
+{
+    return sizeof(IssuedOp);
+}
+
 uint32_t
 NboxRankApp::GetRank() const
 {

@@ -48,6 +48,12 @@ class NboxRankApp : public Object
     /** Starts the program now (the job calls this once every connection is up). */
     void Begin();
 
+    /**
+     * Bytes the rank keeps for each communication op it has issued, for as long as it runs
+     * (memory estimates count them before the run).
+     */
+    static size_t GetIssuedOpBytes();
+
     uint32_t GetRank() const;
     bool IsFinished() const;
     /** True while a compute op runs (the rank will act again without outside help). */

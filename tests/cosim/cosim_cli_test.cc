@@ -404,6 +404,32 @@ TEST_F(CosimCli, ANetworkWhoseBuildCannotFitIsRefusedBeforeItIsBuilt) {
   EXPECT_EQ(flow.status, 0) << flow.output;
 }
 
+// What a run keeps grows with its collectives: a record per communication op of every rank,
+// the report's entry per collective instance. GPT-3 13B on 64 GPUs with 1024 micro-batches per
+// pipeline keeps some 740,000 collective instances, about 2.5 GiB, where the network takes
+// 20 MiB: the estimate counts them from the programs before the run and refuses it (exit 3,
+// naming the keys that shrink it) under a 1.5 GiB address-space limit. The estimate used to
+// leave them out and call such runs a fit; the kernel then ended them.
+TEST_F(CosimCli, ARunWhoseRecordsCannotFitIsRefusedBeforeItRuns) {
+  const std::string job = std::string(NBOX_COSIM_PATH) +
+                          " scenarios/gpt3-13b-64.ini --set network.model=analytical "
+                          "--set workload.global_batch=4096 --out " +
+                          dir_.string();
+  const auto refused = nbox::test_support::RunCommand("ulimit -v 1572864; " + job + " 2>&1");
+  EXPECT_EQ(refused.status, 3) << refused.output;
+  EXPECT_NE(refused.output.find("for the programs, the records the run keeps and its report of "),
+            std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("workload.global_batch"), std::string::npos) << refused.output;
+  EXPECT_FALSE(fs::exists(dir_));
+  // The same job with 16 micro-batches fits, and --check says what it counted.
+  const auto fits = nbox::test_support::RunCommand(
+      "ulimit -v 1572864; " + std::string(NBOX_COSIM_PATH) +
+      " scenarios/gpt3-13b-64.ini --set network.model=analytical --check 2>&1");
+  EXPECT_EQ(fits.status, 0) << fits.output;
+  EXPECT_NE(fits.output.find(" collective instances)"), std::string::npos) << fits.output;
+}
+
 // Issue 12: 1 Mb/s host links with a TCP minimum RTO of 1 ms retransmitted for thousands of
 // simulated seconds. The scenario's rule refused it for built-in topologies only; a topology
 // file's slowest link now counts too, once the file is read: 2 x (9000 + 2) x 8 / 1 Mb/s =

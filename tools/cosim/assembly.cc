@@ -183,7 +183,8 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   helper.SetCommunicatorAttribute("ReduceAlgorithm", algorithm(s.collectives.reduce));
   helper.SetCommunicatorAttribute("AllToAllAlgorithm", algorithm(s.collectives.alltoall));
   // Only the timeline draws each compute op; reports take each rank's total per iteration.
-  helper.SetRankAppAttribute("RecordComputeOps", ns3::BooleanValue(s.output.trace == "chrome"));
+  const bool record_compute_ops = s.output.trace == "chrome";
+  helper.SetRankAppAttribute("RecordComputeOps", ns3::BooleanValue(record_compute_ops));
   helper.SetCommunicatorAttribute(
       "CollectiveOrder", ns3::StringValue(s.collectives.order == "lifo" ? "LIFO" : "FIFO"));
   helper.SetCommunicatorAttribute("MaxConcurrentCollectives",
@@ -218,6 +219,8 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   // What the job will hold, estimated once its communicators exist and before it opens a
   // connection (a direct all-reduce of thousands of ranks connects every pair).
   a.memory = a.net.memory;
+  a.records = CountRunRecords(programs, record_compute_ops);
+  AddRunMemory(a.records, a.memory);
   helper.SetBeforeConnecting(
       [&](const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators) {
         AddScheduleMemory(programs, communicators, a.memory);
@@ -225,6 +228,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
         RefuseUnlessItFits(a.memory, available_bytes, s);
       });
   a.job = helper.Install(a.transport, programs);
+  ReserveRunRecords(a.records, *a.job->GetRecords());
   return a;
 }
 

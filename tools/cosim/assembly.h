@@ -10,6 +10,7 @@
 #include "ns3/nbox-network-helper.h"
 #include "ns3/nbox-transport.h"
 #include "tools/cosim/memory_estimate.h"
+#include "tools/cosim/run_records.h"
 #include "tools/cosim/run_result.h"
 #include "tools/cosim/sim_loop.h"
 #include "tools/cosim/workload_registry.h"
@@ -37,7 +38,8 @@ struct JobAssembly {
   Workload workload;                       // every rank's program; with real ranks, theirs are null
   ns3::Ptr<ns3::NboxTransport> transport;  // net.transport
   ns3::Ptr<ns3::NboxJob> job;
-  MemoryEstimate memory;  // the network's build and the schedules (AddScheduleMemory)
+  MemoryEstimate memory;    // the network's build, the schedules, what the run keeps
+  RunRecordCounts records;  // what the run keeps (run_records.h), reserved in job's records
 };
 
 // Seeds ns-3's RNG from job.seed and builds the network model and its transport. Call on a

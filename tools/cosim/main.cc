@@ -157,9 +157,7 @@ int main(int argc, char** argv) {
     std::cout << "nbox-cosim: " << scenario_path << " is valid ("
               << assembly.net.topology.description << ", " << scenario.job.world_size
               << " ranks; estimated peak memory "
-              << fmt::format("{:.0f}",
-                             static_cast<double>(assembly.memory.total_bytes()) / (1 << 20))
-              << " MiB)\n";
+              << nbox::cosim::DescribeMemoryEstimate(assembly.memory) << ")\n";
     ns3::Simulator::Destroy();
     return 0;
   }
@@ -268,7 +266,8 @@ int main(int argc, char** argv) {
       output->Write(name, content);
       written.push_back((dir / name).string());
     };
-    write(nbox::cosim::kResultsFile, nbox::cosim::ResultsJson(result));
+    write(nbox::cosim::kResultsFile,
+          [&](std::ostream& out) { nbox::cosim::WriteResultsJson(result, out); });
     write(nbox::cosim::kPerfFile, nbox::cosim::PerfJson(result, perf));
     // The traffic a program implies: real ranks run a program nbox-cosim does not know.
     if (!real_ranks) {

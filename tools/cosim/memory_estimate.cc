@@ -111,6 +111,23 @@ void AddScheduleMemory(const work::JobPrograms& job,
   estimate.schedules_counted = true;
 }
 
+std::string DescribeMemoryEstimate(const MemoryEstimate& e) {
+  auto mib = [](uint64_t bytes) { return static_cast<double>(bytes) / kMiB; };
+  return fmt::format(
+      "{:.0f} MiB: network {:.0f}, schedules {:.0f}, connections {:.0f}, programs {:.0f}, "
+      "records {:.0f}, report {:.0f} of {} collective instances",
+      mib(e.total_bytes()), mib(e.network_bytes), mib(e.schedule_bytes), mib(e.connection_bytes),
+      mib(e.program_bytes), mib(e.record_bytes), mib(e.report_bytes), e.collective_instances);
+}
+
+void AddRunMemory(const RunRecordCounts& counts, MemoryEstimate& estimate) {
+  estimate.program_bytes = counts.program_bytes;
+  estimate.record_bytes = counts.record_bytes() + counts.issued_bytes;
+  estimate.collective_instances = counts.collective_instances;
+  estimate.report_bytes = static_cast<uint64_t>(static_cast<double>(counts.collective_instances) *
+                                                kReportBytesPerCollective);
+}
+
 void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& job,
                          const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
                          MemoryEstimate& estimate) {
@@ -178,13 +195,27 @@ void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scena
       e.connections > 0 ? fmt::format("; {:.1f} GiB for up to {} connections",
                                       static_cast<double>(e.connection_bytes) / kGiB, e.connections)
                         : "";
+  const uint64_t kept = e.program_bytes + e.record_bytes + e.report_bytes;
+  const std::string run =
+      kept > 0 ? fmt::format(
+                     "; {:.1f} GiB for the programs, the records the run keeps and its "
+                     "report of {} collective instances",
+                     static_cast<double>(kept) / kGiB, e.collective_instances)
+               : "";
   const std::string what = fmt::format(
       "the run needs about {:.1f} GiB ({:.1f} GiB for the {} network model's build: {} links, "
-      "{} route entries{}{}) and the machine has {:.1f} GiB available; nothing was simulated.",
+      "{} route entries{}{}{}) and the machine has {:.1f} GiB available; nothing was simulated.",
       static_cast<double>(e.total_bytes()) / kGiB, static_cast<double>(e.network_bytes) / kGiB,
-      s.network.model, e.links, e.route_entries, schedules, connections,
+      s.network.model, e.links, e.route_entries, schedules, connections, run,
       static_cast<double>(available) / kGiB);
-  const uint64_t largest = std::max({e.network_bytes, e.schedule_bytes, e.connection_bytes});
+  const uint64_t largest = std::max({e.network_bytes, e.schedule_bytes, e.connection_bytes, kept});
+  if (kept == largest) {
+    throw ResourceRefusal(fmt::format(
+        "{} Keep less: fewer iterations (workload.iterations = {}), fewer micro-batches or "
+        "layers (workload.global_batch, workload.layers), fewer ranks (job.world_size = {}), "
+        "or no timeline (output.trace = none)",
+        what, s.workload.iterations, s.job.world_size));
+  }
   if (e.connection_bytes == largest) {
     throw ResourceRefusal(fmt::format(
         "{} Open fewer connections: algorithms whose peers per rank do not grow with the world "

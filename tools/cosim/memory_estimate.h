@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ns3/nbox-communicator.h"
+#include "tools/cosim/run_records.h"
 #include "tools/scenario/scenario.h"
 #include "topologies/topology.h"
 #include "workloads/program.h"
@@ -49,14 +50,21 @@ NetworkMemoryCost MeasuredNetworkMemoryCost(const scenario::Scenario& scenario);
 
 struct MemoryEstimate {
   uint64_t links = 0;
-  uint64_t route_entries = 0;      // nodes with several links x destinations
-  uint64_t network_bytes = 0;      // the network model's build, with the process itself
-  uint64_t schedule_steps = 0;     // summed over emulated ranks, each at its largest collective
-  uint64_t schedule_bytes = 0;     // schedule_steps x kBytesPerScheduleStep
-  bool schedules_counted = false;  // AddScheduleMemory ran (the job is built)
-  uint64_t connections = 0;        // at most this many connections opened
-  uint64_t connection_bytes = 0;   // connections x MeasuredConnectionBytes
-  uint64_t total_bytes() const { return network_bytes + schedule_bytes + connection_bytes; }
+  uint64_t route_entries = 0;         // nodes with several links x destinations
+  uint64_t network_bytes = 0;         // the network model's build, with the process itself
+  uint64_t schedule_steps = 0;        // summed over emulated ranks, each at its largest collective
+  uint64_t schedule_bytes = 0;        // schedule_steps x kBytesPerScheduleStep
+  bool schedules_counted = false;     // AddScheduleMemory ran (the job is built)
+  uint64_t connections = 0;           // at most this many connections opened
+  uint64_t connection_bytes = 0;      // connections x MeasuredConnectionBytes
+  uint64_t program_bytes = 0;         // the workload's programs (RunRecordCounts)
+  uint64_t record_bytes = 0;          // the records the run keeps as it goes (RunRecordCounts)
+  uint64_t report_bytes = 0;          // the report built from them at the end
+  uint64_t collective_instances = 0;  // the report's entries
+  uint64_t total_bytes() const {
+    return network_bytes + schedule_bytes + connection_bytes + program_bytes + record_bytes +
+           report_bytes;
+  }
 };
 
 // The network model's build for `topology`, before it is built.
@@ -76,6 +84,22 @@ void AddScheduleMemory(const work::JobPrograms& job,
 void AddConnectionMemory(const scenario::Scenario& scenario, const work::JobPrograms& job,
                          const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
                          MemoryEstimate& estimate);
+
+// Measured bytes per collective instance of what a run holds beyond its counted parts: the
+// report built at its end (the CollectiveSummary and the entry of results.json's document,
+// held at once while the file is written) and what the ranks' communicators keep per
+// collective. tools/bench/nbox-bench-run-memory's calibration, GPT-3 175B with t 8 and p 16
+// on 128 to 2048 GPUs (18,697 to 299,920 instances): 1148 to 1179 bytes, median 1166.
+inline constexpr double kReportBytesPerCollective = 1170;
+
+// Adds what the run keeps and reports: the workload's programs and the records its ranks
+// append, counted (CountRunRecords: sizes as held, the records' vectors reserved to them), and
+// the report, per collective instance.
+void AddRunMemory(const RunRecordCounts& counts, MemoryEstimate& estimate);
+
+// "N MiB: network N, schedules N, connections N, programs N, records N, report N of K
+// collective instances" (MiB).
+std::string DescribeMemoryEstimate(const MemoryEstimate& estimate);
 
 // Bytes this process may still allocate: the smallest of MemAvailable, the room left under
 // its memory cgroup's limit (v2 or v1) and under its address-space rlimit (ulimit -v); 0 if

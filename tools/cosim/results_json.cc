@@ -1,5 +1,6 @@
 #include <sys/resource.h>
 
+#include <iomanip>
 #include <nlohmann/json.hpp>
 
 #include "tools/cosim/model_flops_utilization.h"
@@ -166,9 +167,7 @@ std::string RunStatus(const RunResult& r) {
   return "complete";
 }
 
-}  // namespace
-
-std::string ResultsJson(const RunResult& r) {
+ordered_json ResultsDocument(const RunResult& r) {
   ordered_json settings = ordered_json::object();
   const bool roce = r.scenario.network.transport == "roce";
   // Where the results go is not an input of the simulation: leaving it out keeps two runs
@@ -214,7 +213,17 @@ std::string ResultsJson(const RunResult& r) {
     out["steady_model_flops_per_gpu_s"] = mfu->flops_per_gpu_s;
   }
   if (r.real_ranks.present) out["real_ranks"] = RealRanksJson(r.real_ranks, roles);
-  return out.dump(2) + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string ResultsJson(const RunResult& r) {
+  return ResultsDocument(r).dump(2) + "\n";
+}
+
+void WriteResultsJson(const RunResult& r, std::ostream& out) {
+  out << std::setw(2) << ResultsDocument(r) << "\n";  // as dump(2), without the whole text
 }
 
 std::string PerfJson(const RunResult& r, const PerfFigures& perf) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 
 #include "ns3/nbox-network.h"
@@ -49,7 +50,10 @@ struct PerfFigures {
 // Peak resident memory of this process so far (getrusage), KiB.
 long PeakRssKib();
 
+// results.json. Write streams it into `out`: the document of a large job's collectives is
+// several times its text, which is never held whole as well.
 std::string ResultsJson(const RunResult& result);
+void WriteResultsJson(const RunResult& result, std::ostream& out);
 std::string PerfJson(const RunResult& result, const PerfFigures& perf);
 
 }  // namespace nbox::cosim

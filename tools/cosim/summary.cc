@@ -120,6 +120,7 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
     it->second.all_started = std::max(it->second.all_started, started);
     it->second.bytes = std::max(it->second.bytes, c.bytes);
   }
+  summary.collectives.reserve(instances.size());
   for (const auto& [key, inst] : instances) {
     const ns3::NboxCollectiveRecord& c = *inst.first;
     CollectiveSummary s;
