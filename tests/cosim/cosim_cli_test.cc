@@ -430,6 +430,27 @@ TEST_F(CosimCli, ARunWhoseRecordsCannotFitIsRefusedBeforeItRuns) {
   EXPECT_NE(fits.output.find(" collective instances)"), std::string::npos) << fits.output;
 }
 
+// How large a workload's programs are is known only once they are built: 100,000 layers of
+// GPT-3 13B take some 5 GB of ops. Built under a cap of the memory nbox-cosim may take
+// (--memory, else what the machine has), they are refused (exit 3, naming the keys that
+// shrink them) when they outgrow it, where the kernel's OOM killer used to end the process on
+// a machine with less memory than they need. The ulimit only keeps a regression from taking
+// this machine's memory: it is far above the 256 MiB given.
+TEST_F(CosimCli, ProgramsThatOutgrowTheMemoryAreRefusedNotKilled) {
+  const auto refused = nbox::test_support::RunCommand(
+      "ulimit -v 4194304; " + std::string(NBOX_COSIM_PATH) +
+      " scenarios/gpt3-13b-64.ini --check --memory 256MiB --set workload.layers=100000 2>&1");
+  EXPECT_EQ(refused.status, 3) << refused.output;
+  EXPECT_NE(refused.output.find("building the workload's programs took more than"),
+            std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("workload.layers"), std::string::npos) << refused.output;
+  // --memory is a size with a unit, like the scenario's sizes.
+  const auto bad = RunCosim("scenarios/gpt3-13b-64.ini --check --memory 8GB/s");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--memory: expected"), std::string::npos) << bad.output;
+}
+
 // Issue 12: 1 Mb/s host links with a TCP minimum RTO of 1 ms retransmitted for thousands of
 // simulated seconds. The scenario's rule refused it for built-in topologies only; a topology
 // file's slowest link now counts too, once the file is read: 2 x (9000 + 2) x 8 / 1 Mb/s =

@@ -12,6 +12,7 @@
 
 #include "tests/cosim/cosim_cli_support.h"
 #include "tools/cosim/assembly.h"
+#include "tools/cosim/machine_memory.h"
 #include "tools/cosim/memory_estimate.h"
 #include "tools/scenario/scenario.h"
 

@@ -13,6 +13,7 @@
 #include "ns3/nbox-communicator.h"
 #include "ns3/nbox-job-helper.h"
 #include "tools/cosim/event_scheduler.h"
+#include "tools/cosim/machine_memory.h"
 #include "tools/cosim/network_models.h"
 #include "tools/scenario/cross_key_rules.h"
 #include "topologies/servers.h"
@@ -153,10 +154,26 @@ void RefuseGroupsWithRealRanks(const scenario::Scenario& s, const work::JobProgr
 
 }  // namespace
 
+Workload BuildWorkloadWithin(const scenario::Scenario& s, uint64_t room_bytes) {
+  try {
+    const MemoryCap cap(room_bytes);
+    return BuildWorkload(s);
+  } catch (const std::bad_alloc&) {
+    throw ResourceRefusal(
+        fmt::format("building the workload's programs took more than the {} available; nothing was "
+                    "simulated. {}",
+                    FormatBytes(static_cast<double>(room_bytes)), KeepLessOfTheRun(s)));
+  }
+}
+
 JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   JobAssembly a;
   a.net = AssembleNetwork(s, available_bytes);
-  a.workload = BuildWorkload(s);
+  // The programs' size is known only once they are built: they may take what the network left.
+  const uint64_t network = a.net.memory.total_bytes();
+  a.workload =
+      BuildWorkloadWithin(s, available_bytes > network ? available_bytes - network
+                                                       : std::min<uint64_t>(available_bytes, 1));
 
   a.transport = a.net.transport;
 

@@ -47,8 +47,13 @@ struct JobAssembly {
 // whose build cannot fit is refused before it is built (ResourceRefusal).
 NetworkAssembly AssembleNetwork(const scenario::Scenario& scenario, uint64_t available_bytes = 0);
 // The network plus the job on it, ready for RunSimulation; with `available_bytes`, refuses
-// (ResourceRefusal) a network or a job whose schedules cannot fit, before either is run.
+// (ResourceRefusal) a network or a job whose programs, schedules or records cannot fit,
+// before either is run.
 JobAssembly AssembleJob(const scenario::Scenario& scenario, uint64_t available_bytes = 0);
+
+// BuildWorkload under a MemoryCap of `room_bytes` (0: none): programs that grow past it are
+// refused (ResourceRefusal) rather than left to the kernel's OOM killer.
+Workload BuildWorkloadWithin(const scenario::Scenario& scenario, uint64_t room_bytes);
 
 // Reads the records and counters of a finished (or stopped) run.
 RunResult CollectResult(const scenario::Scenario& scenario, const JobAssembly& assembly,

@@ -16,11 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "common/units.h"
 #include "ns3/simulator.h"
 #include "tools/cosim/assembly.h"
 #include "tools/cosim/chrome_trace.h"
 #include "tools/cosim/interrupt.h"
 #include "tools/cosim/link_samples.h"
+#include "tools/cosim/machine_memory.h"
 #include "tools/cosim/memory_estimate.h"
 #include "tools/cosim/message_csv.h"
 #include "tools/cosim/output_folder.h"
@@ -46,13 +48,17 @@ std::string DefaultOutputDir(const std::string& scenario_path) {
 // --export-chakra: the scenario's workload as Chakra traces, written into a staging folder that
 // replaces `dir` whole (no half-written traces); nothing is simulated.
 int ExportChakra(const std::string& scenario_path, const std::vector<std::string>& overrides,
-                 const std::string& dir, bool force) {
+                 const std::string& dir, bool force, uint64_t memory_limit) {
   nbox::cosim::Workload workload;
   try {
     const nbox::scenario::Scenario scenario =
         nbox::scenario::LoadScenario(scenario_path, overrides);
     nbox::cosim::CheckOutputFolder(dir, force);
-    workload = nbox::cosim::BuildWorkload(scenario);
+    workload =
+        nbox::cosim::BuildWorkloadWithin(scenario, nbox::cosim::AvailableMemoryBytes(memory_limit));
+  } catch (const nbox::cosim::ResourceRefusal& e) {
+    std::cerr << "nbox-cosim: " << scenario_path << ": " << e.what() << " (--export-chakra)\n";
+    return kExitResources;
   } catch (const nbox::cosim::OutputFolderRefusal& e) {
     std::cerr << "nbox-cosim: " << e.what() << " (--export-chakra)\n";
     return kExitBadInput;
@@ -89,6 +95,7 @@ int main(int argc, char** argv) {
   bool check_only = false;
   bool force = false;
   std::string export_chakra;
+  std::string memory;  // --memory: bytes with a unit, as the scenario's sizes are written
   app.add_option("scenario", scenario_path, "scenario file (.ini); see scenarios/README.md");
   app.add_option("--set", overrides, "override a key: section.key=value (repeatable)")
       ->type_name("SECTION.KEY=VALUE");
@@ -104,6 +111,10 @@ int main(int argc, char** argv) {
                  "write the workload as Chakra execution traces (one per rank) into this folder, "
                  "then exit without simulating (workloads/chakra/README.md)")
       ->type_name("DIR");
+  app.add_option("--memory", memory,
+                 "the most memory nbox-cosim may take, such as 8GiB (default: what the machine "
+                 "has available); a run that needs more is refused with exit status 3")
+      ->type_name("SIZE");
   CLI11_PARSE(app, argc, argv);
 
   if (list_keys) {
@@ -114,11 +125,24 @@ int main(int argc, char** argv) {
     std::cerr << "nbox-cosim: a scenario file is required (try scenarios/default.ini)\n";
     return kExitBadInput;
   }
+  uint64_t memory_limit = 0;
+  if (!memory.empty()) {
+    try {
+      memory_limit = nbox::ParseBytes(memory);
+    } catch (const nbox::UnitError& e) {
+      std::cerr << "nbox-cosim: --memory: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+    if (memory_limit == 0) {
+      std::cerr << "nbox-cosim: --memory: expected a size above zero, such as 8GiB\n";
+      return kExitBadInput;
+    }
+  }
   if (app.count("--seed") > 0) overrides.push_back("job.seed=" + seed);
   if (!out_dir.empty()) overrides.push_back("output.dir=" + out_dir);
 
   if (!export_chakra.empty()) {
-    return ExportChakra(scenario_path, overrides, export_chakra, force);
+    return ExportChakra(scenario_path, overrides, export_chakra, force, memory_limit);
   }
 
   nbox::scenario::Scenario scenario;
@@ -139,7 +163,7 @@ int main(int argc, char** argv) {
     }
     // A network or schedules that cannot fit are refused before they are built, in --check
     // too (memory_estimate.h).
-    assembly = nbox::cosim::AssembleJob(scenario, nbox::cosim::AvailableMemoryBytes());
+    assembly = nbox::cosim::AssembleJob(scenario, nbox::cosim::AvailableMemoryBytes(memory_limit));
   } catch (const nbox::cosim::ResourceRefusal& e) {
     std::cerr << "nbox-cosim: " << scenario_path << ": " << e.what() << "\n";
     ns3::Simulator::Destroy();

@@ -1,14 +1,11 @@
 #include "tools/cosim/memory_estimate.h"
 
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include "collectives/schedule.h"
@@ -20,31 +17,6 @@ namespace {
 
 constexpr double kMiB = 1 << 20;
 constexpr double kGiB = 1 << 30;
-
-// The first number of the first line of `path`, or `fallback` if it has none ("max").
-uint64_t ReadNumber(const std::string& path, uint64_t fallback) {
-  std::ifstream in(path);
-  uint64_t value = 0;
-  return in >> value ? value : fallback;
-}
-
-// "Name: value kB" of /proc/<file>, in bytes; `fallback` if absent.
-uint64_t ReadProcKib(const std::string& path, const std::string& name, uint64_t fallback) {
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream words(line);
-    std::string word;
-    uint64_t kib = 0;
-    if (words >> word >> kib && word == name) return kib * 1024;
-  }
-  return fallback;
-}
-
-// Room left under a limit, or `none` when there is no limit (`limit` >= 2^60: "unlimited").
-uint64_t RoomUnder(uint64_t limit, uint64_t used, uint64_t none) {
-  if (limit >= (1ull << 60)) return none;
-  return limit > used ? limit - used : 1;  // 1, not 0: 0 means "unknown" to callers
-}
 
 }  // namespace
 
@@ -164,21 +136,12 @@ void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& j
       static_cast<uint64_t>(static_cast<double>(estimate.connections) * MeasuredConnectionBytes(s));
 }
 
-uint64_t AvailableMemoryBytes() {
-  constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
-  uint64_t room = ReadProcKib("/proc/meminfo", "MemAvailable:", kNone);
-  // A container's memory cgroup: v2, else v1 (paths as seen from inside the container).
-  room = std::min(room, RoomUnder(ReadNumber("/sys/fs/cgroup/memory.max", kNone),
-                                  ReadNumber("/sys/fs/cgroup/memory.current", 0), kNone));
-  room = std::min(room,
-                  RoomUnder(ReadNumber("/sys/fs/cgroup/memory/memory.limit_in_bytes", kNone),
-                            ReadNumber("/sys/fs/cgroup/memory/memory.usage_in_bytes", 0), kNone));
-  rlimit address_space{};
-  if (getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY) {
-    room = std::min(room, RoomUnder(address_space.rlim_cur,
-                                    ReadProcKib("/proc/self/status", "VmSize:", 0), kNone));
-  }
-  return room == kNone ? 0 : room;
+std::string KeepLessOfTheRun(const scenario::Scenario& s) {
+  return fmt::format(
+      "Keep less: fewer iterations (workload.iterations = {}), fewer micro-batches or layers "
+      "(workload.global_batch, workload.layers), fewer ranks (job.world_size = {}), or no "
+      "timeline (output.trace = none)",
+      s.workload.iterations, s.job.world_size);
 }
 
 void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scenario::Scenario& s) {
@@ -210,11 +173,7 @@ void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scena
       static_cast<double>(available) / kGiB);
   const uint64_t largest = std::max({e.network_bytes, e.schedule_bytes, e.connection_bytes, kept});
   if (kept == largest) {
-    throw ResourceRefusal(fmt::format(
-        "{} Keep less: fewer iterations (workload.iterations = {}), fewer micro-batches or "
-        "layers (workload.global_batch, workload.layers), fewer ranks (job.world_size = {}), "
-        "or no timeline (output.trace = none)",
-        what, s.workload.iterations, s.job.world_size));
+    throw ResourceRefusal(what + " " + KeepLessOfTheRun(s));
   }
   if (e.connection_bytes == largest) {
     throw ResourceRefusal(fmt::format(

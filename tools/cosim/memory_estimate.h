@@ -101,16 +101,14 @@ void AddRunMemory(const RunRecordCounts& counts, MemoryEstimate& estimate);
 // collective instances" (MiB).
 std::string DescribeMemoryEstimate(const MemoryEstimate& estimate);
 
-// Bytes this process may still allocate: the smallest of MemAvailable, the room left under
-// its memory cgroup's limit (v2 or v1) and under its address-space rlimit (ulimit -v); 0 if
-// none can be read.
-uint64_t AvailableMemoryBytes();
-
 // A run refused for its resources (nbox-cosim's exit status 3).
 class ResourceRefusal : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// "Keep less: ..." with the keys that shrink the programs and what the run keeps.
+std::string KeepLessOfTheRun(const scenario::Scenario& scenario);
 
 // Throws ResourceRefusal, naming the part that dominates and the keys that shrink it, unless
 // `estimate` fits in `available` bytes (0: unknown, always fits).

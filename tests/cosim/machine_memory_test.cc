@@ -1,0 +1,57 @@
+// What the machine lets nbox-cosim take (tools/cosim/machine_memory.h): a MemoryCap turns an
+// allocation past its room into std::bad_alloc and gives the room back when it ends, and
+// --memory lowers what AvailableMemoryBytes reports.
+#include "tools/cosim/machine_memory.h"
+
+#include <gtest/gtest.h>
+
+#include <new>
+#include <vector>
+
+namespace nbox::testing {
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+// Writes every page, so that the bytes are held, not only reserved.
+void Allocate(uint64_t bytes) {
+  std::vector<char> block(bytes, 1);
+  ASSERT_EQ(block[bytes - 1], 1);
+}
+
+TEST(MemoryCap, AnAllocationPastItsRoomThrowsAndTheRoomComesBackAfter) {
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &before), 0);
+  {
+    const cosim::MemoryCap cap(64 * kMiB);
+    EXPECT_THROW(Allocate(512 * kMiB), std::bad_alloc);
+    EXPECT_NO_THROW(Allocate(8 * kMiB));  // within the room
+  }
+  rlimit after{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &after), 0);
+  EXPECT_EQ(after.rlim_cur, before.rlim_cur);
+  EXPECT_NO_THROW(Allocate(512 * kMiB));
+}
+
+TEST(MemoryCap, NoRoomGivenSetsNoLimit) {
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &before), 0);
+  const cosim::MemoryCap cap(0);
+  rlimit now{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &now), 0);
+  EXPECT_EQ(now.rlim_cur, before.rlim_cur);
+}
+
+TEST(AvailableMemoryBytes, ALimitBoundsTheRoomByWhatTheProcessHoldsNow) {
+  const uint64_t machine = cosim::AvailableMemoryBytes();
+  ASSERT_GT(machine, 0u);  // /proc/meminfo is readable here
+  // This process holds some MiB already: 1 GiB leaves less than 1 GiB, and never more than
+  // the machine has.
+  const uint64_t limited = cosim::AvailableMemoryBytes(1024 * kMiB);
+  EXPECT_LT(limited, 1024 * kMiB);
+  EXPECT_GT(limited, 512 * kMiB);
+  EXPECT_LE(limited, machine);
+}
+
+}  // namespace
+}  // namespace nbox::testing
