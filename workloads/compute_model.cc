@@ -2,11 +2,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <sstream>
 #include <stdexcept>
 
 namespace nbox::work {
 namespace {
+
+bool AllWhole(std::initializer_list<double> values) {
+  for (double v : values) {
+    if (!(v >= 0 && v < 1e18 && v == std::floor(v))) return false;
+  }
+  return true;
+}
+
+uint64_t Whole(double v) {
+  return static_cast<uint64_t>(v);
+}
 
 // The per-operation model's constants (workloads/README.md, "The per-operation compute model",
 // derives each).
@@ -117,6 +129,26 @@ double ComputeModel::Seconds(ComputeKind kind, double amount) const {
   return 0;
 }
 
+// The profile's time for a shape it holds. nbox's sizes are whole numbers wherever a trace
+// could have measured them; a fractional one (an uneven split) is never in a profile.
+std::optional<double> ComputeModel::Measured(const Gemm& g) const {
+  if (!profile || !AllWhole({g.m, g.n, g.k, g.count})) return std::nullopt;
+  return profile->Gemm(Whole(g.m), Whole(g.n), Whole(g.k), Whole(g.count));
+}
+
+// Flash attention's profile key has one head dimension: calls whose values differ (multi-head
+// latent attention) are not looked up.
+std::optional<double> ComputeModel::Measured(const AttentionCall& call, bool backward) const {
+  const bool other_value_dim = call.value_dim > 0 && call.value_dim != call.head_dim;
+  if (!profile || other_value_dim ||
+      !AllWhole({call.batch, call.heads, call.queries, call.keys, call.head_dim})) {
+    return std::nullopt;
+  }
+  return profile->Attention({Whole(call.batch), Whole(call.heads), Whole(call.queries),
+                             Whole(call.keys), Whole(call.head_dim)},
+                            backward);
+}
+
 double ComputeModel::AchievableFlops() const {
   return precision == Precision::kFp8 ? gpu->achievable_fp8_flops : gpu->achievable_bf16_flops;
 }
@@ -129,10 +161,14 @@ ComputeCost ComputeModel::Gemms(const std::vector<Gemm>& gemms) const {
       cost.gemm_s += Seconds(ComputeKind::kMatmul, g.flops());
       continue;
     }
-    const double compute = g.flops() / (AchievableFlops() * RoundEfficiency(g, gpu->sms));
-    const double bytes =
-        g.count * ((g.m * g.k + g.k * g.n) * InputBytes(precision) + g.m * g.n * 2);
-    cost.gemm_s += std::max(compute, bytes / gpu->memory_bytes_per_s);
+    if (const auto measured = Measured(g)) {
+      cost.gemm_s += *measured;
+    } else {
+      const double compute = g.flops() / (AchievableFlops() * RoundEfficiency(g, gpu->sms));
+      const double bytes =
+          g.count * ((g.m * g.k + g.k * g.n) * InputBytes(precision) + g.m * g.n * 2);
+      cost.gemm_s += std::max(compute, bytes / gpu->memory_bytes_per_s);
+    }
     cost.launch_s += kKernelOverheadS;
     if (precision == Precision::kFp8 && g.casts_input) {
       cost += MemoryBound(kFp8CastBytesPerElement * g.count * g.m * g.k, 1);
@@ -152,6 +188,11 @@ ComputeCost ComputeModel::Attention(const AttentionCall& call, bool backward) co
     return cost;
   }
   if (call.flash) {
+    if (const auto measured = Measured(call, backward)) {
+      cost.attention_s = *measured;
+      cost.launch_s = kKernelOverheadS;
+      return cost;
+    }
     // Without a measured rate (b200), at the achievable matmul rate: attention's upper bound.
     const double rate = gpu->attention.empty()
                             ? AchievableFlops()

@@ -7,16 +7,21 @@
 // - per operation (`model`), on a GPU preset (gpu_preset.h): each GEMM by its shape (the
 //   achievable matmul rate, wave quantization on the GPU's SMs, the memory roofline, a fixed
 //   cost per kernel), flash attention by sequence, head dimension and mask (measured rates),
-//   memory-bound kernels and the optimizer step by the bytes they move.
+//   memory-bound kernels and the optimizer step by the bytes they move;
+// - per operation with measured kernels (`profile`): as `model`, but a GEMM or flash attention
+//   call whose shape a profiler trace measured (kernel_profile.h) takes the measured time.
 //
 // A cost keeps what each kind of kernel spent, so reports can split compute as a GPU profile
 // does.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "workloads/gpu_preset.h"
+#include "workloads/kernel_profile.h"
 
 namespace nbox::work {
 
@@ -82,6 +87,8 @@ struct ComputeModel {
   // kModel
   const GpuPreset* gpu = nullptr;
   Precision precision = Precision::kBf16;
+  // Measured kernel times (compute = profile): a shape it holds takes its time; null: none.
+  std::shared_ptr<const KernelProfile> profile;
 
   // Seconds for `amount` of work of `kind`: FLOPs for kMatmul and kAttention, bytes for
   // kMemory, by utilisation (the workloads that know no shapes). Throws std::logic_error for
@@ -100,6 +107,9 @@ struct ComputeModel {
 
   // The matmul rate a GEMM of that precision reaches at best on the preset (kModel).
   double AchievableFlops() const;
+  // `profile`'s time for the GEMM or attention call, or nullopt where it has none.
+  std::optional<double> Measured(const Gemm& gemm) const;
+  std::optional<double> Measured(const AttentionCall& call, bool backward) const;
 };
 
 // Throws std::invalid_argument naming "<owner>.<field>", the rule and the value.

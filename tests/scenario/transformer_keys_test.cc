@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "scenario_test_support.h"
 #include "tools/scenario/workload_config.h"
 
@@ -178,6 +180,31 @@ TEST(TransformerKeys, PerOperationComputeNeedsAGpuPreset) {
   EXPECT_EQ(c.compute.mode, work::ComputeModel::Mode::kModel);
   EXPECT_EQ(c.compute.gpu->name, "h200");
   EXPECT_EQ(c.compute.precision, work::Precision::kFp8);
+}
+
+// compute = profile: the model on a GPU preset, with the trace workload.compute_profile names
+// (relative to the scenario's folder, as every file key) read into it; the key is required
+// then and refused otherwise, and a missing file is named.
+TEST(TransformerKeys, ComputeByProfileReadsTheTraceTheScenarioNames) {
+  const std::string trace =
+      std::filesystem::absolute("tests/workloads/fixtures/kineto_step_gpu.json").string();
+  const work::TransformerConfig c =
+      TransformerConfigOf(LoadScenario(kJob, {"workload.compute=profile", "workload.gpu=h100",
+                                              "workload.compute_profile=" + trace}));
+  EXPECT_EQ(c.compute.mode, work::ComputeModel::Mode::kModel);
+  ASSERT_NE(c.compute.profile, nullptr);
+  EXPECT_DOUBLE_EQ(*c.compute.profile->Gemm(32, 192, 64, 1), 32e-6);
+  EXPECT_THAT(LoadError(kJob, {"workload.compute=profile", "workload.gpu=h100"}),
+              HasSubstr("workload.compute = profile (--set) requires workload.compute_profile"));
+  EXPECT_THAT(LoadError(kJob, {"workload.compute=model", "workload.gpu=h100",
+                               "workload.compute_profile=" + trace}),
+              HasSubstr("workload.compute_profile = " + trace +
+                        " (--set) is used only with workload.compute = profile"));
+  EXPECT_THAT(LoadError(kJob, {"workload.compute=profile", "workload.gpu=h100",
+                               "workload.compute_profile=no-such-step.json"}),
+              HasSubstr("no such file"));
+  EXPECT_THAT(LoadError(kJob, {"workload.compute=profile"}),
+              HasSubstr("set workload.gpu to one of"));
 }
 
 // A GPT-style custom shape: GeLU MLP, tied embeddings, heads wider than hidden / heads.

@@ -129,6 +129,14 @@ Workload BuildTransformer(const scenario::Scenario& s) {
   w.details["compute"] = per_operation ? fmt::format("model on {} ({})", c.compute.gpu->name,
                                                      work::ToString(c.compute.precision))
                                        : std::string("util");
+  if (c.compute.profile) {
+    const work::KernelProfile& p = *c.compute.profile;
+    w.details["compute"] = fmt::format(
+        "profile {} ({} GEMM and {} attention shapes, {} times), else model on {} ({})", p.path,
+        p.gemm_s.size(), p.attention_forward_s.size() + p.attention_backward_s.size(),
+        p.gpu_times ? "GPU kernel" : "CPU operator", c.compute.gpu->name,
+        work::ToString(c.compute.precision));
+  }
   if (c.shape.IsMoe()) {
     const auto routing = RoutingJson(c);
     w.details["routing"] = routing;

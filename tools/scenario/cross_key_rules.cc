@@ -215,6 +215,8 @@ void ResolveTraceFile(RuleContext& context, const std::filesystem::path& scenari
                  context.scenario().workload.trace);
   ResolveFileKey(context, scenario_folder, "workload.kind", "chakra", "workload.trace_dir",
                  context.scenario().workload.trace_dir, /*folder=*/true);
+  ResolveFileKey(context, scenario_folder, "workload.compute", "profile",
+                 "workload.compute_profile", context.scenario().workload.compute_profile);
 }
 
 // --- real ranks (issue 3) ---------------------------------------------------------------
@@ -371,9 +373,10 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   ApplyOversubscription(context);
   CheckTcpMinRto(context);  // after oversubscription has set fabric_link
   CheckCustomModel(context);
+  // Before the workload's checks, which read the files the workload names.
+  ResolveTraceFile(context, scenario_folder);
   CheckWorkloadKind(context);
   ResolveTopologyFile(context, scenario_folder);
-  ResolveTraceFile(context, scenario_folder);
   CheckRealRanks(context);
   CheckMessageLog(context);
   ApplyServers(context);

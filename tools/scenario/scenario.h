@@ -145,7 +145,8 @@ struct WorkloadSection {
   double expert_capacity_factor = 0;  // moe: 0 = dropless
   bool pad_to_capacity = false;       // moe: every expert receives its capacity
   double gpu_util_attention = 0;      // 0 = gpu_util
-  std::string compute = "util";       // util | model (per operation on `gpu`)
+  std::string compute = "util";       // util | model (per operation on `gpu`) | profile
+  std::string compute_profile;        // compute = profile: a PyTorch profiler trace
   std::string gpu = "none";           // a GPU preset (workloads/gpu_preset.h), or none
   std::string precision = "bf16";     // bf16 | fp8: the GEMMs' inputs
   uint64_t gpu_memory = 0;            // bytes one GPU holds; 0 = the estimate is not checked

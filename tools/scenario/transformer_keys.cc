@@ -231,14 +231,24 @@ std::vector<KeySpec> TransformerKeys() {
        "transformer, moe: how compute is timed: util (FLOPs at gpu_peak x gpu_util, the same "
        "for every shape) or model (each GEMM by its shape, flash attention by sequence and head "
        "dimension, memory-bound kernels and the optimizer by their bytes, a cost per kernel, "
-       "on the GPU preset of workload.gpu; workloads/README.md)",
-       Choice(work(&WorkloadSection::compute), {"util", "model"})},
+       "on the GPU preset of workload.gpu; workloads/README.md) or profile (as model, with the "
+       "GEMM and flash attention times a PyTorch profiler trace measured, "
+       "workload.compute_profile)",
+       Choice(work(&WorkloadSection::compute), {"util", "model", "profile"})},
+      {"workload", "compute_profile",
+       "transformer, moe, compute = profile: a PyTorch profiler (Kineto) trace of a training "
+       "step recorded with record_shapes=True; each GEMM and flash attention call of a shape it "
+       "measured takes the measured time (workloads/README.md, \"Measured kernels\"); a "
+       "relative path starts at the scenario file's folder",
+       Text(work(&WorkloadSection::compute_profile), "a file path")},
       {"workload", "gpu",
-       "transformer, moe, compute = model: the GPU preset (peak and measured matmul rates, "
+       "transformer, moe, compute = model or profile: the GPU preset (peak and measured matmul "
+       "rates, "
        "memory bandwidth, SMs, measured attention rates; workloads/README.md names the sources)",
        Choice(work(&WorkloadSection::gpu), GpuChoices())},
       {"workload", "precision",
-       "transformer, moe, compute = model: the GEMMs' input type, bf16 or fp8 (Transformer "
+       "transformer, moe, compute = model or profile: the GEMMs' input type, bf16 or fp8 "
+       "(Transformer "
        "Engine's FP8 recipes; attention and activations stay bf16)",
        Choice(work(&WorkloadSection::precision), {"bf16", "fp8"})},
   };

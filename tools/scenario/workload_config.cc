@@ -1,7 +1,10 @@
 #include "tools/scenario/workload_config.h"
 
+#include <memory>
 #include <stdexcept>
 #include <utility>
+
+#include "workloads/kernel_profile.h"
 
 namespace nbox::scenario {
 namespace {
@@ -164,10 +167,14 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   c.compute.peak_flops = w.gpu_peak_flops;
   c.compute.utilization = w.gpu_util;
   c.compute.attention_utilization = w.gpu_util_attention;
-  if (w.compute == "model") {
+  if (w.compute != "util") {
     c.compute.mode = work::ComputeModel::Mode::kModel;
     c.compute.gpu = work::FindGpuPreset(w.gpu);
     c.compute.precision = w.precision == "fp8" ? work::Precision::kFp8 : work::Precision::kBf16;
+  }
+  if (w.compute == "profile") {
+    c.compute.profile =
+        std::make_shared<const work::KernelProfile>(work::ReadKernelProfile(w.compute_profile));
   }
   c.backward_to_forward = w.backward_ratio;
   c.activation_bytes = static_cast<uint32_t>(w.activation_bytes);

@@ -123,17 +123,18 @@ void CheckDlrm(RuleContext& context) {
   CheckByGenerator(context, [](const Scenario& s) { work::ValidateDlrmConfig(DlrmConfigOf(s)); });
 }
 
-// workload.compute = model needs a GPU preset that has tensor cores of workload.precision;
-// workload.gpu and workload.precision mean nothing to compute = util. False when refused.
+// workload.compute = model (and profile, which falls back on it for shapes the profile did not
+// measure) needs a GPU preset that has tensor cores of workload.precision; workload.gpu and
+// workload.precision mean nothing to compute = util. False when refused.
 bool CheckComputeModel(RuleContext& context) {
   const WorkloadSection& w = context.scenario().workload;
-  if (w.compute != "model") {
+  if (w.compute == "util") {
     for (const char* key : {"workload.gpu", "workload.precision"}) {
       const ValueKind& value = KeyByFullName(key).value;
       if (context.Given(key) && value.format(context.scenario()) != value.format(Scenario{})) {
         context.Fail(
-            fmt::format("{} is not used by {}: set workload.compute = model to time "
-                        "compute per operation on a GPU preset",
+            fmt::format("{} is not used by {}: set workload.compute = model or profile "
+                        "to time compute per operation on a GPU preset",
                         context.Describe(key), context.Describe("workload.compute")));
         return false;
       }
