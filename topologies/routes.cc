@@ -103,13 +103,32 @@ std::vector<std::vector<size_t>> DestinationGroups(const Topology& topology) {
   return groups;
 }
 
+// How a vertex's routes are stored: see Routes in topology.h.
+enum class Storage { kOnlyLink, kDerived, kRow };
+
+Storage StorageOf(const Graph& graph, Vertex v) {
+  if (graph[v].kind == NodeKind::kSwitch) return Storage::kRow;
+  const size_t degree = boost::out_degree(v, graph);
+  if (degree == 1) return Storage::kOnlyLink;
+  if (degree >= 2 && degree <= Routes::kMaxDerivedLinks) return Storage::kDerived;
+  return Storage::kRow;
+}
+
 }  // namespace
+
+size_t CountRouteRows(const Topology& topology) {
+  size_t rows = 0;
+  for (Vertex v = 0; v < boost::num_vertices(topology.graph); ++v)
+    rows += StorageOf(topology.graph, v) == Storage::kRow ? 1 : 0;
+  return rows;
+}
 
 uint32_t Routes::SetId(Vertex v, size_t host) const {
   const VertexEntry& entry = vertices_[v];
   if (entry.row != kNoRow) return set_ids_[entry.row * host_vertices_.size() + host];
   const Vertex destination = host_vertices_[host];
   if (destination == v) return kEmptySet;
+  if (entry.link_count > 0) return DerivedSetId(entry, destination, host);
   // A host with one link reaches exactly the hosts its neighbour is, or forwards towards:
   // the search of HopsTo gets to it only through that neighbour.
   const bool reaches = entry.neighbour == destination ||
@@ -117,16 +136,42 @@ uint32_t Routes::SetId(Vertex v, size_t host) const {
   return reaches ? entry.only_link_set : kEmptySet;
 }
 
+// As the search of HopsTo would find them: a host's distance is one more than its nearest
+// neighbour that is the destination or a switch (another host is never transit), and its next
+// links are the links to every such neighbour that near.
+uint32_t Routes::DerivedSetId(const VertexEntry& entry, Vertex destination, size_t host) const {
+  uint32_t nearest = kFar;
+  uint32_t mask = 0;
+  for (uint32_t i = 0; i < entry.link_count; ++i) {
+    const Vertex w = derived_neighbours_[entry.first_link + i];
+    uint32_t hops = kFar;
+    if (w == destination) {
+      hops = 0;
+    } else if (vertices_[w].is_switch) {
+      hops = hops_[vertices_[w].row * host_vertices_.size() + host];
+    }
+    if (hops == kFar) continue;
+    if (hops < nearest) {
+      nearest = hops;
+      mask = 0;
+    }
+    if (hops == nearest) mask |= 1u << i;
+  }
+  return subset_ids_[entry.first_subset + mask];  // mask 0: the empty set
+}
+
 std::optional<uint32_t> Routes::OnlyLink(Vertex v) const {
   const VertexEntry& entry = vertices_.at(v);
-  if (entry.row != kNoRow) return std::nullopt;
+  if (entry.row != kNoRow || entry.link_count > 0) return std::nullopt;
   return entry.only_link;
 }
 
 size_t Routes::MemoryBytes() const {
-  size_t bytes = sets_.capacity() * sizeof(sets_[0]) + host_vertices_.capacity() * sizeof(Vertex) +
-                 vertices_.capacity() * sizeof(VertexEntry) +
-                 set_ids_.capacity() * sizeof(uint32_t);
+  size_t bytes =
+      sets_.capacity() * sizeof(sets_[0]) + host_vertices_.capacity() * sizeof(Vertex) +
+      vertices_.capacity() * sizeof(VertexEntry) + set_ids_.capacity() * sizeof(uint32_t) +
+      hops_.capacity() * sizeof(uint16_t) + derived_links_.capacity() * sizeof(uint32_t) +
+      derived_neighbours_.capacity() * sizeof(Vertex) + subset_ids_.capacity() * sizeof(uint32_t);
   for (const auto& set : sets_) bytes += set.capacity() * sizeof(uint32_t);
   return bytes;
 }
@@ -140,22 +185,52 @@ Routes ComputeEqualCostRoutes(const Topology& topology) {
   routes.vertices_.resize(vertex_count);
   SetInterner interner(routes.sets_);
 
-  // Hosts with one link need no table; every other vertex gets a row of set ids.
+  // A host of a few links keeps them in ascending id with their far ends, and the id of every
+  // subset of them, so that a lookup only picks the subset (Routes::DerivedSetId).
+  std::vector<std::pair<uint32_t, Vertex>> links;
+  std::vector<uint32_t> subset;
+  auto derive = [&](Vertex v, Routes::VertexEntry& entry) {
+    links.clear();
+    for (auto [e, end] = boost::out_edges(v, graph); e != end; ++e)
+      links.emplace_back(graph[*e].id, boost::target(*e, graph));
+    std::sort(links.begin(), links.end());
+    entry.first_link = static_cast<uint32_t>(routes.derived_links_.size());
+    entry.link_count = static_cast<uint32_t>(links.size());
+    entry.first_subset = static_cast<uint32_t>(routes.subset_ids_.size());
+    for (const auto& [id, neighbour] : links) {
+      routes.derived_links_.push_back(id);
+      routes.derived_neighbours_.push_back(neighbour);
+    }
+    for (uint32_t mask = 0; mask < (1u << links.size()); ++mask) {
+      subset.clear();
+      for (size_t i = 0; i < links.size(); ++i)
+        if ((mask >> i) & 1u) subset.push_back(links[i].first);
+      routes.subset_ids_.push_back(interner.Intern(subset));
+    }
+  };
+
+  // Hosts with one link need no table, hosts with a few derive theirs from the switches' hop
+  // counts; every other vertex gets a row of set ids and hop counts.
   std::vector<Vertex> row_vertices;
   for (Vertex v = 0; v < vertex_count; ++v) {
     Routes::VertexEntry& entry = routes.vertices_[v];
-    if (graph[v].kind == NodeKind::kHost && boost::out_degree(v, graph) == 1) {
+    entry.is_switch = graph[v].kind == NodeKind::kSwitch;
+    const Storage storage = StorageOf(graph, v);
+    if (storage == Storage::kOnlyLink) {
       const Edge link = *boost::out_edges(v, graph).first;
       entry.only_link = graph[link].id;
       entry.only_link_set = interner.Intern({entry.only_link});
       entry.neighbour = boost::target(link, graph);
       entry.neighbour_is_switch = graph[entry.neighbour].kind == NodeKind::kSwitch;
+    } else if (storage == Storage::kDerived) {
+      derive(v, entry);
     } else {
       entry.row = static_cast<uint32_t>(row_vertices.size());
       row_vertices.push_back(v);
     }
   }
   routes.set_ids_.assign(row_vertices.size() * host_count, Routes::kEmptySet);
+  routes.hops_.assign(row_vertices.size() * host_count, Routes::kFar);
 
   std::vector<int> hops(vertex_count);
   std::vector<Vertex> queue;
@@ -167,6 +242,11 @@ Routes ComputeEqualCostRoutes(const Topology& topology) {
     for (size_t row = 0; row < row_vertices.size(); ++row) {
       const Vertex v = row_vertices[row];
       uint32_t* row_ids = &routes.set_ids_[row * host_count];
+      // Every vertex but the group's hosts is as far from each of them.
+      const uint16_t far = hops[v] == kUnreached || hops[v] >= Routes::kFar
+                               ? Routes::kFar
+                               : static_cast<uint16_t>(hops[v]);
+      for (size_t h : group) routes.hops_[row * host_count + h] = far;
       // (A group of several hosts is of single-homed hosts, whose entries name the switch.)
       if (group.size() > 1 && v == routes.vertices_[first].neighbour) {
         // The switch of a group of single-homed hosts: each over its own link.

@@ -109,12 +109,18 @@ Topology LoadTopologyFile(const std::string& path);
 // may start at a host and end at a host, every vertex in between is a switch.
 //
 // Stored compactly, so that thousands of hosts fit: each distinct next-hop set is kept once
-// and named by an id; a vertex that forwards or chooses among links (a switch, a host with
-// several links) keeps one set id per host; a host with a single link keeps nothing, since
-// that link is its way to every host it reaches.
+// and named by an id; a switch keeps one set id and one hop count per host; a host with a
+// single link keeps nothing, since that link is its way to every host it reaches; a host with
+// a few links (a GPU with an NVLink and a NIC) keeps only its links: its next links towards a
+// host are those whose far end is that host or a switch fewest hops from it, read from the
+// switches' hop counts (docs/DESIGN.md, "Routes").
 class Routes {
  public:
   static constexpr uint32_t kEmptySet = 0;  // the id of the empty set
+  // A host with up to this many links derives its sets from its neighbours' hop counts (it
+  // keeps the ids of all 2^links subsets of its links); one with more keeps a row.
+  static constexpr uint32_t kMaxDerivedLinks = 8;
+  static constexpr uint16_t kFar = UINT16_MAX;  // a hop count: not reached
 
   Routes() = default;  // routes of an empty graph: no vertex, no host
 
@@ -145,24 +151,42 @@ class Routes {
   static constexpr uint32_t kNoRow = UINT32_MAX;
 
   struct VertexEntry {
-    uint32_t row = kNoRow;  // switches and multi-homed hosts: set ids at row * host_count()
+    // Switches and hosts with no or many links: set ids and hop counts at row * host_count().
+    uint32_t row = kNoRow;
+    bool is_switch = false;
     // Hosts with one link (row == kNoRow): that link, the id of the set {link}, the vertex
     // at its far end and whether that vertex is a switch.
     uint32_t only_link = 0;
     uint32_t only_link_set = kEmptySet;
     Vertex neighbour = 0;
     bool neighbour_is_switch = false;
+    // Hosts with 2 to kMaxDerivedLinks links (row == kNoRow): links in ascending id at
+    // derived_links_[first_link ...], their far ends beside them in derived_neighbours_, and
+    // the id of the subset of mask m of them at subset_ids_[first_subset + m].
+    uint32_t first_link = 0;
+    uint32_t link_count = 0;
+    uint32_t first_subset = 0;
   };
+
+  uint32_t DerivedSetId(const VertexEntry& entry, Vertex destination, size_t host) const;
 
   std::vector<std::vector<uint32_t>> sets_{{}};  // sets_[kEmptySet] is the empty set
   std::vector<Vertex> host_vertices_;            // host index -> vertex
   std::vector<VertexEntry> vertices_;            // vertex -> how its routes are stored
   std::vector<uint32_t> set_ids_;                // rows of host_count() set ids
+  std::vector<uint16_t> hops_;                   // rows of host_count() hop counts
+  std::vector<uint32_t> derived_links_;
+  std::vector<Vertex> derived_neighbours_;
+  std::vector<uint32_t> subset_ids_;
 };
 // One breadth-first search per host, except that the hosts with a single link to one switch
 // share one: O(destinations searched * (vertices + links)) time; memory
-// O(hosts * (switches + multi-homed hosts)) set ids plus the distinct sets.
+// O(hosts * switches) set ids and hop counts plus the distinct sets.
 Routes ComputeEqualCostRoutes(const Topology& topology);
+// The vertices ComputeEqualCostRoutes keeps a row of host_count() set ids and hop counts for
+// (the switches and the hosts with no or more than Routes::kMaxDerivedLinks links), for
+// estimating its memory before it is built.
+size_t CountRouteRows(const Topology& topology);
 
 // Rank -> host index. Ranks fill hosts in order, `ranks_per_host` consecutive ranks each
 // (the last used host may be partly filled).

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "tests/topologies/test_graphs.h"
+#include "topologies/servers.h"
 #include "topologies/topology.h"
 
 namespace nbox::topo {
@@ -186,6 +187,27 @@ TEST(TopoRoutesScale, StarOf5000HostsStoresOneRow) {
   // fixed entry per vertex; the former per-vertex-per-host lists took about 1 GB here.
   EXPECT_EQ(routes.set_count(), 5001u);
   EXPECT_LT(routes.MemoryBytes(), 1u << 20);
+}
+
+// GPUs of a rail fabric have two links (NVLink, NIC): their next links come from their
+// neighbouring switches' hop counts rather than rows of their own. Against the brute force,
+// and sized: 64 servers of 8 GPUs, 8 rails, 4 spines: 64 + 8 + 4 = 76 switches keep rows of
+// 512 set ids and hop counts (6 bytes each, 233 KB); a row per GPU as well would take 1.8 MB.
+TEST(TopoRoutesScale, RailGpusDeriveTheirRoutesFromTheSwitches) {
+  ServerSpec server;
+  server.gpus = 8;
+  server.nvlink_rate_bps = 3.6e12;
+  server.nic_rate_bps = 400e9;
+  const Topology t = MakeRail(64, server, 4, 400e9, 1e-6);
+  ExpectRoutesMatchBruteForce(t, 300);
+  EXPECT_EQ(CountRouteRows(t), 76u);
+  const Routes routes = ComputeEqualCostRoutes(t);
+  EXPECT_LT(routes.MemoryBytes(), 76u * 512 * 6 + (200u << 10));
+  // GPU 0 of server 0 (NVLink 0, NIC 512): to GPU 1 of its server over NVLink only, to GPU 0
+  // of server 1 over its NIC only (its rail, one hop from that GPU).
+  EXPECT_THAT(routes.NextLinks(t.hosts[0], 1), ElementsAre(0u));
+  EXPECT_THAT(routes.NextLinks(t.hosts[0], 8), ElementsAre(512u));
+  EXPECT_EQ(routes.OnlyLink(t.hosts[0]), std::nullopt);
 }
 
 TEST(TopoRoutesScale, EqualSetsShareOneId) {
