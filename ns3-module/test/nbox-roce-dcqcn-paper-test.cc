@@ -1,7 +1,7 @@
 /*
  * DCQCN against its paper's own experiments, at the paper's link rate and with the parameters
  * of its evaluation (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
- * SIGCOMM 2015; issue 14 part 2): two flows converging to their fair share, an N-to-1 incast
+ * SIGCOMM 2015): two flows converging to their fair share, an N-to-1 incast
  * that keeps the bottleneck busy with a short queue where PFC alone fills the buffer, and the
  * effect of the marking thresholds Kmin, Kmax and Pmax.
  *

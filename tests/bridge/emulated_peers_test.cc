@@ -202,7 +202,11 @@ TEST_P(OneRealRank, RunsEveryCollectiveWithThreeEmulatedPeers) {
 INSTANTIATE_TEST_SUITE_P(RealRankAndClock, OneRealRank,
                          ::testing::Values(std::make_tuple(0, "virtual"),
                                            std::make_tuple(2, "virtual"),
-                                           std::make_tuple(3, "realtime")));
+                                           std::make_tuple(3, "realtime")),
+                         [](const auto& info) {
+                           return "Rank" + std::to_string(std::get<0>(info.param)) + "_" +
+                                  std::get<1>(info.param);
+                         });
 
 // payload = self: the emulated peers send no bytes; the real rank fills their messages from
 // its own input, so every rank holding x gives exactly sum W·x, max x, prod x^W.

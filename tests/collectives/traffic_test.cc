@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -46,6 +49,19 @@ struct Case {
   int channels;
   uint64_t chunk_bytes;
 };
+
+// "allreduce_ring_W8_G0_4000B_C2_K512": what the case runs, so that a failure names it. Only
+// letters, digits and '_' ("halving-doubling" loses its '-').
+std::string CaseName(const Case& c) {
+  std::string name = std::string(ToString(c.op)) + "_" + std::string(ToString(c.algorithm)) + "_W" +
+                     std::to_string(c.world) + "_G" + std::to_string(c.ranks_per_server) + "_" +
+                     std::to_string(c.bytes) + "B_C" + std::to_string(c.channels) + "_K" +
+                     std::to_string(c.chunk_bytes);
+  name.erase(std::remove_if(name.begin(), name.end(),
+                            [](unsigned char ch) { return !std::isalnum(ch) && ch != '_'; }),
+             name.end());
+  return name;
+}
 
 class TrafficTest : public ::testing::TestWithParam<Case> {};
 
@@ -110,7 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Op::kAllToAll, Alg::kDirect, 7, 0, 4 * 7 * 11 + 8, 2, 32},
                       Case{Op::kAllToAllV, Alg::kDirect, 5, 0, 0, 2, 0},
                       Case{Op::kAllToAll, Alg::kHierarchical, 12, 4, 4 * 12 * 9, 2, 16},
-                      Case{Op::kAllToAllV, Alg::kHierarchical, 8, 2, 0, 3, 0}));
+                      Case{Op::kAllToAllV, Alg::kHierarchical, 8, 2, 0, 3, 0}),
+    [](const ::testing::TestParamInfo<Case>& info) { return CaseName(info.param); });
 
 TEST(CriticalPath, TextbookStepCounts) {
   CollectiveSpec spec;

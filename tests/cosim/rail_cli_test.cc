@@ -51,7 +51,10 @@ TEST_P(RailCliTransport, RingAndHierarchicalStayOffTheSpinesAndCrossServersAsThe
               1.0, 0.01);
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, RailCliTransport, ::testing::Values("tcp", "roce"));
+INSTANTIATE_TEST_SUITE_P(Transports, RailCliTransport, ::testing::Values("tcp", "roce"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 TEST_F(RailCli, BadServerValuesStopTheRunWithFileAndLine) {
   const std::string scenario = "tests/scenario/fixtures/servers_bad_values.ini";

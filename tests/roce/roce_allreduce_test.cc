@@ -74,7 +74,13 @@ INSTANTIATE_TEST_SUITE_P(Star, RoceRingAlphaBeta,
                          ::testing::Values(StarCase{4, 16 << 20, 9000, 1e-6},
                                            StarCase{8, 32 << 20, 9000, 1e-6},
                                            StarCase{4, 4 << 20, 1500, 1e-6},
-                                           StarCase{8, 256 << 10, 9000, 20e-6}));
+                                           StarCase{8, 256 << 10, 9000, 20e-6}),
+                         [](const ::testing::TestParamInfo<StarCase>& info) {
+                           const StarCase& c = info.param;
+                           return "W" + std::to_string(c.world) + "_" + std::to_string(c.bytes) +
+                                  "B_Mtu" + std::to_string(c.mtu) + "_" +
+                                  std::to_string(static_cast<int>(c.latency_s * 1e9)) + "ns";
+                         });
 
 // Leaf-spine: 2 leaves of 4 hosts, one spine; ranks alternate between the leaves
 // (rank 2i on host i, rank 2i+1 on host 4+i), so every ring hop crosses the spine and each

@@ -1,5 +1,5 @@
 // Whether a scenario's run fits in the machine's memory, estimated before it is built
-// (issue 12), so that a run that cannot fit is refused up front, naming the keys to change,
+// so that a run that cannot fit is refused up front, naming the keys to change,
 // instead of dying part-way or under the kernel's OOM killer. Two parts grow with the job:
 // - the network model's build: per link (devices, queues, channels) and per route entry (a
 //   switch, or a host with several links, keeps one per destination host);

@@ -1,6 +1,6 @@
 // The conservative clock's bookkeeping: for every real rank, the earliest virtual time at which
 // it may still post something (its bound). nbox-cosim advances ns-3 to the lowest bound and no
-// further, so a post never lands in the simulator's past (issue 3 design, "Clock").
+// further, so a post never lands in the simulator's past (docs/DESIGN.md, "Time").
 //
 // What moves a rank's bound (all times in ns of virtual time):
 // - a post, an op report, a Promise(t) or a Heartbeat(t): the rank's clock is at least t and

@@ -4,7 +4,7 @@
 // rank's clock bound (RankBounds) and records what the report shows.
 //
 // Completions stop the simulator (Simulator::Stop after the current event), so the loop can
-// hand them to the rank before ns-3 passes their time (issue 3 design, "Clock").
+// hand them to the rank before ns-3 passes their time (docs/DESIGN.md, "Time").
 //
 // Every Promise says how many Completes the rank had received, so the server tells this sink
 // whether a blocked promise came after the rank saw every completion given to it (then the

@@ -1,4 +1,4 @@
-// The conservative clock loop of a run with real ranks (issue 3 design, "Clock").
+// The conservative clock loop of a run with real ranks (docs/DESIGN.md, "Time").
 //
 // One sequential ns-3 holds the real ranks' own hosts too, so a real rank's post can only be
 // executed at or after ns-3's clock: the loop advances ns-3 to the lowest bound of the real

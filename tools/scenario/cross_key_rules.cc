@@ -219,7 +219,7 @@ void ResolveTraceFile(RuleContext& context, const std::filesystem::path& scenari
                  "workload.compute_profile", context.scenario().workload.compute_profile);
 }
 
-// --- real ranks (issue 3) ---------------------------------------------------------------
+// --- real ranks ---------------------------------------------------------------------
 
 void CheckRealRanks(RuleContext& context) {
   const Scenario& s = context.scenario();
@@ -301,7 +301,7 @@ void ApplyServers(RuleContext& context) {
   }
 }
 
-// --- RoCE (issue 4) -----------------------------------------------------------------------
+// --- RoCE -----------------------------------------------------------------------------
 
 void CheckRoce(RuleContext& context) {
   const RoceSection& roce = context.scenario().roce;

@@ -1,4 +1,4 @@
-// The [workload] keys of workload.kind = dlrm (issue 9): the recommendation model's shape and
+// The [workload] keys of workload.kind = dlrm: the recommendation model's shape and
 // the GPU memory bandwidth its embedding lookups need (workloads/dlrm.h).
 #pragma once
 

@@ -308,7 +308,7 @@ std::vector<KeySpec> OutputKeys() {
   };
 }
 
-// --- real ranks (issue 3) ---------------------------------------------------------------
+// --- real ranks ---------------------------------------------------------------------
 
 std::vector<KeySpec> RealRanksKeys() {
   auto real = [](auto member) { return FieldOf(&Scenario::realranks, member); };

@@ -1,4 +1,4 @@
-// The [roce] section's keys (issue 4): the RoCEv2 fabric used when network.transport = roce.
+// The [roce] section's keys: the RoCEv2 fabric used when network.transport = roce.
 #pragma once
 
 #include <vector>

@@ -168,7 +168,7 @@ struct OutputSection {
   std::string messages = "none";  // none | csv: messages.csv, every message of the run
 };
 
-// Real ranks in the loop (issue 3): which ranks run as real processes through the bridge,
+// Real ranks in the loop: which ranks run as real processes through the bridge,
 // and how nbox-cosim plays the rest. Empty `ranks` (the default) changes nothing.
 struct RealRanksSection {
   std::vector<int> ranks;          // ascending, distinct, < job.world_size; empty = none
@@ -188,7 +188,7 @@ struct DebugSection {
   double slowdown_s = 0;  // wall-clock pause per simulated event (real-rank runs only)
 };
 
-// Scale-up servers (issue 4): what topology.kind = rail is built of. Each server has `gpus`
+// Scale-up servers: what topology.kind = rail is built of. Each server has `gpus`
 // GPUs (one rank each) on one NVSwitch and one NIC per GPU; ranks fill servers in order. A
 // named preset sets gpus, nvlink and nic unless the file or --set gives them; the defaults
 // below are the h100 preset's.
@@ -201,7 +201,7 @@ struct ServersSection {
   double nic_bps = 400e9;  // GPU's NIC <-> its rail switch, each direction
 };
 
-// The RoCEv2 fabric (issue 4), used when network.transport = roce: switch buffer, PFC and ECN
+// The RoCEv2 fabric, used when network.transport = roce: switch buffer, PFC and ECN
 // (NboxSwitchMmu), the NIC's DCQCN, ACKs and priorities (NboxRoceNic). Defaults are those of
 // the ns-3 attributes; tools/scenario/roce_keys.cc names their sources.
 struct RoceSection {

@@ -1,4 +1,4 @@
-// The [workload] keys of workload.kind = transformer and moe (issue 9): the model's shape, its
+// The [workload] keys of workload.kind = transformer and moe: the model's shape, its
 // parallelism and how it trains (workloads/transformer.h).
 #pragma once
 

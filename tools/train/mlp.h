@@ -1,5 +1,5 @@
 // A small multi-layer perceptron in float32 with real forward and backward passes, the model of
-// nbox_mlp_train (the "real job" of issue 3).
+// nbox_mlp_train (the "real job" real ranks are checked against).
 //
 // Layer l maps widths[l] inputs to widths[l + 1] outputs: z = a * W + b, then ReLU on every
 // layer except the last (linear output). All parameters live in one flat vector, layer after

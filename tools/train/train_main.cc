@@ -1,4 +1,4 @@
-// nbox_mlp_train: a small data-parallel training job on the nbox host runtime (issue 3's "real
+// nbox_mlp_train: a small data-parallel training job on the nbox host runtime (the "real
 // job"). Every rank holds the same MLP, draws its own shard of each global batch of a teacher
 // task, runs real forward and backward passes in float32, averages the gradient with bucketed
 // asynchronous all-reduces that overlap backward (as PyTorch DDP does), and takes an SGD step.
