@@ -20,11 +20,12 @@ packages=(
   libssl-dev                             # bridge: HMAC-SHA256 authentication of real ranks
   libprotobuf-dev protobuf-compiler      # Chakra execution traces (workloads/chakra)
   libjemalloc-dev                        # the allocator nbox's executables link (cost per event)
+  python3                                # nbox-sweep, the what-if sweeps over nbox-cosim
 )
 test_packages=(
   git                                    # cloning and working on the repository
   libgtest-dev libgmock-dev              # tests
-  python3 python3-matplotlib python3-pytest  # nbox-sweep, its plots and its tests
+  python3-matplotlib python3-pytest      # nbox-sweep's plots and its tests
   iproute2                               # fidelity test: network namespaces, veth, HTB (ip, tc)
   time                                   # nbox-bench-memory: a child's own peak memory (GNU time)
   libsimgrid-dev                         # the flow model's solver against SimGrid's (bench, test)
