@@ -107,9 +107,15 @@ double Median(std::vector<double> values) {
 
 std::optional<double> KernelProfile::Gemm(uint64_t m, uint64_t n, uint64_t k,
                                           uint64_t batch) const {
-  if (const auto it = gemm_s.find({m, n, k, batch}); it != gemm_s.end()) return it->second;
-  if (const auto it = gemm_s.find({m, n, k, 1}); it != gemm_s.end()) {
-    return it->second * static_cast<double>(batch);
+  // C = A B and its transpose C^T = B^T A^T are one kernel shape to cuBLAS (it swaps the
+  // operands): autograd computes a weight gradient as dY^T X where nbox counts X^T dY.
+  for (const GemmShape& shape : {GemmShape{m, n, k, batch}, GemmShape{n, m, k, batch}}) {
+    if (const auto it = gemm_s.find(shape); it != gemm_s.end()) return it->second;
+  }
+  for (const GemmShape& shape : {GemmShape{m, n, k, 1}, GemmShape{n, m, k, 1}}) {
+    if (const auto it = gemm_s.find(shape); it != gemm_s.end()) {
+      return it->second * static_cast<double>(batch);
+    }
   }
   return std::nullopt;
 }

@@ -29,7 +29,8 @@ struct KernelProfile {
   std::map<AttentionShape, double> attention_forward_s;
   std::map<AttentionShape, double> attention_backward_s;
 
-  // Seconds of one GEMM of that shape: measured as it is, or `batch` times an unbatched one.
+  // Seconds of one GEMM of that shape or its transpose (n x k times k x m): measured as it is,
+  // or `batch` times an unbatched one.
   std::optional<double> Gemm(uint64_t m, uint64_t n, uint64_t k, uint64_t batch) const;
   std::optional<double> Attention(const AttentionShape& shape, bool backward) const;
 };

@@ -29,6 +29,8 @@ TEST(KernelProfile, TakesTheKernelsEachOperatorLaunchedByShape) {
   EXPECT_DOUBLE_EQ(*p.Gemm(32, 256, 64, 1), 40e-6);
   // aten::bmm of 4: one batched kernel of 6 us.
   EXPECT_DOUBLE_EQ(*p.Gemm(32, 32, 16, 4), 6e-6);
+  // A GEMM's transpose is the same kernel shape (autograd's weight gradients are dY^T X).
+  EXPECT_DOUBLE_EQ(*p.Gemm(192, 32, 64, 1), 32e-6);
   // A shape measured unbatched stands for a batch of it.
   EXPECT_DOUBLE_EQ(*p.Gemm(32, 192, 64, 3), 3 * 32e-6);
   // The 8x8 aten::mm launched no kernel, and aten::linear is not a GEMM of its own.
