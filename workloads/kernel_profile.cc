@@ -153,7 +153,9 @@ KernelProfile ReadKernelProfile(const std::string& path) {
     const json& e = (*events)[i];
     if (!e.is_object() || e.value("ph", "") != "X") continue;
     const std::string category = Lower(e.value("cat", ""));
-    const json args = e.contains("args") && e["args"].is_object() ? e["args"] : json::object();
+    static const json kNoArgs = json::object();
+    const auto found = e.find("args");
+    const json& args = found != e.end() && found->is_object() ? *found : kNoArgs;
     const auto duration = e.find("dur");
     if (duration == e.end() || !duration->is_number() || duration->get<double>() < 0) {
       if (category == "cpu_op" || category == "kernel") Fail(path, i, "no duration (\"dur\")");

@@ -169,11 +169,11 @@ Workload BuildWorkloadWithin(const scenario::Scenario& s, uint64_t room_bytes) {
 JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   JobAssembly a;
   a.net = AssembleNetwork(s, available_bytes);
-  // The programs' size is known only once they are built: they may take what the network left.
+  // The programs' size is known only once they are built: they may take what the network left
+  // (AssembleNetwork refused a network that does not fit; 0, unknown, sets no ceiling).
   const uint64_t network = a.net.memory.total_bytes();
-  a.workload =
-      BuildWorkloadWithin(s, available_bytes > network ? available_bytes - network
-                                                       : std::min<uint64_t>(available_bytes, 1));
+  a.workload = BuildWorkloadWithin(
+      s, available_bytes > network ? available_bytes - network : available_bytes);
 
   a.transport = a.net.transport;
 
