@@ -1,12 +1,17 @@
 // What the machine lets nbox-cosim take (tools/cosim/machine_memory.h): a MemoryCap turns an
-// allocation past its room into std::bad_alloc and gives the room back when it ends, and
-// --memory lowers what AvailableMemoryBytes reports.
+// allocation past its room into std::bad_alloc and gives the room back when it ends, a
+// workload built within a room that it outgrows is refused, and --memory lowers what
+// AvailableMemoryBytes reports.
 #include "tools/cosim/machine_memory.h"
 
 #include <gtest/gtest.h>
 
 #include <new>
 #include <vector>
+
+#include "tools/cosim/assembly.h"
+#include "tools/cosim/memory_estimate.h"
+#include "tools/scenario/scenario.h"
 
 namespace nbox::testing {
 namespace {
@@ -40,6 +45,22 @@ TEST(MemoryCap, NoRoomGivenSetsNoLimit) {
   rlimit now{};
   ASSERT_EQ(getrlimit(RLIMIT_AS, &now), 0);
   EXPECT_EQ(now.rlim_cur, before.rlim_cur);
+}
+
+// 100,000 layers of GPT-3 13B take some 5 GB of ops: built within 256 MiB, the build is
+// refused (nbox-cosim's exit 3) rather than ended by the kernel's OOM killer.
+TEST(MemoryCap, AWorkloadThatOutgrowsItsRoomIsRefused) {
+  const scenario::Scenario s =
+      scenario::LoadScenario("scenarios/gpt3-13b-64.ini", {"workload.layers=100000"});
+  try {
+    cosim::BuildWorkloadWithin(s, 256 * kMiB);
+    ADD_FAILURE() << "built 100,000 layers within 256 MiB";
+  } catch (const cosim::ResourceRefusal& e) {
+    EXPECT_NE(std::string(e.what()).find("building the workload's programs took more than"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(Allocate(512 * kMiB));  // the room came back
 }
 
 TEST(AvailableMemoryBytes, ALimitBoundsTheRoomByWhatTheProcessHoldsNow) {

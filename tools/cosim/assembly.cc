@@ -169,6 +169,18 @@ Workload BuildWorkloadWithin(const scenario::Scenario& s, uint64_t room_bytes) {
 JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   JobAssembly a;
   a.net = AssembleNetwork(s, available_bytes);
+  // Only the timeline draws each compute op; reports take each rank's total per iteration.
+  const bool record_compute_ops = s.output.trace == "chrome";
+  // A job too large to build first is refused on its forecast; the rest are counted exactly
+  // once built (a forecast runs slightly low, so one that does not fit never would).
+  if (s.realranks.ranks.empty()) {
+    if (const auto forecast = ForecastWorkloadRecords(s, record_compute_ops)) {
+      MemoryEstimate estimate = a.net.memory;
+      AddRunMemory(*forecast, estimate);
+      estimate.run_forecast = true;
+      RefuseUnlessItFits(estimate, available_bytes, s);
+    }
+  }
   // The programs' size is known only once they are built: they may take what the network left
   // (AssembleNetwork refused a network that does not fit; 0, unknown, sets no ceiling).
   const uint64_t network = a.net.memory.total_bytes();
@@ -199,8 +211,6 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   helper.SetCommunicatorAttribute("BroadcastAlgorithm", algorithm(s.collectives.broadcast));
   helper.SetCommunicatorAttribute("ReduceAlgorithm", algorithm(s.collectives.reduce));
   helper.SetCommunicatorAttribute("AllToAllAlgorithm", algorithm(s.collectives.alltoall));
-  // Only the timeline draws each compute op; reports take each rank's total per iteration.
-  const bool record_compute_ops = s.output.trace == "chrome";
   helper.SetRankAppAttribute("RecordComputeOps", ns3::BooleanValue(record_compute_ops));
   helper.SetCommunicatorAttribute(
       "CollectiveOrder", ns3::StringValue(s.collectives.order == "lifo" ? "LIFO" : "FIFO"));
@@ -238,6 +248,9 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   a.memory = a.net.memory;
   a.records = CountRunRecords(programs, record_compute_ops);
   AddRunMemory(a.records, a.memory);
+  // Refused here already when the programs' records alone do not fit: validating and
+  // installing a program per rank takes far longer than counting them.
+  RefuseUnlessItFits(a.memory, available_bytes, s);
   helper.SetBeforeConnecting(
       [&](const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators) {
         AddScheduleMemory(programs, communicators, a.memory);

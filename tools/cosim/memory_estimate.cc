@@ -170,8 +170,11 @@ void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scena
   const std::string run =
       kept > 0 ? fmt::format(
                      "; {:.1f} GiB for the programs, the records the run keeps and its "
-                     "report of {} collective instances",
-                     static_cast<double>(kept) / kGiB, e.collective_instances)
+                     "report of {} collective instances{}",
+                     static_cast<double>(kept) / kGiB, e.collective_instances,
+                     e.run_forecast ? ", forecast from smaller builds of the same job before "
+                                      "building its programs"
+                                    : "")
                : "";
   const std::string what = fmt::format(
       "the run needs about {:.1f} GiB ({:.1f} GiB for the {} network model's build: {} links, "

@@ -61,6 +61,7 @@ struct MemoryEstimate {
   uint64_t record_bytes = 0;          // the records the run keeps as it goes (RunRecordCounts)
   uint64_t report_bytes = 0;          // the report built from them at the end
   uint64_t collective_instances = 0;  // the report's entries
+  bool run_forecast = false;          // the run's counts are forecast (run_records_forecast.h)
   uint64_t total_bytes() const {
     return network_bytes + schedule_bytes + connection_bytes + program_bytes + record_bytes +
            report_bytes;

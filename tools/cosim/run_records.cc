@@ -22,12 +22,14 @@ struct ProgramCounts {
   uint64_t compute_label_bytes = 0;
   std::map<int, uint64_t> communication_by_slot;
   uint64_t bytes = 0;
+  uint64_t slack_bytes = 0;  // of `bytes`: the ops vector's room past its ops
 };
 
 ProgramCounts Count(const work::RankProgram& program, std::set<const void*>& shared_counts) {
   ProgramCounts c;
   c.ops = program.ops.size();
   c.bytes = sizeof(work::RankProgram) + program.ops.capacity() * sizeof(work::Op);
+  c.slack_bytes = (program.ops.capacity() - program.ops.size()) * sizeof(work::Op);
   for (const work::Op& op : program.ops) {
     c.bytes +=
         StringHeapBytes(op.label.capacity()) + op.transfers.capacity() * sizeof(coll::Transfer);
@@ -130,6 +132,7 @@ RunRecordCounts CountRunRecords(const work::JobPrograms& job, bool record_comput
     if (added) {
       it->second = Count(*program, shared_counts);
       counts.program_bytes += it->second.bytes;
+      counts.program_slack_bytes += it->second.slack_bytes;
     }
     const ProgramCounts& c = it->second;
     const auto& slots = job.rank_comms[static_cast<size_t>(rank)];
@@ -150,7 +153,9 @@ RunRecordCounts CountRunRecords(const work::JobPrograms& job, bool record_comput
     }
     counts.ops += c.ops;
     // NboxRankApp keeps every communication op it issued in a vector grown by doubling.
-    counts.issued_bytes += GrownCapacity(c.communication) * ns3::NboxRankApp::GetIssuedOpBytes();
+    const uint64_t issued = GrownCapacity(c.communication);
+    counts.issued_bytes += issued * ns3::NboxRankApp::GetIssuedOpBytes();
+    counts.issued_slack_bytes += (issued - c.communication) * ns3::NboxRankApp::GetIssuedOpBytes();
     for (const auto& [slot, n] : c.communication_by_slot) {
       members_ops[slots[static_cast<size_t>(slot)]].insert({program.get(), slot});
     }

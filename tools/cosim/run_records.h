@@ -23,7 +23,11 @@ struct RunRecordCounts {
   uint64_t ops = 0;                   // every emulated rank's ops (a trace's events)
   uint64_t program_bytes = 0;         // the programs as held: each shared one once
   uint64_t issued_bytes = 0;          // what each rank keeps of the ops it issued, as held
-  uint64_t record_bytes() const;      // the records above, as held
+  // Of program_bytes and issued_bytes: the room vectors hold past their elements (libstdc++
+  // doubles a vector as it grows), which does not grow evenly with the job.
+  uint64_t program_slack_bytes = 0;
+  uint64_t issued_slack_bytes = 0;
+  uint64_t record_bytes() const;  // the records above, as held
 };
 
 // `record_compute_ops`: NboxRankApp's RecordComputeOps (on only for the Chrome trace).

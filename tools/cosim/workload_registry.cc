@@ -8,6 +8,7 @@
 
 #include "tools/cosim/gpu_memory_json.h"
 #include "tools/cosim/routing_json.h"
+#include "tools/cosim/run_records_forecast.h"
 #include "tools/scenario/workload_config.h"
 #include "workloads/chakra/chakra_import.h"
 #include "workloads/dlrm.h"
@@ -56,6 +57,11 @@ Workload BuildDdp(const scenario::Scenario& s) {
                               ddp.model.name, static_cast<double>(ddp.model.parameters) / 1e6,
                               ddp.batch_per_rank, ddp.iterations);
   return w;
+}
+
+std::optional<RunRecordCounts> ForecastTransformer(const scenario::Scenario& s,
+                                                   bool record_compute_ops) {
+  return ForecastRunRecords(scenario::TransformerConfigOf(s), record_compute_ops);
 }
 
 // Megatron-style hybrid parallelism, dense (transformer) or with experts (moe).
@@ -220,9 +226,9 @@ const std::vector<WorkloadKind>& WorkloadKinds() {
       {"transformer",
        "a dense transformer with tensor, pipeline and data parallelism, as Megatron-LM runs it "
        "(workloads/transformer.h)",
-       BuildTransformer},
+       BuildTransformer, ForecastTransformer},
       {"moe", "a mixture-of-experts transformer, also with expert parallelism (the same)",
-       BuildTransformer},
+       BuildTransformer, ForecastTransformer},
       {"dlrm",
        "a recommendation model: embedding tables sharded over the ranks, MLPs data-parallel "
        "(workloads/dlrm.h)",
@@ -242,6 +248,16 @@ Workload BuildWorkload(const scenario::Scenario& scenario) {
   }
   throw std::invalid_argument("workload.kind = '" + scenario.workload.kind +
                               "' is not a workload nbox-cosim knows");
+}
+
+std::optional<RunRecordCounts> ForecastWorkloadRecords(const scenario::Scenario& scenario,
+                                                       bool record_compute_ops) {
+  for (const WorkloadKind& kind : WorkloadKinds()) {
+    if (kind.name == scenario.workload.kind && kind.forecast != nullptr) {
+      return kind.forecast(scenario, record_compute_ops);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace nbox::cosim

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tools/cosim/run_records.h"
 #include "tools/scenario/scenario.h"
 #include "workloads/ddp.h"
 #include "workloads/program.h"
@@ -27,6 +29,10 @@ struct WorkloadKind {
   std::string name;         // the value of workload.kind
   std::string description;  // for the docs
   Workload (*build)(const scenario::Scenario& scenario);
+  // What the run of a workload too large to build first will keep (run_records_forecast.h);
+  // null for kinds whose programs are as small as their inputs.
+  std::optional<RunRecordCounts> (*forecast)(const scenario::Scenario& scenario,
+                                             bool record_compute_ops) = nullptr;
 };
 
 // Every kind, in a fixed order.
@@ -35,5 +41,9 @@ const std::vector<WorkloadKind>& WorkloadKinds();
 // The workload of `scenario`; throws std::invalid_argument naming the key for an unknown kind,
 // and whatever the generator throws for settings it cannot use.
 Workload BuildWorkload(const scenario::Scenario& scenario);
+
+// The forecast of the records `scenario`'s run keeps, where its kind has one and it applies.
+std::optional<RunRecordCounts> ForecastWorkloadRecords(const scenario::Scenario& scenario,
+                                                       bool record_compute_ops);
 
 }  // namespace nbox::cosim
