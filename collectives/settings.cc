@@ -42,9 +42,7 @@ uint64_t ParseWhole(std::string_view name, std::string_view text) {
 }
 
 AlgorithmChoice ParseChoice(std::string_view name, std::string_view text) {
-  for (const auto& [choice, spelling] : kChoiceNames) {
-    if (spelling == text) return choice;
-  }
+  if (const auto choice = ParseAlgorithmChoice(text)) return *choice;
   Invalid(std::string(name), "unknown algorithm '" + std::string(text) + "'");
 }
 
@@ -71,31 +69,30 @@ Field ChoiceField(std::string_view name, AlgorithmChoice CollectiveSettings::*me
 
 // The fields in their encoded order; the names are the scenario keys' (collectives.*).
 const std::vector<Field>& Fields() {
-  static const std::vector<Field> fields = {
-      IntField("channels", &CollectiveSettings::channels),
-      WholeField("chunk", &CollectiveSettings::chunk_bytes),
-      IntField("ranks_per_server", &CollectiveSettings::ranks_per_server),
-      ChoiceField("allreduce", &CollectiveSettings::all_reduce),
-      ChoiceField("allgather", &CollectiveSettings::all_gather),
-      ChoiceField("reducescatter", &CollectiveSettings::reduce_scatter),
-      ChoiceField("broadcast", &CollectiveSettings::broadcast),
-      ChoiceField("reduce", &CollectiveSettings::reduce),
-      ChoiceField("alltoall", &CollectiveSettings::all_to_all),
-      WholeField("nic_bps", &CollectiveSettings::nic_bps),
-      WholeField("scaleup_bps", &CollectiveSettings::scale_up_bps),
-  };
+  static const std::vector<Field> fields = [] {
+    std::vector<Field> all = {
+        IntField("channels", &CollectiveSettings::channels),
+        WholeField("chunk", &CollectiveSettings::chunk_bytes),
+        IntField("ranks_per_server", &CollectiveSettings::ranks_per_server),
+    };
+    for (const OperationChoices& row : OperationChoiceTable()) {
+      all.push_back(ChoiceField(row.key, row.member));
+    }
+    all.push_back(WholeField("nic_bps", &CollectiveSettings::nic_bps));
+    all.push_back(WholeField("scaleup_bps", &CollectiveSettings::scale_up_bps));
+    return all;
+  }();
   return fields;
 }
 
-void CheckChoice(const char* field, AlgorithmChoice choice,
-                 std::initializer_list<AlgorithmChoice> allowed) {
-  for (AlgorithmChoice ok : allowed) {
+void CheckChoice(const OperationChoices& row, AlgorithmChoice choice) {
+  for (AlgorithmChoice ok : row.allowed) {
     if (choice == ok) return;
   }
   std::string names;
-  for (AlgorithmChoice ok : allowed)
+  for (AlgorithmChoice ok : row.allowed)
     names += (names.empty() ? "" : ", ") + std::string(ToString(ok));
-  Invalid(field,
+  Invalid(std::string(row.key),
           "'" + std::string(ToString(choice)) + "' does not run it; expected one of " + names);
 }
 
@@ -118,6 +115,39 @@ Algorithm Resolved(AlgorithmChoice choice) {
 
 }  // namespace
 
+const std::vector<OperationChoices>& OperationChoiceTable() {
+  using C = AlgorithmChoice;
+  static const std::vector<OperationChoices> table = {
+      {"allreduce",
+       &CollectiveSettings::all_reduce,
+       {C::kRing, C::kHierarchical, C::kDirect, C::kHalvingDoubling, C::kTree, C::kAuto}},
+      {"allgather",
+       &CollectiveSettings::all_gather,
+       {C::kRing, C::kDirect, C::kHalvingDoubling, C::kAuto}},
+      {"reducescatter",
+       &CollectiveSettings::reduce_scatter,
+       {C::kRing, C::kDirect, C::kHalvingDoubling, C::kAuto}},
+      {"broadcast", &CollectiveSettings::broadcast, {C::kRing, C::kTree, C::kAuto}},
+      {"reduce", &CollectiveSettings::reduce, {C::kRing, C::kTree, C::kAuto}},
+      {"alltoall", &CollectiveSettings::all_to_all, {C::kDirect, C::kHierarchical}},
+  };
+  return table;
+}
+
+const OperationChoices& OperationChoicesOf(std::string_view key) {
+  for (const OperationChoices& row : OperationChoiceTable()) {
+    if (row.key == key) return row;
+  }
+  throw std::invalid_argument("collective settings: no operation '" + std::string(key) + "'");
+}
+
+std::optional<AlgorithmChoice> ParseAlgorithmChoice(std::string_view spelling) {
+  for (const auto& [choice, known] : kChoiceNames) {
+    if (known == spelling) return choice;
+  }
+  return std::nullopt;
+}
+
 std::string_view ToString(AlgorithmChoice choice) {
   for (const auto& [known, spelling] : kChoiceNames) {
     if (known == choice) return spelling;
@@ -130,7 +160,6 @@ bool CollectiveSettings::operator==(const CollectiveSettings& other) const {
 }
 
 void ValidateSettings(const CollectiveSettings& s) {
-  using C = AlgorithmChoice;
   if (s.channels < 1 || s.channels > kMaxChannels) {
     Invalid("channels",
             "expected 1.." + std::to_string(kMaxChannels) + ", got " + std::to_string(s.channels));
@@ -141,12 +170,7 @@ void ValidateSettings(const CollectiveSettings& s) {
   if (s.ranks_per_server < 0) {
     Invalid("ranks_per_server", "expected 0 or more, got " + std::to_string(s.ranks_per_server));
   }
-  CheckChoice("allgather", s.all_gather, {C::kRing, C::kDirect, C::kHalvingDoubling, C::kAuto});
-  CheckChoice("reducescatter", s.reduce_scatter,
-              {C::kRing, C::kDirect, C::kHalvingDoubling, C::kAuto});
-  CheckChoice("broadcast", s.broadcast, {C::kRing, C::kTree, C::kAuto});
-  CheckChoice("reduce", s.reduce, {C::kRing, C::kTree, C::kAuto});
-  CheckChoice("alltoall", s.all_to_all, {C::kDirect, C::kHierarchical});
+  for (const OperationChoices& row : OperationChoiceTable()) CheckChoice(row, s.*row.member);
   if (s.nic_bps == 0) Invalid("nic_bps", "must be more than 0");
   if (s.scale_up_bps == 0) Invalid("scaleup_bps", "must be more than 0");
 }

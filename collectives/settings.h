@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collectives/schedule.h"
 
@@ -37,10 +39,27 @@ struct CollectiveSettings {
   bool operator!=(const CollectiveSettings& other) const { return !(*this == other); }
 };
 
+// Which algorithms each operation may be set to run, and where its choice is kept: the one
+// table the scenario's keys (collectives.<key>), their docs, the ns-3 communicator's
+// attributes, the text form and ValidateSettings all read. All-reduce: any; all-gather,
+// reduce-scatter: ring, direct, halving-doubling, auto; broadcast, reduce: ring, tree, auto;
+// all-to-all: direct, hierarchical. The first allowed choice is the default.
+struct OperationChoices {
+  std::string_view key;  // "allreduce": the scenario key and the text form's field
+  AlgorithmChoice CollectiveSettings::*member;
+  std::vector<AlgorithmChoice> allowed;
+};
+const std::vector<OperationChoices>& OperationChoiceTable();
+
+// The table's row for `key` ("allreduce", ...); throws std::invalid_argument for another.
+const OperationChoices& OperationChoicesOf(std::string_view key);
+
+// The choice spelled `spelling` ("halving-doubling"), or nothing.
+std::optional<AlgorithmChoice> ParseAlgorithmChoice(std::string_view spelling);
+
 // Throws std::invalid_argument naming the field and what it must be: channels 1..64, chunk 0
 // or 8 bytes..1 GiB, ranks_per_server >= 0, each operation's algorithm one that runs it
-// (all-reduce: any; all-gather, reduce-scatter: ring, direct, halving-doubling, auto;
-// broadcast, reduce: ring, tree, auto; all-to-all: direct, hierarchical), rates > 0.
+// (OperationChoiceTable), rates > 0.
 void ValidateSettings(const CollectiveSettings& settings);
 
 // The algorithm a collective of `op` and `bytes` runs with in a group of `group_size` ranks

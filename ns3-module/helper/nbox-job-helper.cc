@@ -25,6 +25,12 @@ NboxJobHelper::SetCommunicatorAttribute(const std::string& name, const Attribute
 }
 
 void
+NboxJobHelper::SetCollectiveSettings(const nbox::coll::CollectiveSettings& settings)
+{
+    m_collectiveSettings = settings;
+}
+
+void
 NboxJobHelper::SetRankAppAttribute(const std::string& name, const AttributeValue& value)
 {
     m_rankAppFactory.Set(name, value);
@@ -104,6 +110,10 @@ NboxJobHelper::Install(Ptr<NboxTransport> transport, const nbox::work::JobProgra
         const nbox::work::Communicator& c = programs.communicators[id];
         std::vector<uint32_t> members(c.ranks.begin(), c.ranks.end());
         auto communicator = m_communicatorFactory.Create<NboxCommunicator>();
+        if (m_collectiveSettings)
+        {
+            communicator->SetCollectiveSettings(*m_collectiveSettings);
+        }
         communicator->Setup(std::move(members), transport, records, laneBase, id, c.name,
                             c.parallelism);
         communicator->SetCrossesStages(c.crosses_stages);

@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ class NboxJobHelper
 
     /** Sets an attribute of the NboxCommunicator ("Channels", "ChunkSize", ...). */
     void SetCommunicatorAttribute(const std::string& name, const AttributeValue& value);
+
+    /**
+     * How every communicator runs its collectives (collectives/settings.h), whole: set after
+     * the communicator attributes, so it decides the fields those also name.
+     */
+    void SetCollectiveSettings(const nbox::coll::CollectiveSettings& settings);
 
     /** Sets an attribute of every NboxRankApp ("RecordComputeOps"). */
     void SetRankAppAttribute(const std::string& name, const AttributeValue& value);
@@ -81,6 +88,7 @@ class NboxJobHelper
   private:
     ObjectFactory m_communicatorFactory;
     ObjectFactory m_rankAppFactory;
+    std::optional<nbox::coll::CollectiveSettings> m_collectiveSettings;
     std::vector<bool> m_isReal; //!< empty: every rank emulated
     BeforeConnecting m_beforeConnecting;
 };

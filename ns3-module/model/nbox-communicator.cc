@@ -5,6 +5,7 @@
 #include "ns3/enum.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
+#include "ns3/nbox-settings-attributes.h"
 #include "ns3/uinteger.h"
 
 #include "collectives/all_to_all.h"
@@ -50,69 +51,66 @@ NboxCommunicator::GetTypeId()
               .AddConstructor<NboxCommunicator>()
               .AddAttribute("Channels",
                             "Parallel rings (NCCL channels) each collective is split over.",
-                            UintegerValue(2), MakeUintegerAccessor(&NboxCommunicator::m_channels),
+                            UintegerValue(2),
+                            MakeNboxSettingsUintegerAccessor<NboxCommunicator>(
+                                &nbox::coll::CollectiveSettings::channels),
                             MakeUintegerChecker<uint32_t>(1, 64))
-              .AddAttribute(
-                  "ChunkSize", "Pipelining unit inside a ring step, in bytes (0: no chunking).",
-                  UintegerValue(1 << 20), MakeUintegerAccessor(&NboxCommunicator::m_chunkBytes),
-                  MakeUintegerChecker<uint64_t>())
+              .AddAttribute("ChunkSize",
+                            "Pipelining unit inside a ring step, in bytes (0: no chunking).",
+                            UintegerValue(1 << 20),
+                            MakeNboxSettingsUintegerAccessor<NboxCommunicator>(
+                                &nbox::coll::CollectiveSettings::chunk_bytes),
+                            MakeUintegerChecker<uint64_t>())
               .AddAttribute(
                   "ElementSize", "Bytes per element; regions are split on element boundaries.",
                   UintegerValue(4), MakeUintegerAccessor(&NboxCommunicator::m_elementBytes),
                   MakeUintegerChecker<uint32_t>(1, 16))
-              .AddAttribute(
-                  "AllReduceAlgorithm",
-                  "How all-reduces run: NCCL's ring, hierarchical over servers "
-                  "(needs RanksPerServer), direct (every rank exchanges with "
-                  "every peer at once), halving-doubling (Rabenseifner's: "
-                  "recursive halving, then recursive doubling), or tree (NCCL's double "
-                  "binary tree), or auto (ring or tree as NCCL 2.20's tuner picks them by size, "
-                  "from NicRate and ScaleUpRate).",
-                  EnumValue(RING), MakeEnumAccessor(&NboxCommunicator::m_allReduceAlgorithm),
-                  MakeEnumChecker(RING, "Ring", HIERARCHICAL, "Hierarchical", DIRECT_ALL_REDUCE,
-                                  "Direct", HALVING_DOUBLING_ALL_REDUCE, "HalvingDoubling",
-                                  TREE_ALL_REDUCE, "Tree", AUTO_ALL_REDUCE, "Auto"))
+              .AddAttribute("AllReduceAlgorithm",
+                            "How all-reduces run: NCCL's ring, hierarchical over servers "
+                            "(needs RanksPerServer), direct (every rank exchanges with "
+                            "every peer at once), halving-doubling (Rabenseifner's: "
+                            "recursive halving, then recursive doubling), or tree (NCCL's "
+                            "double binary tree), or auto (ring or tree as NCCL 2.20's tuner "
+                            "picks them by size, from NicRate and ScaleUpRate).",
+                            EnumValue(static_cast<int>(nbox::coll::AlgorithmChoice::kRing)),
+                            MakeNboxSettingsAlgorithmAccessor<NboxCommunicator>("allreduce"),
+                            MakeNboxAlgorithmChecker("allreduce"))
               .AddAttribute("AllGatherAlgorithm",
                             "How all-gathers run: NCCL's ring, direct (every rank sends its "
                             "segment to every peer at once), or halving-doubling (recursive "
                             "doubling), or auto (NCCL's choice: the ring).",
-                            EnumValue(RING_EXCHANGE),
-                            MakeEnumAccessor(&NboxCommunicator::m_allGatherAlgorithm),
-                            MakeEnumChecker(RING_EXCHANGE, "Ring", DIRECT_EXCHANGE, "Direct",
-                                            HALVING_DOUBLING_EXCHANGE, "HalvingDoubling",
-                                            AUTO_EXCHANGE, "Auto"))
+                            EnumValue(static_cast<int>(nbox::coll::AlgorithmChoice::kRing)),
+                            MakeNboxSettingsAlgorithmAccessor<NboxCommunicator>("allgather"),
+                            MakeNboxAlgorithmChecker("allgather"))
               .AddAttribute("ReduceScatterAlgorithm",
                             "How reduce-scatters run: NCCL's ring, direct (every rank sends "
                             "each peer the peer's segment at once), or halving-doubling "
                             "(recursive halving), or auto (NCCL's choice: the ring).",
-                            EnumValue(RING_EXCHANGE),
-                            MakeEnumAccessor(&NboxCommunicator::m_reduceScatterAlgorithm),
-                            MakeEnumChecker(RING_EXCHANGE, "Ring", DIRECT_EXCHANGE, "Direct",
-                                            HALVING_DOUBLING_EXCHANGE, "HalvingDoubling",
-                                            AUTO_EXCHANGE, "Auto"))
-              .AddAttribute(
-                  "BroadcastAlgorithm",
-                  "How broadcasts run: NCCL's ring (a pipelined chain from the root), "
-                  "tree (two complementary trees over the other ranks below the root, "
-                  "channel c on tree c mod 2), "
-                  "or auto (NCCL's choice: the ring).",
-                  EnumValue(RING_ROOTED), MakeEnumAccessor(&NboxCommunicator::m_broadcastAlgorithm),
-                  MakeEnumChecker(RING_ROOTED, "Ring", TREE_ROOTED, "Tree", AUTO_ROOTED, "Auto"))
-              .AddAttribute(
-                  "ReduceAlgorithm",
-                  "How reduces run: NCCL's ring (a pipelined chain ending at the "
-                  "root), tree (the broadcast's trees, sums going up), or auto (NCCL's "
-                  "choice: the ring).",
-                  EnumValue(RING_ROOTED), MakeEnumAccessor(&NboxCommunicator::m_reduceAlgorithm),
-                  MakeEnumChecker(RING_ROOTED, "Ring", TREE_ROOTED, "Tree", AUTO_ROOTED, "Auto"))
-              .AddAttribute(
-                  "AllToAllAlgorithm",
-                  "How all-to-alls run: Direct (every pair at once, NCCL's), or "
-                  "Hierarchical: through the peer of the destination's local index "
-                  "inside the sender's server, so only rail-aligned traffic leaves a "
-                  "server (NCCL's PXN; needs RanksPerServer).",
-                  EnumValue(DIRECT), MakeEnumAccessor(&NboxCommunicator::m_allToAllAlgorithm),
-                  MakeEnumChecker(DIRECT, "Direct", HIERARCHICAL_ALL_TO_ALL, "Hierarchical"))
+                            EnumValue(static_cast<int>(nbox::coll::AlgorithmChoice::kRing)),
+                            MakeNboxSettingsAlgorithmAccessor<NboxCommunicator>("reducescatter"),
+                            MakeNboxAlgorithmChecker("reducescatter"))
+              .AddAttribute("BroadcastAlgorithm",
+                            "How broadcasts run: NCCL's ring (a pipelined chain from the root), "
+                            "tree (two complementary trees over the other ranks below the root, "
+                            "channel c on tree c mod 2), or auto (NCCL's choice: the ring).",
+                            EnumValue(static_cast<int>(nbox::coll::AlgorithmChoice::kRing)),
+                            MakeNboxSettingsAlgorithmAccessor<NboxCommunicator>("broadcast"),
+                            MakeNboxAlgorithmChecker("broadcast"))
+              .AddAttribute("ReduceAlgorithm",
+                            "How reduces run: NCCL's ring (a pipelined chain ending at the "
+                            "root), tree (the broadcast's trees, sums going up), or auto "
+                            "(NCCL's choice: the ring).",
+                            EnumValue(static_cast<int>(nbox::coll::AlgorithmChoice::kRing)),
+                            MakeNboxSettingsAlgorithmAccessor<NboxCommunicator>("reduce"),
+                            MakeNboxAlgorithmChecker("reduce"))
+              .AddAttribute("AllToAllAlgorithm",
+                            "How all-to-alls run: Direct (every pair at once, NCCL's), or "
+                            "Hierarchical: through the peer of the destination's local index "
+                            "inside the sender's server, so only rail-aligned traffic leaves a "
+                            "server (NCCL's PXN; needs RanksPerServer).",
+                            EnumValue(static_cast<int>(nbox::coll::AlgorithmChoice::kDirect)),
+                            MakeNboxSettingsAlgorithmAccessor<NboxCommunicator>("alltoall"),
+                            MakeNboxAlgorithmChecker("alltoall"))
               .AddAttribute("CollectiveOrder",
                             "Which of a rank's waiting collectives starts next: the one issued "
                             "first (FIFO, NCCL's stream order) or last (LIFO). Point-to-point "
@@ -130,39 +128,31 @@ NboxCommunicator::GetTypeId()
                             "server-major; 0: no servers. Rings then stay inside a server on "
                             "NVLink and cross between servers on one rail.",
                             UintegerValue(0),
-                            MakeUintegerAccessor(&NboxCommunicator::m_ranksPerServer),
+                            MakeNboxSettingsUintegerAccessor<NboxCommunicator>(
+                                &nbox::coll::CollectiveSettings::ranks_per_server),
                             MakeUintegerChecker<uint32_t>())
               .AddAttribute("NicRate",
                             "A rank's network interface rate, each direction: what the Auto "
                             "algorithms (NCCL's tuner) take as the inter-node bandwidth.",
                             DataRateValue(DataRate("100Gbps")),
-                            MakeDataRateAccessor(&NboxCommunicator::m_nicRate),
+                            MakeNboxSettingsRateAccessor<NboxCommunicator>(
+                                &nbox::coll::CollectiveSettings::nic_bps),
                             MakeDataRateChecker())
               .AddAttribute("ScaleUpRate",
                             "A rank's scale-up (NVLink) rate, each direction: what the Auto "
                             "algorithms take as the intra-server bandwidth when "
                             "RanksPerServer is set.",
                             DataRateValue(DataRate("3600Gbps")),
-                            MakeDataRateAccessor(&NboxCommunicator::m_scaleUpRate),
+                            MakeNboxSettingsRateAccessor<NboxCommunicator>(
+                                &nbox::coll::CollectiveSettings::scale_up_bps),
                             MakeDataRateChecker());
     return tid;
 }
 
 NboxCommunicator::NboxCommunicator()
-    : m_channels(2)
-    , m_chunkBytes(1 << 20)
-    , m_elementBytes(4)
-    , m_allReduceAlgorithm(RING)
-    , m_allGatherAlgorithm(RING_EXCHANGE)
-    , m_reduceScatterAlgorithm(RING_EXCHANGE)
-    , m_broadcastAlgorithm(RING_ROOTED)
-    , m_reduceAlgorithm(RING_ROOTED)
-    , m_allToAllAlgorithm(DIRECT)
+    : m_elementBytes(4)
     , m_order(FIFO_ORDER)
     , m_maxConcurrent(1)
-    , m_ranksPerServer(0)
-    , m_nicRate("100Gbps")
-    , m_scaleUpRate("3600Gbps")
     , m_laneBase(0)
     , m_id(0)
     , m_parallelism(nbox::work::Parallelism::kOther)
@@ -229,7 +219,7 @@ NboxCommunicator::DoDispose()
 uint32_t
 NboxCommunicator::GetLaneCount() const
 {
-    return m_channels + 1;
+    return static_cast<uint32_t>(m_settings.channels) + 1;
 }
 
 uint32_t
@@ -270,67 +260,38 @@ NboxCommunicator::FillsServers() const
     // Rings stay inside servers only when the communicator's members fill whole servers in
     // rank order, as the world does on a rail topology. O(members), so computed once per
     // value of RanksPerServer (MakeSpec runs for every collective of every member).
-    if (m_fillsServersFor != m_ranksPerServer)
+    const auto perServer = static_cast<uint32_t>(m_settings.ranks_per_server);
+    if (m_fillsServersFor != perServer)
     {
-        bool fills = m_ranksPerServer > 0 && m_members.size() % m_ranksPerServer == 0;
+        bool fills = perServer > 0 && m_members.size() % perServer == 0;
         for (uint32_t r = 0; fills && r < m_members.size(); ++r)
         {
-            fills = m_members[r] == m_members[0] + r && m_members[0] % m_ranksPerServer == 0;
+            fills = m_members[r] == m_members[0] + r && m_members[0] % perServer == 0;
         }
         m_fillsServers = fills;
-        m_fillsServersFor = m_ranksPerServer;
+        m_fillsServersFor = perServer;
     }
     return m_fillsServers;
 }
 
-nbox::coll::CollectiveSettings
+const nbox::coll::CollectiveSettings&
 NboxCommunicator::GetCollectiveSettings() const
 {
-    using C = nbox::coll::AlgorithmChoice;
-    nbox::coll::CollectiveSettings settings;
-    settings.channels = static_cast<int>(m_channels);
-    settings.chunk_bytes = m_chunkBytes;
-    settings.ranks_per_server = static_cast<int>(m_ranksPerServer);
-    switch (m_allReduceAlgorithm)
+    return m_settings;
+}
+
+void
+NboxCommunicator::SetCollectiveSettings(const nbox::coll::CollectiveSettings& settings)
+{
+    try
     {
-    case RING:
-        settings.all_reduce = C::kRing;
-        break;
-    case HIERARCHICAL:
-        settings.all_reduce = C::kHierarchical;
-        break;
-    case DIRECT_ALL_REDUCE:
-        settings.all_reduce = C::kDirect;
-        break;
-    case HALVING_DOUBLING_ALL_REDUCE:
-        settings.all_reduce = C::kHalvingDoubling;
-        break;
-    case TREE_ALL_REDUCE:
-        settings.all_reduce = C::kTree;
-        break;
-    case AUTO_ALL_REDUCE:
-        settings.all_reduce = C::kAuto;
-        break;
+        nbox::coll::ValidateSettings(settings);
     }
-    auto exchange = [](ExchangeAlgorithm algorithm)
+    catch (const std::invalid_argument& e)
     {
-        return algorithm == DIRECT_EXCHANGE           ? C::kDirect
-             : algorithm == HALVING_DOUBLING_EXCHANGE ? C::kHalvingDoubling
-             : algorithm == AUTO_EXCHANGE             ? C::kAuto
-                                                      : C::kRing;
-    };
-    settings.all_gather = exchange(m_allGatherAlgorithm);
-    settings.reduce_scatter = exchange(m_reduceScatterAlgorithm);
-    auto rooted = [](RootedAlgorithm algorithm) {
-        return algorithm == TREE_ROOTED ? C::kTree : algorithm == AUTO_ROOTED ? C::kAuto : C::kRing;
-    };
-    settings.broadcast = rooted(m_broadcastAlgorithm);
-    settings.reduce = rooted(m_reduceAlgorithm);
-    settings.all_to_all
-        = m_allToAllAlgorithm == HIERARCHICAL_ALL_TO_ALL ? C::kHierarchical : C::kDirect;
-    settings.nic_bps = m_nicRate.GetBitRate();
-    settings.scale_up_bps = m_scaleUpRate.GetBitRate();
-    return settings;
+        NS_FATAL_ERROR("NboxCommunicator::SetCollectiveSettings: " << e.what());
+    }
+    m_settings = settings;
 }
 
 int
@@ -388,7 +349,7 @@ NboxCommunicator::BuildRankSchedule(uint32_t rank, const NboxCommWork& work) con
     {
         return nbox::coll::BuildTransfersRankSchedule(static_cast<int>(rank),
                                                       static_cast<int>(m_members.size()),
-                                                      work.transfers, static_cast<int>(m_channels));
+                                                      work.transfers, m_settings.channels);
     }
     return nbox::coll::BuildRankSchedule(SpecOf(work), static_cast<int>(rank));
 }
@@ -461,7 +422,8 @@ NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes, int root, uint32_t
         // channel non-empty uses (every pair for Direct, the server and rail pairs for
         // Hierarchical).
         spec = MakeSpec(CollectiveOp::kAllToAll,
-                        uint64_t{m_elementBytes} * m_channels * m_members.size());
+                        uint64_t{m_elementBytes} * static_cast<uint64_t>(m_settings.channels) *
+                            m_members.size());
     }
     for (uint32_t rank = 0; rank < m_members.size(); ++rank)
     {
@@ -477,7 +439,7 @@ NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes, int root, uint32_t
 void
 NboxCommunicator::ConnectPointToPoint(uint32_t rank, uint32_t peer)
 {
-    m_transport->Connect(GetMember(rank), GetMember(peer), m_laneBase + m_channels);
+    m_transport->Connect(GetMember(rank), GetMember(peer), m_laneBase + static_cast<uint32_t>(m_settings.channels));
 }
 
 void

@@ -77,55 +77,11 @@ struct NboxCommWork
 class NboxCommunicator : public Object
 {
   public:
-    /**
-     * Attribute AllReduceAlgorithm: nbox::coll::Algorithm kRing, kHierarchical, kDirect,
-     * kHalvingDoubling or kTree.
-     */
-    enum AllReduceAlgorithm
-    {
-        RING,
-        HIERARCHICAL,
-        DIRECT_ALL_REDUCE,
-        HALVING_DOUBLING_ALL_REDUCE,
-        TREE_ALL_REDUCE,
-        AUTO_ALL_REDUCE //!< NCCL's tuner: kRing or kTree by size (collectives/nccl_tuning.h)
-    };
-
-    /**
-     * Attributes AllGatherAlgorithm, ReduceScatterAlgorithm: kRing, kDirect or
-     * kHalvingDoubling.
-     */
-    enum ExchangeAlgorithm
-    {
-        RING_EXCHANGE,
-        DIRECT_EXCHANGE,
-        HALVING_DOUBLING_EXCHANGE,
-        AUTO_EXCHANGE //!< NCCL's tuner: the ring (NCCL has no other without NVLS or CollNet)
-    };
-
-    /**
-     * Attributes BroadcastAlgorithm and ReduceAlgorithm: nbox::coll::Algorithm kRing (the
-     * chain) or kTree.
-     */
-    enum RootedAlgorithm
-    {
-        RING_ROOTED,
-        TREE_ROOTED,
-        AUTO_ROOTED //!< NCCL's tuner: the ring (its only broadcast and reduce)
-    };
-
     /** Attribute CollectiveOrder: which waiting collective of a rank's queue starts next. */
     enum CollectiveOrder
     {
         FIFO_ORDER, //!< the one issued first (NCCL's stream order)
         LIFO_ORDER  //!< the one issued last
-    };
-
-    /** Attribute AllToAllAlgorithm: nbox::coll::Algorithm kDirect or kHierarchical. */
-    enum AllToAllAlgorithm
-    {
-        DIRECT,
-        HIERARCHICAL_ALL_TO_ALL
     };
 
     static TypeId GetTypeId();
@@ -160,10 +116,14 @@ class NboxCommunicator : public Object
     nbox::coll::Algorithm AlgorithmFor(nbox::coll::CollectiveOp op, uint64_t bytes) const;
 
     /**
-     * The attributes as the one description of how collectives run (collectives/settings.h):
-     * what a real rank must be given to build the same schedules.
+     * How collectives run (collectives/settings.h): channels, chunk, servers, each
+     * operation's algorithm. The attributes Channels, ChunkSize, RanksPerServer, NicRate,
+     * ScaleUpRate and the *Algorithm ones read and write its fields; a job takes the
+     * scenario's whole (NboxJobHelper::SetCollectiveSettings). Setting invalid settings
+     * (ValidateSettings) is a fatal error.
      */
-    nbox::coll::CollectiveSettings GetCollectiveSettings() const;
+    const nbox::coll::CollectiveSettings& GetCollectiveSettings() const;
+    void SetCollectiveSettings(const nbox::coll::CollectiveSettings& settings);
 
     /**
      * The scheduling rule a rank's streams and this communicator both apply
@@ -377,20 +337,10 @@ class NboxCommunicator : public Object
     /** The record bytes of `work` for member `rank` (nccl-tests' size; see the .cc). */
     uint64_t RecordBytes(uint32_t rank, const NboxCommWork& work) const;
 
-    uint32_t m_channels;
-    uint64_t m_chunkBytes;
+    nbox::coll::CollectiveSettings m_settings;
     uint32_t m_elementBytes;
-    AllReduceAlgorithm m_allReduceAlgorithm;
-    ExchangeAlgorithm m_allGatherAlgorithm;
-    ExchangeAlgorithm m_reduceScatterAlgorithm;
-    RootedAlgorithm m_broadcastAlgorithm;
-    RootedAlgorithm m_reduceAlgorithm;
-    AllToAllAlgorithm m_allToAllAlgorithm;
     CollectiveOrder m_order;
     uint32_t m_maxConcurrent;
-    uint32_t m_ranksPerServer;
-    DataRate m_nicRate;     //!< a rank's NIC, for the Auto algorithms
-    DataRate m_scaleUpRate; //!< a rank's NVLink, for the Auto algorithms
     std::vector<uint32_t> m_members;
     uint32_t m_laneBase;
     uint32_t m_id;

@@ -1,18 +1,27 @@
-// Issue 13, part 3: an emulated rank (the ns-3 communicator nbox-cosim assembles from the
-// scenario) and a real rank (the host runtime, given the emulated ranks' settings as text in
-// NBOX_COLLECTIVES) build identical schedules, for every algorithm of every operation, on a
-// star and on NVLink servers with rails, at sizes on both sides of auto's boundary.
+// One description of how collectives run (collectives/settings.h) on every face: an emulated
+// rank (the ns-3 communicator nbox-cosim assembles from the scenario) and a real rank (the
+// host runtime, given the emulated ranks' settings as text in NBOX_COLLECTIVES) build
+// identical schedules, for every algorithm of every operation, on a star and on NVLink servers
+// with rails, at sizes on both sides of auto's boundary; and the scenario's keys, their docs
+// and the communicator's attributes all take exactly the choices of the settings' table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/schedule.h"
 #include "collectives/settings.h"
 #include "ns3/core-module.h"
+#include "ns3/enum.h"
 #include "ns3/nbox-communicator.h"
+#include "ns3/string.h"
 #include "ns3/uinteger.h"
 #include "tools/cosim/assembly.h"
+#include "tools/scenario/collectives_config.h"
+#include "tools/scenario/key_schema.h"
 #include "tools/scenario/scenario.h"
 
 namespace nbox::testing {
@@ -93,6 +102,51 @@ TEST(CollectiveSettingsTravelWhole, EmulatedAndRealRanksBuildIdenticalSchedules)
     ns3::Config::Reset();
   }
   EXPECT_EQ(compared, 12 * (8 + 8 + 6 + 16 + 8 + 16 + 16 + 16));
+}
+
+// Every operation of the table: the scenario key collectives.<key> takes exactly its choices
+// (its docs list them, in its order), and so does the communicator's attribute, whose value
+// is the settings' field; a choice the table does not allow is refused by both.
+TEST(CollectiveSettingsTable, TheKeysAndTheAttributesTakeExactlyItsChoices) {
+  const std::map<std::string, std::string> attribute_of = {
+      {"allreduce", "AllReduceAlgorithm"},
+      {"allgather", "AllGatherAlgorithm"},
+      {"reducescatter", "ReduceScatterAlgorithm"},
+      {"broadcast", "BroadcastAlgorithm"},
+      {"reduce", "ReduceAlgorithm"},
+      {"alltoall", "AllToAllAlgorithm"}};
+  ASSERT_EQ(coll::OperationChoiceTable().size(), attribute_of.size());
+  const std::vector<std::pair<coll::AlgorithmChoice, std::string>> every = {
+      {coll::AlgorithmChoice::kRing, "Ring"},
+      {coll::AlgorithmChoice::kHierarchical, "Hierarchical"},
+      {coll::AlgorithmChoice::kDirect, "Direct"},
+      {coll::AlgorithmChoice::kHalvingDoubling, "HalvingDoubling"},
+      {coll::AlgorithmChoice::kTree, "Tree"},
+      {coll::AlgorithmChoice::kAuto, "Auto"}};
+  for (const coll::OperationChoices& row : coll::OperationChoiceTable()) {
+    SCOPED_TRACE(std::string(row.key));
+    const scenario::KeySpec& key = scenario::KeyByFullName("collectives." + std::string(row.key));
+    std::vector<std::string> spellings;
+    for (coll::AlgorithmChoice choice : row.allowed) spellings.emplace_back(coll::ToString(choice));
+    EXPECT_EQ(key.value.choices, spellings);
+    auto comm = ns3::CreateObject<ns3::NboxCommunicator>();
+    for (const auto& [choice, attribute_spelling] : every) {
+      const bool allowed =
+          std::find(row.allowed.begin(), row.allowed.end(), choice) != row.allowed.end();
+      scenario::Scenario s;
+      EXPECT_EQ(key.value.parse(coll::ToString(choice), s), allowed) << coll::ToString(choice);
+      EXPECT_EQ(comm->SetAttributeFailSafe(attribute_of.at(std::string(row.key)),
+                                           ns3::StringValue(attribute_spelling)),
+                allowed)
+          << attribute_spelling;
+      if (!allowed) continue;
+      EXPECT_EQ(scenario::CollectiveSettingsOf(s, 1).*row.member, choice);
+      EXPECT_EQ(comm->GetCollectiveSettings().*row.member, choice);
+      ns3::EnumValue read;
+      comm->GetAttribute(attribute_of.at(std::string(row.key)), read);
+      EXPECT_EQ(read.Get(), static_cast<int>(choice));
+    }
+  }
 }
 
 }  // namespace

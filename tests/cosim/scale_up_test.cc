@@ -97,8 +97,7 @@ Outcome RunAllReduce(Algorithm algorithm, uint64_t bytes) {
       "RanksPerServer", ns3::UintegerValue(algorithm == Algorithm::kPlainRing ? 0 : kGpus));
   helper.SetCommunicatorAttribute(
       "AllReduceAlgorithm",
-      ns3::EnumValue(algorithm == Algorithm::kHierarchical ? ns3::NboxCommunicator::HIERARCHICAL
-                                                           : ns3::NboxCommunicator::RING));
+      ns3::StringValue(algorithm == Algorithm::kHierarchical ? "Hierarchical" : "Ring"));
   auto program = std::make_shared<const work::RankProgram>(AllReduceProgram(bytes, kIterations));
   std::vector<std::shared_ptr<const work::RankProgram>> programs(kWorld, program);
   auto job = helper.Install(network, transport, programs, rank_to_host);

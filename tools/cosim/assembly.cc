@@ -15,6 +15,7 @@
 #include "tools/cosim/event_scheduler.h"
 #include "tools/cosim/machine_memory.h"
 #include "tools/cosim/network_models.h"
+#include "tools/scenario/collectives_config.h"
 #include "tools/scenario/cross_key_rules.h"
 #include "topologies/servers.h"
 
@@ -190,41 +191,16 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   a.transport = a.net.transport;
 
   ns3::NboxJobHelper helper;
-  helper.SetCommunicatorAttribute("Channels", ns3::UintegerValue(s.collectives.channels));
-  helper.SetCommunicatorAttribute("ChunkSize", ns3::UintegerValue(s.collectives.chunk_bytes));
   helper.SetCommunicatorAttribute("ElementSize", ns3::UintegerValue(a.workload.element_bytes));
-  // Ranks fill servers in order (PlaceRanks on a rail topology's server-major GPUs).
-  const bool servers = s.topology.kind == "rail";
-  helper.SetCommunicatorAttribute("RanksPerServer",
-                                  ns3::UintegerValue(servers ? s.servers.gpus : 0));
-  // The communicator's algorithm attributes take the scenario's values in ns-3's spelling.
-  auto algorithm = [](const std::string& value) {
-    static const std::map<std::string, std::string> kAttributeValue = {
-        {"ring", "Ring"},     {"hierarchical", "Hierarchical"},
-        {"direct", "Direct"}, {"halving-doubling", "HalvingDoubling"},
-        {"tree", "Tree"},     {"auto", "Auto"}};
-    return ns3::StringValue(kAttributeValue.at(value));
-  };
-  helper.SetCommunicatorAttribute("AllReduceAlgorithm", algorithm(s.collectives.allreduce));
-  helper.SetCommunicatorAttribute("AllGatherAlgorithm", algorithm(s.collectives.allgather));
-  helper.SetCommunicatorAttribute("ReduceScatterAlgorithm", algorithm(s.collectives.reducescatter));
-  helper.SetCommunicatorAttribute("BroadcastAlgorithm", algorithm(s.collectives.broadcast));
-  helper.SetCommunicatorAttribute("ReduceAlgorithm", algorithm(s.collectives.reduce));
-  helper.SetCommunicatorAttribute("AllToAllAlgorithm", algorithm(s.collectives.alltoall));
+  // Without servers, the auto algorithms take the link of rank 0's host as a rank's NIC.
+  a.collectives = scenario::CollectiveSettingsOf(
+      s, static_cast<uint64_t>(HostLinkRateBps(a.net.topology, a.net.rank_to_host.at(0))));
+  helper.SetCollectiveSettings(a.collectives);
   helper.SetRankAppAttribute("RecordComputeOps", ns3::BooleanValue(record_compute_ops));
   helper.SetCommunicatorAttribute(
       "CollectiveOrder", ns3::StringValue(s.collectives.order == "lifo" ? "LIFO" : "FIFO"));
   helper.SetCommunicatorAttribute("MaxConcurrentCollectives",
                                   ns3::UintegerValue(s.collectives.concurrent));
-  // What the Auto algorithms take as a rank's NIC and NVLink: the rail fabric's, else the
-  // link of rank 0's host.
-  helper.SetCommunicatorAttribute(
-      "NicRate", ns3::DataRateValue(ns3::DataRate(static_cast<uint64_t>(
-                     servers ? s.servers.nic_bps
-                             : HostLinkRateBps(a.net.topology, a.net.rank_to_host.at(0))))));
-  helper.SetCommunicatorAttribute(
-      "ScaleUpRate",
-      ns3::DataRateValue(ns3::DataRate(static_cast<uint64_t>(s.servers.nvlink_bps))));
   work::JobPrograms programs = a.workload.programs;
   if (!s.realranks.ranks.empty()) {
     RefuseGroupsWithRealRanks(s, programs);

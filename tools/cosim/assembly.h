@@ -38,6 +38,9 @@ struct JobAssembly {
   Workload workload;                       // every rank's program; with real ranks, theirs are null
   ns3::Ptr<ns3::NboxTransport> transport;  // net.transport
   ns3::Ptr<ns3::NboxJob> job;
+  // How every communicator runs its collectives, built once from the scenario; real ranks
+  // get it encoded.
+  coll::CollectiveSettings collectives;
   MemoryEstimate memory;    // the network's build, the schedules, what the run keeps
   RunRecordCounts records;  // what the run keeps (run_records.h), reserved in job's records
 };

@@ -120,8 +120,7 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   root_options.real = real;
   // What the emulated ranks build their schedules from, sent whole to the real ranks and
   // compared whole when they join (collectives/settings.h).
-  const coll::CollectiveSettings collectives =
-      assembly.job->GetCommunicator()->GetCollectiveSettings();
+  const coll::CollectiveSettings& collectives = assembly.collectives;
   root_options.channels = collectives.channels;
   root_options.chunk_bytes = collectives.chunk_bytes;
   root_options.settings = coll::EncodeSettings(collectives);

@@ -155,6 +155,28 @@ std::vector<KeySpec> NetworkKeys() {
   };
 }
 
+// An operation's algorithm: the spellings collectives/settings.h's table allows it, in its
+// order.
+ValueKind Algorithm(Field<CollectivesSection, coll::AlgorithmChoice> field, std::string_view key) {
+  const coll::OperationChoices& row = coll::OperationChoicesOf(key);
+  ValueKind kind;
+  for (coll::AlgorithmChoice choice : row.allowed)
+    kind.choices.emplace_back(coll::ToString(choice));
+  kind.expected = ChoicesSentence(kind.choices);
+  kind.parse = [field, allowed = row.allowed](std::string_view text, Scenario& scenario) {
+    for (coll::AlgorithmChoice choice : allowed) {
+      if (coll::ToString(choice) != text) continue;
+      field.In(scenario) = choice;
+      return true;
+    }
+    return false;
+  };
+  kind.format = [field](const Scenario& scenario) {
+    return std::string(coll::ToString(field.In(scenario)));
+  };
+  return kind;
+}
+
 std::vector<KeySpec> CollectivesKeys() {
   auto coll = [](auto member) { return FieldOf(&Scenario::collectives, member); };
   return {
@@ -169,35 +191,32 @@ std::vector<KeySpec> CollectivesKeys() {
        "2 x depth message hops), or auto (ring or tree by size, as NCCL 2.20's tuner picks "
        "them from the ranks, servers, channels and the NIC and NVLink rates; "
        "collectives/nccl_tuning.h)",
-       Choice(coll(&CollectivesSection::allreduce),
-              {"ring", "hierarchical", "direct", "halving-doubling", "tree", "auto"})},
+       Algorithm(coll(&CollectivesSection::allreduce), "allreduce")},
       {"collectives", "allgather",
        "all-gather algorithm: ring (NCCL's), direct (every rank sends its segment to every "
        "peer at once), halving-doubling (recursive doubling: log2 W rounds), or auto (NCCL's "
        "choice without NVLS or CollNet: the ring)",
-       Choice(coll(&CollectivesSection::allgather),
-              {"ring", "direct", "halving-doubling", "auto"})},
+       Algorithm(coll(&CollectivesSection::allgather), "allgather")},
       {"collectives", "reducescatter",
        "reduce-scatter algorithm: ring (NCCL's), direct (every rank sends each peer the "
        "peer's segment at once), halving-doubling (recursive halving: log2 W rounds), or auto "
        "(NCCL's choice without NVLS or CollNet: the ring)",
-       Choice(coll(&CollectivesSection::reducescatter),
-              {"ring", "direct", "halving-doubling", "auto"})},
+       Algorithm(coll(&CollectivesSection::reducescatter), "reducescatter")},
       {"collectives", "broadcast",
        "broadcast algorithm: ring (NCCL's: a pipelined chain from the root), tree (two "
        "complementary binary trees over the other ranks below the root, channel c on tree c "
        "mod 2: 1 + depth hops instead of W - 1), or auto (NCCL's choice: the ring)",
-       Choice(coll(&CollectivesSection::broadcast), {"ring", "tree", "auto"})},
+       Algorithm(coll(&CollectivesSection::broadcast), "broadcast")},
       {"collectives", "reduce",
        "reduce algorithm: ring (NCCL's: a pipelined chain ending at the root), tree (the "
        "broadcast's trees, sums going up: 1 + depth hops instead of W - 1), or auto (NCCL's "
        "choice: the ring)",
-       Choice(coll(&CollectivesSection::reduce), {"ring", "tree", "auto"})},
+       Algorithm(coll(&CollectivesSection::reduce), "reduce")},
       {"collectives", "alltoall",
        "all-to-all algorithm: direct (every pair at once, NCCL's), or hierarchical (a block for "
        "another server goes first to the sender's GPU of the destination's local index, which "
        "sends it on its rail: only rail-aligned traffic leaves a server; topology.kind = rail)",
-       Choice(coll(&CollectivesSection::alltoall), {"direct", "hierarchical"})},
+       Algorithm(coll(&CollectivesSection::alltoall), "alltoall")},
       {"collectives", "order",
        "which of a rank's waiting collectives (on one communicator) starts next: fifo (the one "
        "issued first, NCCL's stream order) or lifo (the one issued last); point-to-point "

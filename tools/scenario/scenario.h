@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "collectives/settings.h"
+
 namespace nbox::scenario {
 
 class ScenarioError : public std::runtime_error {
@@ -64,15 +66,16 @@ struct NetworkSection {
 };
 
 struct CollectivesSection {
-  // ring | hierarchical (needs topology.kind = rail) | direct | halving-doubling | tree | auto
-  std::string allreduce = "ring";
-  std::string alltoall = "direct";     // direct | hierarchical (needs topology.kind = rail)
-  std::string allgather = "ring";      // ring | direct | halving-doubling | auto
-  std::string reducescatter = "ring";  // ring | direct | halving-doubling | auto
-  std::string broadcast = "ring";      // ring | tree | auto
-  std::string reduce = "ring";         // ring | tree | auto
-  std::string order = "fifo";          // fifo | lifo: which waiting collective starts next
-  int concurrent = 1;                  // collectives a rank runs at once per communicator
+  // Each operation's algorithm, of those coll::OperationChoiceTable allows it (hierarchical
+  // needs topology.kind = rail); coll::CollectiveSettingsOf gathers them for the job.
+  coll::AlgorithmChoice allreduce = coll::CollectiveSettings{}.all_reduce;
+  coll::AlgorithmChoice alltoall = coll::CollectiveSettings{}.all_to_all;
+  coll::AlgorithmChoice allgather = coll::CollectiveSettings{}.all_gather;
+  coll::AlgorithmChoice reducescatter = coll::CollectiveSettings{}.reduce_scatter;
+  coll::AlgorithmChoice broadcast = coll::CollectiveSettings{}.broadcast;
+  coll::AlgorithmChoice reduce = coll::CollectiveSettings{}.reduce;
+  std::string order = "fifo";  // fifo | lifo: which waiting collective starts next
+  int concurrent = 1;          // collectives a rank runs at once per communicator
   int channels = 2;
   uint64_t chunk_bytes = 1 << 20;  // 0 = no chunking
 };
