@@ -135,7 +135,7 @@ TEST(LoadScenario, FullFileSetsEveryKindOfValue) {
   EXPECT_EQ(s.workload.optimizer_s, 2.5e-3);
   EXPECT_EQ(s.workload.iterations, 5);
   EXPECT_EQ(s.output.dir, "results/full");
-  EXPECT_EQ(s.output.trace, "chrome");
+  EXPECT_EQ(s.output.trace, scenario::Timeline::kChrome);
   EXPECT_EQ(s.output.progress, "off");
 }
 

@@ -14,7 +14,7 @@ TEST(Overrides, ReplaceFileValuesAndDefaults) {
       LoadScenario(Fixture("full.ini"), {"network.mtu=1500", "job.seed = 7", "output.trace=none"});
   EXPECT_EQ(s.network.mtu, 1500u);
   EXPECT_EQ(s.job.seed, 7u);
-  EXPECT_EQ(s.output.trace, "none");
+  EXPECT_EQ(s.output.trace, scenario::Timeline::kNone);
   EXPECT_EQ(s.settings.at("network.mtu"), "1500");
   EXPECT_EQ(s.network.tcp_cc, "dctcp");  // untouched file value
 }

@@ -48,29 +48,6 @@ topo::Topology BuildTopology(const scenario::Scenario& s) {
   throw std::invalid_argument("unknown topology.kind '" + t.kind + "'");
 }
 
-ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
-  ns3::NboxNetworkConfig c;
-  c.mtu = s.network.mtu;
-  c.switchQueueBytes = s.network.switch_queue_bytes;
-  c.ecn = s.network.ecn;
-  c.ecnThresholdBytes = s.network.ecn_threshold_bytes;
-  c.tcpCongestionControl = s.network.tcp_cc;
-  c.tcpBufferBytes = s.network.tcp_buffer_bytes;
-  c.tcpMinRtoSeconds = s.network.tcp_min_rto_s;
-  // The delayed-ACK timeout must stay below the minimum RTO (a lone segment would time out
-  // before its ACK): tcp_delayed_ack, or half a smaller minimum RTO (scenarios/README.md).
-  c.tcpDelAckTimeoutSeconds = std::min(s.network.tcp_delayed_ack_s, s.network.tcp_min_rto_s / 2);
-  c.tcpLimitOutputBytes = static_cast<uint32_t>(s.network.tcp_limit_output_bytes);
-  c.tcpReordering = s.network.tcp_reordering;
-  c.tcpRackTlp = s.network.tcp_rack_tlp;
-  c.tcpForwardRetransmissions = s.network.tcp_forward_retransmissions;
-  c.ecmpSeed = s.job.seed;
-  c.cutThrough = s.network.switching == "cut-through";
-  c.flowletTimeoutSeconds = s.network.routing == "flowlet" ? s.network.flowlet_timeout_s : 0;
-  c.spraying = s.network.routing == "spray";
-  return c;
-}
-
 namespace {
 
 // The scenario's rule (scenario::TcpMinRtoRefusal) for the networks only their build knows:
@@ -171,7 +148,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   JobAssembly a;
   a.net = AssembleNetwork(s, available_bytes);
   // Only the timeline draws each compute op; reports take each rank's total per iteration.
-  const bool record_compute_ops = s.output.trace == "chrome";
+  const bool record_compute_ops = s.output.trace == scenario::Timeline::kChrome;
   // A job too large to build first is refused on its forecast; the rest are counted exactly
   // once built (a forecast runs slightly low, so one that does not fit never would).
   if (s.realranks.ranks.empty()) {
@@ -198,7 +175,8 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   helper.SetCollectiveSettings(a.collectives);
   helper.SetRankAppAttribute("RecordComputeOps", ns3::BooleanValue(record_compute_ops));
   helper.SetCommunicatorAttribute(
-      "CollectiveOrder", ns3::StringValue(s.collectives.order == "lifo" ? "LIFO" : "FIFO"));
+      "CollectiveOrder",
+      ns3::StringValue(s.collectives.order == scenario::CollectiveOrder::kLifo ? "LIFO" : "FIFO"));
   helper.SetCommunicatorAttribute("MaxConcurrentCollectives",
                                   ns3::UintegerValue(s.collectives.concurrent));
   work::JobPrograms programs = a.workload.programs;

@@ -20,7 +20,6 @@
 namespace nbox::cosim {
 
 topo::Topology BuildTopology(const scenario::Scenario& scenario);
-ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& scenario);
 
 struct NetworkAssembly {
   topo::Topology topology;

@@ -309,7 +309,7 @@ int main(int argc, char** argv) {
         sampler.WriteCsv(result.network, result.summary.job_start_s, out);
       });
     }
-    if (scenario.output.trace == "chrome") {
+    if (scenario.output.trace == nbox::scenario::Timeline::kChrome) {
       write(nbox::cosim::kTraceFile,
             [&](std::ostream& out) { nbox::cosim::WriteChromeTrace(*job->GetRecords(), out); });
     }

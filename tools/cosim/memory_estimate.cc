@@ -20,48 +20,12 @@ constexpr double kGiB = 1 << 30;
 
 }  // namespace
 
-NetworkMemoryCost MeasuredNetworkMemoryCost(const scenario::Scenario& s) {
-  // tools/bench/nbox-bench-memory, 2026-11-24 (fat-trees, stars, leaf-spines and rail fabrics
-  // of 21 MiB to 2.1 GiB): every build within 8% of its fit. The packet model's links carry
-  // ns-3 nodes' devices, queues and channels, its routes are hash-map entries
-  // (NboxEcmpRouting); the flow model keeps links as plain records and routes compactly.
-  if (s.network.model == "packet" && s.network.transport == "roce") return {19.6 * kMiB, 9630, 9.5};
-  if (s.network.model == "packet") return {20.0 * kMiB, 19416, 39.2};
-  // Flow, and analytical on the flow model's routes: a route is a row's 4-byte set id and
-  // 2-byte hop count (topologies/routes.cc); the rest as fitted.
-  return {19.9 * kMiB, 1090, 6.0};
-}
-
-double MeasuredConnectionBytes(const scenario::Scenario& s) {
-  if (s.network.model == "analytical") return 0.3 * 1024;
-  if (s.network.model == "flow") return 4.0 * 1024;
-  if (s.network.transport == "roce") return 4.6 * 1024;
-  return 23.9 * 1024;
-}
-
 MemoryEstimate EstimateNetworkMemory(const scenario::Scenario& s, const topo::Topology& topology) {
+  const NetworkModel& model = NetworkModelOf(s);
   MemoryEstimate estimate;
   estimate.links = topology.links.size();
-  // On the packet model every node with more than one link keeps a route per destination in
-  // its ns-3 routing; flow and analytical keep the equal-cost routes' rows only (topology.h).
-  uint64_t routing_nodes = 0;
-  if (s.network.model == "packet") {
-    for (auto [v, end] = boost::vertices(topology.graph); v != end; ++v) {
-      if (boost::out_degree(*v, topology.graph) > 1) ++routing_nodes;
-    }
-  } else {
-    routing_nodes = topo::CountRouteRows(topology);
-  }
-  // A node routes per destination: per host on RoCE and flow, per host address (one per
-  // link of the host) on packet over TCP (nbox-network-helper.cc).
-  uint64_t destinations = topology.hosts.size();
-  if (s.network.model == "packet" && s.network.transport == "tcp") {
-    destinations = 0;
-    for (topo::Vertex host : topology.hosts)
-      destinations += boost::out_degree(host, topology.graph);
-  }
-  estimate.route_entries = routing_nodes * destinations;
-  const NetworkMemoryCost cost = MeasuredNetworkMemoryCost(s);
+  estimate.route_entries = model.route_entries(s, topology);
+  const NetworkMemoryCost cost = model.memory_cost(s);
   estimate.network_bytes = static_cast<uint64_t>(
       cost.base_bytes + cost.bytes_per_link * static_cast<double>(estimate.links) +
       cost.bytes_per_route * static_cast<double>(estimate.route_entries));
@@ -140,8 +104,8 @@ void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& j
     estimate.connections += lanes * communicators[static_cast<size_t>(key.first)]->GetSize();
   }
   estimate.connections += pairs.size();
-  estimate.connection_bytes =
-      static_cast<uint64_t>(static_cast<double>(estimate.connections) * MeasuredConnectionBytes(s));
+  estimate.connection_bytes = static_cast<uint64_t>(static_cast<double>(estimate.connections) *
+                                                    NetworkModelOf(s).connection_bytes(s));
 }
 
 std::string KeepLessOfTheRun(const scenario::Scenario& s) {

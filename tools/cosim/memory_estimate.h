@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ns3/nbox-communicator.h"
+#include "tools/cosim/network_models.h"
 #include "tools/cosim/run_records.h"
 #include "tools/scenario/scenario.h"
 #include "topologies/topology.h"
@@ -35,18 +36,8 @@ inline constexpr double kBytesPerScheduleStep = 130;
 // the same job's peak (differences over 10,176 and 14,272 connections): packet over TCP
 // 23.7-23.9 KiB (two ns-3 sockets and their buffers), RoCE 4.5-4.7 KiB, flow 3.9-4.2 KiB,
 // analytical 0.3 KiB. About 0.5 KiB of each is the schedule's steps, which
-// kBytesPerScheduleStep counts too.
-double MeasuredConnectionBytes(const scenario::Scenario& scenario);
-
-// What one network build costs: a fixed part (the process, ns-3's libraries), a part per link
-// and a part per route entry. Measured by tools/bench/nbox-bench-memory (peak memory of
-// `--check` on fat-trees of k = 4 .. 40, least squares; figures in tools/bench/README.md).
-struct NetworkMemoryCost {
-  double base_bytes;
-  double bytes_per_link;
-  double bytes_per_route;
-};
-NetworkMemoryCost MeasuredNetworkMemoryCost(const scenario::Scenario& scenario);
+// kBytesPerScheduleStep counts too. Each network model gives its own (NetworkModel's
+// connection_bytes), as it gives its build's cost per link and route entry (memory_cost).
 
 struct MemoryEstimate {
   uint64_t links = 0;
@@ -56,7 +47,7 @@ struct MemoryEstimate {
   uint64_t schedule_bytes = 0;        // schedule_steps x kBytesPerScheduleStep
   bool schedules_counted = false;     // AddScheduleMemory ran (the job is built)
   uint64_t connections = 0;           // at most this many connections opened
-  uint64_t connection_bytes = 0;      // connections x MeasuredConnectionBytes
+  uint64_t connection_bytes = 0;      // connections x the model's connection_bytes
   uint64_t program_bytes = 0;         // the workload's programs (RunRecordCounts)
   uint64_t record_bytes = 0;          // the records the run keeps as it goes (RunRecordCounts)
   uint64_t report_bytes = 0;          // the report built from them at the end

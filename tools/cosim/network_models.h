@@ -2,8 +2,15 @@
 // from the topology, an NboxNetworkModel (per-port counters for the report) and an
 // NboxTransport (messages between ranks, delivery callbacks) that the job runtime uses
 // without knowing which model it is (docs/DESIGN.md, "Network models").
+//
+// Each model is a plugin in network_models/, beside the others: how it is built, what its
+// build and its connections hold in memory (measured), how the report names it and which
+// settings are its own. Adding a model is its file there and one line in NetworkModels();
+// the network.model key lists the same names (a test holds them equal).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,16 +30,42 @@ struct BuiltNetwork {
   ns3::Ptr<ns3::NboxNetwork> packet;
 };
 
-struct NetworkModelEntry {
+inline constexpr double kNetworkMiB = 1 << 20;  // the unit the costs below are measured in
+
+// What one network build costs: a fixed part (the process, ns-3's libraries), a part per link
+// and a part per route entry. Measured by tools/bench/nbox-bench-memory (peak memory of
+// `--check` on fat-trees of k = 4 .. 40, least squares; figures in tools/bench/README.md).
+struct NetworkMemoryCost {
+  double base_bytes;
+  double bytes_per_link;
+  double bytes_per_route;
+};
+
+// A setting's text as the run used it ("network.mtu" -> "9000"), for the report's wording.
+using SettingText = std::function<std::string(const std::string& key)>;
+
+struct NetworkModel {
   std::string name;  // the value of network.model
   BuiltNetwork (*build)(const scenario::Scenario& scenario, const topo::Topology& topology,
                         const std::vector<int>& rank_to_host);
+  NetworkMemoryCost (*memory_cost)(const scenario::Scenario& scenario);
+  // The route entries its build keeps for `topology` (what bytes_per_route multiplies).
+  uint64_t (*route_entries)(const scenario::Scenario& scenario, const topo::Topology& topology);
+  // Measured bytes per connection while a job runs (memory_estimate.h).
+  double (*connection_bytes)(const scenario::Scenario& scenario);
+  // The report's line for it, after "network    ".
+  std::string (*describe)(const SettingText& setting);
+  // The scenario section only this model reads, left out of other models' results ("" none).
+  std::string own_section;
 };
 
 // Every model, in the order the key documents them.
-const std::vector<NetworkModelEntry>& NetworkModels();
+const std::vector<NetworkModel>& NetworkModels();
 
-// Builds the scenario's network.model. Throws std::invalid_argument for an unknown model.
+// The scenario's network.model. Throws std::invalid_argument for an unknown model.
+const NetworkModel& NetworkModelOf(const scenario::Scenario& scenario);
+
+// Builds the scenario's network.model.
 BuiltNetwork BuildNetworkModel(const scenario::Scenario& scenario, const topo::Topology& topology,
                                const std::vector<int>& rank_to_host);
 

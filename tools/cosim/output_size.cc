@@ -23,7 +23,7 @@ uint64_t EstimateOutputBytes(const scenario::Scenario& s, const JobAssembly& a) 
       ports * kResultsBytesPerPort +
       static_cast<uint64_t>(s.workload.iterations) * ranks * kResultsBytesPerIterationRank +
       ranks * kTrafficBytesPerRank;
-  if (s.output.trace == "chrome") bytes += a.records.ops * kTraceBytesPerOp;
+  if (s.output.trace == scenario::Timeline::kChrome) bytes += a.records.ops * kTraceBytesPerOp;
   return bytes;
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/cosim/model_flops_utilization.h"
+#include "tools/cosim/network_models.h"
 #include "tools/cosim/rank_roles.h"
 #include "tools/cosim/real_rank_json.h"
 #include "tools/cosim/run_result.h"
@@ -17,6 +18,15 @@ long PeakRssKib() {
 }
 
 namespace {
+
+// `key` belongs to a section that another network model than the scenario's keeps for itself.
+bool IsOtherModelsSection(const scenario::Scenario& s, const std::string& key) {
+  for (const NetworkModel& model : NetworkModels()) {
+    if (model.own_section.empty() || model.name == s.network.model) continue;
+    if (key.rfind(model.own_section + ".", 0) == 0) return true;
+  }
+  return false;
+}
 
 using nlohmann::ordered_json;
 
@@ -169,7 +179,7 @@ std::string RunStatus(const RunResult& r) {
 
 ordered_json ResultsDocument(const RunResult& r) {
   ordered_json settings = ordered_json::object();
-  const bool roce = r.scenario.network.transport == "roce";
+  const bool roce = r.scenario.network.transport == scenario::Transport::kRoce;
   // Where the results go is not an input of the simulation: leaving it out keeps two runs
   // of one scenario byte-identical wherever they write.
   // The [realranks] and [debug] keys mean nothing to a simulated job; leaving them out keeps
@@ -183,8 +193,8 @@ ordered_json ResultsDocument(const RunResult& r) {
     if (key == "output.dir") continue;
     // [roce] means nothing to the TCP path: TCP results stay as they were before it.
     if (!roce && key.rfind("roce.", 0) == 0) continue;
-    // Likewise [analytical] for the other models.
-    if (r.scenario.network.model != "analytical" && key.rfind("analytical.", 0) == 0) continue;
+    // Likewise a network model's own section ([analytical]) for the other models.
+    if (IsOtherModelsSection(r.scenario, key)) continue;
     if (!real_ranks && (key.rfind("realranks.", 0) == 0 || key.rfind("debug.", 0) == 0)) continue;
     settings[key] = value;
   }

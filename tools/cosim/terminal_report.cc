@@ -11,6 +11,7 @@
 
 #include "common/units.h"
 #include "tools/cosim/model_flops_utilization.h"
+#include "tools/cosim/network_models.h"
 #include "tools/cosim/rank_roles.h"
 #include "tools/scenario/key_schema.h"
 
@@ -298,33 +299,9 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
   out << fmt::format("  topology   {} [{} hosts, {} switches, {} links]\n", r.topology_description,
                      r.hosts, r.switches, r.links);
   PrintWorkload(r, roles, out);
-  if (r.scenario.network.model == "analytical") {
-    // Each collective timed in closed form on its own routes: congestion from other traffic
-    // is not seen, so the times are lower bounds wherever traffic shares links.
-    out << fmt::format(
-        "  network    analytical model (alpha-beta per collective on its routes' bottleneck, "
-        "congestion-unaware: optimistic where traffic shares links), {} framing, MTU {}\n",
-        Setting(r, "network.transport"), Setting(r, "network.mtu"));
-  } else if (r.scenario.network.model == "flow") {
-    // Congestion control, queues and ECN do not exist in the flow model: only the framing
-    // (headers per packet) and the ECMP hashing of the transport count.
-    out << fmt::format(
-        "  network    flow model (max-min fair rates), {} framing and ECMP, MTU {}\n",
-        Setting(r, "network.transport"), Setting(r, "network.mtu"));
-  } else if (r.scenario.network.transport == "roce") {
-    // The ECN thresholds are given at 100 Gb/s and scale with each port's rate (roce keys).
-    out << fmt::format(
-        "  network    roce {}, PFC {}, MTU {}, switch buffer {}, ECN {}..{} per 100 Gb/s of "
-        "port rate, p {}\n",
-        Setting(r, "roce.cc"), Setting(r, "roce.pfc"), Setting(r, "network.mtu"),
-        Setting(r, "roce.buffer"), Setting(r, "roce.ecn_kmin"), Setting(r, "roce.ecn_kmax"),
-        Setting(r, "roce.ecn_pmax"));
-  } else {
-    out << fmt::format("  network    {} {}, MTU {}, switch queue {}, ECN {}\n",
-                       Setting(r, "network.transport"), Setting(r, "network.tcp_cc"),
-                       Setting(r, "network.mtu"), Setting(r, "network.switch_queue"),
-                       Setting(r, "network.ecn"));
-  }
+  out << "  network    " << NetworkModelOf(r.scenario).describe([&r](const std::string& key) {
+    return Setting(r, key);
+  }) << "\n";
   // The all-reduce's algorithm, and every other operation's where it is not the default.
   std::string algorithms = "allreduce " + Setting(r, "collectives.allreduce");
   static const scenario::Scenario defaults;

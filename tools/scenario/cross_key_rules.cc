@@ -60,7 +60,7 @@ void CheckCongestionControl(RuleContext& context) {
 // switches (NboxRoceSwitch) store and forward.
 void CheckSwitching(RuleContext& context) {
   const NetworkSection& network = context.scenario().network;
-  if (network.switching == "cut-through" && network.transport == "roce") {
+  if (network.switching == Switching::kCutThrough && network.transport == Transport::kRoce) {
     context.Fail(fmt::format("{} is not modelled on {}: its switches store and forward",
                              context.Describe("network.switching"),
                              context.Describe("network.transport")));
@@ -73,7 +73,7 @@ void CheckSwitching(RuleContext& context) {
 // (NboxFlowletTable in NboxRoceSwitch and NboxEcmpRouting).
 void CheckRouting(RuleContext& context) {
   const NetworkSection& network = context.scenario().network;
-  if (network.routing == "flowlet" && network.model != "packet") {
+  if (network.routing == Routing::kFlowlet && network.model != "packet") {
     context.Fail(fmt::format(
         "{} needs network.model = packet (flowlets end at pauses between "
         "packets, which the {} model does not have), got {}",
@@ -236,7 +236,7 @@ void CheckRealRanks(RuleContext& context) {
   }
   // A real rank's host runtime runs its collectives one at a time in issue order, and its
   // messages carry no tags to tell concurrent collectives apart.
-  if (s.collectives.order != "fifo" || s.collectives.concurrent != 1) {
+  if (s.collectives.order != CollectiveOrder::kFifo || s.collectives.concurrent != 1) {
     context.Fail(fmt::format(
         "{} and {} cannot run with real ranks ({}): the host runtime runs "
         "collectives one at a time in issue order (fifo, 1)",
@@ -330,7 +330,8 @@ double SmallestTcpRoundTripSeconds(uint32_t mtu, double slowest_bps) {
 std::string TcpMinRtoRefusal(const Scenario& s, double slowest_bps,
                              const std::string& key_described,
                              const std::string& network_described) {
-  if (s.network.model != "packet" || s.network.transport != "tcp" || slowest_bps <= 0) return "";
+  if (s.network.model != "packet" || s.network.transport != Transport::kTcp || slowest_bps <= 0)
+    return "";
   const double round_trip_s = SmallestTcpRoundTripSeconds(s.network.mtu, slowest_bps);
   if (s.network.tcp_min_rto_s >= round_trip_s) return "";
   return fmt::format(

@@ -85,7 +85,8 @@ std::vector<KeySpec> NetworkKeys() {
        "traffic shares links; [analytical] factors)",
        Choice(net(&NetworkSection::model), {"packet", "flow", "analytical"})},
       {"network", "transport", "how messages cross the network",
-       Choice(net(&NetworkSection::transport), {"tcp", "roce"})},
+       EnumChoice(net(&NetworkSection::transport),
+                  {{Transport::kTcp, "tcp"}, {Transport::kRoce, "roce"}})},
       {"network", "tcp_cc", "TCP congestion control (ns-3's TcpNewReno, TcpCubic, ...)",
        Choice(net(&NetworkSection::tcp_cc), {"newreno", "cubic", "dctcp", "bbr"})},
       {"network", "mtu", "largest IP packet on every link",
@@ -137,7 +138,9 @@ std::vector<KeySpec> NetworkKeys() {
        "whole; ns-3's links) or cut-through (once its 64-byte header is in and the egress port "
        "is free: most datacenter Ethernet switches, InfiniBand, a Linux bridge); the flow and "
        "analytical models have no packets and are the same either way",
-       Choice(net(&NetworkSection::switching), {"store-and-forward", "cut-through"})},
+       EnumChoice(net(&NetworkSection::switching),
+                  {{Switching::kStoreAndForward, "store-and-forward"},
+                   {Switching::kCutThrough, "cut-through"}})},
       {"network", "routing",
        "how switches spread traffic over equal-cost paths: ecmp (a hash of each flow, so a "
        "connection keeps one path and two can collide on one link), spray (every packet on "
@@ -146,7 +149,9 @@ std::vector<KeySpec> NetworkKeys() {
        "keeps its "
        "path until it pauses for network.flowlet_timeout, then draws another: LetFlow; TCP and "
        "RoCE on the packet model)",
-       Choice(net(&NetworkSection::routing), {"ecmp", "spray", "flowlet"})},
+       EnumChoice(
+           net(&NetworkSection::routing),
+           {{Routing::kEcmp, "ecmp"}, {Routing::kSpray, "spray"}, {Routing::kFlowlet, "flowlet"}})},
       {"network", "flowlet_timeout",
        "routing = flowlet: how long a connection must send nothing through a switch before its "
        "next packet may take another path (500 us: CONGA's flowlet timeout); below the paths' "
@@ -221,7 +226,8 @@ std::vector<KeySpec> CollectivesKeys() {
        "which of a rank's waiting collectives (on one communicator) starts next: fifo (the one "
        "issued first, NCCL's stream order) or lifo (the one issued last); point-to-point "
        "transfers keep their place",
-       Choice(coll(&CollectivesSection::order), {"fifo", "lifo"})},
+       EnumChoice(coll(&CollectivesSection::order),
+                  {{CollectiveOrder::kFifo, "fifo"}, {CollectiveOrder::kLifo, "lifo"}})},
       {"collectives", "concurrent",
        "how many collectives a rank runs at once on one communicator (1 = one after another, "
        "as NCCL on one stream)",
@@ -312,7 +318,8 @@ std::vector<KeySpec> OutputKeys() {
       {"output", "dir", "folder for results; empty = results/NAME for a scenario file NAME.ini",
        Text(out(&OutputSection::dir), "a folder path")},
       {"output", "trace", "timeline to write: none, or a Chrome/Perfetto trace",
-       Choice(out(&OutputSection::trace), {"none", "chrome"})},
+       EnumChoice(out(&OutputSection::trace),
+                  {{Timeline::kNone, "none"}, {Timeline::kChrome, "chrome"}})},
       {"output", "progress", "progress line on the terminal; auto = only when it is a terminal",
        Choice(out(&OutputSection::progress), {"auto", "on", "off"})},
       {"output", "link_sample",

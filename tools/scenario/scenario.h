@@ -45,24 +45,32 @@ struct TopologySection {
   double link_latency_s = 1e-6;
 };
 
+// The choices a key names, read once from the scenario's spelling (key_schema.cc lists each
+// with its spelling; the report prints the spelling from the settings' text).
+enum class Transport { kTcp, kRoce };
+enum class Switching { kStoreAndForward, kCutThrough };
+enum class Routing { kEcmp, kSpray, kFlowlet };
+enum class CollectiveOrder { kFifo, kLifo };
+enum class Timeline { kNone, kChrome };
+
 struct NetworkSection {
-  std::string model = "packet";   // packet | flow | analytical (docs/DESIGN.md, "Network models")
-  std::string transport = "tcp";  // tcp | roce
-  std::string tcp_cc = "cubic";   // newreno | cubic | dctcp | bbr
+  std::string model = "packet";  // packet | flow | analytical (docs/DESIGN.md, "Network models")
+  Transport transport = Transport::kTcp;
+  std::string tcp_cc = "cubic";  // newreno | cubic | dctcp | bbr
   uint32_t mtu = 1500;
   uint64_t switch_queue_bytes = 4000000;  // per egress port
   bool ecn = false;
-  uint64_t ecn_threshold_bytes = 100000;        // step marking threshold K
-  uint64_t tcp_buffer_bytes = 4000000;          // socket send and receive buffers
-  double tcp_min_rto_s = 0.2;                   // Linux TCP_RTO_MIN
-  double tcp_delayed_ack_s = 200e-6;            // receiver's delayed-ACK timeout
-  uint64_t tcp_limit_output_bytes = 1 << 20;    // TCP Small Queues cap; 0 = off
-  uint32_t tcp_reordering = 3;                  // duplicate ACKs before a fast retransmit
-  bool tcp_rack_tlp = true;                     // RACK-TLP loss detection (Linux's default)
-  bool tcp_forward_retransmissions = false;     // RFC 6675 NextSeg rule 3 (Linux: none)
-  std::string switching = "store-and-forward";  // store-and-forward | cut-through
-  std::string routing = "ecmp";                 // ecmp | spray | flowlet
-  double flowlet_timeout_s = 500e-6;            // CONGA's flowlet timeout (SIGCOMM 2014)
+  uint64_t ecn_threshold_bytes = 100000;      // step marking threshold K
+  uint64_t tcp_buffer_bytes = 4000000;        // socket send and receive buffers
+  double tcp_min_rto_s = 0.2;                 // Linux TCP_RTO_MIN
+  double tcp_delayed_ack_s = 200e-6;          // receiver's delayed-ACK timeout
+  uint64_t tcp_limit_output_bytes = 1 << 20;  // TCP Small Queues cap; 0 = off
+  uint32_t tcp_reordering = 3;                // duplicate ACKs before a fast retransmit
+  bool tcp_rack_tlp = true;                   // RACK-TLP loss detection (Linux's default)
+  bool tcp_forward_retransmissions = false;   // RFC 6675 NextSeg rule 3 (Linux: none)
+  Switching switching = Switching::kStoreAndForward;
+  Routing routing = Routing::kEcmp;
+  double flowlet_timeout_s = 500e-6;  // CONGA's flowlet timeout (SIGCOMM 2014)
 };
 
 struct CollectivesSection {
@@ -74,8 +82,8 @@ struct CollectivesSection {
   coll::AlgorithmChoice reducescatter = coll::CollectiveSettings{}.reduce_scatter;
   coll::AlgorithmChoice broadcast = coll::CollectiveSettings{}.broadcast;
   coll::AlgorithmChoice reduce = coll::CollectiveSettings{}.reduce;
-  std::string order = "fifo";  // fifo | lifo: which waiting collective starts next
-  int concurrent = 1;          // collectives a rank runs at once per communicator
+  CollectiveOrder order = CollectiveOrder::kFifo;  // which waiting collective starts next
+  int concurrent = 1;  // collectives a rank runs at once per communicator
   int channels = 2;
   uint64_t chunk_bytes = 1 << 20;  // 0 = no chunking
 };
@@ -164,8 +172,8 @@ struct WorkloadSection {
 };
 
 struct OutputSection {
-  std::string dir;                // "" = results/<scenario file stem>
-  std::string trace = "none";     // none | chrome
+  std::string dir;  // "" = results/<scenario file stem>
+  Timeline trace = Timeline::kNone;
   std::string progress = "auto";  // auto | on | off
   double link_sample_s = 0;       // links.csv sampling interval; 0 = off
   std::string messages = "none";  // none | csv: messages.csv, every message of the run

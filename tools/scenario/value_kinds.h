@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tools/scenario/scenario.h"
@@ -156,6 +157,29 @@ ValueKind Choice(Field<Section, std::string> field, std::vector<std::string> cho
     return false;
   };
   kind.format = [=](const Scenario& scenario) { return field.In(scenario); };
+  return kind;
+}
+
+// One of a few named values of an enum, each with its spelling.
+template <typename Section, typename E>
+ValueKind EnumChoice(Field<Section, E> field, std::vector<std::pair<E, std::string>> choices) {
+  ValueKind kind;
+  for (const auto& [value, spelling] : choices) kind.choices.push_back(spelling);
+  kind.expected = ChoicesSentence(kind.choices);
+  kind.parse = [=](std::string_view text, Scenario& scenario) {
+    for (const auto& [value, spelling] : choices) {
+      if (spelling != text) continue;
+      field.In(scenario) = value;
+      return true;
+    }
+    return false;
+  };
+  kind.format = [=](const Scenario& scenario) {
+    for (const auto& [value, spelling] : choices) {
+      if (value == field.In(scenario)) return spelling;
+    }
+    return std::string("?");
+  };
   return kind;
 }
 

@@ -1,4 +1,4 @@
-#include "tools/cosim/roce_assembly.h"
+#include "tools/cosim/network_models/roce_network.h"
 
 #include <fmt/format.h>
 
@@ -39,10 +39,11 @@ ns3::NboxRoceNetworkHelper MakeRoceNetworkHelper(const scenario::Scenario& s) {
   helper.SetSwitchAttribute("Headroom", UintegerValue(r.headroom_bytes));
   // Spraying reorders a QP's packets, so receivers place them as they come.
   // Flowlets keep a QP in order as long as the timeout exceeds the paths' delay difference.
-  const bool spray = s.network.routing == "spray";
-  const auto balancing = spray                            ? ns3::NboxRoceSwitch::SPRAY
-                         : s.network.routing == "flowlet" ? ns3::NboxRoceSwitch::FLOWLET
-                                                          : ns3::NboxRoceSwitch::ECMP;
+  const bool spray = s.network.routing == scenario::Routing::kSpray;
+  const auto balancing = spray ? ns3::NboxRoceSwitch::SPRAY
+                         : s.network.routing == scenario::Routing::kFlowlet
+                             ? ns3::NboxRoceSwitch::FLOWLET
+                             : ns3::NboxRoceSwitch::ECMP;
   helper.SetSwitchAttribute("LoadBalancing", ns3::EnumValue(balancing));
   helper.SetSwitchAttribute("FlowletTimeout", TimeValue(Seconds(s.network.flowlet_timeout_s)));
   helper.SetNicAttribute("AcceptOutOfOrder", ns3::BooleanValue(spray));

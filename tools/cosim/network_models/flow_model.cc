@@ -1,0 +1,68 @@
+#include "tools/cosim/network_models/flow_model.h"
+
+#include <fmt/format.h>
+
+#include "ns3/boolean.h"
+#include "ns3/enum.h"
+#include "ns3/nbox-flow-transport.h"
+#include "ns3/uinteger.h"
+
+namespace nbox::cosim {
+namespace {
+
+BuiltNetwork Build(const scenario::Scenario& s, const topo::Topology& topology,
+                   const std::vector<int>& rank_to_host) {
+  BuiltNetwork built;
+  auto network = BuildFlowPorts(s, topology);
+  built.model = network;
+  built.transport = ns3::CreateObject<ns3::NboxFlowTransport>(network, rank_to_host);
+  return built;
+}
+
+double ConnectionBytes(const scenario::Scenario&) {
+  // As the packet model's figures were measured (memory_estimate.h): 3.9-4.2 KiB.
+  return 4.0 * 1024;
+}
+
+std::string Describe(const SettingText& setting) {
+  // Congestion control, queues and ECN do not exist in the flow model: only the framing
+  // (headers per packet) and the ECMP hashing of the transport count.
+  return fmt::format("flow model (max-min fair rates), {} framing and ECMP, MTU {}",
+                     setting("network.transport"), setting("network.mtu"));
+}
+
+}  // namespace
+
+ns3::Ptr<ns3::NboxFlowNetwork> BuildFlowPorts(const scenario::Scenario& s,
+                                              const topo::Topology& topology) {
+  auto network = ns3::CreateObject<ns3::NboxFlowNetwork>();
+  network->SetAttribute("Mtu", ns3::UintegerValue(s.network.mtu));
+  network->SetAttribute("PacketFormat",
+                        ns3::EnumValue(s.network.transport == scenario::Transport::kRoce
+                                           ? ns3::NboxFlowNetwork::ROCE_PACKETS
+                                           : ns3::NboxFlowNetwork::TCP_PACKETS));
+  network->SetAttribute("EcmpSeed", ns3::UintegerValue(s.job.seed));
+  network->SetAttribute("Spray", ns3::BooleanValue(s.network.routing == scenario::Routing::kSpray));
+  network->Build(topology);
+  return network;
+}
+
+NetworkMemoryCost FlowPortsMemoryCost(const scenario::Scenario&) {
+  // tools/bench/nbox-bench-memory, 2026-11-24 (as the packet model's): links are plain
+  // records; a route is a row's 4-byte set id and 2-byte hop count (topologies/routes.cc);
+  // the rest as fitted.
+  return {19.9 * kNetworkMiB, 1090, 6.0};
+}
+
+uint64_t FlowPortsRouteEntries(const scenario::Scenario&, const topo::Topology& topology) {
+  // The equal-cost routes' rows only (topology.h), one entry per destination host.
+  return topo::CountRouteRows(topology) * topology.hosts.size();
+}
+
+const NetworkModel& FlowModel() {
+  static const NetworkModel model = {
+      "flow", Build, FlowPortsMemoryCost, FlowPortsRouteEntries, ConnectionBytes, Describe, ""};
+  return model;
+}
+
+}  // namespace nbox::cosim

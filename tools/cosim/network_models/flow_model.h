@@ -1,0 +1,20 @@
+// network.model = flow: link rates shared max-min fairly among the flows on their routes; no
+// packets, queues or losses. Its ports and routes are the analytical model's too.
+#pragma once
+
+#include "ns3/nbox-flow-network.h"
+#include "tools/cosim/network_models.h"
+
+namespace nbox::cosim {
+
+const NetworkModel& FlowModel();
+
+// The flow model's ports and routes, built (the analytical model times and counts on them).
+ns3::Ptr<ns3::NboxFlowNetwork> BuildFlowPorts(const scenario::Scenario& scenario,
+                                              const topo::Topology& topology);
+
+// What a build of those ports and routes holds: measured cost and route entries.
+NetworkMemoryCost FlowPortsMemoryCost(const scenario::Scenario& scenario);
+uint64_t FlowPortsRouteEntries(const scenario::Scenario& scenario, const topo::Topology& topology);
+
+}  // namespace nbox::cosim
