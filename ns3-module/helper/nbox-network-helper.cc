@@ -510,7 +510,7 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
     InternetStackHelper stack;
     stack.SetIpv6StackInstall(false); // nbox addresses and routes IPv4 only
     stack.SetRoutingHelper(EcmpRoutingFactory());
-    // ns-3's TCP with a hashed lookup of established connections (model/nbox-tcp-l4-protocol.h).
+    // ns-3's TCP with a hashed lookup of established connections (model/tcp/nbox-tcp-l4-protocol.h).
     stack.SetTcp(m_config.tcpHashedLookup ? "ns3::NboxTcpL4Protocol" : "ns3::TcpL4Protocol");
     for (const Ptr<Node>& node : nodes)
     {

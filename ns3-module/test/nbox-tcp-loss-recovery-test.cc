@@ -1,5 +1,5 @@
 /*
- * NboxTcpSocket's RACK-TLP end to end (model/nbox-tcp-rack.h): a segment lost near a message's
+ * NboxTcpSocket's RACK-TLP end to end (model/tcp/nbox-tcp-rack.h): a segment lost near a message's
  * end is resent within a few round trips, where ns-3's RFC 6675 recovery alone waits for the
  * retransmission timer (200 ms minimum, Linux's, the default).
  *

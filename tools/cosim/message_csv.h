@@ -1,5 +1,5 @@
 // messages.csv (output.messages = csv): every point-to-point message of a simulated run, one
-// row each, from the job's message log (ns3-module/model/nbox-message-log.h says what a
+// row each, from the job's message log (ns3-module/model/runtime/nbox-message-log.h says what a
 // dependency is). The columns are documented in docs/TRACES.md, "Traffic out".
 #pragma once
 

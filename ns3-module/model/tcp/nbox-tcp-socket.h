@@ -22,7 +22,7 @@
  * The host's NboxTcpSmallQueues tells the socket when its segments leave. A socket on a node
  * without one behaves exactly as TcpSocketBase.
  *
- * It also detects losses as Linux does by default, with RACK-TLP (RFC 8985; model/nbox-tcp-rack.h
+ * It also detects losses as Linux does by default, with RACK-TLP (RFC 8985; model/tcp/nbox-tcp-rack.h
  * says why and how): a lost segment among a message's last two, or a lost tail, is resent
  * within a few round trips rather than after the retransmission timer. Attribute RackTlp;
  * the glue is in nbox-tcp-socket-rack.cc.

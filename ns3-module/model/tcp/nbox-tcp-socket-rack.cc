@@ -9,7 +9,7 @@
  * Not modelled: TLP's episode detection (RFC 8985 7.4, a congestion response when the probe
  * alone repaired a loss; Linux's TCPLossProbeRecovery). The reordering window grows on
  * retransmissions proven spurious by an early ACK, in place of the DSACKs ns-3's receivers do
- * not send (model/nbox-tcp-rack.h).
+ * not send (model/tcp/nbox-tcp-rack.h).
  */
 #include "nbox-tcp-socket.h"
 
