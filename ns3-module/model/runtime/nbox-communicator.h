@@ -17,6 +17,11 @@
  * Some ranks may be external (real ranks driven through NboxRealRankGateway): the
  * communicator runs no schedule for them, hands every message an emulated rank sends to one
  * of them to the gateway, and takes their messages to emulated ranks through DeliverExternal.
+ *
+ * Its parts, one file each: its settings and specs (nbox-communicator.cc; the attributes'
+ * face of its CollectiveSettings in nbox-settings-attributes.h), the collective queue
+ * (nbox-communicator-queue.cc), the schedule runner (nbox-communicator-steps.cc) and the
+ * real-rank adapter (nbox-communicator-real-ranks.cc).
  */
 #ifndef NBOX_COMMUNICATOR_H
 #define NBOX_COMMUNICATOR_H
@@ -53,8 +58,8 @@ struct NboxCommWork
 {
     bool isTransfers = false; //!< a point-to-point group, else a collective
     nbox::coll::CollectiveOp op = nbox::coll::CollectiveOp::kAllReduce;
-    uint64_t bytes = 0;                          //!< collectives but all-to-all-v
-    int root = 0;                                //!< broadcast and reduce
+    uint64_t bytes = 0; //!< collectives but all-to-all-v
+    int root = 0;       //!< broadcast and reduce
     /** Collectives: the size of the data type, on whose boundaries buffers are cut (a real
      * rank's call says it); 0 = the communicator's ElementSize. */
     uint32_t elementBytes = 0;
@@ -139,8 +144,8 @@ class NboxCommunicator : public Object
 
     /** `elementBytes` 0: the communicator's ElementSize. */
     nbox::coll::CollectiveSpec MakeSpec(nbox::coll::CollectiveOp op, uint64_t bytes,
-                                        nbox::work::AllToAllCounts counts = nullptr,
-                                        int root = 0, uint32_t elementBytes = 0) const;
+                                        nbox::work::AllToAllCounts counts = nullptr, int root = 0,
+                                        uint32_t elementBytes = 0) const;
     /** The spec of a collective's work. */
     nbox::coll::CollectiveSpec SpecOf(const NboxCommWork& work) const;
     /** The schedule member `rank` runs for `work` (built anew each call). */

@@ -57,7 +57,8 @@ class NboxAlgorithmChecker : public EnumChecker
     }
 
     /** The value of the allowed choice spelled `name`, or nothing. */
-    std::optional<int> ValueOf(const std::string& name) const
+    std::optional<int>
+    ValueOf(const std::string& name) const
     {
         for (nbox::coll::AlgorithmChoice choice : m_allowed)
         {
@@ -80,16 +81,18 @@ class NboxAlgorithmValue : public EnumValue
   public:
     using EnumValue::EnumValue;
 
-    Ptr<AttributeValue> Copy() const override
+    Ptr<AttributeValue>
+    Copy() const override
     {
         return ns3::Create<NboxAlgorithmValue>(*this);
     }
 
-    bool DeserializeFromString(std::string value, Ptr<const AttributeChecker> checker) override
+    bool
+    DeserializeFromString(std::string value, Ptr<const AttributeChecker> checker) override
     {
         const auto* algorithms = dynamic_cast<const NboxAlgorithmChecker*>(PeekPointer(checker));
-        const std::optional<int> found =
-            algorithms != nullptr ? algorithms->ValueOf(value) : std::nullopt;
+        const std::optional<int> found
+            = algorithms != nullptr ? algorithms->ValueOf(value) : std::nullopt;
         if (found)
         {
             Set(*found);

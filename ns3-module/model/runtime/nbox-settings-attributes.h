@@ -30,20 +30,20 @@ std::string NboxAttributeSpelling(nbox::coll::AlgorithmChoice choice);
 Ptr<const AttributeChecker> MakeNboxAlgorithmChecker(std::string_view key);
 
 /** Reads and writes one field of the collective settings an `Owner` keeps. */
-template <typename Owner>
-class NboxSettingsAccessor : public AttributeAccessor
+template<typename Owner> class NboxSettingsAccessor : public AttributeAccessor
 {
   public:
     using Write = std::function<bool(nbox::coll::CollectiveSettings&, const AttributeValue&)>;
     using Read = std::function<bool(const nbox::coll::CollectiveSettings&, AttributeValue&)>;
 
     NboxSettingsAccessor(Write write, Read read)
-        : m_write(std::move(write)),
-          m_read(std::move(read))
+        : m_write(std::move(write))
+        , m_read(std::move(read))
     {
     }
 
-    bool Set(ObjectBase* object, const AttributeValue& value) const override
+    bool
+    Set(ObjectBase* object, const AttributeValue& value) const override
     {
         auto* owner = dynamic_cast<Owner*>(object);
         if (owner == nullptr)
@@ -59,18 +59,21 @@ class NboxSettingsAccessor : public AttributeAccessor
         return true;
     }
 
-    bool Get(const ObjectBase* object, AttributeValue& value) const override
+    bool
+    Get(const ObjectBase* object, AttributeValue& value) const override
     {
         const auto* owner = dynamic_cast<const Owner*>(object);
         return owner != nullptr && m_read(owner->GetCollectiveSettings(), value);
     }
 
-    bool HasGetter() const override
+    bool
+    HasGetter() const override
     {
         return true;
     }
 
-    bool HasSetter() const override
+    bool
+    HasSetter() const override
     {
         return true;
     }
@@ -84,14 +87,15 @@ class NboxSettingsAccessor : public AttributeAccessor
  * Field `member` as an attribute of value type `Value`: `toField` turns the value's Get() into
  * the field, `toValue` the field into what the value's Set() takes.
  */
-template <typename Owner, typename Value, typename T, typename ToField, typename ToValue>
+template<typename Owner, typename Value, typename T, typename ToField, typename ToValue>
 Ptr<const AttributeAccessor>
 MakeNboxSettingsAccessor(T nbox::coll::CollectiveSettings::*member, ToField toField,
                          ToValue toValue)
 {
     return Ptr<const AttributeAccessor>(
         new NboxSettingsAccessor<Owner>(
-            [member, toField](nbox::coll::CollectiveSettings& s, const AttributeValue& value) {
+            [member, toField](nbox::coll::CollectiveSettings& s, const AttributeValue& value)
+            {
                 const auto* v = dynamic_cast<const Value*>(&value);
                 if (v != nullptr)
                 {
@@ -99,7 +103,8 @@ MakeNboxSettingsAccessor(T nbox::coll::CollectiveSettings::*member, ToField toFi
                 }
                 return v != nullptr;
             },
-            [member, toValue](const nbox::coll::CollectiveSettings& s, AttributeValue& value) {
+            [member, toValue](const nbox::coll::CollectiveSettings& s, AttributeValue& value)
+            {
                 auto* v = dynamic_cast<Value*>(&value);
                 if (v != nullptr)
                 {
@@ -111,29 +116,27 @@ MakeNboxSettingsAccessor(T nbox::coll::CollectiveSettings::*member, ToField toFi
 }
 
 /** A whole-number field (channels, chunk_bytes, ranks_per_server) as a UintegerValue. */
-template <typename Owner, typename T>
+template<typename Owner, typename T>
 Ptr<const AttributeAccessor>
 MakeNboxSettingsUintegerAccessor(T nbox::coll::CollectiveSettings::*member)
 {
     return MakeNboxSettingsAccessor<Owner, UintegerValue>(
-        member,
-        [](uint64_t value) { return static_cast<T>(value); },
+        member, [](uint64_t value) { return static_cast<T>(value); },
         [](T field) { return static_cast<uint64_t>(field); });
 }
 
 /** A rate field in bits per second (nic_bps, scale_up_bps) as a DataRateValue. */
-template <typename Owner>
+template<typename Owner>
 Ptr<const AttributeAccessor>
 MakeNboxSettingsRateAccessor(uint64_t nbox::coll::CollectiveSettings::*member)
 {
     return MakeNboxSettingsAccessor<Owner, DataRateValue>(
-        member,
-        [](const DataRate& rate) { return rate.GetBitRate(); },
+        member, [](const DataRate& rate) { return rate.GetBitRate(); },
         [](uint64_t bps) { return DataRate(bps); });
 }
 
 /** Operation `key`'s algorithm (the table's member for it) as an EnumValue. */
-template <typename Owner>
+template<typename Owner>
 Ptr<const AttributeAccessor>
 MakeNboxSettingsAlgorithmAccessor(std::string_view key)
 {

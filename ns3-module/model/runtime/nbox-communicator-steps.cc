@@ -1,0 +1,318 @@
+/*
+ * NboxCommunicator's schedule runner: a started op's steps (sends and receives of its
+ * collectives/ schedule, or one timed whole by a collective timer) run as the transport
+ * delivers; arrivals are matched to receives by the schedule's FIFO rule, by tag.
+ */
+#include "nbox-communicator.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+#include "collectives/all_to_all.h"
+#include "collectives/send_lanes.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace ns3
+{
+
+using nbox::coll::CollectiveOp;
+using nbox::coll::StepKind;
+
+void
+NboxCommunicator::Start(uint32_t rank, Pending pending)
+{
+    RankState& state = m_ranks[rank];
+    auto owned = std::make_shared<Running>();
+    Running& running = *owned;
+    running.tag = pending.tag;
+    running.rank = rank;
+    running.started = Simulator::Now();
+    running.pending = std::move(pending);
+    const bool collective = !running.pending.work.isTransfers;
+    state.running[running.tag] = std::move(owned);
+    if (collective)
+    {
+        Instance& instance = m_instances[running.tag];
+        ++instance.started;
+        instance.lastStart = Simulator::Now();
+        if (!BuildsCollectiveSchedules())
+        {
+            StartTimed(rank, running, *m_transport->GetCollectiveTimer());
+            return;
+        }
+    }
+    running.tracker
+        = std::make_unique<nbox::coll::StepTracker>(BuildStepSource(rank, running.pending.work));
+    // Messages that came before this op started: a collective's carry its tag; the others'
+    // (groups', external ranks') are in order per connection, so each belongs to this op if
+    // it still expects one from that connection (stop at the first that does not).
+    if (collective)
+    {
+        auto it = state.tagged.lower_bound({running.tag, 0, 0});
+        while (it != state.tagged.end() && std::get<0>(it->first) == running.tag)
+        {
+            for (const Arrival& arrival : it->second.arrived)
+            {
+                MatchToRunning(running, std::get<1>(it->first), std::get<2>(it->first), arrival);
+            }
+            it = state.tagged.erase(it);
+        }
+    }
+    for (auto& [key, inbox] : state.untagged)
+    {
+        const auto [src, channel] = key;
+        while (!inbox.arrived.empty()
+               && running.tracker->ExpectsArrival(static_cast<int>(src), static_cast<int>(channel)))
+        {
+            const Arrival arrival = inbox.arrived.front();
+            inbox.arrived.pop_front();
+            MatchToRunning(running, src, channel, arrival);
+        }
+    }
+    Advance(running);
+}
+
+void
+NboxCommunicator::StartTimed(uint32_t rank, Running& running, NboxCollectiveTimer& timer)
+{
+    Instance& instance = m_instances[running.tag];
+    instance.timedRanks.push_back(rank);
+    if (instance.started < m_members.size())
+    {
+        return;
+    }
+    const NboxCommWork& work = running.pending.work;
+    const Time duration = timer.TimeCollective(SpecOf(work), m_members, m_laneBase);
+    // In the order the members started it, so equal end times finish in a fixed order.
+    for (uint32_t member : instance.timedRanks)
+    {
+        Simulator::Schedule(duration, &NboxCommunicator::Finish, this, member, running.tag);
+    }
+}
+
+void
+NboxCommunicator::Advance(Running& running)
+{
+    const uint32_t rank = running.rank;
+    const uint64_t tag = running.tag;
+    nbox::coll::StepTracker& tracker = *running.tracker;
+    // Receives whose message is already in the inbox complete at once and may release more
+    // steps, so keep going until nothing new is ready.
+    // The op's vector, taken (not referenced) in case a transport ever calls back into this
+    // op from Send, and given back at the end.
+    std::vector<uint32_t> ready = std::move(running.ready);
+    for (tracker.TakeReady(ready); !ready.empty(); tracker.TakeReady(ready))
+    {
+        for (uint32_t id : ready)
+        {
+            const nbox::coll::Step& step = tracker.step(id);
+            const auto peer = static_cast<uint32_t>(step.peer);
+            const auto channel = static_cast<uint32_t>(step.channel);
+            if (step.kind == StepKind::kSend)
+            {
+                const uint64_t message = m_records->messages.IsEnabled()
+                                           ? LogSend(running, step)
+                                           : NboxMessageLog::kNoMessage;
+                const uint32_t slot = m_sent.Park(
+                    {rank, id, peer, channel, step.bytes, Simulator::Now(), tag, message});
+                // The callback carries the slot only: std::function holds it without allocating.
+                m_transport->Send(m_members[rank], m_members[peer], m_laneBase + channel,
+                                  step.bytes, [this, slot]() { OnDelivered(slot); });
+                continue;
+            }
+            const auto early = running.early.find(id);
+            if (early == running.early.end())
+            {
+                continue; // handed out: it completes when its message arrives
+            }
+            const Arrival arrival = early->second;
+            running.early.erase(early);
+            CompleteRecv(running, id, arrival);
+        }
+    }
+    running.ready = std::move(ready);
+    if (tracker.Done())
+    {
+        Finish(rank, tag);
+    }
+}
+
+void
+NboxCommunicator::CompleteRecv(Running& running, uint32_t stepId, const Arrival& arrival)
+{
+    const nbox::coll::Step& step = running.tracker->step(stepId);
+    if (arrival.bytes != step.bytes)
+    {
+        // The two ends cut the op differently: their schedules disagree (a real rank's call
+        // against its emulated peers', or traces that do not pair up). The run ends with both
+        // sides named; this op never completes.
+        m_records->Fail(DescribeMismatch(running, step, arrival.bytes));
+        return;
+    }
+    running.peersPosted = std::max(running.peersPosted, arrival.posted);
+    if (arrival.message != NboxMessageLog::kNoMessage)
+    {
+        running.stepMessage[stepId] = arrival.message;
+        m_records->messages.Advanced(m_members[running.rank], arrival.message);
+    }
+    running.tracker->Complete(stepId);
+}
+
+std::string
+NboxCommunicator::DescribeMismatch(const Running& running, const nbox::coll::Step& step,
+                                   uint64_t arrivedBytes) const
+{
+    const auto peer = static_cast<uint32_t>(step.peer);
+    std::ostringstream text;
+    text << "the ranks' schedules disagree: rank " << running.rank << " of '" << m_name << "' ("
+         << (IsExternal(running.rank) ? "real" : "emulated") << " world rank "
+         << m_members[running.rank] << ", running " << DescribeWork(running.pending.work)
+         << ") matched a " << arrivedBytes << "-byte message from rank " << peer << " ("
+         << (IsExternal(peer) ? "real" : "emulated") << " world rank " << m_members[peer];
+    const auto sender = m_ranks[peer].running.find(running.tag);
+    if (running.tag != kUntagged && sender != m_ranks[peer].running.end())
+    {
+        text << ", running " << DescribeWork(sender->second->pending.work);
+    }
+    text << ") on channel " << step.channel << " to a " << step.bytes << "-byte receive";
+    return text.str();
+}
+
+std::string
+NboxCommunicator::DescribeWork(const NboxCommWork& work) const
+{
+    std::ostringstream text;
+    text << "'" << work.label << "': ";
+    if (work.isTransfers)
+    {
+        text << work.transfers.size() << " point-to-point transfers";
+        return text.str();
+    }
+    const nbox::coll::CollectiveSpec spec = SpecOf(work);
+    text << nbox::coll::ToString(spec.op) << " of " << spec.bytes << " bytes in "
+         << spec.element_bytes << "-byte elements, " << nbox::coll::ToString(spec.algorithm) << ", "
+         << spec.channels << " channel" << (spec.channels == 1 ? "" : "s");
+    return text.str();
+}
+
+uint64_t
+NboxCommunicator::LogSend(const Running& running, const nbox::coll::Step& step)
+{
+    NboxMessageLog& log = m_records->messages;
+    const uint32_t src = m_members[running.rank];
+    NboxMessageRecord message;
+    message.src = src;
+    message.dst = m_members[static_cast<uint32_t>(step.peer)];
+    message.comm = m_id;
+    message.channel = static_cast<uint32_t>(step.channel);
+    message.bytes = step.bytes;
+    message.iteration = running.pending.work.iteration;
+    message.posted = Simulator::Now();
+    for (uint32_t dep : step.deps)
+    {
+        const auto logged = running.stepMessage.find(dep);
+        if (logged != running.stepMessage.end())
+        {
+            message.deps.push_back(logged->second);
+        }
+    }
+    if (step.deps.empty() && log.LastAdvanced(src) != NboxMessageLog::kNoMessage)
+    {
+        message.deps.push_back(log.LastAdvanced(src));
+    }
+    return log.Post(message, running.pending.work.label);
+}
+
+NboxCommunicator::Running*
+NboxCommunicator::UntaggedReceiver(uint32_t rank, uint32_t src, uint32_t channel)
+{
+    for (auto& [tag, running] : m_ranks[rank].running)
+    {
+        if (running->tracker
+            && running->tracker->ExpectsArrival(static_cast<int>(src), static_cast<int>(channel)))
+        {
+            return running.get();
+        }
+    }
+    return nullptr;
+}
+
+void
+NboxCommunicator::OnArrival(uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes,
+                            Time posted, uint64_t message, uint64_t tag)
+{
+    if (!m_external.empty() && m_external[dst])
+    {
+        m_onExternalArrival(dst, src, channel, bytes);
+        return;
+    }
+    RankState& state = m_ranks[dst];
+    const Arrival arrival{bytes, posted, message};
+    if (tag != kUntagged)
+    {
+        auto running = state.running.find(tag);
+        if (running == state.running.end())
+        {
+            state.tagged[{tag, src, channel}].arrived.push_back(arrival);
+            return;
+        }
+        MatchToRunning(*running->second, src, channel, arrival);
+        Advance(*running->second);
+        return;
+    }
+    // Untagged messages of one connection arrive in order; one for a later op waits in the
+    // inbox, and so must every message after it.
+    Inbox& inbox = state.untagged[{src, channel}];
+    Running* receiver = inbox.arrived.empty() ? UntaggedReceiver(dst, src, channel) : nullptr;
+    if (receiver == nullptr)
+    {
+        inbox.arrived.push_back(arrival);
+        return;
+    }
+    MatchToRunning(*receiver, src, channel, arrival);
+    Advance(*receiver);
+}
+
+void
+NboxCommunicator::MatchToRunning(Running& running, uint32_t src, uint32_t channel,
+                                 const Arrival& arrival)
+{
+    const uint32_t id
+        = running.tracker->MatchArrival(static_cast<int>(src), static_cast<int>(channel));
+    if (running.tracker->IsHandedOut(id))
+    {
+        CompleteRecv(running, id, arrival);
+        return;
+    }
+    running.early.emplace(id, arrival);
+}
+
+void
+NboxCommunicator::OnDelivered(uint32_t slot)
+{
+    const SentMessage sent = m_sent.Take(slot);
+    if (sent.message != NboxMessageLog::kNoMessage)
+    {
+        m_records->messages.Deliver(sent.message, Simulator::Now());
+    }
+    OnArrival(sent.peer, sent.rank, sent.channel, sent.bytes, sent.posted, sent.message, sent.tag);
+    OnSendDelivered(sent.rank, sent.tag, sent.stepId, sent.message);
+}
+
+void
+NboxCommunicator::OnSendDelivered(uint32_t rank, uint64_t tag, uint32_t stepId, uint64_t message)
+{
+    Running& running = *m_ranks[rank].running.at(tag);
+    if (message != NboxMessageLog::kNoMessage)
+    {
+        running.stepMessage[stepId] = message;
+        m_records->messages.Advanced(m_members[rank], message);
+    }
+    running.tracker->Complete(stepId);
+    Advance(running);
+}
+
+} // namespace ns3
