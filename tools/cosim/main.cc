@@ -3,47 +3,25 @@
 //
 // Exit status: 0 success, 2 bad input (nothing written), 1 the run failed, 3 the run does not
 // fit in the machine's memory (refused before any work, or ran out; nothing written).
-#include <fmt/format.h>
-
 #include <CLI/CLI.hpp>
-#include <csignal>
-#include <cstring>
-#include <filesystem>
 #include <iostream>
-#include <memory>
-#include <new>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/units.h"
-#include "ns3/simulator.h"
 #include "tools/cosim/assembly.h"
-#include "tools/cosim/chrome_trace.h"
 #include "tools/cosim/interrupt.h"
-#include "tools/cosim/link_samples.h"
 #include "tools/cosim/machine_memory.h"
-#include "tools/cosim/memory_estimate.h"
-#include "tools/cosim/message_csv.h"
 #include "tools/cosim/output_folder.h"
-#include "tools/cosim/output_size.h"
-#include "tools/cosim/real_rank_run.h"
-#include "tools/cosim/sim_loop.h"
-#include "tools/cosim/terminal_report.h"
-#include "tools/cosim/traffic_matrix.h"
+#include "tools/cosim/run_pipeline.h"
 #include "tools/cosim/workload_registry.h"
 #include "tools/scenario/scenario.h"
 #include "workloads/chakra/chakra_export.h"
 
 namespace {
 
-constexpr int kExitRunFailed = 1;
-constexpr int kExitBadInput = 2;
-constexpr int kExitResources = 3;
-
-std::string DefaultOutputDir(const std::string& scenario_path) {
-  return (std::filesystem::path("results") / std::filesystem::path(scenario_path).stem()).string();
-}
+using nbox::cosim::kExitBadInput;
+using nbox::cosim::kExitResources;
 
 // --export-chakra: the scenario's workload as Chakra traces, written into a staging folder that
 // replaces `dir` whole (no half-written traces); nothing is simulated.
@@ -145,190 +123,11 @@ int main(int argc, char** argv) {
     return ExportChakra(scenario_path, overrides, export_chakra, force, memory_limit);
   }
 
-  nbox::scenario::Scenario scenario;
-  nbox::cosim::JobAssembly assembly;
-  try {
-    scenario = nbox::scenario::LoadScenario(scenario_path, overrides);
-    if (scenario.keys_in_file == 0) {
-      std::cerr << "nbox-cosim: note: " << scenario_path
-                << " sets no key: every key takes its default (nbox-cosim --list-keys; "
-                   "scenarios/default.ini is a scenario to start from)\n";
-    }
-    if (scenario.output.dir.empty()) scenario.output.dir = DefaultOutputDir(scenario_path);
-    // Before any expensive work: a folder the run may not write into (output_folder_rules.h).
-    try {
-      nbox::cosim::CheckOutputFolder(scenario.output.dir, force);
-    } catch (const nbox::cosim::OutputFolderRefusal& e) {
-      throw nbox::cosim::OutputFolderRefusal(std::string(e.what()) + " (output.dir, --out)");
-    }
-    // A network or schedules that cannot fit are refused before they are built, in --check
-    // too (memory_estimate.h).
-    assembly = nbox::cosim::AssembleJob(scenario, nbox::cosim::AvailableMemoryBytes(memory_limit));
-  } catch (const nbox::cosim::ResourceRefusal& e) {
-    std::cerr << "nbox-cosim: " << scenario_path << ": " << e.what() << "\n";
-    ns3::Simulator::Destroy();
-    return kExitResources;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "nbox-cosim: ran out of memory building the simulation of " << scenario_path
-              << "; shrink job.world_size or the topology, or use network.model = flow or "
-                 "analytical\n";
-    return kExitResources;
-  } catch (const std::exception& e) {
-    std::cerr << "nbox-cosim: " << e.what() << "\n";
-    return kExitBadInput;
-  }
-  if (check_only) {
-    std::cout << "nbox-cosim: " << scenario_path << " is valid ("
-              << assembly.net.topology.description << ", " << scenario.job.world_size
-              << " ranks; estimated peak memory "
-              << nbox::cosim::DescribeMemoryEstimate(assembly.memory) << ")\n";
-    ns3::Simulator::Destroy();
-    return 0;
-  }
-
-  // Every file of the run goes to a staging folder and replaces the output folder as one
-  // unit at the end (output_folder.h); a bad output path is found before simulating.
-  std::unique_ptr<nbox::cosim::OutputFolder> output;
-  try {
-    output = std::make_unique<nbox::cosim::OutputFolder>(scenario.output.dir, force);
-    output->Reserve(nbox::cosim::EstimateOutputBytes(scenario, assembly));
-  } catch (const nbox::cosim::OutputFolderNoRoom& e) {
-    std::cerr << "nbox-cosim: " << e.what() << "; nothing was simulated\n";
-    ns3::Simulator::Destroy();
-    return kExitResources;
-  } catch (const std::exception& e) {
-    std::cerr << "nbox-cosim: " << e.what() << " (output.dir, --out); nothing was simulated\n";
-    ns3::Simulator::Destroy();
-    return kExitBadInput;
-  }
-
-  try {
-    const auto progress = nbox::cosim::ParseProgressMode(scenario.output.progress);
-    auto job = assembly.job;
-    // Sampling links rides on the loop's slices: one slice per sample.
-    const double link_sample_s = scenario.output.link_sample_s;
-    nbox::cosim::LinkSampler sampler(assembly.net.model);
-    std::function<void()> after_slice;
-    if (link_sample_s > 0) {
-      sampler.Sample(ns3::Simulator::Now().GetSeconds());
-      after_slice = [&sampler] { sampler.Sample(ns3::Simulator::Now().GetSeconds()); };
-    }
-    const bool real_ranks = !scenario.realranks.ranks.empty();
-    const bool log_messages = scenario.output.messages == "csv";
-    std::optional<nbox::cosim::MessagesCsvStream> messages_csv;
-    if (log_messages) {
-      job->GetRecords()->messages.Enable(job->GetWorldSize());
-      messages_csv.emplace(*job->GetRecords(), output->Open(nbox::cosim::kMessagesFile));
-    }
-    nbox::cosim::SimLoopResult loop;
-    nbox::cosim::RealRanksReport real_report;
-    if (real_ranks) {
-      // Real ranks in the loop: the bridge, the conservative clock, the launched ranks. A run
-      // that fails still writes what it has, marked failed, and exits 1.
-      auto run = nbox::cosim::RunWithRealRanks(scenario, assembly, after_slice,
-                                               link_sample_s > 0 ? link_sample_s : 100e-6,
-                                               output->staging(), std::cout, std::cerr);
-      loop = run.loop;
-      real_report = std::move(run.report);
-      if (real_report.failed) std::cerr << "nbox-cosim: " << real_report.failure << "\n";
-    } else {
-      // A schedule disagreement found on the way (NboxJobRecords::Fail) ends the loop too.
-      loop = nbox::cosim::RunSimulation(
-          [job] { return job->IsFinished(); },
-          [job] { return job->IsStalled() || !job->GetRecords()->GetFailure().empty(); }, progress,
-          std::cerr, link_sample_s > 0 ? link_sample_s : 100e-6, after_slice);
-    }
-    // A run that fails part-way writes what it has, its status saying why: a schedule
-    // disagreement found on the way, or a job that can never finish.
-    std::string failure = job->GetRecords()->GetFailure();
-    if (failure.empty() && !real_ranks && !loop.finished && loop.interrupted == 0) {
-      failure = fmt::format(
-          "the job stalled with {} of {} ranks finished: no rank computes and no message is in "
-          "flight (a deadlock)",
-          job->GetRecords()->ranksFinished, job->GetWorldSize());
-    }
-    auto result = nbox::cosim::CollectResult(scenario, assembly, loop);
-    result.real_ranks = real_report;
-    // A run whose ranks all finished with messages nobody received had schedules that did not
-    // agree: its times mean nothing.
-    uint64_t unconsumed = 0;
-    for (const auto& communicator : job->GetCommunicators()) {
-      unconsumed += communicator->GetUnconsumedMessages();
-    }
-    if (!failure.empty() && !real_ranks) {
-      result.failure = failure;
-      std::cerr << fmt::format(
-          "nbox-cosim: {} at {:.6f} s simulated; writing the partial "
-          "results\n",
-          failure, loop.simulated_s);
-    } else if (unconsumed > 0 && loop.finished) {
-      result.failure = fmt::format(
-          "{} message(s) arrived that no receive took: the ranks' schedules disagree (a real "
-          "rank's program against its emulated peers', or traces whose sends and receives do "
-          "not pair up)",
-          unconsumed);
-      std::cerr << "nbox-cosim: " << result.failure << "\n";
-    }
-    if (loop.interrupted != 0) {
-      // Worded as the real-rank path words it (real_rank_run.cc).
-      result.interrupted =
-          fmt::format("stopped by signal {} ({})", loop.interrupted, strsignal(loop.interrupted));
-      std::cerr << fmt::format(
-          "nbox-cosim: {} at {:.6f} s simulated; writing the partial results\n", result.interrupted,
-          loop.simulated_s);
-    }
-    nbox::cosim::PerfFigures perf;
-    perf.wall_s = loop.wall_s;
-    perf.events_per_s = loop.wall_s > 0 ? static_cast<double>(loop.events) / loop.wall_s : 0;
-    perf.wall_per_simulated_s = loop.simulated_s > 0 ? loop.wall_s / loop.simulated_s : 0;
-    perf.peak_rss_kib = nbox::cosim::PeakRssKib();
-
-    output->Release();  // the room set aside for the files written now
-    const std::filesystem::path dir(scenario.output.dir);
-    std::vector<std::string> written;
-    auto write = [&](const std::string& name, const auto& content) {
-      output->Write(name, content);
-      written.push_back((dir / name).string());
-    };
-    write(nbox::cosim::kResultsFile,
-          [&](std::ostream& out) { nbox::cosim::WriteResultsJson(result, out); });
-    write(nbox::cosim::kPerfFile, nbox::cosim::PerfJson(result, perf));
-    // The traffic a program implies: real ranks run a program nbox-cosim does not know.
-    if (!real_ranks) {
-      write(nbox::cosim::kTrafficFile,
-            nbox::cosim::TrafficCsv(
-                nbox::cosim::ProgramTraffic(assembly.workload.programs, job->GetCommunicators()),
-                assembly.workload.programs));
-    }
-    if (messages_csv) {
-      messages_csv->Finish();
-      written.push_back((dir / nbox::cosim::kMessagesFile).string());
-    }
-    if (link_sample_s > 0) {
-      write(nbox::cosim::kLinksFile, [&](std::ostream& out) {
-        sampler.WriteCsv(result.network, result.summary.job_start_s, out);
-      });
-    }
-    if (scenario.output.trace == nbox::scenario::Timeline::kChrome) {
-      write(nbox::cosim::kTraceFile,
-            [&](std::ostream& out) { nbox::cosim::WriteChromeTrace(*job->GetRecords(), out); });
-    }
-    output->Commit();
-    nbox::cosim::PrintSummary(result, perf, written, std::cout);
-    if (real_report.failed || loop.interrupted != 0 || !result.failure.empty()) {
-      ns3::Simulator::Destroy();
-      return kExitRunFailed;
-    }
-  } catch (const std::bad_alloc&) {
-    std::cerr << "nbox-cosim: ran out of memory while simulating; no results written (the "
-                 "estimate before the run missed it: please report the scenario)\n";
-    ns3::Simulator::Destroy();
-    return kExitResources;
-  } catch (const std::exception& e) {
-    std::cerr << "nbox-cosim: " << e.what() << "\n";
-    ns3::Simulator::Destroy();
-    return kExitRunFailed;
-  }
-  ns3::Simulator::Destroy();
-  return 0;
+  nbox::cosim::RunRequest request;
+  request.scenario_path = scenario_path;
+  request.overrides = overrides;
+  request.check_only = check_only;
+  request.force = force;
+  request.memory_limit = memory_limit;
+  return nbox::cosim::RunPipeline(request);
 }

@@ -1,0 +1,291 @@
+#include "tools/cosim/run_pipeline.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <new>
+#include <optional>
+#include <stdexcept>
+
+#include "ns3/simulator.h"
+#include "tools/cosim/assembly.h"
+#include "tools/cosim/chrome_trace.h"
+#include "tools/cosim/link_samples.h"
+#include "tools/cosim/machine_memory.h"
+#include "tools/cosim/memory_estimate.h"
+#include "tools/cosim/message_csv.h"
+#include "tools/cosim/output_folder.h"
+#include "tools/cosim/output_size.h"
+#include "tools/cosim/real_rank_run.h"
+#include "tools/cosim/sim_loop.h"
+#include "tools/cosim/terminal_report.h"
+#include "tools/cosim/traffic_matrix.h"
+#include "tools/scenario/scenario.h"
+
+namespace nbox::cosim {
+namespace {
+
+// A phase that ended the run early (having said why on stderr), and the exit status.
+struct PhaseEnd {
+  int status;
+};
+
+std::string DefaultOutputDir(const std::string& scenario_path) {
+  return (std::filesystem::path("results") / std::filesystem::path(scenario_path).stem()).string();
+}
+
+// Load: the scenario, every check that needs no network, and the output folder's rules.
+scenario::Scenario Load(const RunRequest& request) {
+  scenario::Scenario scenario = scenario::LoadScenario(request.scenario_path, request.overrides);
+  if (scenario.keys_in_file == 0) {
+    std::cerr << "nbox-cosim: note: " << request.scenario_path
+              << " sets no key: every key takes its default (nbox-cosim --list-keys; "
+                 "scenarios/default.ini is a scenario to start from)\n";
+  }
+  if (scenario.output.dir.empty()) scenario.output.dir = DefaultOutputDir(request.scenario_path);
+  // Before any expensive work: a folder the run may not write into (output_folder_rules.h).
+  try {
+    CheckOutputFolder(scenario.output.dir, request.force);
+  } catch (const OutputFolderRefusal& e) {
+    throw OutputFolderRefusal(std::string(e.what()) + " (output.dir, --out)");
+  }
+  return scenario;
+}
+
+// Load, then assemble: the network, the workload and the job, with the checks that need them
+// built. A network, programs or schedules that cannot fit are refused before they are built,
+// in --check too (memory_estimate.h).
+std::pair<scenario::Scenario, JobAssembly> LoadAndAssemble(const RunRequest& request) {
+  try {
+    scenario::Scenario scenario = Load(request);
+    JobAssembly assembly = AssembleJob(scenario, AvailableMemoryBytes(request.memory_limit));
+    return {std::move(scenario), std::move(assembly)};
+  } catch (const ResourceRefusal& e) {
+    std::cerr << "nbox-cosim: " << request.scenario_path << ": " << e.what() << "\n";
+    throw PhaseEnd{kExitResources};
+  } catch (const std::bad_alloc&) {
+    std::cerr << "nbox-cosim: ran out of memory building the simulation of "
+              << request.scenario_path
+              << "; shrink job.world_size or the topology, or use network.model = flow or "
+                 "analytical\n";
+    throw PhaseEnd{kExitResources};
+  } catch (const std::exception& e) {
+    std::cerr << "nbox-cosim: " << e.what() << "\n";
+    throw PhaseEnd{kExitBadInput};
+  }
+}
+
+void ReportCheck(const RunRequest& request, const scenario::Scenario& scenario,
+                 const JobAssembly& assembly) {
+  std::cout << "nbox-cosim: " << request.scenario_path << " is valid ("
+            << assembly.net.topology.description << ", " << scenario.job.world_size
+            << " ranks; estimated peak memory " << DescribeMemoryEstimate(assembly.memory) << ")\n";
+}
+
+// Every file of the run goes to a staging folder and replaces the output folder as one unit
+// at the end (output_folder.h); a bad output path is found before simulating.
+std::unique_ptr<OutputFolder> OpenOutput(const RunRequest& request,
+                                         const scenario::Scenario& scenario,
+                                         const JobAssembly& assembly) {
+  try {
+    auto output = std::make_unique<OutputFolder>(scenario.output.dir, request.force);
+    output->Reserve(EstimateOutputBytes(scenario, assembly));
+    return output;
+  } catch (const OutputFolderNoRoom& e) {
+    std::cerr << "nbox-cosim: " << e.what() << "; nothing was simulated\n";
+    throw PhaseEnd{kExitResources};
+  } catch (const std::exception& e) {
+    std::cerr << "nbox-cosim: " << e.what() << " (output.dir, --out); nothing was simulated\n";
+    throw PhaseEnd{kExitBadInput};
+  }
+}
+
+// What watches the run as it goes: link samples on the loop's slices, messages.csv.
+struct RunWatchers {
+  RunWatchers(const scenario::Scenario& scenario, const JobAssembly& assembly, OutputFolder& output)
+      : link_sample_s(scenario.output.link_sample_s), sampler(assembly.net.model) {
+    // Sampling links rides on the loop's slices: one slice per sample.
+    if (link_sample_s > 0) {
+      sampler.Sample(ns3::Simulator::Now().GetSeconds());
+      after_slice = [this] { sampler.Sample(ns3::Simulator::Now().GetSeconds()); };
+    }
+    if (scenario.output.messages == "csv") {
+      auto job = assembly.job;
+      job->GetRecords()->messages.Enable(job->GetWorldSize());
+      messages_csv.emplace(*job->GetRecords(), output.Open(kMessagesFile));
+    }
+  }
+  double slice_s() const { return link_sample_s > 0 ? link_sample_s : 100e-6; }
+
+  double link_sample_s;
+  LinkSampler sampler;
+  std::function<void()> after_slice;
+  std::optional<MessagesCsvStream> messages_csv;
+};
+
+struct RunOutcome {
+  SimLoopResult loop;
+  RealRanksReport real_ranks;
+};
+
+// Run: the simulated ranks alone, or with real ranks in the loop (the bridge, the
+// conservative clock, the launched ranks); either way the loop's figures and, with real
+// ranks, their report.
+RunOutcome Run(const scenario::Scenario& scenario, JobAssembly& assembly, RunWatchers& watchers,
+               const OutputFolder& output) {
+  RunOutcome outcome;
+  if (!scenario.realranks.ranks.empty()) {
+    // A run that fails still writes what it has, marked failed, and exits 1.
+    auto run = RunWithRealRanks(scenario, assembly, watchers.after_slice, watchers.slice_s(),
+                                output.staging(), std::cout, std::cerr);
+    outcome.loop = run.loop;
+    outcome.real_ranks = std::move(run.report);
+    if (outcome.real_ranks.failed)
+      std::cerr << "nbox-cosim: " << outcome.real_ranks.failure << "\n";
+    return outcome;
+  }
+  auto job = assembly.job;
+  // A schedule disagreement found on the way (NboxJobRecords::Fail) ends the loop too.
+  outcome.loop =
+      RunSimulation([job] { return job->IsFinished(); },
+                    [job] { return job->IsStalled() || !job->GetRecords()->GetFailure().empty(); },
+                    ParseProgressMode(scenario.output.progress), std::cerr, watchers.slice_s(),
+                    watchers.after_slice);
+  return outcome;
+}
+
+// Collect: the records into a result, and why a run failed part-way (a schedule
+// disagreement found on the way, a job that can never finish, messages nobody received, a
+// signal).
+RunResult Collect(const scenario::Scenario& scenario, const JobAssembly& assembly,
+                  const RunOutcome& outcome) {
+  const bool real_ranks = !scenario.realranks.ranks.empty();
+  const SimLoopResult& loop = outcome.loop;
+  auto job = assembly.job;
+  std::string failure = job->GetRecords()->GetFailure();
+  if (failure.empty() && !real_ranks && !loop.finished && loop.interrupted == 0) {
+    failure = fmt::format(
+        "the job stalled with {} of {} ranks finished: no rank computes and no message is in "
+        "flight (a deadlock)",
+        job->GetRecords()->ranksFinished, job->GetWorldSize());
+  }
+  RunResult result = CollectResult(scenario, assembly, loop);
+  result.real_ranks = outcome.real_ranks;
+  // A run whose ranks all finished with messages nobody received had schedules that did not
+  // agree: its times mean nothing.
+  uint64_t unconsumed = 0;
+  for (const auto& communicator : job->GetCommunicators()) {
+    unconsumed += communicator->GetUnconsumedMessages();
+  }
+  if (!failure.empty() && !real_ranks) {
+    result.failure = failure;
+    std::cerr << fmt::format("nbox-cosim: {} at {:.6f} s simulated; writing the partial results\n",
+                             failure, loop.simulated_s);
+  } else if (unconsumed > 0 && loop.finished) {
+    result.failure = fmt::format(
+        "{} message(s) arrived that no receive took: the ranks' schedules disagree (a real "
+        "rank's program against its emulated peers', or traces whose sends and receives do "
+        "not pair up)",
+        unconsumed);
+    std::cerr << "nbox-cosim: " << result.failure << "\n";
+  }
+  if (loop.interrupted != 0) {
+    // Worded as the real-rank path words it (real_rank_run.cc).
+    result.interrupted =
+        fmt::format("stopped by signal {} ({})", loop.interrupted, strsignal(loop.interrupted));
+    std::cerr << fmt::format("nbox-cosim: {} at {:.6f} s simulated; writing the partial results\n",
+                             result.interrupted, loop.simulated_s);
+  }
+  return result;
+}
+
+PerfFigures PerfOf(const SimLoopResult& loop) {
+  PerfFigures perf;
+  perf.wall_s = loop.wall_s;
+  perf.events_per_s = loop.wall_s > 0 ? static_cast<double>(loop.events) / loop.wall_s : 0;
+  perf.wall_per_simulated_s = loop.simulated_s > 0 ? loop.wall_s / loop.simulated_s : 0;
+  perf.peak_rss_kib = PeakRssKib();
+  return perf;
+}
+
+// Write: every file into the staging folder, the folder committed, then the terminal report.
+void Write(const scenario::Scenario& scenario, const JobAssembly& assembly, const RunResult& result,
+           const PerfFigures& perf, RunWatchers& watchers, OutputFolder& output) {
+  const bool real_ranks = !scenario.realranks.ranks.empty();
+  auto job = assembly.job;
+  output.Release();  // the room set aside for the files written now
+  const std::filesystem::path dir(scenario.output.dir);
+  std::vector<std::string> written;
+  auto write = [&](const std::string& name, const auto& content) {
+    output.Write(name, content);
+    written.push_back((dir / name).string());
+  };
+  write(kResultsFile, [&](std::ostream& out) { WriteResultsJson(result, out); });
+  write(kPerfFile, PerfJson(result, perf));
+  // The traffic a program implies: real ranks run a program nbox-cosim does not know.
+  if (!real_ranks) {
+    write(kTrafficFile,
+          TrafficCsv(ProgramTraffic(assembly.workload.programs, job->GetCommunicators()),
+                     assembly.workload.programs));
+  }
+  if (watchers.messages_csv) {
+    watchers.messages_csv->Finish();
+    written.push_back((dir / kMessagesFile).string());
+  }
+  if (watchers.link_sample_s > 0) {
+    write(kLinksFile, [&](std::ostream& out) {
+      watchers.sampler.WriteCsv(result.network, result.summary.job_start_s, out);
+    });
+  }
+  if (scenario.output.trace == scenario::Timeline::kChrome) {
+    write(kTraceFile, [&](std::ostream& out) { WriteChromeTrace(*job->GetRecords(), out); });
+  }
+  output.Commit();
+  PrintSummary(result, perf, written, std::cout);
+}
+
+// Open the output, run, collect, write: the status of a run that got as far as running.
+int RunAndWrite(const RunRequest& request, const scenario::Scenario& scenario,
+                JobAssembly& assembly) {
+  const std::unique_ptr<OutputFolder> output = OpenOutput(request, scenario, assembly);
+  try {
+    RunWatchers watchers(scenario, assembly, *output);
+    const RunOutcome outcome = Run(scenario, assembly, watchers, *output);
+    const RunResult result = Collect(scenario, assembly, outcome);
+    Write(scenario, assembly, result, PerfOf(outcome.loop), watchers, *output);
+    const bool failed =
+        outcome.real_ranks.failed || outcome.loop.interrupted != 0 || !result.failure.empty();
+    return failed ? kExitRunFailed : kExitSuccess;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "nbox-cosim: ran out of memory while simulating; no results written (the "
+                 "estimate before the run missed it: please report the scenario)\n";
+    return kExitResources;
+  } catch (const std::exception& e) {
+    std::cerr << "nbox-cosim: " << e.what() << "\n";
+    return kExitRunFailed;
+  }
+}
+
+}  // namespace
+
+int RunPipeline(const RunRequest& request) {
+  int status = kExitSuccess;
+  try {
+    auto [scenario, assembly] = LoadAndAssemble(request);
+    if (request.check_only) {
+      ReportCheck(request, scenario, assembly);
+    } else {
+      status = RunAndWrite(request, scenario, assembly);
+    }
+  } catch (const PhaseEnd& end) {
+    status = end.status;
+  }
+  ns3::Simulator::Destroy();
+  return status;
+}
+
+}  // namespace nbox::cosim
