@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bridge/examples/check_call.h"
-#include "bridge/examples/iteration_clock.h"
-#include "bridge/examples/launch_ranks.h"
+#include "bridge/examples/support/check_call.h"
+#include "bridge/examples/support/iteration_clock.h"
+#include "bridge/examples/support/launch_ranks.h"
 #include "bridge/include/nbox_host.h"
 
 static double Now(void) {

@@ -1,6 +1,6 @@
 // Gradient buckets of nbox_mlp_train, checked by hand on a 4 -> 8 -> 8 -> 2 MLP whose layers
 // hold 40, 72 and 18 floats (offsets 0, 40, 112; 130 in all, plus one extra float: 131).
-#include "tools/train/bucket_plan.h"
+#include "bridge/examples/mlp_train/bucket_plan.h"
 
 #include <gtest/gtest.h>
 

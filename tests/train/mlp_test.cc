@@ -1,6 +1,6 @@
 // The MLP of nbox_mlp_train against hand-computed outputs and against finite differences of
 // its own loss (the gradient must be the derivative, whatever the code computes it with).
-#include "tools/train/mlp.h"
+#include "bridge/examples/mlp_train/mlp.h"
 
 #include <gtest/gtest.h>
 

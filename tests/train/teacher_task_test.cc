@@ -1,6 +1,6 @@
 // The teacher task: shards of a batch drawn separately are exactly the rows of the whole batch
 // (what makes W ranks see the samples one rank sees), and the targets carry signal.
-#include "tools/train/teacher_task.h"
+#include "bridge/examples/mlp_train/teacher_task.h"
 
 #include <gtest/gtest.h>
 

@@ -22,14 +22,14 @@
 #include <string>
 #include <vector>
 
-#include "bridge/examples/iteration_clock.h"
-#include "bridge/examples/launch_ranks.h"
+#include "bridge/examples/mlp_train/bucket_plan.h"
+#include "bridge/examples/mlp_train/gradient_allreduce.h"
+#include "bridge/examples/mlp_train/mlp.h"
+#include "bridge/examples/mlp_train/teacher_task.h"
+#include "bridge/examples/support/iteration_clock.h"
+#include "bridge/examples/support/launch_ranks.h"
 #include "bridge/include/nbox_host.h"
 #include "common/units.h"
-#include "tools/train/bucket_plan.h"
-#include "tools/train/gradient_allreduce.h"
-#include "tools/train/mlp.h"
-#include "tools/train/teacher_task.h"
 
 namespace nbox::train {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "tools/train/mlp.h"
+#include "bridge/examples/mlp_train/mlp.h"
 
 namespace nbox::train {
 

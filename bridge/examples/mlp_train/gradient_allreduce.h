@@ -5,8 +5,8 @@
 
 #include <vector>
 
+#include "bridge/examples/mlp_train/bucket_plan.h"
 #include "bridge/include/nbox_host.h"
-#include "tools/train/bucket_plan.h"
 
 namespace nbox::train {
 

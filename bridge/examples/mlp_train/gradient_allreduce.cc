@@ -1,4 +1,4 @@
-#include "tools/train/gradient_allreduce.h"
+#include "bridge/examples/mlp_train/gradient_allreduce.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,9 +1,9 @@
-#include "tools/train/teacher_task.h"
+#include "bridge/examples/mlp_train/teacher_task.h"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "tools/train/splitmix.h"
+#include "bridge/examples/mlp_train/splitmix.h"
 
 namespace nbox::train {
 

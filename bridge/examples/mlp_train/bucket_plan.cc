@@ -1,4 +1,4 @@
-#include "tools/train/bucket_plan.h"
+#include "bridge/examples/mlp_train/bucket_plan.h"
 
 #include <stdexcept>
 

@@ -1,10 +1,10 @@
-#include "tools/train/mlp.h"
+#include "bridge/examples/mlp_train/mlp.h"
 
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "tools/train/splitmix.h"
+#include "bridge/examples/mlp_train/splitmix.h"
 
 namespace nbox::train {
 namespace {
