@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tests/cosim/job_fixture.h"
-#include "tools/cosim/workload_registry.h"
+#include "tools/cosim/assembly/workload_registry.h"
 #include "tools/scenario/scenario.h"
 #include "workloads/chakra/chakra_export.h"
 

@@ -1,8 +1,8 @@
-// The Chrome trace (tools/cosim/chrome_trace.h): its events carry each record's times in
+// The Chrome trace (tools/cosim/reports/chrome_trace.h): its events carry each record's times in
 // microseconds since the job start, its args and names (escaped where they need it), and the
 // text is exactly what nlohmann::json writes for the same document (keys sorted, its escapes
 // and its digits of doubles), so a reader sees the same file whichever way it was written.
-#include "tools/cosim/chrome_trace.h"
+#include "tools/cosim/reports/chrome_trace.h"
 
 #include <gtest/gtest.h>
 

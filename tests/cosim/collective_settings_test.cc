@@ -19,7 +19,7 @@
 #include "ns3/nbox-communicator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
-#include "tools/cosim/assembly.h"
+#include "tools/cosim/assembly/assembly.h"
 #include "tools/scenario/collectives_config.h"
 #include "tools/scenario/key_schema.h"
 #include "tools/scenario/scenario.h"

@@ -1,7 +1,7 @@
-// The event scheduler of nbox-cosim runs (tools/cosim/event_scheduler.h): by default the
+// The event scheduler of nbox-cosim runs (tools/cosim/assembly/event_scheduler.h): by default the
 // pruning scheduler, which gives the same results as ns-3's MapScheduler with TCP's dead timers
 // swept out; a scheduler named in NS_GLOBAL_VALUE is used, and a wrong name is refused.
-#include "tools/cosim/event_scheduler.h"
+#include "tools/cosim/assembly/event_scheduler.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // How Summarize times iterations, on records written by hand: an iteration runs from the
 // previous iteration's end (the latest rank's) to its own, so iterations that overlap, because
-// a rank left the previous one early, are not counted twice (tools/cosim/summary.h).
+// a rank left the previous one early, are not counted twice (tools/cosim/reports/summary.h).
 #include <gtest/gtest.h>
 
 #include <utility>
 
 #include "ns3/nstime.h"
-#include "tools/cosim/summary.h"
+#include "tools/cosim/reports/summary.h"
 
 namespace nbox::cosim {
 namespace {

@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "ns3/core-module.h"
-#include "tools/cosim/sim_loop.h"
-#include "tools/cosim/traffic_matrix.h"
+#include "tools/cosim/loop/sim_loop.h"
+#include "tools/cosim/reports/traffic_matrix.h"
 #include "workloads/ops.h"
 
 namespace nbox::testing {

@@ -1,16 +1,16 @@
-// What the machine lets nbox-cosim take (tools/cosim/machine_memory.h): a MemoryCap turns an
-// allocation past its room into std::bad_alloc and gives the room back when it ends, a
-// workload built within a room that it outgrows is refused, and --memory lowers what
-// AvailableMemoryBytes reports.
-#include "tools/cosim/machine_memory.h"
+// What the machine lets nbox-cosim take (tools/cosim/assembly/machine_memory.h): a MemoryCap turns
+// an allocation past its room into std::bad_alloc and gives the room back when it ends, a workload
+// built within a room that it outgrows is refused, and --memory lowers what AvailableMemoryBytes
+// reports.
+#include "tools/cosim/assembly/machine_memory.h"
 
 #include <gtest/gtest.h>
 
 #include <new>
 #include <vector>
 
-#include "tools/cosim/assembly.h"
-#include "tools/cosim/memory_estimate.h"
+#include "tools/cosim/assembly/assembly.h"
+#include "tools/cosim/assembly/memory_estimate.h"
 #include "tools/scenario/scenario.h"
 
 namespace nbox::testing {

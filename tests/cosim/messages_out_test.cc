@@ -1,5 +1,5 @@
-// output.messages = csv end to end (tools/cosim/message_csv.h, docs/TRACES.md "Traffic out"):
-// messages.csv holds every message of the run, and what it says agrees with what nbox-cosim
+// output.messages = csv end to end (tools/cosim/reports/message_csv.h, docs/TRACES.md "Traffic
+// out"): messages.csv holds every message of the run, and what it says agrees with what nbox-cosim
 // measured independently: bytes delivered (the network's counters), bytes per connection
 // (traffic.csv, from the programs' schedules), every iteration's start and end (results.json,
 // from the ranks' own records), and dependencies that exist and came first.

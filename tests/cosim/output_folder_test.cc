@@ -1,8 +1,8 @@
-// OutputFolder (tools/cosim/output_folder.h) and its rules (output_folder_rules.h): a run's
+// OutputFolder (tools/cosim/output/output_folder.h) and its rules (output_folder_rules.h): a run's
 // files replace the old run's, as one unit where the folder holds only nbox's files; a folder
 // that is not the run's to replace is refused; nothing nbox did not write is ever moved or
 // deleted; a commit that fails at any step leaves the folder as it was.
-#include "tools/cosim/output_folder.h"
+#include "tools/cosim/output/output_folder.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

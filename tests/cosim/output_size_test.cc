@@ -1,7 +1,7 @@
 // The room a run sets aside for its files (OutputFolder::Reserve) before it simulates: the
 // estimate is never below what nbox-cosim then writes, nor many times above it, and a file
 // system without that room stops the run before it starts.
-#include "tools/cosim/output_size.h"
+#include "tools/cosim/assembly/output_size.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <string>
 
 #include "tests/cosim/cosim_cli_support.h"
-#include "tools/cosim/assembly.h"
-#include "tools/cosim/machine_memory.h"
-#include "tools/cosim/memory_estimate.h"
+#include "tools/cosim/assembly/assembly.h"
+#include "tools/cosim/assembly/machine_memory.h"
+#include "tools/cosim/assembly/memory_estimate.h"
 #include "tools/scenario/scenario.h"
 
 namespace {

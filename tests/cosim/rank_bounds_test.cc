@@ -1,7 +1,7 @@
 // The conservative clock's bookkeeping (rank_bounds.h), by hand-worked sequences of frames: the
 // bound must never exceed a time at which the rank may still post, and must not hold the
 // simulator back once the rank waits on it.
-#include "tools/cosim/rank_bounds.h"
+#include "tools/cosim/real_ranks/rank_bounds.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Launching real ranks (rank_launcher.h), their environment (real_rank_env.h) and the
 // report's quantile, against hand-checked outcomes of small shell commands.
-#include "tools/cosim/rank_launcher.h"
+#include "tools/cosim/real_ranks/rank_launcher.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -12,8 +12,8 @@
 #include <sstream>
 #include <thread>
 
-#include "tools/cosim/real_rank_env.h"
-#include "tools/cosim/real_rank_report.h"
+#include "tools/cosim/real_ranks/real_rank_env.h"
+#include "tools/cosim/real_ranks/real_rank_report.h"
 
 namespace nbox::cosim {
 namespace {

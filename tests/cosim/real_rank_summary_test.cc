@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/cosim/rank_roles.h"
-#include "tools/cosim/run_result.h"
-#include "tools/cosim/terminal_report.h"
+#include "tools/cosim/real_ranks/rank_roles.h"
+#include "tools/cosim/reports/run_result.h"
+#include "tools/cosim/reports/terminal_report.h"
 
 namespace nbox::cosim {
 namespace {

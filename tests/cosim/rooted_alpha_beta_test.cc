@@ -31,7 +31,7 @@
 
 #include "tests/cosim/alpha_beta.h"
 #include "tests/cosim/job_fixture.h"
-#include "tools/cosim/summary.h"
+#include "tools/cosim/reports/summary.h"
 #include "tools/scenario/scenario.h"
 
 namespace nbox::testing {

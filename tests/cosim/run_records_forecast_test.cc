@@ -1,9 +1,9 @@
-// The forecast of a transformer run's records (tools/cosim/run_records_forecast.h) against
+// The forecast of a transformer run's records (tools/cosim/assembly/run_records_forecast.h) against
 // the exact count of the same job built whole (CountRunRecords): dense and MoE shapes, 1F1B,
 // GPipe and interleaved schedules, several iterations. The forecast extends counts of much
 // smaller jobs, so it is held to the exact count within a tolerance, and must not run high:
 // a run refused on its forecast would then be one that fits.
-#include "tools/cosim/run_records_forecast.h"
+#include "tools/cosim/assembly/run_records_forecast.h"
 
 #include <gtest/gtest.h>
 

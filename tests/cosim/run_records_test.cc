@@ -1,7 +1,7 @@
-// What a run keeps, counted from its programs before it runs (tools/cosim/run_records.h):
+// What a run keeps, counted from its programs before it runs (tools/cosim/assembly/run_records.h):
 // a hand-made job counted by hand, and whole jobs whose records, once run, are no more than
 // was counted and reserved (the vectors never grew past it).
-#include "tools/cosim/run_records.h"
+#include "tools/cosim/assembly/run_records.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <string>
 
 #include "ns3/core-module.h"
-#include "tools/cosim/assembly.h"
-#include "tools/cosim/sim_loop.h"
-#include "tools/cosim/summary.h"
+#include "tools/cosim/assembly/assembly.h"
+#include "tools/cosim/loop/sim_loop.h"
+#include "tools/cosim/reports/summary.h"
 #include "tools/scenario/scenario.h"
 
 namespace nbox::testing {

@@ -39,8 +39,8 @@
 #include "ns3/nbox-network-helper.h"
 #include "ns3/nbox-tcp-transport.h"
 #include "tests/cosim/job_fixture.h"
-#include "tools/cosim/sim_loop.h"
-#include "tools/cosim/summary.h"
+#include "tools/cosim/loop/sim_loop.h"
+#include "tools/cosim/reports/summary.h"
 #include "topologies/servers.h"
 
 namespace nbox::testing {

@@ -11,9 +11,9 @@
 #include "ns3/core-module.h"
 #include "tests/cosim/alpha_beta.h"
 #include "tests/cosim/job_fixture.h"
-#include "tools/cosim/assembly.h"
-#include "tools/cosim/summary.h"
-#include "tools/cosim/terminal_report.h"
+#include "tools/cosim/assembly/assembly.h"
+#include "tools/cosim/reports/summary.h"
+#include "tools/cosim/reports/terminal_report.h"
 #include "tools/scenario/scenario.h"
 
 namespace nbox::testing {

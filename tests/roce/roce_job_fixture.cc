@@ -6,7 +6,7 @@
 #include "ns3/core-module.h"
 #include "ns3/nbox-job-helper.h"
 #include "ns3/nbox-roce-transport.h"
-#include "tools/cosim/sim_loop.h"
+#include "tools/cosim/loop/sim_loop.h"
 
 namespace nbox::testing {
 

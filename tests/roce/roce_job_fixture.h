@@ -9,7 +9,7 @@
 #include "ns3/nbox-roce-network-helper.h"
 #include "ns3/nbox-roce-nic.h"
 #include "ns3/nbox-transport.h"
-#include "tools/cosim/summary.h"
+#include "tools/cosim/reports/summary.h"
 #include "topologies/topology.h"
 #include "workloads/program.h"
 

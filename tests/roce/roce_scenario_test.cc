@@ -15,7 +15,7 @@
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
-#include "tools/cosim/assembly.h"
+#include "tools/cosim/assembly/assembly.h"
 #include "tools/scenario/scenario.h"
 
 namespace nbox::testing {

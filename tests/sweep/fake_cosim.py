@@ -1,5 +1,5 @@
 """A stand-in for nbox-cosim in nbox-sweep's orchestration tests: same command line, same exit
-statuses, same output files in the format of tools/cosim/results_json.cc, in milliseconds.
+statuses, same output files in the format of tools/cosim/reports/results_json.cc, in milliseconds.
 
 Its figures are made-up functions of the settings (the tests compare nbox-sweep's summary
 with the files this writes, never with the formulas). Behaviour chosen by settings:

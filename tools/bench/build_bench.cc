@@ -17,7 +17,7 @@
 
 #include "ns3/core-module.h"
 #include "ns3/nbox-network-helper.h"
-#include "tools/cosim/assembly.h"
+#include "tools/cosim/assembly/assembly.h"
 #include "tools/cosim/network_models/packet_model.h"
 #include "tools/scenario/scenario.h"
 #include "topologies/topology.h"

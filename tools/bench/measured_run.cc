@@ -6,8 +6,8 @@
 
 #include "ns3/simulator.h"
 #include "tools/bench/tcp_send_probe.h"
-#include "tools/cosim/run_result.h"
-#include "tools/cosim/sim_loop.h"
+#include "tools/cosim/loop/sim_loop.h"
+#include "tools/cosim/reports/run_result.h"
 
 namespace nbox::bench {
 

@@ -20,8 +20,8 @@
 #include "ns3/simulator.h"
 #include "tools/bench/measured_run.h"
 #include "tools/bench/plain_replay.h"
-#include "tools/cosim/assembly.h"
-#include "tools/cosim/traffic_matrix.h"
+#include "tools/cosim/assembly/assembly.h"
+#include "tools/cosim/reports/traffic_matrix.h"
 #include "tools/scenario/scenario.h"
 
 namespace {
@@ -31,8 +31,8 @@ using nbox::bench::RunFigures;
 // The job's traffic matrix, from its schedules, without running it.
 nbox::cosim::TrafficMatrix JobTraffic(const nbox::scenario::Scenario& scenario) {
   auto assembly = nbox::cosim::AssembleJob(scenario);
-  auto matrix = nbox::cosim::ProgramTraffic(assembly.workload.programs,
-                                            assembly.job->GetCommunicators());
+  auto matrix =
+      nbox::cosim::ProgramTraffic(assembly.workload.programs, assembly.job->GetCommunicators());
   ns3::Simulator::Destroy();
   return matrix;
 }

@@ -10,7 +10,7 @@
 #include "ns3/config.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
-#include "tools/cosim/assembly.h"
+#include "tools/cosim/assembly/assembly.h"
 
 namespace nbox::bench {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tools/bench/measured_run.h"
-#include "tools/cosim/traffic_matrix.h"
+#include "tools/cosim/reports/traffic_matrix.h"
 #include "tools/scenario/scenario.h"
 
 namespace nbox::bench {

@@ -11,8 +11,9 @@
 #include <sstream>
 
 #include "ns3/simulator.h"
-#include "tools/cosim/assembly.h"
-#include "tools/cosim/sim_loop.h"
+#include "tools/cosim/assembly/assembly.h"
+#include "tools/cosim/loop/sim_loop.h"
+#include "tools/cosim/reports/summary.h"
 #include "tools/scenario/scenario.h"
 
 namespace {

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "common/units.h"
-#include "tools/cosim/assembly.h"
-#include "tools/cosim/interrupt.h"
-#include "tools/cosim/machine_memory.h"
-#include "tools/cosim/output_folder.h"
+#include "tools/cosim/assembly/assembly.h"
+#include "tools/cosim/assembly/machine_memory.h"
+#include "tools/cosim/assembly/workload_registry.h"
+#include "tools/cosim/loop/interrupt.h"
+#include "tools/cosim/output/output_folder.h"
 #include "tools/cosim/run_pipeline.h"
-#include "tools/cosim/workload_registry.h"
 #include "tools/scenario/scenario.h"
 #include "workloads/chakra/chakra_export.h"
 

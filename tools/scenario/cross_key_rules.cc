@@ -113,7 +113,8 @@ void CheckTcpMinRto(RuleContext& context) {
   } else if (kind == "leaf-spine" || kind == "fat-tree") {
     slowest_bps = std::min(s.topology.host_link_bps, s.topology.fabric_link_bps);
   } else {
-    return;  // a topology file or a rail fabric: checked once built (tools/cosim/assembly.cc)
+    return;  // a topology file or a rail fabric: checked once built
+             // (tools/cosim/assembly/assembly.cc)
   }
   const std::string refusal =
       TcpMinRtoRefusal(s, slowest_bps, context.Describe("network.tcp_min_rto"), "this network");

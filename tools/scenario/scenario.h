@@ -89,7 +89,7 @@ struct CollectivesSection {
 };
 
 struct WorkloadSection {
-  std::string kind = "ddp";  // ddp | transformer | moe (tools/cosim/workload_registry.h)
+  std::string kind = "ddp";  // ddp | transformer | moe (tools/cosim/assembly/workload_registry.h)
   std::string model = "resnet152";
   uint64_t parameters = 0;      // 0 = the preset's
   int layers = 0;               // 0 = the preset's

@@ -1,5 +1,5 @@
 // The workload generators' configurations, from a scenario's keys: one place that maps keys
-// to generator fields, used to build the workload (tools/cosim/workload_registry.h) and to
+// to generator fields, used to build the workload (tools/cosim/assembly/workload_registry.h) and to
 // check it before anything runs (workload_rules.h), so errors can name the key.
 #pragma once
 

@@ -53,7 +53,7 @@ def _mean(values: List[float]) -> float:
 
 
 def steady_iterations(iterations: List[Dict]) -> List[Dict]:
-    """The iterations after the first, or the only one (tools/cosim/summary.h's definition of
+    """The iterations after the first, or the only one (tools/cosim/reports/summary.h's definition of
     the steady iteration time)."""
     return iterations[1:] if len(iterations) > 1 else iterations
 
@@ -71,7 +71,7 @@ def last_iteration_busbw(collectives: List[Dict]) -> Dict[str, float]:
 
 
 def breakdown_means(steady: List[Dict]) -> Dict[str, float]:
-    """Per-kind exposed communication and bubble (the per-rank means of tools/cosim/summary.h),
+    """Per-kind exposed communication and bubble (the per-rank means of tools/cosim/reports/summary.h),
     averaged over the steady iterations, every kind results.json lists, in its order."""
     breakdowns = [it.get("breakdown") for it in steady]
     if not breakdowns or any(b is None for b in breakdowns):
@@ -95,7 +95,7 @@ def memory_per_gpu(workload) -> object:
 
 
 def metrics_from_results(results: Dict) -> Dict:
-    """The summary figures of one results.json (format: tools/cosim/results_json.cc)."""
+    """The summary figures of one results.json (format: tools/cosim/reports/results_json.cc)."""
     network = results["network"]
     steady = steady_iterations(results["iterations"])
     exposed = [it["exposed_comm_s"] for it in steady]

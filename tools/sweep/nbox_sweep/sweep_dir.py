@@ -14,7 +14,7 @@ work on a folder written by another machine.
 
 nbox-cosim refuses a run folder that holds files nbox did not write; it knows the names the
 sweep writes into a point's folder (here, and the tables and pictures of `plot RUN`) from
-IsSweepCompanion in tools/cosim/output_folder_rules.cc: a new one must be named there too.
+IsSweepCompanion in tools/cosim/output/output_folder_rules.cc: a new one must be named there too.
 """
 
 import hashlib

@@ -24,7 +24,7 @@ PORTS_COLUMNS = ["from", "to", "link", "tx_bytes", "tx_packets", "drops", "ecn_m
 # Written when results.json has it (a newer nbox-cosim): whether the port is a switch's.
 PORTS_OPTIONAL_COLUMNS = ["from_switch"]
 TIMELINE_COLUMNS = ["rank", "lane", "name", "iteration", "start_us", "end_us"]
-# trace.json's thread ids (tools/cosim/chrome_trace.cc) when it names no threads: thread 0 is
+# trace.json's thread ids (tools/cosim/reports/chrome_trace.cc) when it names no threads: thread 0 is
 # compute, thread 1 the (only) communication stream. Newer traces name every thread.
 TRACE_LANES = {0: "compute", 1: "collectives"}
 

@@ -1,0 +1,219 @@
+#include "tools/cosim/assembly/assembly.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "common/units.h"
+#include "ns3/core-module.h"
+#include "ns3/data-rate.h"
+#include "ns3/enum.h"
+#include "ns3/nbox-communicator.h"
+#include "ns3/nbox-job-helper.h"
+#include "tools/cosim/assembly/event_scheduler.h"
+#include "tools/cosim/assembly/machine_memory.h"
+#include "tools/cosim/network_models.h"
+#include "tools/scenario/collectives_config.h"
+#include "tools/scenario/cross_key_rules.h"
+#include "topologies/servers.h"
+
+namespace nbox::cosim {
+
+topo::Topology BuildTopology(const scenario::Scenario& s) {
+  const auto& t = s.topology;
+  if (t.kind == "star") {
+    return topo::MakeStar(t.hosts > 0 ? t.hosts : s.job.world_size, t.host_link_bps,
+                          t.link_latency_s);
+  }
+  if (t.kind == "leaf-spine") {
+    return topo::MakeLeafSpine(t.leaves, t.spines, t.hosts_per_leaf, t.host_link_bps,
+                               t.fabric_link_bps, t.link_latency_s);
+  }
+  if (t.kind == "fat-tree") {
+    return topo::MakeFatTree(t.k, t.host_link_bps, t.link_latency_s);
+  }
+  if (t.kind == "rail") {
+    topo::ServerSpec server;
+    server.gpus = s.servers.gpus;
+    server.nvlink_rate_bps = s.servers.nvlink_bps;
+    server.nvlink_latency_s = s.servers.nvlink_latency_s;
+    server.nic_rate_bps = s.servers.nic_bps;
+    return topo::MakeRail(s.servers.count, server, t.spines, t.fabric_link_bps, t.link_latency_s);
+  }
+  if (t.kind == "file") {
+    return topo::LoadTopologyFile(t.file);
+  }
+  throw std::invalid_argument("unknown topology.kind '" + t.kind + "'");
+}
+
+namespace {
+
+// The scenario's rule (scenario::TcpMinRtoRefusal) for the networks only their build knows:
+// a topology file's links, a rail fabric's NVLink, NIC and fabric rates.
+void RefuseTcpMinRtoBelowTheRoundTrip(const scenario::Scenario& s, const topo::Topology& topology) {
+  if (s.topology.kind != "file" && s.topology.kind != "rail") return;
+  double slowest_bps = 0;
+  for (const topo::Edge& link : topology.links) {
+    const double rate = topology.graph[link].rate_bps;
+    if (slowest_bps == 0 || rate < slowest_bps) slowest_bps = rate;
+  }
+  const std::string network = s.topology.kind == "file"
+                                  ? "the network of topology.file = " + s.topology.file
+                                  : "this rail fabric";
+  const std::string refusal = scenario::TcpMinRtoRefusal(
+      s, slowest_bps,
+      fmt::format("network.tcp_min_rto = {}", FormatSeconds(s.network.tcp_min_rto_s)), network);
+  if (!refusal.empty()) throw std::invalid_argument(s.path + ": " + refusal);
+}
+
+}  // namespace
+
+namespace {
+
+// The fastest link of host `host` (a multi-homed host's best).
+double HostLinkRateBps(const topo::Topology& topology, int host) {
+  double rate = 0;
+  for (auto [edge, end] = boost::out_edges(topology.hosts.at(host), topology.graph); edge != end;
+       ++edge) {
+    rate = std::max(rate, topology.graph[*edge].rate_bps);
+  }
+  return rate;
+}
+
+}  // namespace
+
+NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_bytes) {
+  InstallEventScheduler();
+  ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(s.job.seed % 4294967295u) + 1);
+  ns3::RngSeedManager::SetRun(1);
+  NetworkAssembly a;
+  a.topology = BuildTopology(s);
+  RefuseTcpMinRtoBelowTheRoundTrip(s, a.topology);
+  // Built-in topologies are sized by the scenario's rules; a file's hosts are known only now.
+  if (static_cast<size_t>(s.job.world_size) > a.topology.hosts.size()) {
+    throw std::invalid_argument(fmt::format(
+        "{}: job.world_size = {} does not fit the topology{}: it has {} hosts, one rank each",
+        s.path, s.job.world_size,
+        s.topology.kind == "file" ? " of topology.file " + s.topology.file : "",
+        a.topology.hosts.size()));
+  }
+  a.rank_to_host = topo::PlaceRanks(a.topology, s.job.world_size);
+  a.memory = EstimateNetworkMemory(s, a.topology);
+  RefuseUnlessItFits(a.memory, available_bytes, s);
+  BuiltNetwork built = BuildNetworkModel(s, a.topology, a.rank_to_host);
+  a.model = built.model;
+  a.network = built.packet;
+  a.transport = built.transport;
+  return a;
+}
+
+namespace {
+
+// Real ranks run the host runtime's world communicator only (bridge/): a workload that splits
+// the world into groups, sends point to point or overlaps several streams cannot have real
+// ranks yet.
+void RefuseGroupsWithRealRanks(const scenario::Scenario& s, const work::JobPrograms& programs) {
+  bool transfers = false;
+  for (const auto& program : programs.programs) {
+    for (const auto& op : program->ops) transfers |= op.kind == work::OpKind::kTransfers;
+  }
+  if (programs.communicators.size() > 1 || programs.stream_names.size() > 1 || transfers) {
+    throw std::invalid_argument(
+        s.path + ": [realranks] with workload.kind = " + s.workload.kind + ": its programs use " +
+        std::to_string(programs.communicators.size()) + " communicators, " +
+        std::to_string(programs.stream_names.size()) + " streams" +
+        (transfers ? " and point-to-point transfers" : "") +
+        "; real ranks run the world communicator on one stream only (the bridge has no "
+        "communicator groups yet), so use workload.kind = ddp with real ranks");
+  }
+}
+
+}  // namespace
+
+Workload BuildWorkloadWithin(const scenario::Scenario& s, uint64_t room_bytes) {
+  try {
+    const MemoryCap cap(room_bytes);
+    return BuildWorkload(s);
+  } catch (const std::bad_alloc&) {
+    throw ResourceRefusal(
+        fmt::format("building the workload's programs took more than the {} available; nothing was "
+                    "simulated. {}",
+                    FormatBytes(static_cast<double>(room_bytes)), KeepLessOfTheRun(s)));
+  }
+}
+
+JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
+  JobAssembly a;
+  a.net = AssembleNetwork(s, available_bytes);
+  // Only the timeline draws each compute op; reports take each rank's total per iteration.
+  const bool record_compute_ops = s.output.trace == scenario::Timeline::kChrome;
+  // A job too large to build first is refused on its forecast; the rest are counted exactly
+  // once built (a forecast runs slightly low, so one that does not fit never would).
+  if (s.realranks.ranks.empty()) {
+    if (const auto forecast = ForecastWorkloadRecords(s, record_compute_ops)) {
+      MemoryEstimate estimate = a.net.memory;
+      AddRunMemory(*forecast, estimate);
+      estimate.run_forecast = true;
+      RefuseUnlessItFits(estimate, available_bytes, s);
+    }
+  }
+  // The programs' size is known only once they are built: they may take what the network left
+  // (AssembleNetwork refused a network that does not fit; 0, unknown, sets no ceiling).
+  const uint64_t network = a.net.memory.total_bytes();
+  a.workload = BuildWorkloadWithin(
+      s, available_bytes > network ? available_bytes - network : available_bytes);
+
+  a.transport = a.net.transport;
+
+  ns3::NboxJobHelper helper;
+  helper.SetCommunicatorAttribute("ElementSize", ns3::UintegerValue(a.workload.element_bytes));
+  // Without servers, the auto algorithms take the link of rank 0's host as a rank's NIC.
+  a.collectives = scenario::CollectiveSettingsOf(
+      s, static_cast<uint64_t>(HostLinkRateBps(a.net.topology, a.net.rank_to_host.at(0))));
+  helper.SetCollectiveSettings(a.collectives);
+  helper.SetRankAppAttribute("RecordComputeOps", ns3::BooleanValue(record_compute_ops));
+  helper.SetCommunicatorAttribute(
+      "CollectiveOrder",
+      ns3::StringValue(s.collectives.order == scenario::CollectiveOrder::kLifo ? "LIFO" : "FIFO"));
+  helper.SetCommunicatorAttribute("MaxConcurrentCollectives",
+                                  ns3::UintegerValue(s.collectives.concurrent));
+  work::JobPrograms programs = a.workload.programs;
+  if (!s.realranks.ranks.empty()) {
+    RefuseGroupsWithRealRanks(s, programs);
+    // Real ranks get no app; in mirror mode the emulated ranks run no program of their own
+    // (the gateway issues the real rank's collectives on their streams).
+    std::vector<bool> is_real(s.job.world_size, false);
+    for (int rank : s.realranks.ranks) is_real[rank] = true;
+    helper.SetRealRanks(is_real);
+    auto empty = std::make_shared<const work::RankProgram>();
+    for (int rank = 0; rank < s.job.world_size; ++rank) {
+      auto& program = programs.programs[static_cast<size_t>(rank)];
+      if (is_real[static_cast<size_t>(rank)]) {
+        program = nullptr;
+      } else if (s.realranks.peers == "mirror") {
+        program = empty;
+      }
+    }
+  }
+  // What the job will hold, estimated once its communicators exist and before it opens a
+  // connection (a direct all-reduce of thousands of ranks connects every pair).
+  a.memory = a.net.memory;
+  a.records = CountRunRecords(programs, record_compute_ops);
+  AddRunMemory(a.records, a.memory);
+  // Refused here already when the programs' records alone do not fit: validating and
+  // installing a program per rank takes far longer than counting them.
+  RefuseUnlessItFits(a.memory, available_bytes, s);
+  helper.SetBeforeConnecting(
+      [&](const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators) {
+        AddScheduleMemory(programs, communicators, a.memory);
+        AddConnectionMemory(s, programs, communicators, a.memory);
+        RefuseUnlessItFits(a.memory, available_bytes, s);
+      });
+  a.job = helper.Install(a.transport, programs);
+  ReserveRunRecords(a.records, *a.job->GetRecords());
+  return a;
+}
+
+}  // namespace nbox::cosim

@@ -1,0 +1,58 @@
+// Turns a Scenario into a ready-to-run ns-3 simulation: topology, network model (packet or
+// flow, with its transport), the ranks' programs and the job. The benchmark reuses the first
+// half (the network alone).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "ns3/nbox-job.h"
+#include "ns3/nbox-network-helper.h"
+#include "ns3/nbox-transport.h"
+#include "tools/cosim/assembly/memory_estimate.h"
+#include "tools/cosim/assembly/run_records.h"
+#include "tools/cosim/assembly/workload_registry.h"
+#include "tools/scenario/scenario.h"
+#include "topologies/topology.h"
+
+namespace nbox::cosim {
+
+topo::Topology BuildTopology(const scenario::Scenario& scenario);
+
+struct NetworkAssembly {
+  topo::Topology topology;
+  std::vector<int> rank_to_host;
+  MemoryEstimate memory;                  // the network's build (EstimateNetworkMemory)
+  ns3::Ptr<ns3::NboxNetworkModel> model;  // the network.model's counters, whatever the model
+  // The packet model's ns-3 network (nodes, devices, queues); null for the flow model.
+  ns3::Ptr<ns3::NboxNetwork> network;
+  // The model's messages: NboxTcpTransport, NboxRoceTransport, NboxFlowTransport.
+  ns3::Ptr<ns3::NboxTransport> transport;
+};
+
+struct JobAssembly {
+  NetworkAssembly net;
+  Workload workload;                       // every rank's program; with real ranks, theirs are null
+  ns3::Ptr<ns3::NboxTransport> transport;  // net.transport
+  ns3::Ptr<ns3::NboxJob> job;
+  // How every communicator runs its collectives, built once from the scenario; real ranks
+  // get it encoded.
+  coll::CollectiveSettings collectives;
+  MemoryEstimate memory;    // the network's build, the schedules, what the run keeps
+  RunRecordCounts records;  // what the run keeps (run_records.h), reserved in job's records
+};
+
+// Seeds ns-3's RNG from job.seed and builds the network model and its transport. Call on a
+// fresh simulator. With `available_bytes` (AvailableMemoryBytes(); 0: unchecked), a network
+// whose build cannot fit is refused before it is built (ResourceRefusal).
+NetworkAssembly AssembleNetwork(const scenario::Scenario& scenario, uint64_t available_bytes = 0);
+// The network plus the job on it, ready for RunSimulation; with `available_bytes`, refuses
+// (ResourceRefusal) a network or a job whose programs, schedules or records cannot fit,
+// before either is run.
+JobAssembly AssembleJob(const scenario::Scenario& scenario, uint64_t available_bytes = 0);
+
+// BuildWorkload under a MemoryCap of `room_bytes` (0: none): programs that grow past it are
+// refused (ResourceRefusal) rather than left to the kernel's OOM killer.
+Workload BuildWorkloadWithin(const scenario::Scenario& scenario, uint64_t room_bytes);
+
+}  // namespace nbox::cosim

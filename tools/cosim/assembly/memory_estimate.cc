@@ -1,0 +1,177 @@
+#include "tools/cosim/assembly/memory_estimate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "collectives/schedule.h"
+#include "collectives/send_lanes.h"
+#include "collectives/step_source.h"
+
+namespace nbox::cosim {
+namespace {
+
+constexpr double kMiB = 1 << 20;
+constexpr double kGiB = 1 << 30;
+
+}  // namespace
+
+MemoryEstimate EstimateNetworkMemory(const scenario::Scenario& s, const topo::Topology& topology) {
+  const NetworkModel& model = NetworkModelOf(s);
+  MemoryEstimate estimate;
+  estimate.links = topology.links.size();
+  estimate.route_entries = model.route_entries(s, topology);
+  const NetworkMemoryCost cost = model.memory_cost(s);
+  estimate.network_bytes = static_cast<uint64_t>(
+      cost.base_bytes + cost.bytes_per_link * static_cast<double>(estimate.links) +
+      cost.bytes_per_route * static_cast<double>(estimate.route_entries));
+  return estimate;
+}
+
+void AddScheduleMemory(const work::JobPrograms& job,
+                       const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
+                       MemoryEstimate& estimate) {
+  for (int rank = 0; rank < job.world_size(); ++rank) {
+    const auto& program = job.programs[static_cast<size_t>(rank)];
+    if (!program) continue;  // a real rank: its schedules live in its own process
+    const auto& slots = job.rank_comms[static_cast<size_t>(rank)];
+    uint64_t largest = 0;
+    for (const auto& op : program->ops) {
+      if (op.kind != work::OpKind::kCollective) continue;
+      const auto& comm = *communicators[static_cast<size_t>(slots[static_cast<size_t>(op.comm)])];
+      if (!comm.BuildsCollectiveSchedules()) continue;
+      largest =
+          std::max(largest, coll::HeldStepBound(comm.MakeSpec(op.collective, op.bytes, op.counts,
+                                                              op.root, op.element_bytes)));
+    }
+    estimate.schedule_steps += largest;
+  }
+  estimate.schedule_bytes =
+      static_cast<uint64_t>(static_cast<double>(estimate.schedule_steps) * kBytesPerScheduleStep);
+  estimate.schedules_counted = true;
+}
+
+std::string DescribeMemoryEstimate(const MemoryEstimate& e) {
+  auto mib = [](uint64_t bytes) { return static_cast<double>(bytes) / kMiB; };
+  return fmt::format(
+      "{:.0f} MiB: network {:.0f}, schedules {:.0f}, connections {:.0f}, programs {:.0f}, "
+      "records {:.0f}, report {:.0f} of {} collective instances",
+      mib(e.total_bytes()), mib(e.network_bytes), mib(e.schedule_bytes), mib(e.connection_bytes),
+      mib(e.program_bytes), mib(e.record_bytes), mib(e.report_bytes), e.collective_instances);
+}
+
+void AddRunMemory(const RunRecordCounts& counts, MemoryEstimate& estimate) {
+  estimate.program_bytes = counts.program_bytes;
+  estimate.record_bytes = counts.record_bytes() + counts.issued_bytes;
+  estimate.collective_instances = counts.collective_instances;
+  estimate.report_bytes = static_cast<uint64_t>(static_cast<double>(counts.collective_instances) *
+                                                kReportBytesPerCollective);
+}
+
+void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& job,
+                         const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
+                         MemoryEstimate& estimate) {
+  // Per communicator and algorithm (the ring's lanes serve its all-reduce, all-gather and
+  // reduce-scatter of every size alike), the most lanes any of its collectives needs per rank.
+  std::map<std::pair<int, coll::Algorithm>, uint64_t> lanes_per_rank;
+  std::set<std::tuple<int, int, int>> pairs;  // transfers: (communicator, rank in it, peer)
+  for (int rank = 0; rank < job.world_size(); ++rank) {
+    const auto& program = job.programs[static_cast<size_t>(rank)];
+    if (!program) continue;
+    const auto& slots = job.rank_comms[static_cast<size_t>(rank)];
+    for (const auto& op : program->ops) {
+      const int index = slots[static_cast<size_t>(op.comm)];
+      if (op.kind == work::OpKind::kTransfers) {
+        const int me = work::RankIn(job.communicators[static_cast<size_t>(index)], rank);
+        for (const coll::Transfer& t : op.transfers) {
+          if (t.kind == coll::StepKind::kSend) pairs.insert({index, me, t.peer});
+        }
+        continue;
+      }
+      if (op.kind != work::OpKind::kCollective) continue;
+      const auto& comm = *communicators[static_cast<size_t>(index)];
+      const coll::CollectiveSpec spec =
+          comm.MakeSpec(op.collective, op.bytes, op.counts, op.root, op.element_bytes);
+      uint64_t& lanes = lanes_per_rank[{index, spec.algorithm}];
+      lanes = std::max(lanes, coll::SendLaneBound(spec));
+    }
+  }
+  for (const auto& [key, lanes] : lanes_per_rank) {
+    estimate.connections += lanes * communicators[static_cast<size_t>(key.first)]->GetSize();
+  }
+  estimate.connections += pairs.size();
+  estimate.connection_bytes = static_cast<uint64_t>(static_cast<double>(estimate.connections) *
+                                                    NetworkModelOf(s).connection_bytes(s));
+}
+
+std::string KeepLessOfTheRun(const scenario::Scenario& s) {
+  return fmt::format(
+      "Keep less: fewer iterations (workload.iterations = {}), fewer micro-batches or layers "
+      "(workload.global_batch, workload.layers), fewer ranks (job.world_size = {}), or no "
+      "timeline (output.trace = none)",
+      s.workload.iterations, s.job.world_size);
+}
+
+void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scenario::Scenario& s) {
+  if (available == 0 || e.total_bytes() <= available) return;
+  const std::string schedules =
+      e.schedules_counted
+          ? fmt::format(
+                "; {:.1f} GiB for its collective schedules: {} steps over the emulated "
+                "ranks, {} bytes each, held at once",
+                static_cast<double>(e.schedule_bytes) / kGiB, e.schedule_steps,
+                kBytesPerScheduleStep)
+          : ", before its collective schedules are counted";
+  const std::string connections =
+      e.connections > 0 ? fmt::format("; {:.1f} GiB for up to {} connections",
+                                      static_cast<double>(e.connection_bytes) / kGiB, e.connections)
+                        : "";
+  const uint64_t kept = e.program_bytes + e.record_bytes + e.report_bytes;
+  const std::string run =
+      kept > 0 ? fmt::format(
+                     "; {:.1f} GiB for the programs, the records the run keeps and its "
+                     "report of {} collective instances{}",
+                     static_cast<double>(kept) / kGiB, e.collective_instances,
+                     e.run_forecast ? ", forecast from smaller builds of the same job before "
+                                      "building its programs"
+                                    : "")
+               : "";
+  const std::string what = fmt::format(
+      "the run needs about {:.1f} GiB ({:.1f} GiB for the {} network model's build: {} links, "
+      "{} route entries{}{}{}) and the machine has {:.1f} GiB available; nothing was simulated.",
+      static_cast<double>(e.total_bytes()) / kGiB, static_cast<double>(e.network_bytes) / kGiB,
+      s.network.model, e.links, e.route_entries, schedules, connections, run,
+      static_cast<double>(available) / kGiB);
+  const uint64_t largest = std::max({e.network_bytes, e.schedule_bytes, e.connection_bytes, kept});
+  if (kept == largest) {
+    throw ResourceRefusal(what + " " + KeepLessOfTheRun(s));
+  }
+  if (e.connection_bytes == largest) {
+    throw ResourceRefusal(fmt::format(
+        "{} Open fewer connections: algorithms whose peers per rank do not grow with the world "
+        "(collectives.allreduce, allgather, reducescatter = ring or tree rather than direct; "
+        "collectives.alltoall = hierarchical on servers), fewer ranks (job.world_size = {}), "
+        "fewer channels (collectives.channels = {}), or network.model = flow or analytical "
+        "(lighter connections than TCP's sockets)",
+        what, s.job.world_size, s.collectives.channels));
+  }
+  if (e.network_bytes == largest) {
+    throw ResourceRefusal(fmt::format(
+        "{} Shrink the network: network.model = flow or analytical (compact links and routes), "
+        "or a smaller topology (topology.k, topology.leaves, servers.count or the topology file)",
+        what));
+  }
+  throw ResourceRefusal(fmt::format(
+      "{} Shrink the schedules: network.model = analytical (collectives timed whole, no "
+      "schedules), fewer ranks (job.world_size = {}), fewer steps per rank "
+      "(collectives.channels = {}, a larger collectives.chunk or 0), or an all-reduce whose "
+      "steps held per rank do not grow with the world (collectives.allreduce = ring or tree, "
+      "or auto as NCCL picks; hierarchical on servers)",
+      what, s.job.world_size, s.collectives.channels));
+}
+
+}  // namespace nbox::cosim
