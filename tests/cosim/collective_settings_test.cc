@@ -147,6 +147,13 @@ TEST(CollectiveSettingsTable, TheKeysAndTheAttributesTakeExactlyItsChoices) {
       EXPECT_EQ(read.Get(), static_cast<int>(choice));
     }
   }
+  // A field set through an attribute to a value the settings do not allow (a chunk below 8
+  // bytes) is refused as a bad attribute value, and the settings stay as they were.
+  auto comm = ns3::CreateObject<ns3::NboxCommunicator>();
+  EXPECT_FALSE(comm->SetAttributeFailSafe("ChunkSize", ns3::UintegerValue(4)));
+  EXPECT_EQ(comm->GetCollectiveSettings().chunk_bytes, coll::CollectiveSettings{}.chunk_bytes);
+  EXPECT_TRUE(comm->SetAttributeFailSafe("ChunkSize", ns3::UintegerValue(8)));
+  EXPECT_EQ(comm->GetCollectiveSettings().chunk_bytes, 8u);
 }
 
 }  // namespace

@@ -120,6 +120,9 @@ struct RunWatchers {
       messages_csv.emplace(*job->GetRecords(), output.Open(kMessagesFile));
     }
   }
+  // after_slice holds `this`.
+  RunWatchers(const RunWatchers&) = delete;
+  RunWatchers& operator=(const RunWatchers&) = delete;
   double slice_s() const { return link_sample_s > 0 ? link_sample_s : 100e-6; }
 
   double link_sample_s;

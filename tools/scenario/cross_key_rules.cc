@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <utility>
 
 #include "common/units.h"
 #include "tools/scenario/key_schema.h"
@@ -262,8 +263,9 @@ void ApplyServers(RuleContext& context) {
   ServersSection& servers = s.servers;
   const std::string kind = context.Describe("topology.kind");
   if (s.topology.kind != "rail") {
-    for (const char* key : {"collectives.allreduce", "collectives.alltoall"}) {
-      if (KeyByFullName(key).value.format(s) == "hierarchical") {
+    for (const auto& [key, choice] : {std::pair{"collectives.allreduce", s.collectives.allreduce},
+                                      std::pair{"collectives.alltoall", s.collectives.alltoall}}) {
+      if (choice == coll::AlgorithmChoice::kHierarchical) {
         context.Fail(fmt::format("{} needs servers: topology.kind = rail, got {}",
                                  context.Describe(key), kind));
       }

@@ -163,23 +163,11 @@ std::vector<KeySpec> NetworkKeys() {
 // An operation's algorithm: the spellings collectives/settings.h's table allows it, in its
 // order.
 ValueKind Algorithm(Field<CollectivesSection, coll::AlgorithmChoice> field, std::string_view key) {
-  const coll::OperationChoices& row = coll::OperationChoicesOf(key);
-  ValueKind kind;
-  for (coll::AlgorithmChoice choice : row.allowed)
-    kind.choices.emplace_back(coll::ToString(choice));
-  kind.expected = ChoicesSentence(kind.choices);
-  kind.parse = [field, allowed = row.allowed](std::string_view text, Scenario& scenario) {
-    for (coll::AlgorithmChoice choice : allowed) {
-      if (coll::ToString(choice) != text) continue;
-      field.In(scenario) = choice;
-      return true;
-    }
-    return false;
-  };
-  kind.format = [field](const Scenario& scenario) {
-    return std::string(coll::ToString(field.In(scenario)));
-  };
-  return kind;
+  std::vector<std::pair<coll::AlgorithmChoice, std::string>> choices;
+  for (coll::AlgorithmChoice choice : coll::OperationChoicesOf(key).allowed) {
+    choices.emplace_back(choice, coll::ToString(choice));
+  }
+  return EnumChoice(field, std::move(choices));
 }
 
 std::vector<KeySpec> CollectivesKeys() {

@@ -16,6 +16,7 @@
 #include "collectives/settings.h"
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -29,7 +30,8 @@ std::string NboxAttributeSpelling(nbox::coll::AlgorithmChoice choice);
  * first the default. */
 Ptr<const AttributeChecker> MakeNboxAlgorithmChecker(std::string_view key);
 
-/** Reads and writes one field of the collective settings an `Owner` keeps. */
+/** Reads and writes one field of the collective settings an `Owner` keeps; a value that
+ * would make them invalid (nbox::coll::ValidateSettings) is refused as a bad attribute value. */
 template<typename Owner> class NboxSettingsAccessor : public AttributeAccessor
 {
   public:
@@ -51,9 +53,9 @@ template<typename Owner> class NboxSettingsAccessor : public AttributeAccessor
             return false;
         }
         nbox::coll::CollectiveSettings settings = owner->GetCollectiveSettings();
-        if (!m_write(settings, value))
+        if (!m_write(settings, value) || !IsValid(settings))
         {
-            return false;
+            return false; // the attribute is refused, the settings stay as they were
         }
         owner->SetCollectiveSettings(settings);
         return true;
@@ -79,6 +81,20 @@ template<typename Owner> class NboxSettingsAccessor : public AttributeAccessor
     }
 
   private:
+    static bool
+    IsValid(const nbox::coll::CollectiveSettings& settings)
+    {
+        try
+        {
+            nbox::coll::ValidateSettings(settings);
+            return true;
+        }
+        catch (const std::invalid_argument&)
+        {
+            return false;
+        }
+    }
+
     Write m_write;
     Read m_read;
 };

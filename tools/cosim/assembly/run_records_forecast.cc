@@ -24,12 +24,14 @@ struct Axis {
 };
 
 // Every field of the counts, for sums of weighted counts.
-std::vector<uint64_t RunRecordCounts::*> Fields() {
-  return {&RunRecordCounts::collective_records,   &RunRecordCounts::wait_records,
-          &RunRecordCounts::compute_records,      &RunRecordCounts::iteration_records,
-          &RunRecordCounts::compute_totals,       &RunRecordCounts::label_bytes,
-          &RunRecordCounts::collective_instances, &RunRecordCounts::ops,
-          &RunRecordCounts::program_bytes,        &RunRecordCounts::issued_bytes};
+const std::vector<uint64_t RunRecordCounts::*>& Fields() {
+  static const std::vector<uint64_t RunRecordCounts::*> fields = {
+      &RunRecordCounts::collective_records,   &RunRecordCounts::wait_records,
+      &RunRecordCounts::compute_records,      &RunRecordCounts::iteration_records,
+      &RunRecordCounts::compute_totals,       &RunRecordCounts::label_bytes,
+      &RunRecordCounts::collective_instances, &RunRecordCounts::ops,
+      &RunRecordCounts::program_bytes,        &RunRecordCounts::issued_bytes};
+  return fields;
 }
 
 std::vector<Axis> GrowthAxes(const work::TransformerConfig& c) {
@@ -96,13 +98,13 @@ std::optional<RunRecordCounts> ForecastRunRecords(const work::TransformerConfig&
     // of what the elements take, a little less than they will be held in.
     counts.program_bytes -= counts.program_slack_bytes;
     counts.issued_bytes -= counts.issued_slack_bytes;
-    const auto fields = Fields();
+    const auto& fields = Fields();
     for (size_t f = 0; f < fields.size(); ++f) {
       sums[f] += weight * static_cast<double>(counts.*fields[f]);
     }
   }
   RunRecordCounts forecast;
-  const auto fields = Fields();
+  const auto& fields = Fields();
   for (size_t f = 0; f < fields.size(); ++f) {
     forecast.*fields[f] = static_cast<uint64_t>(std::llround(std::max(0.0, sums[f])));
   }
