@@ -42,12 +42,6 @@ NboxJobHelper::SetRealRanks(std::vector<bool> isReal)
     m_isReal = std::move(isReal);
 }
 
-void
-NboxJobHelper::SetBeforeConnecting(BeforeConnecting check)
-{
-    m_beforeConnecting = std::move(check);
-}
-
 Ptr<NboxJob>
 NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
                        const std::vector<std::shared_ptr<const nbox::work::RankProgram>>& programs,
@@ -78,6 +72,13 @@ NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
 
 Ptr<NboxJob>
 NboxJobHelper::Install(Ptr<NboxTransport> transport, const nbox::work::JobPrograms& programs) const
+{
+    return Install(programs, CreateCommunicators(transport, programs));
+}
+
+NboxJobCommunicators
+NboxJobHelper::CreateCommunicators(Ptr<NboxTransport> transport,
+                                   const nbox::work::JobPrograms& programs) const
 {
     const uint32_t worldSize = programs.programs.size();
     NS_ABORT_MSG_IF(worldSize == 0, "a job needs at least one rank");
@@ -121,11 +122,21 @@ NboxJobHelper::Install(Ptr<NboxTransport> transport, const nbox::work::JobProgra
         communicators.push_back(communicator);
         records->communicatorNames.push_back(c.name);
     }
+    return {transport, records, std::move(communicators)};
+}
 
-    if (m_beforeConnecting)
-    {
-        m_beforeConnecting(communicators);
-    }
+Ptr<NboxJob>
+NboxJobHelper::Install(const nbox::work::JobPrograms& programs, NboxJobCommunicators created) const
+{
+    const uint32_t worldSize = programs.programs.size();
+    NS_ABORT_MSG_IF(created.communicators.size() != programs.communicators.size(),
+                    "Install was given " << created.communicators.size()
+                                         << " communicators for programs of "
+                                         << programs.communicators.size());
+    auto isReal = [this](uint32_t rank) { return !m_isReal.empty() && m_isReal[rank]; };
+    const Ptr<NboxJobRecords> records = created.records;
+    std::vector<Ptr<NboxCommunicator>>& communicators = created.communicators;
+    const Ptr<NboxTransport> transport = created.transport;
 
     // Open every connection up front, as NCCL does at communicator init.
     std::set<std::tuple<int, nbox::coll::CollectiveOp, uint64_t, int>> collectives;

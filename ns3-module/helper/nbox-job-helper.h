@@ -24,6 +24,18 @@
 namespace ns3
 {
 
+/**
+ * A job's communicators, created from its programs and not yet connected: what a caller
+ * inspects (their schedules, the connections they will open) before NboxJobHelper::Install
+ * builds the rest of the job on them.
+ */
+struct NboxJobCommunicators
+{
+    Ptr<NboxTransport> transport;
+    Ptr<NboxJobRecords> records;
+    std::vector<Ptr<NboxCommunicator>> communicators;
+};
+
 class NboxJobHelper
 {
   public:
@@ -49,22 +61,26 @@ class NboxJobHelper
     void SetRealRanks(std::vector<bool> isReal);
 
     /**
-     * Called by Install with the job's communicators once they exist and before any
-     * connection is opened: where a caller estimates what the job will hold (its connections
-     * and schedules) and throws to refuse a job that cannot fit, before it is built.
+     * Checks that the programs fit together and creates one NboxCommunicator per
+     * job.communicators entry (the first must be the world), carried by `transport`; opens no
+     * connection. Aborts with a message naming the rank and op when the programs do not fit
+     * together (nbox::work::ValidateJobPrograms).
      */
-    using BeforeConnecting = std::function<void(const std::vector<Ptr<NboxCommunicator>>&)>;
-    void SetBeforeConnecting(BeforeConnecting check);
+    NboxJobCommunicators CreateCommunicators(Ptr<NboxTransport> transport,
+                                             const nbox::work::JobPrograms& job) const;
 
     /**
-     * Installs the job: rank r runs job.programs[r], with one NboxCommunicator per
-     * job.communicators entry (the first must be the world) and its messages carried by
-     * `transport` (which places ranks on hosts), and starts it (ranks begin once connected).
-     * Connections are opened up front for every communication op of the emulated ranks'
-     * programs, for all members (real ones included, as NCCL connects at communicator init).
-     * Aborts with a message naming the rank and op when the programs do not fit together
-     * (nbox::work::ValidateJobPrograms). What SetBeforeConnecting's check throws comes out of
-     * Install, nothing connected.
+     * Installs the job on communicators CreateCommunicators made for the same programs: rank
+     * r runs job.programs[r]; connections are opened up front for every communication op of
+     * the emulated ranks' programs, for all members (real ones included, as NCCL connects at
+     * communicator init); the job is started (ranks begin once connected).
+     */
+    Ptr<NboxJob> Install(const nbox::work::JobPrograms& job,
+                         NboxJobCommunicators communicators) const;
+
+    /**
+     * Both at once: CreateCommunicators, then Install on them. The transport places ranks on
+     * hosts.
      */
     Ptr<NboxJob> Install(Ptr<NboxTransport> transport, const nbox::work::JobPrograms& job) const;
 
@@ -90,7 +106,6 @@ class NboxJobHelper
     ObjectFactory m_rankAppFactory;
     std::optional<nbox::coll::CollectiveSettings> m_collectiveSettings;
     std::vector<bool> m_isReal; //!< empty: every rank emulated
-    BeforeConnecting m_beforeConnecting;
 };
 
 } // namespace ns3

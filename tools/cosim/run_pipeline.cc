@@ -136,16 +136,20 @@ struct RunOutcome {
   RealRanksReport real_ranks;
 };
 
-// Run: the simulated ranks alone, or with real ranks in the loop (the bridge, the
-// conservative clock, the launched ranks); either way the loop's figures and, with real
+// Run: the simulated ranks alone, or with real ranks in the loop as its partner (the bridge,
+// the conservative clock, the launched ranks); either way the loop's figures and, with real
 // ranks, their report.
 RunOutcome Run(const scenario::Scenario& scenario, JobAssembly& assembly, RunWatchers& watchers,
                const OutputFolder& output) {
+  LoopSettings settings;
+  settings.progress = ParseProgressMode(scenario.output.progress);
+  settings.slice_s = watchers.slice_s();
+  settings.after_slice = watchers.after_slice;
   RunOutcome outcome;
   if (!scenario.realranks.ranks.empty()) {
     // A run that fails still writes what it has, marked failed, and exits 1.
-    auto run = RunWithRealRanks(scenario, assembly, watchers.after_slice, watchers.slice_s(),
-                                output.staging(), std::cout, std::cerr);
+    auto run =
+        RunWithRealRanks(scenario, assembly, settings, output.staging(), std::cout, std::cerr);
     outcome.loop = run.loop;
     outcome.real_ranks = std::move(run.report);
     if (outcome.real_ranks.failed)
@@ -155,10 +159,9 @@ RunOutcome Run(const scenario::Scenario& scenario, JobAssembly& assembly, RunWat
   auto job = assembly.job;
   // A schedule disagreement found on the way (NboxJobRecords::Fail) ends the loop too.
   outcome.loop =
-      RunSimulation([job] { return job->IsFinished(); },
-                    [job] { return job->IsStalled() || !job->GetRecords()->GetFailure().empty(); },
-                    ParseProgressMode(scenario.output.progress), std::cerr, watchers.slice_s(),
-                    watchers.after_slice);
+      RunLoop([job] { return job->IsFinished(); },
+              [job] { return job->IsStalled() || !job->GetRecords()->GetFailure().empty(); },
+              settings, std::cerr);
   return outcome;
 }
 

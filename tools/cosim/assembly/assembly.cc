@@ -197,21 +197,22 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
       }
     }
   }
-  // What the job will hold, estimated once its communicators exist and before it opens a
-  // connection (a direct all-reduce of thousands of ranks connects every pair).
+  // What the job will hold: its records first, its schedules and connections once its
+  // communicators exist.
   a.memory = a.net.memory;
   a.records = CountRunRecords(programs, record_compute_ops);
   AddRunMemory(a.records, a.memory);
   // Refused here already when the programs' records alone do not fit: validating and
   // installing a program per rank takes far longer than counting them.
   RefuseUnlessItFits(a.memory, available_bytes, s);
-  helper.SetBeforeConnecting(
-      [&](const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators) {
-        AddScheduleMemory(programs, communicators, a.memory);
-        AddConnectionMemory(s, programs, communicators, a.memory);
-        RefuseUnlessItFits(a.memory, available_bytes, s);
-      });
-  a.job = helper.Install(a.transport, programs);
+  // The communicators exist before any connection is opened: what their schedules and
+  // connections will hold is counted and refused here when it cannot fit (a direct all-reduce
+  // of thousands of ranks connects every pair).
+  ns3::NboxJobCommunicators communicators = helper.CreateCommunicators(a.transport, programs);
+  AddScheduleMemory(programs, communicators.communicators, a.memory);
+  AddConnectionMemory(s, programs, communicators.communicators, a.memory);
+  RefuseUnlessItFits(a.memory, available_bytes, s);
+  a.job = helper.Install(programs, std::move(communicators));
   ReserveRunRecords(a.records, *a.job->GetRecords());
   return a;
 }

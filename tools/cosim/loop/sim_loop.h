@@ -1,14 +1,19 @@
-// Runs the ns-3 simulation to the end of the job, with a progress line on the terminal.
+// The one loop of every run: ns-3 to the end of the job, with a progress line on the terminal,
+// alone or with real ranks beside it (loop_partner.h).
 //
-// The simulator advances in fixed slices of simulated time (stepping gives the same results
-// as one Run, see docs/PLATFORM.md, "Stepping"), so the progress line can be refreshed between
-// slices; the slice does not depend on the wall clock, so the run stays deterministic.
+// The simulator advances in steps that end on multiples of a fixed slice of simulated time
+// (stepping gives the same results as one Run, see docs/PLATFORM.md, "Stepping"), so the
+// progress line is refreshed and the links sampled between steps; the slice does not depend on
+// the wall clock, so the run stays deterministic. With a partner a step may end earlier, at
+// the partner's bound (the conservative clock of real ranks, docs/DESIGN.md, "Time").
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <string>
+
+#include "tools/cosim/loop/loop_partner.h"
 
 namespace nbox::cosim {
 
@@ -25,11 +30,23 @@ struct SimLoopResult {
   double simulated_s = 0;  // simulator clock when the loop ended
 };
 
-// Runs until `finished()` holds, or stops early when `stalled()` says nothing can ever make
-// progress again or a signal asked it to (interrupt.h) (checked between slices; ns-3 offers no way
-// to ask whether its queue is empty while stepping, so the model must say it). `err` receives the
-// progress line. `after_slice`, if set, is called at the end of every slice (e.g. to sample the
-// network).
+struct LoopSettings {
+  ProgressMode progress = ProgressMode::kAuto;
+  double slice_s = 100e-6;
+  // Called at every multiple of the slice, and once more when the loop ends off one (the
+  // interval that ended with the run), e.g. to sample the network.
+  std::function<void()> after_slice;
+};
+
+// Runs until `finished()` holds, `stalled()` says nothing can ever make progress again (or the
+// job failed: the model says which), a signal asks it to stop (interrupt.h), or `partner`
+// records a failure. `stalled()` is asked after every step that moved the clock. `err`
+// receives the progress line.
+SimLoopResult RunLoop(const std::function<bool()>& finished, const std::function<bool()>& stalled,
+                      const LoopSettings& settings, std::ostream& err,
+                      LoopPartner* partner = nullptr);
+
+// RunLoop without a partner, for tests and benchmarks that drive a job of their own.
 SimLoopResult RunSimulation(const std::function<bool()>& finished,
                             const std::function<bool()>& stalled, ProgressMode mode,
                             std::ostream& err, double slice_s = 100e-6,

@@ -21,7 +21,7 @@
 #include "tools/cosim/real_ranks/rank_launcher.h"
 #include "tools/cosim/real_ranks/real_rank_bridge.h"
 #include "tools/cosim/real_ranks/real_rank_env.h"
-#include "tools/cosim/real_ranks/real_rank_loop.h"
+#include "tools/cosim/real_ranks/real_rank_pacer.h"
 
 #ifndef NBOX_NET_PLUGIN_PATH
 #error "NBOX_NET_PLUGIN_PATH (the built libnccl-net-nbox.so) must come from CMake"
@@ -83,9 +83,8 @@ std::string RootAddress(const scenario::Scenario& s) {
 }  // namespace
 
 RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
-                             const std::function<void()>& after_step, double step_s,
-                             const std::filesystem::path& log_dir, std::ostream& out,
-                             std::ostream& err) {
+                             const LoopSettings& settings, const std::filesystem::path& log_dir,
+                             std::ostream& out, std::ostream& err) {
   const std::vector<int>& ranks = s.realranks.ranks;
   const bool realtime = s.realranks.clock == "realtime";
   std::vector<bool> real(s.job.world_size, false);
@@ -164,13 +163,10 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   std::vector<std::pair<Clock::time_point, ChildExit>> exits;  // ended, not judged yet
   const auto join_deadline =
       origin + std::chrono::milliseconds(static_cast<int64_t>(s.realranks.join_timeout_s * 1e3));
-  RealRankLoopConfig loop_config;
-  loop_config.realtime = realtime;
-  loop_config.slowdown_s = s.debug.slowdown_s;
-  loop_config.slice_s = step_s;
-  loop_config.progress = ParseProgressMode(s.output.progress);
-  loop_config.after_step = after_step;
-  loop_config.check = [&] {
+  RealRankPacing pacing;
+  pacing.realtime = realtime;
+  pacing.slowdown_s = s.debug.slowdown_s;
+  pacing.check = [&] {
     root.Poll(std::chrono::milliseconds(0));
     for (ChildExit& exit : launcher.Reap()) exits.emplace_back(Clock::now(), std::move(exit));
     const bool root_failed = !root.failure().empty();
@@ -202,9 +198,6 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
       it = exits.erase(it);
     }
     if (root_failed) bridge.Fail("bootstrap: " + root.failure());
-    if (const int sig = InterruptSignal(); sig != 0) {
-      bridge.Fail(fmt::format("stopped by signal {} ({})", sig, strsignal(sig)));
-    }
     if (!bridge.all_joined() || !root.all_joined()) {
       if (Clock::now() > join_deadline) {
         std::vector<int> missing;
@@ -226,10 +219,20 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
     }
   };
 
+  RealRankPacer pacer(assembly.job, bridge_server, bridge, bounds, pacing);
   RealRankRun run;
-  const RealRankLoopResult loop =
-      RunRealRankLoop(assembly.job, bridge_server, bridge, bounds, loop_config, err);
-  run.loop = loop.sim;
+  run.loop = RunLoop([&] { return assembly.job->IsFinished(); }, [&] { return pacer.JobStopped(); },
+                     settings, err, &pacer);
+  // A signal, or a job that failed in its last step, ends the run as a failure the ranks are
+  // told about.
+  if (run.loop.interrupted != 0) {
+    bridge.Fail(fmt::format("stopped by signal {} ({})", run.loop.interrupted,
+                            strsignal(run.loop.interrupted)));
+    run.loop.interrupted = 0;
+  }
+  if (bridge.failure().empty() && !assembly.job->GetRecords()->GetFailure().empty()) {
+    pacer.Stalled();
+  }
 
   if (bridge.failure().empty()) {
     // Orderly end: tell every rank, let the frames go out, and wait for the processes.

@@ -1,7 +1,7 @@
 // A run with real ranks from start to end: the bridge server and the bootstrap root, the
 // environment the ranks need (printed, or given to the ranks nbox-cosim launches), the
-// conservative clock loop, and the failure handling (a rank that dies, a signal, a join
-// timeout: children killed, the partial report marked failed). main.cc writes the reports.
+// conservative clock (real_rank_pacer.h), and the failure handling (a rank that dies, a signal, a
+// join timeout: children killed, the partial report marked failed). main.cc writes the reports.
 #pragma once
 
 #include <filesystem>
@@ -20,14 +20,13 @@ struct RealRankRun {
   RealRanksReport report;  // report.failed: the run stopped early, figures are partial
 };
 
-// `after_step` runs after every step of the loop (link sampling); `step_s` is the longest
-// step. Launched ranks write their logs (rank<N>.log) into `log_dir`, the run's staging
-// folder (output_folder.h); messages name them where they end up, in output.dir. Prints the
-// environment (or where the ranks' logs go) on `out`, problems on `err`. Throws
-// std::runtime_error when the bridge cannot be set up (nothing ran).
+// The loop (loop/sim_loop.h) runs with `settings` and the real ranks as its partner. Launched ranks
+// write their logs (rank<N>.log) into `log_dir`, the run's staging folder (output_folder.h);
+// messages name them where they end up, in output.dir. Prints the environment (or where the ranks'
+// logs go) on `out`, problems on `err`. Throws std::runtime_error when the bridge cannot be set up
+// (nothing ran).
 RealRankRun RunWithRealRanks(const scenario::Scenario& scenario, JobAssembly& assembly,
-                             const std::function<void()>& after_step, double step_s,
-                             const std::filesystem::path& log_dir, std::ostream& out,
-                             std::ostream& err);
+                             const LoopSettings& settings, const std::filesystem::path& log_dir,
+                             std::ostream& out, std::ostream& err);
 
 }  // namespace nbox::cosim
