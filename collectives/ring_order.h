@@ -1,7 +1,8 @@
 // The order in which a channel's ring visits the ranks.
 //
 // Without servers (spec.ranks_per_server == 0) every channel's ring is 0 -> 1 -> ... -> W-1.
-// With servers of G ranks (rank r = local GPU r % G of server r / G), the ring visits each
+// With servers of G ranks of the group (group rank r = slot r % G of the group's server r / G;
+// slot j the same GPU, so the same rail, on every server: group_servers.h), the ring visits each
 // server's ranks consecutively, so every hop inside a server is an NVLink hop, and crosses
 // from server s to server s+1 (and from the last back to server 0) between GPUs of the same
 // local index, so a rail-optimised fabric carries each crossing on one rail and never through

@@ -176,25 +176,28 @@ void ValidateSettings(const CollectiveSettings& s) {
 }
 
 Algorithm ChooseAlgorithm(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
-                          int group_size, bool fills_servers) {
+                          int group_size, int group_ranks_per_server) {
+  const int per_server = group_ranks_per_server;
   switch (op) {
     case CollectiveOp::kAllToAll:
     case CollectiveOp::kAllToAllV:
-      return settings.all_to_all == AlgorithmChoice::kHierarchical && fills_servers
+      return settings.all_to_all == AlgorithmChoice::kHierarchical && per_server > 0
                  ? Algorithm::kHierarchical
                  : Algorithm::kDirect;
     case CollectiveOp::kAllReduce:
       if (settings.all_reduce == AlgorithmChoice::kAuto) {
+        // As NCCL's tuner sees the group: its nodes are the servers it touches, and its
+        // intra-node bandwidth is NVLink's only where a node holds more than one member.
         NcclTuningInputs inputs;
         inputs.ranks = group_size;
-        inputs.nodes = fills_servers ? group_size / settings.ranks_per_server : group_size;
+        inputs.nodes = per_server > 0 ? group_size / per_server : group_size;
         inputs.channels = settings.channels;
         inputs.inter_bytes_per_s = static_cast<double>(settings.nic_bps) / 8;
-        inputs.intra_bytes_per_s = fills_servers ? static_cast<double>(settings.scale_up_bps) / 8
-                                                 : inputs.inter_bytes_per_s;
+        inputs.intra_bytes_per_s = per_server > 1 ? static_cast<double>(settings.scale_up_bps) / 8
+                                                  : inputs.inter_bytes_per_s;
         return NcclAutoAllReduce(bytes, inputs);
       }
-      if (settings.all_reduce == AlgorithmChoice::kHierarchical && !fills_servers) {
+      if (settings.all_reduce == AlgorithmChoice::kHierarchical && per_server == 0) {
         return Algorithm::kRing;
       }
       return Resolved(settings.all_reduce);
@@ -211,18 +214,18 @@ Algorithm ChooseAlgorithm(const CollectiveSettings& settings, CollectiveOp op, u
 }
 
 CollectiveSpec SpecFromSettings(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
-                                uint32_t element_bytes, int group_size, bool fills_servers,
+                                uint32_t element_bytes, int group_size, int group_ranks_per_server,
                                 int root) {
   CollectiveSpec spec;
   spec.op = op;
   spec.root = root;
-  spec.algorithm = ChooseAlgorithm(settings, op, bytes, group_size, fills_servers);
+  spec.algorithm = ChooseAlgorithm(settings, op, bytes, group_size, group_ranks_per_server);
   spec.world_size = group_size;
   spec.bytes = bytes;
   spec.element_bytes = element_bytes;
   spec.channels = settings.channels;
   spec.chunk_bytes = settings.chunk_bytes;
-  spec.ranks_per_server = fills_servers ? settings.ranks_per_server : 0;
+  spec.ranks_per_server = group_ranks_per_server;
   return spec;
 }
 

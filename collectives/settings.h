@@ -63,19 +63,20 @@ std::optional<AlgorithmChoice> ParseAlgorithmChoice(std::string_view spelling);
 void ValidateSettings(const CollectiveSettings& settings);
 
 // The algorithm a collective of `op` and `bytes` runs with in a group of `group_size` ranks
-// that fills whole servers or not: the operation's choice, with kAuto resolved by NCCL's
-// tuner (all-reduce: ring or tree; others: the ring, NCCL's only algorithm for them without
-// NVLS or CollNet), and hierarchical falling back to the
-// ring (all-reduce) or direct (all-to-all) when the group does not fill whole servers.
+// with `group_ranks_per_server` members on each server it touches (group_servers.h; 0: not
+// regular on servers): the operation's choice, with kAuto resolved by NCCL's tuner (all-reduce:
+// ring or tree; others: the ring, NCCL's only algorithm for them without NVLS or CollNet), and
+// hierarchical falling back to the ring (all-reduce) or direct (all-to-all) for a group that is
+// not regular on servers.
 Algorithm ChooseAlgorithm(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
-                          int group_size, bool fills_servers);
+                          int group_size, int group_ranks_per_server);
 
 // The spec a collective of `op` runs with: ChooseAlgorithm's algorithm, the settings' channels
-// and chunk, ranks_per_server when the group fills whole servers, and `root` (broadcast and
-// reduce; 0 for the others). What an emulated rank
+// and chunk, the group's ranks per server (so its rings and trees keep to the rails), and `root`
+// (broadcast and reduce; 0 for the others). What an emulated rank
 // (NboxCommunicator::MakeSpec) and a real rank (the host runtime) both build schedules from.
 CollectiveSpec SpecFromSettings(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
-                                uint32_t element_bytes, int group_size, bool fills_servers,
+                                uint32_t element_bytes, int group_size, int group_ranks_per_server,
                                 int root = 0);
 
 // "channels=2 chunk=1048576 ranks_per_server=0 allreduce=ring ..." and back. DecodeSettings

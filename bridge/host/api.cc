@@ -22,6 +22,7 @@
 #include "bridge/host/host_error.h"
 #include "bridge/host/unique_id.h"
 #include "bridge/include/nbox_host.h"
+#include "collectives/group_servers.h"
 
 struct nboxComm {
   std::unique_ptr<nbox::host::Communicator> impl;
@@ -101,13 +102,12 @@ std::string Describe(const char* what, size_t count, nboxDataType_t type) {
 
 coll::CollectiveSpec SpecFor(const Communicator& comm, coll::CollectiveOp op, uint64_t bytes,
                              nboxDataType_t type) {
-  // The communicator spans the job's ranks in order, so it fills whole servers when there are
-  // servers and their size divides it (as an emulated rank's world communicator decides).
+  // The communicator spans the job's ranks 0 .. n-1 in order; its members per server are
+  // decided by the rule an emulated rank's communicator uses (collectives/group_servers.h).
   const coll::CollectiveSettings& settings = comm.collectives();
-  const bool fills_servers =
-      settings.ranks_per_server > 0 && comm.nranks() % settings.ranks_per_server == 0;
-  return coll::SpecFromSettings(settings, op, bytes, ElementBytes(type), comm.nranks(),
-                                fills_servers);
+  return coll::SpecFromSettings(
+      settings, op, bytes, ElementBytes(type), comm.nranks(),
+      coll::ConsecutiveRanksPerServer(0, comm.nranks(), settings.ranks_per_server));
 }
 
 // A point-to-point transfer as a schedule: the buffer in chunk_bytes messages to or from

@@ -74,31 +74,26 @@ TEST(CollectiveSettings, ChoicesResolveAsDocumented) {
   settings.all_reduce = C::kHierarchical;
   settings.all_to_all = C::kHierarchical;
   settings.ranks_per_server = 4;
-  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllReduce, 1 << 20, 8, true),
+  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllReduce, 1 << 20, 8, 4),
             Algorithm::kHierarchical);
-  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllReduce, 1 << 20, 6, false),
-            Algorithm::kRing);
-  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllToAll, 1 << 20, 6, false),
-            Algorithm::kDirect);
-  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllGather, 1 << 20, 8, true),
-            Algorithm::kRing);
+  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllReduce, 1 << 20, 6, 0), Algorithm::kRing);
+  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllToAll, 1 << 20, 6, 0), Algorithm::kDirect);
+  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllGather, 1 << 20, 8, 4), Algorithm::kRing);
   // auto: NCCL's rule (16 single-GPU nodes, 100 Gb/s, 2 channels: tests/collectives/
   // nccl_tuning_test.cc puts the boundary between 2.5 and 3.5 MiB); others: the ring.
   settings = CollectiveSettings{};
   settings.all_reduce = C::kAuto;
   settings.broadcast = C::kAuto;
   settings.reduce = C::kAuto;
-  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllReduce, 5 << 19, 16, false),
-            Algorithm::kTree);
-  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllReduce, 7 << 19, 16, false),
-            Algorithm::kRing);
-  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kBroadcast, 1024, 16, false), Algorithm::kRing);
-  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kReduce, 1024, 16, false), Algorithm::kRing);
+  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllReduce, 5 << 19, 16, 0), Algorithm::kTree);
+  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kAllReduce, 7 << 19, 16, 0), Algorithm::kRing);
+  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kBroadcast, 1024, 16, 0), Algorithm::kRing);
+  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kReduce, 1024, 16, 0), Algorithm::kRing);
   settings.reduce = C::kTree;
-  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kReduce, 1024, 16, false), Algorithm::kTree);
-  EXPECT_EQ(SpecFromSettings(settings, CollectiveOp::kReduce, 64, 4, 16, false, 5).root, 5);
+  EXPECT_EQ(ChooseAlgorithm(settings, CollectiveOp::kReduce, 1024, 16, 0), Algorithm::kTree);
+  EXPECT_EQ(SpecFromSettings(settings, CollectiveOp::kReduce, 64, 4, 16, 0, 5).root, 5);
   const CollectiveSpec spec =
-      SpecFromSettings(settings, CollectiveOp::kAllReduce, 5 << 19, 4, 16, false);
+      SpecFromSettings(settings, CollectiveOp::kAllReduce, 5 << 19, 4, 16, 0);
   EXPECT_EQ(spec.algorithm, Algorithm::kTree);
   EXPECT_EQ(spec.channels, 2);
   EXPECT_EQ(spec.ranks_per_server, 0);

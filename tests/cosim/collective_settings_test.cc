@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/group_servers.h"
 #include "collectives/schedule.h"
 #include "collectives/settings.h"
 #include "ns3/core-module.h"
@@ -79,7 +80,7 @@ TEST(CollectiveSettingsTravelWhole, EmulatedAndRealRanksBuildIdenticalSchedules)
     comm->GetAttribute("ElementSize", element);
     const int world = static_cast<int>(comm->GetSize());
     // The host runtime's rule: its communicator spans the job's ranks in order.
-    const bool fills = real.ranks_per_server > 0 && world % real.ranks_per_server == 0;
+    const int per_server = coll::ConsecutiveRanksPerServer(0, world, real.ranks_per_server);
     for (coll::CollectiveOp op :
          {coll::CollectiveOp::kAllReduce, coll::CollectiveOp::kAllGather,
           coll::CollectiveOp::kReduceScatter, coll::CollectiveOp::kBroadcast}) {
@@ -88,7 +89,7 @@ TEST(CollectiveSettingsTravelWhole, EmulatedAndRealRanksBuildIdenticalSchedules)
         work.op = op;
         work.bytes = bytes;
         const coll::CollectiveSpec spec = coll::SpecFromSettings(
-            real, op, bytes, static_cast<uint32_t>(element.Get()), world, fills);
+            real, op, bytes, static_cast<uint32_t>(element.Get()), world, per_server);
         for (int rank = 0; rank < world; ++rank) {
           SCOPED_TRACE(std::string(coll::ToString(op)) + " " + std::to_string(bytes) +
                        " bytes, rank " + std::to_string(rank));

@@ -44,6 +44,7 @@ ScenarioOutcome RunScenario(const scenario::Scenario& s) {
   outcome.finished = loop.finished;
   outcome.summary = cosim::Summarize(*job->GetRecords());
   outcome.result = cosim::CollectResult(s, assembly, loop);
+  outcome.records = job->GetRecords();
   ns3::Simulator::Destroy();
   ns3::Config::Reset();
   return outcome;

@@ -65,6 +65,7 @@ struct ScenarioOutcome {
   bool finished = false;
   cosim::JobSummary summary;
   cosim::RunResult result;
+  ns3::Ptr<ns3::NboxJobRecords> records;
 };
 ScenarioOutcome RunScenario(const scenario::Scenario& s);
 

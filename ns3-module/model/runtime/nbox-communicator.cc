@@ -9,6 +9,7 @@
 #include "ns3/uinteger.h"
 
 #include "collectives/all_to_all.h"
+#include "collectives/group_servers.h"
 #include "collectives/send_lanes.h"
 
 #include <algorithm>
@@ -157,8 +158,8 @@ NboxCommunicator::NboxCommunicator()
     , m_id(0)
     , m_parallelism(nbox::work::Parallelism::kOther)
     , m_crossesStages(false)
-    , m_fillsServersFor(kNotComputed)
-    , m_fillsServers(false)
+    , m_groupShapeFor(kNotComputed)
+    , m_groupRanksPerServer(0)
 {
 }
 
@@ -181,7 +182,7 @@ NboxCommunicator::Setup(std::vector<uint32_t> members, Ptr<NboxTransport> transp
 {
     NS_ABORT_MSG_IF(members.empty(), "NboxCommunicator needs at least one rank");
     m_members = std::move(members);
-    m_fillsServersFor = kNotComputed;
+    m_groupShapeFor = kNotComputed;
     m_ranks.clear();
     m_ranks.resize(m_members.size());
     m_transport = transport;
@@ -254,24 +255,20 @@ NboxCommunicator::GetParallelism() const
     return m_parallelism;
 }
 
-bool
-NboxCommunicator::FillsServers() const
+int
+NboxCommunicator::GroupRanksPerServer() const
 {
-    // Rings stay inside servers only when the communicator's members fill whole servers in
-    // rank order, as the world does on a rail topology. O(members), so computed once per
-    // value of RanksPerServer (MakeSpec runs for every collective of every member).
+    // O(members), so computed once per value of RanksPerServer (MakeSpec runs for every
+    // collective of every member).
     const auto perServer = static_cast<uint32_t>(m_settings.ranks_per_server);
-    if (m_fillsServersFor != perServer)
+    if (m_groupShapeFor != perServer)
     {
-        bool fills = perServer > 0 && m_members.size() % perServer == 0;
-        for (uint32_t r = 0; fills && r < m_members.size(); ++r)
-        {
-            fills = m_members[r] == m_members[0] + r && m_members[0] % perServer == 0;
-        }
-        m_fillsServers = fills;
-        m_fillsServersFor = perServer;
+        const std::vector<int> members(m_members.begin(), m_members.end());
+        m_groupRanksPerServer
+            = nbox::coll::GroupRanksPerServer(members, static_cast<int>(perServer));
+        m_groupShapeFor = perServer;
     }
-    return m_fillsServers;
+    return m_groupRanksPerServer;
 }
 
 const nbox::coll::CollectiveSettings&
@@ -298,7 +295,7 @@ nbox::coll::Algorithm
 NboxCommunicator::AlgorithmFor(CollectiveOp op, uint64_t bytes) const
 {
     return nbox::coll::ChooseAlgorithm(GetCollectiveSettings(), op, bytes,
-                                       static_cast<int>(m_members.size()), FillsServers());
+                                       static_cast<int>(m_members.size()), GroupRanksPerServer());
 }
 
 nbox::coll::CollectiveSpec
@@ -307,7 +304,7 @@ NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAll
 {
     nbox::coll::CollectiveSpec spec = nbox::coll::SpecFromSettings(
         GetCollectiveSettings(), op, bytes, elementBytes != 0 ? elementBytes : m_elementBytes,
-        static_cast<int>(m_members.size()), FillsServers(), root);
+        static_cast<int>(m_members.size()), GroupRanksPerServer(), root);
     spec.counts = std::move(counts);
     return spec;
 }

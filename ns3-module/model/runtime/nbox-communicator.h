@@ -116,7 +116,8 @@ class NboxCommunicator : public Object
     /**
      * The algorithm this communicator runs `op` with: the attributes' choice, the ring where
      * it is not given, and the ring (all-reduce) or direct (all-to-all) where the hierarchical
-     * one is asked for but the members do not fill whole servers. MakeSpec uses it.
+     * one is asked for but the members are not regular on servers (GroupRanksPerServer). MakeSpec
+     * uses it.
      */
     nbox::coll::Algorithm AlgorithmFor(nbox::coll::CollectiveOp op, uint64_t bytes) const;
 
@@ -337,8 +338,9 @@ class NboxCommunicator : public Object
     void MatchToRunning(Running& running, uint32_t src, uint32_t channel, const Arrival& arrival);
     /** The running op of `rank` an untagged message from (src, channel) belongs to, if any. */
     Running* UntaggedReceiver(uint32_t rank, uint32_t src, uint32_t channel);
-    /** Whether the members are whole servers of RanksPerServer ranks, in rank order. */
-    bool FillsServers() const;
+    /** The members on each server they touch, when regular on servers of RanksPerServer
+     *  GPUs, else 0 (nbox::coll::GroupRanksPerServer): what keeps rings on the rails. */
+    int GroupRanksPerServer() const;
     /** The record bytes of `work` for member `rank` (nccl-tests' size; see the .cc). */
     uint64_t RecordBytes(uint32_t rank, const NboxCommWork& work) const;
 
@@ -359,8 +361,8 @@ class NboxCommunicator : public Object
     bool m_crossesStages;
     std::vector<bool> m_external; //!< empty: every rank is emulated
     static constexpr uint32_t kNotComputed = UINT32_MAX;
-    mutable uint32_t m_fillsServersFor; //!< RanksPerServer FillsServers was computed for
-    mutable bool m_fillsServers;
+    mutable uint32_t m_groupShapeFor; //!< RanksPerServer GroupRanksPerServer was computed for
+    mutable int m_groupRanksPerServer;
     ExternalArrival m_onExternalArrival;
 };
 
