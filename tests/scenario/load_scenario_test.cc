@@ -107,7 +107,7 @@ TEST(LoadScenario, FullFileSetsEveryKindOfValue) {
   const Scenario s = LoadScenario(Fixture("full.ini"));
   EXPECT_EQ(s.job.world_size, 16);
   EXPECT_EQ(s.job.seed, 42u);
-  EXPECT_EQ(s.topology.kind, "leaf-spine");
+  EXPECT_EQ(s.topology.kind, scenario::TopologyKind::kLeafSpine);
   EXPECT_EQ(s.topology.leaves, 4);
   EXPECT_EQ(s.topology.spines, 2);
   EXPECT_EQ(s.topology.hosts_per_leaf, 4);

@@ -13,7 +13,7 @@ coll::CollectiveSettings CollectiveSettingsOf(const Scenario& s, uint64_t host_n
   settings.reduce = s.collectives.reduce;
   settings.all_to_all = s.collectives.alltoall;
   // Ranks fill servers in order (PlaceRanks on a rail topology's server-major GPUs).
-  const bool servers = s.topology.kind == "rail";
+  const bool servers = s.topology.kind == TopologyKind::kRail;
   settings.ranks_per_server = servers ? s.servers.gpus : 0;
   settings.nic_bps = servers ? static_cast<uint64_t>(s.servers.nic_bps) : host_nic_bps;
   settings.scale_up_bps = static_cast<uint64_t>(s.servers.nvlink_bps);

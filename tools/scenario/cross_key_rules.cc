@@ -22,19 +22,19 @@ void CheckHostCount(RuleContext& context) {
   const uint64_t needed = static_cast<uint64_t>(s.job.world_size);
   const std::string world = context.Describe("job.world_size");
   const std::string kind = context.Describe("topology.kind");
-  if (topology.kind == "star") {
+  if (topology.kind == TopologyKind::kStar) {
     if (topology.hosts != 0 && static_cast<uint64_t>(topology.hosts) < needed) {
       context.Fail(fmt::format("{} needs {} hosts but {} has {}", world, needed, kind,
                                context.Describe("topology.hosts")));
     }
-  } else if (topology.kind == "leaf-spine") {
+  } else if (topology.kind == TopologyKind::kLeafSpine) {
     const uint64_t hosts = static_cast<uint64_t>(topology.leaves) * topology.hosts_per_leaf;
     if (hosts < needed) {
       context.Fail(fmt::format("{} needs {} hosts but {} has {}: {} x {}", world, needed, kind,
                                hosts, context.Describe("topology.leaves"),
                                context.Describe("topology.hosts_per_leaf")));
     }
-  } else if (topology.kind == "fat-tree") {
+  } else if (topology.kind == TopologyKind::kFatTree) {
     const uint64_t k = static_cast<uint64_t>(topology.k);
     if (k % 2 != 0) {
       context.Fail(
@@ -107,11 +107,11 @@ void CheckQueues(RuleContext& context) {
 // checked once built.
 void CheckTcpMinRto(RuleContext& context) {
   const Scenario& s = context.scenario();
-  const std::string& kind = s.topology.kind;
+  const TopologyKind kind = s.topology.kind;
   double slowest_bps = 0;
-  if (kind == "star") {
+  if (kind == TopologyKind::kStar) {
     slowest_bps = s.topology.host_link_bps;
-  } else if (kind == "leaf-spine" || kind == "fat-tree") {
+  } else if (kind == TopologyKind::kLeafSpine || kind == TopologyKind::kFatTree) {
     slowest_bps = std::min(s.topology.host_link_bps, s.topology.fabric_link_bps);
   } else {
     return;  // a topology file or a rail fabric: checked once built
@@ -136,7 +136,7 @@ void ApplyOversubscription(RuleContext& context) {
   TopologySection& topology = context.scenario().topology;
   if (topology.oversubscription <= 0) return;
   const std::string ratio = context.Describe("topology.oversubscription");
-  if (topology.kind != "leaf-spine") {
+  if (topology.kind != TopologyKind::kLeafSpine) {
     context.Fail(fmt::format("{} applies only to topology.kind = leaf-spine, got {}", ratio,
                              context.Describe("topology.kind")));
     return;
@@ -262,7 +262,7 @@ void ApplyServers(RuleContext& context) {
   Scenario& s = context.scenario();
   ServersSection& servers = s.servers;
   const std::string kind = context.Describe("topology.kind");
-  if (s.topology.kind != "rail") {
+  if (s.topology.kind != TopologyKind::kRail) {
     for (const auto& [key, choice] : {std::pair{"collectives.allreduce", s.collectives.allreduce},
                                       std::pair{"collectives.alltoall", s.collectives.alltoall}}) {
       if (choice == coll::AlgorithmChoice::kHierarchical) {

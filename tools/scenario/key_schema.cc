@@ -44,7 +44,11 @@ std::vector<KeySpec> TopologyKeys() {
       {"topology", "kind",
        "shape of the network: one switch, two-tier leaf-spine, k-ary fat-tree, a file, or "
        "rail-optimised [servers] (rail k joins GPU k of every server; spines join the rails)",
-       Choice(topo(&TopologySection::kind), {"star", "leaf-spine", "fat-tree", "file", "rail"})},
+       EnumChoice(topo(&TopologySection::kind), {{TopologyKind::kStar, "star"},
+                                                 {TopologyKind::kLeafSpine, "leaf-spine"},
+                                                 {TopologyKind::kFatTree, "fat-tree"},
+                                                 {TopologyKind::kFile, "file"},
+                                                 {TopologyKind::kRail, "rail"}})},
       {"topology", "hosts", "star: hosts on the switch; 0 = job.world_size",
        WholeNumber(topo(&TopologySection::hosts), 0, 65536)},
       {"topology", "leaves", "leaf-spine: number of leaf switches",

@@ -30,9 +30,11 @@ struct JobSection {
   uint64_t seed = 1;
 };
 
+enum class TopologyKind { kStar, kLeafSpine, kFatTree, kFile, kRail };
+
 struct TopologySection {
-  std::string kind = "star";  // star | leaf-spine | fat-tree | file | rail
-  int hosts = 0;              // star: 0 = as many as the ranks need
+  TopologyKind kind = TopologyKind::kStar;
+  int hosts = 0;  // star: 0 = as many as the ranks need
   int leaves = 4;
   int spines = 2;
   int hosts_per_leaf = 4;

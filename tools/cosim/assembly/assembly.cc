@@ -23,29 +23,27 @@ namespace nbox::cosim {
 
 topo::Topology BuildTopology(const scenario::Scenario& s) {
   const auto& t = s.topology;
-  if (t.kind == "star") {
-    return topo::MakeStar(t.hosts > 0 ? t.hosts : s.job.world_size, t.host_link_bps,
-                          t.link_latency_s);
+  switch (t.kind) {
+    case scenario::TopologyKind::kStar:
+      return topo::MakeStar(t.hosts > 0 ? t.hosts : s.job.world_size, t.host_link_bps,
+                            t.link_latency_s);
+    case scenario::TopologyKind::kLeafSpine:
+      return topo::MakeLeafSpine(t.leaves, t.spines, t.hosts_per_leaf, t.host_link_bps,
+                                 t.fabric_link_bps, t.link_latency_s);
+    case scenario::TopologyKind::kFatTree:
+      return topo::MakeFatTree(t.k, t.host_link_bps, t.link_latency_s);
+    case scenario::TopologyKind::kRail: {
+      topo::ServerSpec server;
+      server.gpus = s.servers.gpus;
+      server.nvlink_rate_bps = s.servers.nvlink_bps;
+      server.nvlink_latency_s = s.servers.nvlink_latency_s;
+      server.nic_rate_bps = s.servers.nic_bps;
+      return topo::MakeRail(s.servers.count, server, t.spines, t.fabric_link_bps, t.link_latency_s);
+    }
+    case scenario::TopologyKind::kFile:
+      return topo::LoadTopologyFile(t.file);
   }
-  if (t.kind == "leaf-spine") {
-    return topo::MakeLeafSpine(t.leaves, t.spines, t.hosts_per_leaf, t.host_link_bps,
-                               t.fabric_link_bps, t.link_latency_s);
-  }
-  if (t.kind == "fat-tree") {
-    return topo::MakeFatTree(t.k, t.host_link_bps, t.link_latency_s);
-  }
-  if (t.kind == "rail") {
-    topo::ServerSpec server;
-    server.gpus = s.servers.gpus;
-    server.nvlink_rate_bps = s.servers.nvlink_bps;
-    server.nvlink_latency_s = s.servers.nvlink_latency_s;
-    server.nic_rate_bps = s.servers.nic_bps;
-    return topo::MakeRail(s.servers.count, server, t.spines, t.fabric_link_bps, t.link_latency_s);
-  }
-  if (t.kind == "file") {
-    return topo::LoadTopologyFile(t.file);
-  }
-  throw std::invalid_argument("unknown topology.kind '" + t.kind + "'");
+  throw std::invalid_argument("BuildTopology: unknown topology.kind");
 }
 
 namespace {
@@ -53,15 +51,15 @@ namespace {
 // The scenario's rule (scenario::TcpMinRtoRefusal) for the networks only their build knows:
 // a topology file's links, a rail fabric's NVLink, NIC and fabric rates.
 void RefuseTcpMinRtoBelowTheRoundTrip(const scenario::Scenario& s, const topo::Topology& topology) {
-  if (s.topology.kind != "file" && s.topology.kind != "rail") return;
+  const bool file = s.topology.kind == scenario::TopologyKind::kFile;
+  if (!file && s.topology.kind != scenario::TopologyKind::kRail) return;
   double slowest_bps = 0;
   for (const topo::Edge& link : topology.links) {
     const double rate = topology.graph[link].rate_bps;
     if (slowest_bps == 0 || rate < slowest_bps) slowest_bps = rate;
   }
-  const std::string network = s.topology.kind == "file"
-                                  ? "the network of topology.file = " + s.topology.file
-                                  : "this rail fabric";
+  const std::string network =
+      file ? "the network of topology.file = " + s.topology.file : "this rail fabric";
   const std::string refusal = scenario::TcpMinRtoRefusal(
       s, slowest_bps,
       fmt::format("network.tcp_min_rto = {}", FormatSeconds(s.network.tcp_min_rto_s)), network);
@@ -96,7 +94,8 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_
     throw std::invalid_argument(fmt::format(
         "{}: job.world_size = {} does not fit the topology{}: it has {} hosts, one rank each",
         s.path, s.job.world_size,
-        s.topology.kind == "file" ? " of topology.file " + s.topology.file : "",
+        s.topology.kind == scenario::TopologyKind::kFile ? " of topology.file " + s.topology.file
+                                                         : "",
         a.topology.hosts.size()));
   }
   a.rank_to_host = topo::PlaceRanks(a.topology, s.job.world_size);
