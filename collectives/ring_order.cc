@@ -14,10 +14,20 @@ RingOrder::RingOrder(const CollectiveSpec& spec, int channel)
       gpus_(spec.ranks_per_server > 0 ? spec.ranks_per_server : spec.world_size),
       servers_(world_ / gpus_),
       offset_(0),
+      out_and_back_(false),
+      out_(0),
+      reversed_(false),
       plain_(servers_ == 1 || gpus_ == 1) {
   if (spec.ranks_per_server == 0 || gpus_ == 1 || servers_ == 1) return;  // plain order
+  if (gpus_ == 2 && servers_ % 2 == 1) {
+    out_and_back_ = true;
+    out_ = channel % 2;
+    return;
+  }
   const int used = servers_ % 2 == 0 || gpus_ == 2 ? 2 : 3;
   offset_ = Mod(channel * used, gpus_);
+  // Once the channels have gone round the local indices, the next lap runs the other way.
+  reversed_ = (channel * used / gpus_) % 2 == 1;
 }
 
 int RingOrder::Entry(int server) const {
@@ -37,6 +47,10 @@ int RingOrder::Exit(int server) const {
 int RingOrder::RankAt(int position) const {
   position = Mod(position, world_);
   if (plain_) return position;
+  if (out_and_back_) {
+    return position < servers_ ? position * 2 + out_ : (world_ - 1 - position) * 2 + 1 - out_;
+  }
+  if (reversed_) position = Mod(-position, world_);
   const int server = position / gpus_;
   const int step = position % gpus_;
   const int entry = Entry(server);
@@ -56,6 +70,10 @@ int RingOrder::RankAt(int position) const {
 
 int RingOrder::PositionOf(int rank) const {
   if (plain_) return rank;
+  if (out_and_back_) {
+    const int server = rank / 2;
+    return rank % 2 == out_ ? server : world_ - 1 - server;
+  }
   const int server = rank / gpus_;
   const int local = rank % gpus_;
   const int entry = Entry(server);
@@ -69,7 +87,8 @@ int RingOrder::PositionOf(int rank) const {
     const int distance = Mod(local - entry, gpus_);
     step = distance - (distance > Mod(exit - entry, gpus_) ? 1 : 0);
   }
-  return server * gpus_ + step;
+  const int position = server * gpus_ + step;
+  return reversed_ ? Mod(-position, world_) : position;
 }
 
 }  // namespace nbox::coll

@@ -13,11 +13,19 @@
 // needs e(s) != e(s+1) for every s, a closed walk of length S over the G local indices:
 //   S even:                e(s) = s mod 2 (0, 1, 0, 1, ...);
 //   S odd, G >= 3:         0, 1, 0, 1, ..., 0, 1, 2;
-//   S odd, G == 2:         impossible; 0, 1, ..., 0, and the last server, entered at 0,
-//                          leaves at 1, so the hop back to server 0 changes rails;
+//   S odd, G == 2:         impossible; instead the ring goes out on one local index and comes
+//                          back on the other: (0, a), (1, a), ..., (S-1, a), (S-1, b), ...,
+//                          (0, b), a = channel mod 2, b = 1 - a. Every crossing stays on one
+//                          rail (2(S-1) of them, two NVLink hops at the ends), each server's
+//                          two ranks are no longer consecutive;
 //   S == 1 or G == 1:      the plain order (a single server's ring closes over NVLink).
 // Channel c adds c * u (mod G) to every local index, u being the number of local indices the
-// walk uses (2, or 3 for odd S), so up to G / u channels cross on disjoint rails.
+// walk uses (2, or 3 for odd S), so up to G / u channels cross on disjoint rails. A channel
+// leaves server s from one GPU's NIC and enters s + 1 at another's: on a server it uses one
+// direction of two NICs. The channels of the next lap round the local indices
+// (floor(c * u / G) odd) run the ring the other way, on the directions the first lap left
+// free, so G / u x 2 channels use every NIC of the group both ways, as NCCL's rings (each
+// entering and leaving a server through one NIC) do.
 #pragma once
 
 #include "collectives/schedule.h"
@@ -43,6 +51,10 @@ class RingOrder {
   int gpus_;     // ranks per server (world_ when there are no servers)
   int servers_;  // world_ / gpus_
   int offset_;   // channel's shift of every local index
+  // S odd and G == 2: out on local index out_, back on the other (see above).
+  bool out_and_back_;
+  int out_;
+  bool reversed_;  // this channel's ring runs the other way (a second lap, see above)
   // One server, or one rank per server: the ring is 0 -> 1 -> ... -> W-1 (every ring step
   // of a flat ring asks RankAt for its peers and segments, so this skips the servers' walk).
   bool plain_;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -64,9 +65,9 @@ TEST(CollectivesRingOrder, WithoutServersOrOnOneServerItIsThePlainRing) {
 }
 
 // For every shape: a permutation whose inverse is PositionOf; each server's ranks are
-// consecutive; a hop between servers joins equal local indices, except the one hop back to
-// server 0 when S is odd and G == 2; with channels * u <= G the channels cross on disjoint
-// rails (u = 2, or 3 for odd S).
+// consecutive (but for S odd and G == 2, where the ring goes out on one local index and back on
+// the other: 2(S - 1) crossings); every hop between servers joins equal local indices; with
+// channels * u <= G the channels cross on disjoint rails (u = 2, or 3 for odd S).
 TEST(CollectivesRingOrder, RailAlignedForEveryShape) {
   for (int servers = 1; servers <= 7; ++servers) {
     for (int gpus = 1; gpus <= 8; ++gpus) {
@@ -96,14 +97,41 @@ TEST(CollectivesRingOrder, RailAlignedForEveryShape) {
             }
           }
           EXPECT_EQ(seen.size(), static_cast<size_t>(world));
-          EXPECT_EQ(server_changes, servers > 1 ? servers : 0);
-          const bool impossible = servers >= 3 && servers % 2 == 1 && gpus == 2;
-          EXPECT_EQ(cross_rail, impossible ? 1 : 0) << servers << " x " << gpus << " channel " << c;
+          const bool out_and_back = servers >= 3 && servers % 2 == 1 && gpus == 2;
+          EXPECT_EQ(server_changes, servers == 1 ? 0 : out_and_back ? 2 * (servers - 1) : servers);
+          EXPECT_EQ(cross_rail, 0) << servers << " x " << gpus << " channel " << c;
           for (int rail : rails) rails_disjoint &= rails_so_far.insert(rail).second;
         }
         if (servers > 1 && gpus > 1 && channels * used <= gpus) {
           EXPECT_TRUE(rails_disjoint) << servers << " x " << gpus << ", " << channels;
         }
+      }
+    }
+  }
+}
+
+// With an even number of servers, G channels (two laps of G / 2) use every NIC of every server
+// once in each direction: each crossing leaves from one GPU's NIC and enters another's, and the
+// second lap runs the other way.
+TEST(CollectivesRingOrder, TwoLapsOfChannelsUseEveryNicBothWaysOnce) {
+  for (int servers : {2, 4, 6}) {
+    for (int gpus : {2, 4, 8}) {
+      const CollectiveSpec spec = ServerSpec(CollectiveOp::kAllReduce, servers, gpus, gpus, 4096);
+      const int world = servers * gpus;
+      std::map<std::pair<int, bool>, int> uses;  // (rank, sending) -> crossings
+      for (int c = 0; c < gpus; ++c) {
+        const RingOrder ring(spec, c);
+        for (int r = 0; r < world; ++r) {
+          const int next = ring.Next(r);
+          if (r / gpus == next / gpus) continue;
+          ++uses[{r, true}];
+          ++uses[{next, false}];
+        }
+      }
+      EXPECT_EQ(uses.size(), static_cast<size_t>(2 * world)) << servers << " x " << gpus;
+      for (const auto& [nic, count] : uses) {
+        EXPECT_EQ(count, 1) << servers << " x " << gpus << ": rank " << nic.first
+                            << (nic.second ? " sends" : " receives");
       }
     }
   }

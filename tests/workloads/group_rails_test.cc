@@ -131,5 +131,21 @@ TEST(GroupRails, RankOrderWouldCrossTheSpines) {
   EXPECT_EQ(GroupHops(data_group, 2).off_rail, 0);
 }
 
+// Two GPUs of the group on each of an odd number of servers: no ring can enter and leave every
+// server on alternating rails, so it goes out on one and comes back on the other.
+TEST(GroupRails, TwoGpusOnEachOfAnOddNumberOfServersStayOnTheirRails) {
+  for (int servers : {3, 5, 7}) {
+    std::vector<int> data_group;
+    for (int server = 0; server < servers; ++server) {
+      data_group.push_back(server * kGpus + 1);
+      data_group.push_back(server * kGpus + 5);
+    }
+    for (int channels : {1, 2}) {
+      const Hops hops = GroupHops(data_group, channels);
+      EXPECT_EQ(hops.off_rail, 0) << servers << " servers";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nbox
