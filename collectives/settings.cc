@@ -160,9 +160,9 @@ bool CollectiveSettings::operator==(const CollectiveSettings& other) const {
 }
 
 void ValidateSettings(const CollectiveSettings& s) {
-  if (s.channels < 1 || s.channels > kMaxChannels) {
-    Invalid("channels",
-            "expected 1.." + std::to_string(kMaxChannels) + ", got " + std::to_string(s.channels));
+  if (s.channels < 0 || s.channels > kMaxChannels) {
+    Invalid("channels", "expected 0 (auto) or 1.." + std::to_string(kMaxChannels) + ", got " +
+                            std::to_string(s.channels));
   }
   if (s.chunk_bytes != 0 && (s.chunk_bytes < 8 || s.chunk_bytes > (uint64_t{1} << 30))) {
     Invalid("chunk", "expected 0 or 8 bytes..1 GiB, got " + std::to_string(s.chunk_bytes));
@@ -173,6 +173,13 @@ void ValidateSettings(const CollectiveSettings& s) {
   for (const OperationChoices& row : OperationChoiceTable()) CheckChoice(row, s.*row.member);
   if (s.nic_bps == 0) Invalid("nic_bps", "must be more than 0");
   if (s.scale_up_bps == 0) Invalid("scaleup_bps", "must be more than 0");
+}
+
+int GroupChannels(const CollectiveSettings& settings, int group_size, int group_ranks_per_server) {
+  if (settings.channels > 0) return settings.channels;
+  const int per_server = group_ranks_per_server;
+  const bool several_servers = per_server >= 2 && group_size / per_server >= 2;
+  return several_servers ? std::min(per_server, kMaxChannels) : 2;
 }
 
 Algorithm ChooseAlgorithm(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
@@ -191,7 +198,7 @@ Algorithm ChooseAlgorithm(const CollectiveSettings& settings, CollectiveOp op, u
         NcclTuningInputs inputs;
         inputs.ranks = group_size;
         inputs.nodes = per_server > 0 ? group_size / per_server : group_size;
-        inputs.channels = settings.channels;
+        inputs.channels = GroupChannels(settings, group_size, per_server);
         inputs.inter_bytes_per_s = static_cast<double>(settings.nic_bps) / 8;
         inputs.intra_bytes_per_s = per_server > 1 ? static_cast<double>(settings.scale_up_bps) / 8
                                                   : inputs.inter_bytes_per_s;
@@ -223,7 +230,7 @@ CollectiveSpec SpecFromSettings(const CollectiveSettings& settings, CollectiveOp
   spec.world_size = group_size;
   spec.bytes = bytes;
   spec.element_bytes = element_bytes;
-  spec.channels = settings.channels;
+  spec.channels = GroupChannels(settings, group_size, group_ranks_per_server);
   spec.chunk_bytes = settings.chunk_bytes;
   spec.ranks_per_server = group_ranks_per_server;
   return spec;

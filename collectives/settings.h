@@ -22,7 +22,7 @@ enum class AlgorithmChoice { kRing, kHierarchical, kDirect, kHalvingDoubling, kT
 std::string_view ToString(AlgorithmChoice choice);
 
 struct CollectiveSettings {
-  int channels = 2;
+  int channels = 2;                          // 0: auto (GroupChannels)
   uint64_t chunk_bytes = uint64_t{1} << 20;  // 0 = no chunking
   int ranks_per_server = 0;                  // 0 = no servers
   AlgorithmChoice all_reduce = AlgorithmChoice::kRing;
@@ -57,10 +57,20 @@ const OperationChoices& OperationChoicesOf(std::string_view key);
 // The choice spelled `spelling` ("halving-doubling"), or nothing.
 std::optional<AlgorithmChoice> ParseAlgorithmChoice(std::string_view spelling);
 
-// Throws std::invalid_argument naming the field and what it must be: channels 1..64, chunk 0
-// or 8 bytes..1 GiB, ranks_per_server >= 0, each operation's algorithm one that runs it
+// Throws std::invalid_argument naming the field and what it must be: channels 0 (auto) or 1..64,
+// chunk 0 or 8 bytes..1 GiB, ranks_per_server >= 0, each operation's algorithm one that runs it
 // (OperationChoiceTable), rates > 0.
 void ValidateSettings(const CollectiveSettings& settings);
+
+// The channels a group of `group_size` ranks with `group_ranks_per_server` members on each
+// server it touches (group_servers.h) splits its collectives over: settings.channels, or for 0
+// (auto) as many as NCCL's rings use NICs, each NIC both ways. NCCL's ring search finds a ring
+// per NIC, each entering and leaving a server through it (src/graph/search.cc), and doubles
+// them (src/graph/connect.cc); a ring here leaves a server from one GPU's NIC and enters at
+// another's, so it takes k channels, two laps of k / 2 running opposite ways (ring_order.h), to
+// use a group's k NICs per server both ways. The doubling adds no path and is not modelled.
+// A group on one server, or with one member per server, gets 2. At most kMaxChannels.
+int GroupChannels(const CollectiveSettings& settings, int group_size, int group_ranks_per_server);
 
 // The algorithm a collective of `op` and `bytes` runs with in a group of `group_size` ranks
 // with `group_ranks_per_server` members on each server it touches (group_servers.h; 0: not

@@ -8,6 +8,7 @@
 #include "bridge/host/operation_run.h"
 #include "bridge/host/unique_id.h"
 #include "collectives/contributions.h"
+#include "collectives/group_servers.h"
 
 namespace nbox::host {
 namespace {
@@ -29,6 +30,12 @@ constexpr size_t kScheduleCacheSize = 32;
 
 Communicator::Communicator(int nranks, int rank, RuntimeConfig config)
     : nranks_(nranks), rank_(rank), config_(std::move(config)) {}
+
+int Communicator::channels() const {
+  const coll::CollectiveSettings& settings = config_.collectives;
+  return coll::GroupChannels(
+      settings, nranks_, coll::ConsecutiveRanksPerServer(0, nranks_, settings.ranks_per_server));
+}
 
 std::unique_ptr<Communicator> Communicator::Create(int nranks, const nboxUniqueId& id, int rank) {
   if (nranks < 1) {
@@ -57,14 +64,14 @@ std::unique_ptr<Communicator> Communicator::Create(int nranks, const nboxUniqueI
                                              ": the plugin has " + std::to_string(devices) +
                                              " devices");
   }
-  const int lanes = comm->config_.collectives.channels + 1;  // + the point-to-point lane
+  const int lanes = comm->channels() + 1;  // + the point-to-point lane
   comm->connections_ = std::make_unique<Connections>(*comm->plugin_, comm->net_ctx_,
                                                      comm->config_.device, rank, nranks, lanes);
   JoinRequest join;
   join.nonce = contents.nonce;
   join.nranks = nranks;
   join.rank = rank;
-  join.channels = comm->config_.collectives.channels;
+  join.channels = comm->channels();
   join.chunk_bytes = comm->config_.collectives.chunk_bytes;
   join.settings = coll::EncodeSettings(comm->config_.collectives);
   join.blob = comm->connections_->Listen();
@@ -276,8 +283,7 @@ void Communicator::Loop() {
 }
 
 void Communicator::Run(Operation& operation) {
-  OperationRun run(operation, *connections_, *plugin_, staging_, config_.collectives.channels,
-                   has_emulated_peers_);
+  OperationRun run(operation, *connections_, *plugin_, staging_, channels(), has_emulated_peers_);
   try {
     run.Begin();
     const nboxNetExt_v1_t* ext = plugin_->ext();

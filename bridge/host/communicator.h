@@ -36,7 +36,9 @@ class Communicator {
 
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
-  int channels() const { return config_.collectives.channels; }
+  // The channels its collectives split over: collectives.channels, or for auto the rule an
+  // emulated rank's communicator uses (coll::GroupChannels).
+  int channels() const;
   uint64_t chunk_bytes() const { return config_.collectives.chunk_bytes; }
   const coll::CollectiveSettings& collectives() const { return config_.collectives; }
 

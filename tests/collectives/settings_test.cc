@@ -62,8 +62,8 @@ TEST(CollectiveSettings, BadTextIsRefusedNamingTheField) {
             "collective settings: reduce: 'direct' does not run it; expected one of ring, tree, "
             "auto");
   text = good;
-  text.replace(text.find("channels=2"), 10, "channels=0");
-  EXPECT_EQ(DecodeError(text), "collective settings: channels: expected 1..64, got 0");
+  text.replace(text.find("channels=2"), 10, "channels=65");
+  EXPECT_EQ(DecodeError(text), "collective settings: channels: expected 0 (auto) or 1..64, got 65");
   text = good;
   text.replace(text.find("chunk=1048576"), 13, "chunk=1MiB");
   EXPECT_EQ(DecodeError(text), "collective settings: chunk: expected a whole number, got '1MiB'");
@@ -107,6 +107,26 @@ TEST(CollectiveSettings, DifferencesAreNamedFieldByField) {
   there.all_reduce = C::kTree;
   EXPECT_EQ(DescribeDifference(here, there),
             "channels: 2 here, 4 there; allreduce: ring here, tree there");
+}
+
+// Auto channels: one per NIC the group has on each of several servers (two laps running
+// opposite ways use every NIC both ways: ring_order_test.cc), else 2; a count set is kept.
+TEST(CollectiveSettings, AutoChannelsFollowTheGroupsNicsPerServer) {
+  CollectiveSettings settings;
+  settings.channels = 0;
+  EXPECT_EQ(GroupChannels(settings, 128, 8), 8);  // the world of 16 servers of 8
+  EXPECT_EQ(GroupChannels(settings, 32, 2), 2);   // t = 4: two GPUs on each of 16 servers
+  EXPECT_EQ(GroupChannels(settings, 64, 4), 4);
+  EXPECT_EQ(GroupChannels(settings, 8, 8), 2);   // one server: NVLink only
+  EXPECT_EQ(GroupChannels(settings, 16, 1), 2);  // one GPU per server, its NIC both ways
+  EXPECT_EQ(GroupChannels(settings, 16, 0), 2);  // not regular on servers
+  EXPECT_EQ(SpecFromSettings(settings, CollectiveOp::kAllReduce, 1 << 20, 4, 128, 8).channels, 8);
+  settings.channels = 3;
+  EXPECT_EQ(GroupChannels(settings, 128, 8), 3);
+  // 0 is auto, and survives the text form real ranks get.
+  settings.channels = 0;
+  EXPECT_NO_THROW(ValidateSettings(settings));
+  EXPECT_EQ(DecodeSettings(EncodeSettings(settings)).channels, 0);
 }
 
 }  // namespace

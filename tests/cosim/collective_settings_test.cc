@@ -64,6 +64,7 @@ TEST(CollectiveSettingsTravelWhole, EmulatedAndRealRanksBuildIdenticalSchedules)
       {"tests/cosim/fixtures/rail_tiny.ini", {"collectives.allreduce=hierarchical"}},
       {"tests/cosim/fixtures/rail_tiny.ini",
        {"collectives.allreduce=auto", "collectives.broadcast=tree"}},
+      {"tests/cosim/fixtures/rail_tiny.ini", {"collectives.channels=auto"}},
   };
   int compared = 0;
   for (const Case& c : cases) {
@@ -102,7 +103,7 @@ TEST(CollectiveSettingsTravelWhole, EmulatedAndRealRanksBuildIdenticalSchedules)
     ns3::Simulator::Destroy();
     ns3::Config::Reset();
   }
-  EXPECT_EQ(compared, 12 * (8 + 8 + 6 + 16 + 8 + 16 + 16 + 16));
+  EXPECT_EQ(compared, 12 * (8 + 8 + 6 + 16 + 8 + 16 + 16 + 16 + 16));
 }
 
 // Every operation of the table: the scenario key collectives.<key> takes exactly its choices

@@ -83,7 +83,8 @@ INSTANTIATE_TEST_SUITE_P(
             "halving_doubling",
             {"collectives.allreduce=halving-doubling", "collectives.allgather=halving-doubling",
              "collectives.reducescatter=halving-doubling", "collectives.channels=3"}},
-        Settings{"auto", {"collectives.allreduce=auto", "collectives.chunk=64KiB"}}),
+        Settings{"auto", {"collectives.allreduce=auto", "collectives.chunk=64KiB"}},
+        Settings{"auto_channels", {"collectives.channels=auto"}}),
     [](const ::testing::TestParamInfo<Settings>& info) { return std::string(info.param.name); });
 
 }  // namespace

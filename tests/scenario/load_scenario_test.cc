@@ -80,7 +80,7 @@ TEST(LoadScenario, SettingsListEveryKeyWithItsDefault) {
       {"network.tcp_limit_output", "1MiB"},
       {"collectives.allreduce", "ring"},
       {"collectives.alltoall", "direct"},
-      {"collectives.channels", "2"},
+      {"collectives.channels", "auto"},
       {"collectives.chunk", "1MiB"},
       {"workload.kind", "ddp"},
       {"workload.model", "resnet152"},

@@ -33,6 +33,16 @@ TEST(Overrides, BadValueNamesTheOverride) {
             "cubic, dctcp, bbr; did you mean 'dctcp'?");
 }
 
+// collectives.channels takes auto (kept as 0, resolved per communicator) or 1..32, never 0.
+TEST(Overrides, ChannelsTakeAutoOrACount) {
+  EXPECT_EQ(LoadScenario(Fixture("empty.ini"), {"collectives.channels=auto"}).collectives.channels,
+            0);
+  EXPECT_EQ(LoadScenario(Fixture("empty.ini"), {"collectives.channels=8"}).collectives.channels, 8);
+  EXPECT_EQ(LoadError(Fixture("empty.ini"), {"collectives.channels=0"}),
+            "--set collectives.channels=0: [collectives] channels = '0': expected auto or a whole "
+            "number from 1 to 32");
+}
+
 TEST(Overrides, UnknownSectionOrKeySuggestsTheNearest) {
   EXPECT_EQ(LoadError(Fixture("empty.ini"), {"netwrok.mtu=9000"}),
             "--set netwrok.mtu=9000: unknown section [netwrok]; did you mean [network]?");

@@ -224,8 +224,11 @@ std::vector<KeySpec> CollectivesKeys() {
        "how many collectives a rank runs at once on one communicator (1 = one after another, "
        "as NCCL on one stream)",
        WholeNumber(coll(&CollectivesSection::concurrent), 1, 64)},
-      {"collectives", "channels", "parallel channels a collective is split over, like NCCL's",
-       WholeNumber(coll(&CollectivesSection::channels), 1, 32)},
+      {"collectives", "channels",
+       "parallel channels a collective is split over, like NCCL's; auto: as many as NCCL's "
+       "rings use NICs, each NIC both ways (a group with k GPUs on each of several servers: k; "
+       "otherwise 2)",
+       WholeNumberOrAuto(coll(&CollectivesSection::channels), 1, 32)},
       {"collectives", "chunk",
        "largest message of one step of a channel; 0 = no chunking, else at least 8 bytes",
        Bytes(coll(&CollectivesSection::chunk_bytes), 0, kGiB)},

@@ -85,8 +85,8 @@ struct CollectivesSection {
   coll::AlgorithmChoice broadcast = coll::CollectiveSettings{}.broadcast;
   coll::AlgorithmChoice reduce = coll::CollectiveSettings{}.reduce;
   CollectiveOrder order = CollectiveOrder::kFifo;  // which waiting collective starts next
-  int concurrent = 1;  // collectives a rank runs at once per communicator
-  int channels = 2;
+  int concurrent = 1;              // collectives a rank runs at once per communicator
+  int channels = 0;                // auto (coll::GroupChannels)
   uint64_t chunk_bytes = 1 << 20;  // 0 = no chunking
 };
 

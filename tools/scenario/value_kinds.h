@@ -85,6 +85,29 @@ ValueKind WholeNumber(Field<Section, T> field, uint64_t min, uint64_t max) {
       ReadWholeNumber, WholeNumberText, min, max);
 }
 
+// `auto` (stored as 0: the program decides) or a whole number in [min, max] (min >= 1).
+template <typename Section, typename T>
+ValueKind WholeNumberOrAuto(Field<Section, T> field, uint64_t min, uint64_t max) {
+  ValueKind kind;
+  kind.expected =
+      "auto or a whole number from " + WholeNumberText(min) + " to " + WholeNumberText(max);
+  kind.parse = [=](std::string_view text, Scenario& scenario) {
+    if (text == "auto") {
+      field.In(scenario) = 0;
+      return true;
+    }
+    const std::optional<uint64_t> value = ReadWholeNumber(text);
+    if (!value || *value < min || *value > max) return false;
+    field.In(scenario) = static_cast<T>(*value);
+    return true;
+  };
+  kind.format = [=](const Scenario& scenario) {
+    const auto value = static_cast<uint64_t>(field.In(scenario));
+    return value == 0 ? std::string("auto") : WholeNumberText(value);
+  };
+  return kind;
+}
+
 template <typename Section, typename T>
 ValueKind Bytes(Field<Section, T> field, uint64_t min, uint64_t max) {
   return RangedKind<Section, T, uint64_t>(

@@ -51,11 +51,12 @@ NboxCommunicator::GetTypeId()
               .SetGroupName("Nbox")
               .AddConstructor<NboxCommunicator>()
               .AddAttribute("Channels",
-                            "Parallel rings (NCCL channels) each collective is split over.",
+                            "Parallel rings (NCCL channels) each collective is split over; 0: "
+                            "as many as NCCL's rings would use the members' NICs (GetChannels).",
                             UintegerValue(2),
                             MakeNboxSettingsUintegerAccessor<NboxCommunicator>(
                                 &nbox::coll::CollectiveSettings::channels),
-                            MakeUintegerChecker<uint32_t>(1, 64))
+                            MakeUintegerChecker<uint32_t>(0, 64))
               .AddAttribute("ChunkSize",
                             "Pipelining unit inside a ring step, in bytes (0: no chunking).",
                             UintegerValue(1 << 20),
@@ -218,9 +219,16 @@ NboxCommunicator::DoDispose()
 }
 
 uint32_t
+NboxCommunicator::GetChannels() const
+{
+    return static_cast<uint32_t>(nbox::coll::GroupChannels(
+        m_settings, static_cast<int>(m_members.size()), GroupRanksPerServer()));
+}
+
+uint32_t
 NboxCommunicator::GetLaneCount() const
 {
-    return static_cast<uint32_t>(m_settings.channels) + 1;
+    return GetChannels() + 1;
 }
 
 uint32_t
@@ -320,9 +328,9 @@ NboxCommunicator::BuildRankSchedule(uint32_t rank, const NboxCommWork& work) con
 {
     if (work.isTransfers)
     {
-        return nbox::coll::BuildTransfersRankSchedule(static_cast<int>(rank),
-                                                      static_cast<int>(m_members.size()),
-                                                      work.transfers, m_settings.channels);
+        return nbox::coll::BuildTransfersRankSchedule(
+            static_cast<int>(rank), static_cast<int>(m_members.size()), work.transfers,
+            static_cast<int>(GetChannels()));
     }
     return nbox::coll::BuildRankSchedule(SpecOf(work), static_cast<int>(rank));
 }
@@ -347,7 +355,7 @@ NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes, int root, uint32_t
         // channel non-empty uses (every pair for Direct, the server and rail pairs for
         // Hierarchical).
         spec = MakeSpec(CollectiveOp::kAllToAll, uint64_t{m_elementBytes}
-                                                     * static_cast<uint64_t>(m_settings.channels)
+                                                     * static_cast<uint64_t>(GetChannels())
                                                      * m_members.size());
     }
     for (uint32_t rank = 0; rank < m_members.size(); ++rank)
@@ -364,8 +372,7 @@ NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes, int root, uint32_t
 void
 NboxCommunicator::ConnectPointToPoint(uint32_t rank, uint32_t peer)
 {
-    m_transport->Connect(GetMember(rank), GetMember(peer),
-                         m_laneBase + static_cast<uint32_t>(m_settings.channels));
+    m_transport->Connect(GetMember(rank), GetMember(peer), m_laneBase + GetChannels());
 }
 
 } // namespace ns3

@@ -103,6 +103,10 @@ class NboxCommunicator : public Object
     /** The world of `worldSize` ranks on lanes from 0 (id 0, "world", kOther). */
     void Setup(uint32_t worldSize, Ptr<NboxTransport> transport, Ptr<NboxJobRecords> records);
 
+    /** The channels its collectives split over: the Channels setting, or for 0 (auto) as many as
+     *  NCCL's rings would use the members' NICs (nbox::coll::GroupChannels). */
+    uint32_t GetChannels() const;
+
     /** Lanes the communicator uses from its lane base: its channels and the p2p lane. */
     uint32_t GetLaneCount() const;
     uint32_t GetSize() const;

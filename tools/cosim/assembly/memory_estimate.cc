@@ -15,6 +15,11 @@
 namespace nbox::cosim {
 namespace {
 
+// collectives.channels as the scenario spells it (0 is auto).
+std::string ChannelsText(const scenario::Scenario& s) {
+  return s.collectives.channels == 0 ? "auto" : std::to_string(s.collectives.channels);
+}
+
 constexpr double kMiB = 1 << 20;
 constexpr double kGiB = 1 << 30;
 
@@ -157,7 +162,7 @@ void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scena
         "collectives.alltoall = hierarchical on servers), fewer ranks (job.world_size = {}), "
         "fewer channels (collectives.channels = {}), or network.model = flow or analytical "
         "(lighter connections than TCP's sockets)",
-        what, s.job.world_size, s.collectives.channels));
+        what, s.job.world_size, ChannelsText(s)));
   }
   if (e.network_bytes == largest) {
     throw ResourceRefusal(fmt::format(
@@ -171,7 +176,7 @@ void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scena
       "(collectives.channels = {}, a larger collectives.chunk or 0), or an all-reduce whose "
       "steps held per rank do not grow with the world (collectives.allreduce = ring or tree, "
       "or auto as NCCL picks; hierarchical on servers)",
-      what, s.job.world_size, s.collectives.channels));
+      what, s.job.world_size, ChannelsText(s)));
 }
 
 }  // namespace nbox::cosim

@@ -120,7 +120,8 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   // What the emulated ranks build their schedules from, sent whole to the real ranks and
   // compared whole when they join (collectives/settings.h).
   const coll::CollectiveSettings& collectives = assembly.collectives;
-  root_options.channels = collectives.channels;
+  // Resolved (auto) as the world communicator resolves it: the lanes each rank opens.
+  root_options.channels = static_cast<int>(assembly.job->GetCommunicator()->GetChannels());
   root_options.chunk_bytes = collectives.chunk_bytes;
   root_options.settings = coll::EncodeSettings(collectives);
   root_options.address = RootAddress(s);
