@@ -11,13 +11,14 @@
 #include "collectives/schedule.h"
 #include "collectives/send_lanes.h"
 #include "collectives/step_source.h"
+#include "tools/scenario/key_schema.h"
 
 namespace nbox::cosim {
 namespace {
 
-// collectives.channels as the scenario spells it (0 is auto).
+// collectives.channels as the scenario spells it (its key's own formatting: 0 is auto).
 std::string ChannelsText(const scenario::Scenario& s) {
-  return s.collectives.channels == 0 ? "auto" : std::to_string(s.collectives.channels);
+  return scenario::KeyByFullName("collectives.channels").value.format(s);
 }
 
 constexpr double kMiB = 1 << 20;
