@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/scenario/scenario_test_support.h"
 #include "tools/cosim/network_models.h"
 #include "tools/scenario/key_schema.h"
 
@@ -52,6 +53,41 @@ TEST(NetworkModelRegistry, EachModelNamesItselfInTheReport) {
   EXPECT_EQ(cosim::NetworkModelOf(s).own_section, "analytical");
   s.network.model = "wormhole";
   EXPECT_THROW(cosim::NetworkModelOf(s), std::invalid_argument);
+}
+
+// What a model cannot run it refuses itself, as the scenario loads (the keys named with their
+// origin): flowlets end at pauses between packets, which only the packet model has, and the
+// analytical model, timing whole collectives, has no messages to log.
+std::string LoadError(const std::vector<std::string>& overrides) {
+  return scenario::testing::LoadError("tests/scenario/fixtures/empty.ini", overrides,
+                                      {cosim::CheckNetworkModel});
+}
+
+TEST(NetworkModelRegistry, EachModelRefusesWhatItCannotRun) {
+  const std::string empty = "tests/scenario/fixtures/empty.ini";
+  EXPECT_EQ(LoadError({"network.routing=flowlet"}), "");
+  EXPECT_EQ(LoadError({"network.routing=flowlet", "network.transport=roce"}), "");
+  EXPECT_EQ(LoadError({"network.routing=flowlet", "network.model=flow"}),
+            empty +
+                ": network.routing = flowlet (--set) needs network.model = packet (flowlets end "
+                "at pauses between packets, which the flow model does not have), got "
+                "network.model = flow (--set)");
+  EXPECT_NE(LoadError({"network.routing=flowlet", "network.model=analytical"}), "");
+  EXPECT_EQ(LoadError({"network.routing=spray", "network.model=flow"}), "");
+  EXPECT_EQ(LoadError({"output.messages=csv", "network.model=flow"}), "");
+  EXPECT_EQ(LoadError({"output.messages=csv", "network.model=analytical"}),
+            empty +
+                ": output.messages = csv (--set) needs messages, but network.model = analytical "
+                "(--set) times whole collectives");
+  // TCP runs on the packet model only: its timeout is checked there, not on the others.
+  const std::vector<std::string> slow = {"topology.host_link=1Mbps", "network.tcp_min_rto=1ms"};
+  EXPECT_NE(LoadError(slow), "");
+  std::vector<std::string> flow = slow;
+  flow.push_back("network.model=flow");
+  EXPECT_EQ(LoadError(flow), "");
+  // Loaded without the models' checks, the scenario's own rules let all of them through.
+  EXPECT_EQ(scenario::testing::LoadError(empty, {"network.routing=flowlet", "network.model=flow"}),
+            "");
 }
 
 }  // namespace

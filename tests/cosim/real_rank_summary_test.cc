@@ -27,7 +27,8 @@ RunResult HandMadeRun(int world, std::vector<int> real, const std::string& peers
   r.scenario.path = "hand.ini";
   r.scenario.job.world_size = world;
   r.scenario.realranks.ranks = std::move(real);
-  r.scenario.realranks.peers = peers;
+  r.scenario.realranks.peers =
+      peers == "mirror" ? scenario::RealRankPeers::kMirror : scenario::RealRankPeers::kWorkload;
   r.scenario.workload.model = "resnet152";
   r.scenario.settings = {{"job.seed", "1"},
                          {"job.world_size", std::to_string(world)},

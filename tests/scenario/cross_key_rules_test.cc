@@ -134,18 +134,6 @@ TEST(CrossKeyRules, SprayingRunsOnEveryModelAndTransport) {
   EXPECT_EQ(LoadError(kEmpty, {"network.routing=spray", "network.model=analytical"}), "");
 }
 
-// Flowlets end at pauses between packets, which only the packet model has.
-TEST(CrossKeyRules, FlowletSwitchingNeedsThePacketModel) {
-  EXPECT_EQ(LoadError(kEmpty, {"network.routing=flowlet"}), "");
-  EXPECT_EQ(LoadError(kEmpty, {"network.routing=flowlet", "network.transport=roce"}), "");
-  EXPECT_EQ(LoadError(kEmpty, {"network.routing=flowlet", "network.model=flow"}),
-            kEmpty +
-                ": network.routing = flowlet (--set) needs network.model = packet (flowlets end "
-                "at pauses between packets, which the flow model does not have), got "
-                "network.model = flow (--set)");
-  EXPECT_NE(LoadError(kEmpty, {"network.routing=flowlet", "network.model=analytical"}), "");
-}
-
 TEST(CrossKeyRules, EcnThresholdBelowQueueWhenEcnIsOn) {
   EXPECT_EQ(LoadError(kEmpty, {"network.ecn=on", "network.ecn_threshold=4MB"}),
             kEmpty +

@@ -27,9 +27,9 @@ std::string WriteScenario(const std::string& name, const std::string& text) {
 TEST(RealRanksKeys, DefaultsMeanASimulatedJob) {
   const Scenario s = LoadScenario(kEmpty);
   EXPECT_TRUE(s.realranks.ranks.empty());
-  EXPECT_EQ(s.realranks.clock, "virtual");
-  EXPECT_EQ(s.realranks.peers, "workload");
-  EXPECT_EQ(s.realranks.payload, "zeros");
+  EXPECT_EQ(s.realranks.clock, RealRankClock::kVirtual);
+  EXPECT_EQ(s.realranks.peers, RealRankPeers::kWorkload);
+  EXPECT_EQ(s.realranks.payload, RealRankPayload::kZeros);
   EXPECT_EQ(s.realranks.launch, "");
   EXPECT_EQ(s.realranks.bridge, "unix");
   EXPECT_DOUBLE_EQ(s.realranks.max_lag_s, 100e-6);
@@ -56,9 +56,9 @@ TEST(RealRanksKeys, EveryKeyReadsFromAFile) {
                                          "[debug]\nslowdown = 20us\n");
   const Scenario s = LoadScenario(path);
   EXPECT_EQ(s.realranks.ranks, (std::vector<int>{0, 3}));  // sorted
-  EXPECT_EQ(s.realranks.clock, "realtime");
-  EXPECT_EQ(s.realranks.peers, "mirror");
-  EXPECT_EQ(s.realranks.payload, "self");
+  EXPECT_EQ(s.realranks.clock, RealRankClock::kRealtime);
+  EXPECT_EQ(s.realranks.peers, RealRankPeers::kMirror);
+  EXPECT_EQ(s.realranks.payload, RealRankPayload::kSelf);
   EXPECT_EQ(s.realranks.launch, "bench --rank {rank} --iters 3");
   EXPECT_EQ(s.realranks.bridge, "tcp:127.0.0.1:0");
   EXPECT_DOUBLE_EQ(s.realranks.max_lag_s, 2e-3);

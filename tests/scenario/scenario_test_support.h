@@ -14,9 +14,10 @@ inline std::string Fixture(const std::string& name) {
 
 // The ScenarioError message of loading `path` with `overrides`, or "" when it loads.
 inline std::string LoadError(const std::string& path,
-                             const std::vector<std::string>& overrides = {}) {
+                             const std::vector<std::string>& overrides = {},
+                             const std::vector<ScenarioRule>& more_rules = {}) {
   try {
-    LoadScenario(path, overrides);
+    LoadScenario(path, overrides, more_rules);
   } catch (const ScenarioError& error) {
     return error.what();
   }

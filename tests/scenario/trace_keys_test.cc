@@ -61,8 +61,8 @@ TEST(TraceKeys, TraceScalingIsAChoiceOfTheTraceModel) {
   const std::string path = WriteScenarioWithTrace(
       "[job]\nworld_size = 16\n[workload]\nmodel = trace\ntrace = traces/job.jsonl\n"
       "trace_scaling = fixed-total\n");
-  EXPECT_EQ(LoadScenario(path).workload.trace_scaling, "fixed-total");
-  EXPECT_EQ(LoadScenario(kEmpty).workload.trace_scaling, "none");
+  EXPECT_EQ(LoadScenario(path).workload.trace_scaling, work::TraceScaling::kFixedTotal);
+  EXPECT_EQ(LoadScenario(kEmpty).workload.trace_scaling, work::TraceScaling::kNone);
   EXPECT_EQ(LoadError(kEmpty, {"workload.trace_scaling=fixed-per-rank"}),
             kEmpty +
                 ": workload.trace_scaling = fixed-per-rank (--set) is used only with "

@@ -18,6 +18,7 @@
 #include "ns3/core-module.h"
 #include "ns3/nbox-network-helper.h"
 #include "tools/cosim/assembly/assembly.h"
+#include "tools/cosim/network_models.h"
 #include "tools/cosim/network_models/packet_model.h"
 #include "tools/scenario/scenario.h"
 #include "topologies/topology.h"
@@ -76,7 +77,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const auto scenario = nbox::scenario::LoadScenario(path, overrides);
+    const auto scenario =
+        nbox::scenario::LoadScenario(path, overrides, {nbox::cosim::CheckNetworkModel});
     const Memory start = ReadMemory();
     nbox::topo::Topology topology;
     nbox::topo::Routes routes;

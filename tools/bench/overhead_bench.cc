@@ -21,6 +21,7 @@
 #include "tools/bench/measured_run.h"
 #include "tools/bench/plain_replay.h"
 #include "tools/cosim/assembly/assembly.h"
+#include "tools/cosim/network_models.h"
 #include "tools/cosim/reports/traffic_matrix.h"
 #include "tools/scenario/scenario.h"
 
@@ -101,7 +102,8 @@ int main(int argc, char** argv) {
 
   try {
     overrides.push_back("output.progress=off");
-    const auto scenario = nbox::scenario::LoadScenario(path, overrides);
+    const auto scenario =
+        nbox::scenario::LoadScenario(path, overrides, {nbox::cosim::CheckNetworkModel});
     const uint32_t segment = ns3::NboxNetworkHelper::SegmentSize(scenario.network.mtu);
     const bool auto_buffer = send_buffer_text == "auto";
     if (run == "plain" && auto_buffer) {

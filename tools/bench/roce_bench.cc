@@ -13,6 +13,7 @@
 #include "ns3/simulator.h"
 #include "tools/cosim/assembly/assembly.h"
 #include "tools/cosim/loop/sim_loop.h"
+#include "tools/cosim/network_models.h"
 #include "tools/cosim/reports/summary.h"
 #include "tools/scenario/scenario.h"
 
@@ -31,7 +32,8 @@ Figures Run(const std::string& path, const std::string& transport,
             const std::vector<std::string>& sets) {
   std::vector<std::string> overrides = sets;
   overrides.push_back("network.transport=" + transport);
-  const auto scenario = nbox::scenario::LoadScenario(path, overrides);
+  const auto scenario =
+      nbox::scenario::LoadScenario(path, overrides, {nbox::cosim::CheckNetworkModel});
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();  // building the network counts: it is part of a run
   auto assembly = nbox::cosim::AssembleJob(scenario);

@@ -20,6 +20,16 @@ const NetworkModel& NetworkModelOf(const scenario::Scenario& s) {
   throw std::invalid_argument("unknown network.model '" + s.network.model + "'");
 }
 
+void CheckNetworkModel(scenario::RuleContext& context) {
+  const NetworkModel& model = NetworkModelOf(context.scenario());
+  if (model.check != nullptr) model.check(context);
+}
+
+void CheckBuiltTopology(const scenario::Scenario& s, const topo::Topology& topology) {
+  const NetworkModel& model = NetworkModelOf(s);
+  if (model.check_topology != nullptr) model.check_topology(s, topology);
+}
+
 BuiltNetwork BuildNetworkModel(const scenario::Scenario& s, const topo::Topology& topology,
                                const std::vector<int>& rank_to_host) {
   return NetworkModelOf(s).build(s, topology, rank_to_host);

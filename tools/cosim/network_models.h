@@ -4,9 +4,10 @@
 // without knowing which model it is (docs/DESIGN.md, "Network models").
 //
 // Each model is a plugin in network_models/, beside the others: how it is built, what its
-// build and its connections hold in memory (measured), how the report names it and which
-// settings are its own. Adding a model is its file there and one line in NetworkModels();
-// the network.model key lists the same names (a test holds them equal).
+// build and its connections hold in memory (measured), how the report names it, which
+// settings are its own and what it cannot run (its checks). Adding a model is its file there and
+// one line in NetworkModels(); the network.model key lists the same names (a test holds them
+// equal).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "ns3/nbox-network-model.h"
 #include "ns3/nbox-network.h"
 #include "ns3/nbox-transport.h"
+#include "tools/scenario/rule_context.h"
 #include "tools/scenario/scenario.h"
 #include "topologies/topology.h"
 
@@ -57,6 +59,11 @@ struct NetworkModel {
   std::string (*describe)(const SettingText& setting);
   // The scenario section only this model reads, left out of other models' results ("" none).
   std::string own_section;
+  // What the model cannot run, refused when the scenario loads (context.Fail, naming the
+  // keys), and once the topology is built (throws std::invalid_argument); null: nothing.
+  void (*check)(scenario::RuleContext& context) = nullptr;
+  void (*check_topology)(const scenario::Scenario& scenario,
+                         const topo::Topology& topology) = nullptr;
 };
 
 // Every model, in the order the key documents them.
@@ -64,6 +71,13 @@ const std::vector<NetworkModel>& NetworkModels();
 
 // The scenario's network.model. Throws std::invalid_argument for an unknown model.
 const NetworkModel& NetworkModelOf(const scenario::Scenario& scenario);
+
+// The scenario's network.model's checks: what LoadScenario adds to the scenario's own rules
+// (scenario::ScenarioRule) wherever nbox-cosim loads a scenario.
+void CheckNetworkModel(scenario::RuleContext& context);
+
+// The model's checks of the built topology (before its network is built).
+void CheckBuiltTopology(const scenario::Scenario& scenario, const topo::Topology& topology);
 
 // Builds the scenario's network.model.
 BuiltNetwork BuildNetworkModel(const scenario::Scenario& scenario, const topo::Topology& topology,

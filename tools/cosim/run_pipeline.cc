@@ -17,6 +17,7 @@
 #include "tools/cosim/assembly/memory_estimate.h"
 #include "tools/cosim/assembly/output_size.h"
 #include "tools/cosim/loop/sim_loop.h"
+#include "tools/cosim/network_models.h"
 #include "tools/cosim/output/output_folder.h"
 #include "tools/cosim/real_ranks/real_rank_run.h"
 #include "tools/cosim/reports/chrome_trace.h"
@@ -41,7 +42,8 @@ std::string DefaultOutputDir(const std::string& scenario_path) {
 
 // Load: the scenario, every check that needs no network, and the output folder's rules.
 scenario::Scenario Load(const RunRequest& request) {
-  scenario::Scenario scenario = scenario::LoadScenario(request.scenario_path, request.overrides);
+  scenario::Scenario scenario =
+      scenario::LoadScenario(request.scenario_path, request.overrides, {CheckNetworkModel});
   if (scenario.keys_in_file == 0) {
     std::cerr << "nbox-cosim: note: " << request.scenario_path
               << " sets no key: every key takes its default (nbox-cosim --list-keys; "
@@ -114,7 +116,7 @@ struct RunWatchers {
       sampler.Sample(ns3::Simulator::Now().GetSeconds());
       after_slice = [this] { sampler.Sample(ns3::Simulator::Now().GetSeconds()); };
     }
-    if (scenario.output.messages == "csv") {
+    if (scenario.output.messages == scenario::MessageLog::kCsv) {
       auto job = assembly.job;
       job->GetRecords()->messages.Enable(job->GetWorldSize());
       messages_csv.emplace(*job->GetRecords(), output.Open(kMessagesFile));

@@ -68,20 +68,6 @@ void CheckSwitching(RuleContext& context) {
   }
 }
 
-// Spraying is a property of NboxRoceSwitch (with NboxRoceNic's out-of-order receiver) and of
-// the TCP path's NboxEcmpRouting, which the flow and analytical models follow (NboxFlowNetwork
-// Spray). Flowlets end at pauses between packets, which only the packet model has
-// (NboxFlowletTable in NboxRoceSwitch and NboxEcmpRouting).
-void CheckRouting(RuleContext& context) {
-  const NetworkSection& network = context.scenario().network;
-  if (network.routing == Routing::kFlowlet && network.model != "packet") {
-    context.Fail(fmt::format(
-        "{} needs network.model = packet (flowlets end at pauses between "
-        "packets, which the {} model does not have), got {}",
-        context.Describe("network.routing"), network.model, context.Describe("network.model")));
-  }
-}
-
 void CheckQueues(RuleContext& context) {
   const NetworkSection& network = context.scenario().network;
   if (network.switch_queue_bytes < network.mtu) {
@@ -99,6 +85,8 @@ void CheckQueues(RuleContext& context) {
 
 // A chunk cuts messages on element boundaries (collectives/layout.h); 8 bytes is the widest
 // element (workload.gradient_bytes), so 1..7 would be less than an element of some job.
+}  // namespace
+
 // A TCP retransmission timeout shorter than the smallest round trip the network allows (a full
 // packet stored and forwarded over two links of the slowest rate, the ACK back) fires before
 // any ACK can arrive: TCP then retransmits on a lossless network for as long as the run lasts
@@ -121,6 +109,8 @@ void CheckTcpMinRto(RuleContext& context) {
       TcpMinRtoRefusal(s, slowest_bps, context.Describe("network.tcp_min_rto"), "this network");
   if (!refusal.empty()) context.Fail(refusal);
 }
+
+namespace {
 
 void CheckChunk(RuleContext& context) {
   const uint64_t chunk = context.scenario().collectives.chunk_bytes;
@@ -333,8 +323,7 @@ double SmallestTcpRoundTripSeconds(uint32_t mtu, double slowest_bps) {
 std::string TcpMinRtoRefusal(const Scenario& s, double slowest_bps,
                              const std::string& key_described,
                              const std::string& network_described) {
-  if (s.network.model != "packet" || s.network.transport != Transport::kTcp || slowest_bps <= 0)
-    return "";
+  if (s.network.transport != Transport::kTcp || slowest_bps <= 0) return "";
   const double round_trip_s = SmallestTcpRoundTripSeconds(s.network.mtu, slowest_bps);
   if (s.network.tcp_min_rto_s >= round_trip_s) return "";
   return fmt::format(
@@ -345,17 +334,12 @@ std::string TcpMinRtoRefusal(const Scenario& s, double slowest_bps,
       FormatRate(slowest_bps));
 }
 
-// output.messages logs the messages of simulated schedules: the analytical model moves whole
-// collectives, and a real rank's sends are posted outside the simulation (their dependencies
-// unknown).
+// output.messages logs the messages of simulated schedules: a real rank's sends are posted
+// outside the simulation (their dependencies unknown). A network model without messages refuses
+// it itself (tools/cosim/network_models/).
 void CheckMessageLog(RuleContext& context) {
   const Scenario& s = context.scenario();
-  if (s.output.messages == "none") return;
-  if (s.network.model == "analytical") {
-    context.Fail(fmt::format("{} needs messages, but {} times whole collectives",
-                             context.Describe("output.messages"),
-                             context.Describe("network.model")));
-  }
+  if (s.output.messages == MessageLog::kNone) return;
   if (!s.realranks.ranks.empty()) {
     context.Fail(
         fmt::format("{} is not written with real ranks ({}): their sends are posted "
@@ -371,11 +355,9 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   CheckCongestionControl(context);
   CheckQueues(context);
   CheckSwitching(context);
-  CheckRouting(context);
   CheckChunk(context);
   CheckRoce(context);
   ApplyOversubscription(context);
-  CheckTcpMinRto(context);  // after oversubscription has set fabric_link
   CheckCustomModel(context);
   // Before the workload's checks, which read the files the workload names.
   ResolveTraceFile(context, scenario_folder);

@@ -33,11 +33,15 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
 double SmallestTcpRoundTripSeconds(uint32_t mtu, double slowest_bps);
 
 // "" if `scenario`'s network.tcp_min_rto is at least SmallestTcpRoundTripSeconds for a
-// network whose slowest link runs at `slowest_bps` (or the run is not packet over TCP); else
+// network whose slowest link runs at `slowest_bps` (or the run is not over TCP); else
 // what is wrong and what was expected, naming the key with `key_described` ("network.tcp_min_rto
 // = 1ms (line 5)") and the network with `network_described`.
 std::string TcpMinRtoRefusal(const Scenario& scenario, double slowest_bps,
                              const std::string& key_described,
                              const std::string& network_described);
+
+// The rule above for a built-in topology (star, leaf-spine, fat-tree), whose slowest link the
+// scenario gives; the packet model, the one that runs TCP, adds it to its checks.
+void CheckTcpMinRto(RuleContext& context);
 
 }  // namespace nbox::scenario

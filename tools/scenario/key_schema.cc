@@ -291,8 +291,10 @@ std::vector<KeySpec> WorkloadTraceKeys() {
        "reduces keep their bytes): none (the job must have the "
        "trace's ranks), fixed-total (all-gathers and reduce-scatters keep their whole tensor, "
        "as ZeRO and FSDP shard model state) or fixed-per-rank (they keep each rank's part)",
-       Choice(FieldOf(&Scenario::workload, &WorkloadSection::trace_scaling),
-              {"none", "fixed-total", "fixed-per-rank"})},
+       EnumChoice(FieldOf(&Scenario::workload, &WorkloadSection::trace_scaling),
+                  {{work::TraceScaling::kNone, "none"},
+                   {work::TraceScaling::kFixedTotal, "fixed-total"},
+                   {work::TraceScaling::kFixedPerRank, "fixed-per-rank"}})},
       {"workload", "trace_replica",
        "model = trace with trace_scaling: ranks of one model replica (tensor x pipeline "
        "parallel ranks, consecutive as Megatron places them); scaling adds or removes whole "
@@ -325,7 +327,8 @@ std::vector<KeySpec> OutputKeys() {
        "every point-to-point message of the run to messages.csv (source, destination, "
        "channel, bytes, the messages it depended on, when it was posted and delivered; "
        "docs/TRACES.md): none or csv; packet and flow models, simulated ranks",
-       Choice(out(&OutputSection::messages), {"none", "csv"})},
+       EnumChoice(out(&OutputSection::messages),
+                  {{MessageLog::kNone, "none"}, {MessageLog::kCsv, "csv"}})},
   };
 }
 
@@ -341,15 +344,18 @@ std::vector<KeySpec> RealRanksKeys() {
       {"realranks", "clock",
        "the real ranks' clock: virtual (stands still while a rank waits on the simulator) "
        "or realtime (the wall clock; valid only while the simulator keeps up)",
-       Choice(real(&RealRanksSection::clock), {"virtual", "realtime"})},
+       EnumChoice(real(&RealRanksSection::clock),
+                  {{RealRankClock::kVirtual, "virtual"}, {RealRankClock::kRealtime, "realtime"}})},
       {"realranks", "peers",
        "what emulated ranks run: the scenario's workload, or mirror (repeat each collective "
        "the lowest real rank starts)",
-       Choice(real(&RealRanksSection::peers), {"workload", "mirror"})},
+       EnumChoice(real(&RealRanksSection::peers),
+                  {{RealRankPeers::kWorkload, "workload"}, {RealRankPeers::kMirror, "mirror"}})},
       {"realranks", "payload",
        "bytes of messages from emulated to real ranks: zeros, or self (what the sender would "
        "send if it held the receiver's own data, so reductions stay meaningful)",
-       Choice(real(&RealRanksSection::payload), {"zeros", "self"})},
+       EnumChoice(real(&RealRanksSection::payload),
+                  {{RealRankPayload::kZeros, "zeros"}, {RealRankPayload::kSelf, "self"}})},
       {"realranks", "launch",
        "command line nbox-cosim runs once per real rank ({rank} is replaced by the rank; "
        "output to OUTPUT_DIR/rank<r>.log); empty = start them by hand with the printed "
@@ -481,6 +487,10 @@ const KeySpec& KeyByFullName(std::string_view full_name) {
     if (key.FullName() == full_name) return key;
   }
   throw std::logic_error("no scenario key " + std::string(full_name));
+}
+
+std::string SettingText(const Scenario& scenario, std::string_view full_name) {
+  return KeyByFullName(full_name).value.format(scenario);
 }
 
 }  // namespace nbox::scenario

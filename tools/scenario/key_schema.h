@@ -36,5 +36,8 @@ bool IsSection(std::string_view section);
 const KeySpec* FindKey(std::string_view section, std::string_view name);
 // By "section.key"; the key must exist (a programming error otherwise).
 const KeySpec& KeyByFullName(std::string_view full_name);
+// A key's value in `scenario` as the scenario file spells it ("1f1b", "mirror"): what reports
+// and the real ranks' environment print of a typed choice.
+std::string SettingText(const Scenario& scenario, std::string_view full_name);
 
 }  // namespace nbox::scenario

@@ -12,6 +12,7 @@
 #include "tools/scenario/ini_document.h"
 #include "tools/scenario/key_schema.h"
 #include "tools/scenario/nearest_name.h"
+#include "tools/scenario/rule_context.h"
 #include "tools/scenario/scenario.h"
 
 namespace nbox::scenario {
@@ -190,9 +191,14 @@ class Loader {
     throw ScenarioError(message);
   }
 
-  Scenario Finish() {
+  Scenario Finish(const std::vector<ScenarioRule>& more_rules) {
     const std::filesystem::path folder = std::filesystem::path(path_).parent_path();
     for (std::string& rule : ApplyCrossKeyRules(scenario_, origins_, folder)) {
+      Add(kAfterEverything, fmt::format("{}: {}", path_, rule));
+    }
+    RuleContext context(scenario_, origins_);
+    for (const ScenarioRule& rule : more_rules) rule(context);
+    for (std::string& rule : context.TakeMessages()) {
       Add(kAfterEverything, fmt::format("{}: {}", path_, rule));
     }
     ThrowIfFailed();
@@ -234,12 +240,13 @@ class Loader {
 
 }  // namespace
 
-Scenario LoadScenario(const std::string& path, const std::vector<std::string>& overrides) {
+Scenario LoadScenario(const std::string& path, const std::vector<std::string>& overrides,
+                      const std::vector<ScenarioRule>& more_rules) {
   Loader loader(path);
   loader.ReadFile(ParseIni(ReadScenarioText(path)));
   for (const std::string& override_text : overrides) loader.ApplyOverride(override_text);
   loader.ThrowIfFailed();
-  return loader.Finish();
+  return loader.Finish(more_rules);
 }
 
 }  // namespace nbox::scenario

@@ -11,12 +11,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "collectives/settings.h"
+#include "workloads/gpu_preset.h"
+#include "workloads/pipeline_schedule.h"
+#include "workloads/trace_scaling.h"
+#include "workloads/transformer_config.h"
 
 namespace nbox::scenario {
 
@@ -54,6 +59,15 @@ enum class Switching { kStoreAndForward, kCutThrough };
 enum class Routing { kEcmp, kSpray, kFlowlet };
 enum class CollectiveOrder { kFifo, kLifo };
 enum class Timeline { kNone, kChrome };
+// A workload's choices that the workloads library has no type for: how compute is timed, and
+// the shape keys whose "preset" keeps the model preset's own value.
+enum class ComputeChoice { kUtil, kModel, kProfile };
+enum class MlpChoice { kPreset, kGelu, kSwiglu };
+enum class PresetOnOff { kPreset, kOn, kOff };
+enum class MessageLog { kNone, kCsv };
+enum class RealRankClock { kVirtual, kRealtime };
+enum class RealRankPeers { kWorkload, kMirror };
+enum class RealRankPayload { kZeros, kSelf };
 
 struct NetworkSection {
   std::string model = "packet";  // packet | flow | analytical (docs/DESIGN.md, "Network models")
@@ -105,8 +119,8 @@ struct WorkloadSection {
   int iterations = 3;
   std::string trace;  // model = trace: the collective trace file; after loading, the path
                       // resolved against the scenario file's folder (as given when absolute)
-  std::string trace_scaling = "none";  // model = trace: work::TraceScaling's name
-  int trace_replica = 1;               // model = trace: ranks of one model replica
+  work::TraceScaling trace_scaling = work::TraceScaling::kNone;  // model = trace
+  int trace_replica = 1;  // model = trace: ranks of one model replica
   std::string trace_dir;  // kind = chakra: the folder of Chakra traces, resolved the same way
 
   // transformer and moe (workloads/transformer.h): the shape (0 = the preset's) ...
@@ -119,9 +133,9 @@ struct WorkloadSection {
   int qk_head_dim = 0;
   int qk_rope_dim = 0;
   int v_head_dim = 0;
-  int head_dim = 0;                        // 0 = the preset's (hidden / heads)
-  std::string mlp = "preset";              // preset (custom: swiglu) | gelu | swiglu
-  std::string tied_embeddings = "preset";  // preset (custom: off) | on | off
+  int head_dim = 0;                                    // 0 = the preset's (hidden / heads)
+  MlpChoice mlp = MlpChoice::kPreset;                  // preset: custom's is swiglu
+  PresetOnOff tied_embeddings = PresetOnOff::kPreset;  // preset: custom's is off
   int ffn = 0;
   int vocab = 0;
   int seq_len = 0;
@@ -141,28 +155,28 @@ struct WorkloadSection {
   std::string order = "tp-dp-pp";
   // ... and how it trains.
   int micro_batch = 1;
-  int global_batch = 0;           // 0 = micro_batch x data_parallel
-  std::string schedule = "1f1b";  // gpipe | 1f1b
-  int virtual_stages = 1;         // model chunks per pipeline rank (interleaved 1F1B when > 1)
-  std::string data_parallel_mode = "ddp";  // ddp | zero1 | zero2 | fsdp
+  int global_batch = 0;  // 0 = micro_batch x data_parallel
+  work::PipelineSchedule schedule = work::PipelineSchedule::kOneFOneB;
+  int virtual_stages = 1;  // model chunks per pipeline rank (interleaved 1F1B when > 1)
+  work::DataParallelMode data_parallel_mode = work::DataParallelMode::kDdp;
   bool sequence_parallel = false;
-  std::string recompute = "none";  // none | selective | full
+  work::Recompute recompute = work::Recompute::kNone;
   bool flash_attention = true;
   bool overlap_param_gather = false;  // zero1, zero2: gather parameters during the next forward
   bool overlap_grad_reduce = false;   // zero1: reduce-scatter gradients during the backward
-  std::string context_parallel_comm = "p2p";  // p2p | all_gather | a2a | a2a+p2p
-  int context_a2a = 0;                        // a2a+p2p: context ranks per all-to-all block
-  uint64_t activation_bytes = 2;              // per activation (and weight) element: bf16
+  work::ContextParallelComm context_parallel_comm = work::ContextParallelComm::kP2p;
+  int context_a2a = 0;                // a2a+p2p: context ranks per all-to-all block
+  uint64_t activation_bytes = 2;      // per activation (and weight) element: bf16
   uint64_t gradient_bytes = 0;        // per gradient element; 0 = the kind's (ddp: the model's)
   double routing_skew = 0;            // moe: 0 = balanced routing
   double expert_capacity_factor = 0;  // moe: 0 = dropless
   bool pad_to_capacity = false;       // moe: every expert receives its capacity
   double gpu_util_attention = 0;      // 0 = gpu_util
-  std::string compute = "util";       // util | model (per operation on `gpu`) | profile
-  std::string compute_profile;        // compute = profile: a PyTorch profiler trace
-  std::string gpu = "none";           // a GPU preset (workloads/gpu_preset.h), or none
-  std::string precision = "bf16";     // bf16 | fp8: the GEMMs' inputs
-  uint64_t gpu_memory = 0;            // bytes one GPU holds; 0 = the estimate is not checked
+  ComputeChoice compute = ComputeChoice::kUtil;  // model: per operation on `gpu`
+  std::string compute_profile;                   // compute = profile: a PyTorch profiler trace
+  std::string gpu = "none";                      // a GPU preset (workloads/gpu_preset.h), or none
+  work::Precision precision = work::Precision::kBf16;  // the GEMMs' inputs
+  uint64_t gpu_memory = 0;  // bytes one GPU holds; 0 = the estimate is not checked
   // dlrm (workloads/dlrm.h): the model (0 / empty = the preset's) and the GPU's memory
   double gpu_memory_bw = 0;  // bytes/s
   int tables = 0;
@@ -176,22 +190,22 @@ struct WorkloadSection {
 struct OutputSection {
   std::string dir;  // "" = results/<scenario file stem>
   Timeline trace = Timeline::kNone;
-  std::string progress = "auto";  // auto | on | off
+  std::string progress = "auto";  // auto | on | off: the loop's ProgressMode, parsed by it
   double link_sample_s = 0;       // links.csv sampling interval; 0 = off
-  std::string messages = "none";  // none | csv: messages.csv, every message of the run
+  MessageLog messages = MessageLog::kNone;  // csv: messages.csv, every message of the run
 };
 
 // Real ranks in the loop: which ranks run as real processes through the bridge,
 // and how nbox-cosim plays the rest. Empty `ranks` (the default) changes nothing.
 struct RealRanksSection {
-  std::vector<int> ranks;          // ascending, distinct, < job.world_size; empty = none
-  std::string clock = "virtual";   // virtual | realtime (docs/DESIGN.md, "Time")
-  std::string peers = "workload";  // workload | mirror: what the emulated ranks run
-  std::string payload = "zeros";   // zeros | self: bytes of messages from emulated to real ranks
-  std::string launch;              // command run once per real rank ({rank} substituted);
-                                   // "" = the user starts the ranks by hand
-  std::string bridge = "unix";     // unix | tcp:HOST:PORT
-  double max_lag_s = 100e-6;       // realtime: a larger lag makes the run not valid
+  std::vector<int> ranks;  // ascending, distinct, < job.world_size; empty = none
+  RealRankClock clock = RealRankClock::kVirtual;      // docs/DESIGN.md, "Time"
+  RealRankPeers peers = RealRankPeers::kWorkload;     // what the emulated ranks run
+  RealRankPayload payload = RealRankPayload::kZeros;  // bytes from emulated to real ranks
+  std::string launch;                    // command run once per real rank ({rank} substituted);
+                                         // "" = the user starts the ranks by hand
+  std::string bridge = "unix";           // unix | tcp:HOST:PORT
+  double max_lag_s = 100e-6;             // realtime: a larger lag makes the run not valid
   double realtime_heartbeat_s = 200e-6;  // realtime: how often an idle rank promises its clock
   double join_timeout_s = 60;            // every real rank must have joined by then (wall clock)
 };
@@ -292,7 +306,14 @@ struct Scenario {
 // per problem ("path:line: ...", "--set network.mtu=abc: ...", "path: <rule>"), file
 // problems by line, then overrides, then cross-key rules (checked only when every value read).
 // A key may appear once in the file and once among the overrides (the override wins).
-Scenario LoadScenario(const std::string& path, const std::vector<std::string>& overrides = {});
+class RuleContext;  // rule_context.h
+
+// A rule between keys that a layer above adds to the scenario's own (a network model's: what
+// its model cannot run); it reports through context.Fail like the scenario's rules.
+using ScenarioRule = std::function<void(RuleContext& context)>;
+
+Scenario LoadScenario(const std::string& path, const std::vector<std::string>& overrides = {},
+                      const std::vector<ScenarioRule>& more_rules = {});
 
 // Markdown tables of every section and key: name, default, expected values, meaning. This is
 // the block between <!-- keys:begin --> and <!-- keys:end --> in scenarios/README.md.

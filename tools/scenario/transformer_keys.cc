@@ -76,11 +76,15 @@ std::vector<KeySpec> TransformerKeys() {
       {"workload", "mlp",
        "transformer, moe: the MLP, gelu (GPT: two matrices of ffn) or swiglu (Llama: three), or "
        "the preset's (custom: swiglu)",
-       Choice(work(&WorkloadSection::mlp), {"preset", "gelu", "swiglu"})},
+       EnumChoice(work(&WorkloadSection::mlp), {{MlpChoice::kPreset, "preset"},
+                                                {MlpChoice::kGelu, "gelu"},
+                                                {MlpChoice::kSwiglu, "swiglu"}})},
       {"workload", "tied_embeddings",
        "transformer, moe: on = the output layer reuses the input embedding (GPT), off = its own "
        "(Llama), or the preset's (custom: off)",
-       Choice(work(&WorkloadSection::tied_embeddings), {"preset", "on", "off"})},
+       EnumChoice(work(&WorkloadSection::tied_embeddings), {{PresetOnOff::kPreset, "preset"},
+                                                            {PresetOnOff::kOn, "on"},
+                                                            {PresetOnOff::kOff, "off"}})},
       {"workload", "ffn",
        "transformer, moe: hidden size of the MLP (of one expert); 0 = the preset's",
        WholeNumber(work(&WorkloadSection::ffn), 0, kLarge)},
@@ -131,8 +135,11 @@ std::vector<KeySpec> TransformerKeys() {
        "the whole sequence and back; the heads must divide by tensor x context) or a2a+p2p "
        "(hierarchical: Ulysses within blocks of context_a2a consecutive context ranks, the p2p "
        "ring across the blocks)",
-       Choice(work(&WorkloadSection::context_parallel_comm),
-              {"p2p", "all_gather", "a2a", "a2a+p2p"})},
+       EnumChoice(work(&WorkloadSection::context_parallel_comm),
+                  {{work::ContextParallelComm::kP2p, "p2p"},
+                   {work::ContextParallelComm::kAllGather, "all_gather"},
+                   {work::ContextParallelComm::kA2a, "a2a"},
+                   {work::ContextParallelComm::kA2aP2p, "a2a+p2p"}})},
       {"workload", "context_a2a",
        "transformer, moe with context_parallel_comm = a2a+p2p: context ranks per all-to-all "
        "block a (Megatron-core's hierarchical_context_parallel_sizes [a, c / a]; 1 < a < c, a "
@@ -162,7 +169,8 @@ std::vector<KeySpec> TransformerKeys() {
       {"workload", "schedule",
        "transformer, moe: pipeline schedule: gpipe (every forward, then every backward) or "
        "1f1b (Megatron's one-forward-one-backward)",
-       Choice(work(&WorkloadSection::schedule), {"gpipe", "1f1b"})},
+       EnumChoice(work(&WorkloadSection::schedule), {{work::PipelineSchedule::kGPipe, "gpipe"},
+                                                     {work::PipelineSchedule::kOneFOneB, "1f1b"}})},
       {"workload", "virtual_stages",
        "transformer, moe: model chunks per pipeline stage; > 1 runs Megatron's interleaved 1F1B "
        "(its virtual_pipeline_model_parallel_size: the layers split into pipeline_parallel x "
@@ -173,7 +181,11 @@ std::vector<KeySpec> TransformerKeys() {
        "zero1 (reduce-scatter after the backward, all-gather after the step), zero2 (bucketed "
        "reduce-scatter overlapping the last backward), fsdp (per layer: all-gather before "
        "forward and backward, reduce-scatter after backward)",
-       Choice(work(&WorkloadSection::data_parallel_mode), {"ddp", "zero1", "zero2", "fsdp"})},
+       EnumChoice(work(&WorkloadSection::data_parallel_mode),
+                  {{work::DataParallelMode::kDdp, "ddp"},
+                   {work::DataParallelMode::kZero1, "zero1"},
+                   {work::DataParallelMode::kZero2, "zero2"},
+                   {work::DataParallelMode::kFsdp, "fsdp"}})},
       {"workload", "overlap_param_gather",
        "transformer, moe with zero1 or zero2: the updated parameters are all-gathered during the "
        "next iteration's first forward, each bucket issued when the forward reaches the one "
@@ -192,7 +204,9 @@ std::vector<KeySpec> TransformerKeys() {
        "transformer, moe: activation recomputation in each layer's backward: none, selective "
        "(the core attention's FLOPs again) or full (the layer's whole forward again, its "
        "tensor-parallel and expert communication included)",
-       Choice(work(&WorkloadSection::recompute), {"none", "selective", "full"})},
+       EnumChoice(work(&WorkloadSection::recompute), {{work::Recompute::kNone, "none"},
+                                                      {work::Recompute::kSelective, "selective"},
+                                                      {work::Recompute::kFull, "full"}})},
       {"workload", "flash_attention",
        "transformer, moe: the attention keeps no s x s scores (flash attention, Megatron-core's "
        "default backend); off: it keeps them, 5 a s^2 b bytes per layer (Korthikanti et al.). "
@@ -234,7 +248,9 @@ std::vector<KeySpec> TransformerKeys() {
        "on the GPU preset of workload.gpu; workloads/README.md) or profile (as model, with the "
        "GEMM and flash attention times a PyTorch profiler trace measured, "
        "workload.compute_profile)",
-       Choice(work(&WorkloadSection::compute), {"util", "model", "profile"})},
+       EnumChoice(work(&WorkloadSection::compute), {{ComputeChoice::kUtil, "util"},
+                                                    {ComputeChoice::kModel, "model"},
+                                                    {ComputeChoice::kProfile, "profile"}})},
       {"workload", "compute_profile",
        "transformer, moe, compute = profile: a PyTorch profiler (Kineto) trace of a training "
        "step recorded with record_shapes=True; each GEMM and flash attention call of a shape it "
@@ -250,7 +266,8 @@ std::vector<KeySpec> TransformerKeys() {
        "transformer, moe, compute = model or profile: the GEMMs' input type, bf16 or fp8 "
        "(Transformer "
        "Engine's FP8 recipes; attention and activations stay bf16)",
-       Choice(work(&WorkloadSection::precision), {"bf16", "fp8"})},
+       EnumChoice(work(&WorkloadSection::precision),
+                  {{work::Precision::kBf16, "bf16"}, {work::Precision::kFp8, "fp8"}})},
   };
 }
 

@@ -123,8 +123,10 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   Override(c.shape.qk_rope_dim, w.qk_rope_dim);
   Override(c.shape.v_head_dim, w.v_head_dim);
   Override(c.shape.head_dim, w.head_dim);
-  if (w.mlp != "preset") c.shape.gated_mlp = w.mlp == "swiglu";
-  if (w.tied_embeddings != "preset") c.shape.tied_embeddings = w.tied_embeddings == "on";
+  if (w.mlp != MlpChoice::kPreset) c.shape.gated_mlp = w.mlp == MlpChoice::kSwiglu;
+  if (w.tied_embeddings != PresetOnOff::kPreset) {
+    c.shape.tied_embeddings = w.tied_embeddings == PresetOnOff::kOn;
+  }
   Override(c.shape.ffn, w.ffn);
   Override(c.shape.vocab, w.vocab);
   Override(c.shape.seq_len, w.seq_len);
@@ -143,36 +145,26 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   c.parallel.order = w.order;
   c.micro_batch = w.micro_batch;
   c.global_batch = w.global_batch;
-  c.schedule =
-      w.schedule == "gpipe" ? work::PipelineSchedule::kGPipe : work::PipelineSchedule::kOneFOneB;
+  c.schedule = w.schedule;
   c.virtual_stages = w.virtual_stages;
-  c.data_parallel_mode = w.data_parallel_mode == "zero1"   ? work::DataParallelMode::kZero1
-                         : w.data_parallel_mode == "zero2" ? work::DataParallelMode::kZero2
-                         : w.data_parallel_mode == "fsdp"  ? work::DataParallelMode::kFsdp
-                                                           : work::DataParallelMode::kDdp;
+  c.data_parallel_mode = w.data_parallel_mode;
   c.sequence_parallel = w.sequence_parallel;
   c.flash_attention = w.flash_attention;
   c.overlap_param_gather = w.overlap_param_gather;
   c.overlap_grad_reduce = w.overlap_grad_reduce;
   c.shared_expert_overlap = w.shared_expert_overlap;
-  c.context_parallel_comm =
-      w.context_parallel_comm == "a2a"          ? work::ContextParallelComm::kA2a
-      : w.context_parallel_comm == "a2a+p2p"    ? work::ContextParallelComm::kA2aP2p
-      : w.context_parallel_comm == "all_gather" ? work::ContextParallelComm::kAllGather
-                                                : work::ContextParallelComm::kP2p;
+  c.context_parallel_comm = w.context_parallel_comm;
   c.context_a2a = w.context_a2a;
-  c.recompute = w.recompute == "full"        ? work::Recompute::kFull
-                : w.recompute == "selective" ? work::Recompute::kSelective
-                                             : work::Recompute::kNone;
+  c.recompute = w.recompute;
   c.compute.peak_flops = w.gpu_peak_flops;
   c.compute.utilization = w.gpu_util;
   c.compute.attention_utilization = w.gpu_util_attention;
-  if (w.compute != "util") {
+  if (w.compute != ComputeChoice::kUtil) {
     c.compute.mode = work::ComputeModel::Mode::kModel;
     c.compute.gpu = work::FindGpuPreset(w.gpu);
-    c.compute.precision = w.precision == "fp8" ? work::Precision::kFp8 : work::Precision::kBf16;
+    c.compute.precision = w.precision;
   }
-  if (w.compute == "profile") {
+  if (w.compute == ComputeChoice::kProfile) {
     c.compute.profile =
         std::make_shared<const work::KernelProfile>(work::ReadKernelProfile(w.compute_profile));
   }

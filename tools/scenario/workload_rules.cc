@@ -128,7 +128,7 @@ void CheckDlrm(RuleContext& context) {
 // workload.precision mean nothing to compute = util. False when refused.
 bool CheckComputeModel(RuleContext& context) {
   const WorkloadSection& w = context.scenario().workload;
-  if (w.compute == "util") {
+  if (w.compute == ComputeChoice::kUtil) {
     for (const char* key : {"workload.gpu", "workload.precision"}) {
       const ValueKind& value = KeyByFullName(key).value;
       if (context.Given(key) && value.format(context.scenario()) != value.format(Scenario{})) {
@@ -148,7 +148,7 @@ bool CheckComputeModel(RuleContext& context) {
                              fmt::join(work::GpuPresetNames(), ", ")));
     return false;
   }
-  if (w.precision == "fp8" && !(gpu->achievable_fp8_flops > 0)) {
+  if (w.precision == work::Precision::kFp8 && !(gpu->achievable_fp8_flops > 0)) {
     context.Fail(fmt::format("{} with {}: the {} has no FP8 tensor cores",
                              context.Describe("workload.precision"),
                              context.Describe("workload.gpu"), gpu->description));

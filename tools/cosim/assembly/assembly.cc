@@ -48,28 +48,6 @@ topo::Topology BuildTopology(const scenario::Scenario& s) {
 
 namespace {
 
-// The scenario's rule (scenario::TcpMinRtoRefusal) for the networks only their build knows:
-// a topology file's links, a rail fabric's NVLink, NIC and fabric rates.
-void RefuseTcpMinRtoBelowTheRoundTrip(const scenario::Scenario& s, const topo::Topology& topology) {
-  const bool file = s.topology.kind == scenario::TopologyKind::kFile;
-  if (!file && s.topology.kind != scenario::TopologyKind::kRail) return;
-  double slowest_bps = 0;
-  for (const topo::Edge& link : topology.links) {
-    const double rate = topology.graph[link].rate_bps;
-    if (slowest_bps == 0 || rate < slowest_bps) slowest_bps = rate;
-  }
-  const std::string network =
-      file ? "the network of topology.file = " + s.topology.file : "this rail fabric";
-  const std::string refusal = scenario::TcpMinRtoRefusal(
-      s, slowest_bps,
-      fmt::format("network.tcp_min_rto = {}", FormatSeconds(s.network.tcp_min_rto_s)), network);
-  if (!refusal.empty()) throw std::invalid_argument(s.path + ": " + refusal);
-}
-
-}  // namespace
-
-namespace {
-
 // The fastest link of host `host` (a multi-homed host's best).
 double HostLinkRateBps(const topo::Topology& topology, int host) {
   double rate = 0;
@@ -88,7 +66,7 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_
   ns3::RngSeedManager::SetRun(1);
   NetworkAssembly a;
   a.topology = BuildTopology(s);
-  RefuseTcpMinRtoBelowTheRoundTrip(s, a.topology);
+  CheckBuiltTopology(s, a.topology);
   // Built-in topologies are sized by the scenario's rules; a file's hosts are known only now.
   if (static_cast<size_t>(s.job.world_size) > a.topology.hosts.size()) {
     throw std::invalid_argument(fmt::format(
@@ -191,7 +169,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
       auto& program = programs.programs[static_cast<size_t>(rank)];
       if (is_real[static_cast<size_t>(rank)]) {
         program = nullptr;
-      } else if (s.realranks.peers == "mirror") {
+      } else if (s.realranks.peers == scenario::RealRankPeers::kMirror) {
         program = empty;
       }
     }

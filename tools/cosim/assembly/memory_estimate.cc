@@ -18,7 +18,7 @@ namespace {
 
 // collectives.channels as the scenario spells it (its key's own formatting: 0 is auto).
 std::string ChannelsText(const scenario::Scenario& s) {
-  return scenario::KeyByFullName("collectives.channels").value.format(s);
+  return scenario::SettingText(s, "collectives.channels");
 }
 
 constexpr double kMiB = 1 << 20;

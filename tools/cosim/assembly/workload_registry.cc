@@ -9,6 +9,7 @@
 #include "tools/cosim/assembly/run_records_forecast.h"
 #include "tools/cosim/reports/gpu_memory_json.h"
 #include "tools/cosim/reports/routing_json.h"
+#include "tools/scenario/key_schema.h"
 #include "tools/scenario/workload_config.h"
 #include "workloads/chakra/chakra_import.h"
 #include "workloads/dlrm.h"
@@ -25,18 +26,22 @@ Workload BuildTraceReplay(const scenario::Scenario& s) {
   w.model.name = "trace";
   w.model.source = s.workload.trace;
   w.programs = work::LoadTraceReplayJob(s.workload.trace, s.job.world_size, s.workload.iterations,
-                                        work::TraceScalingFromString(s.workload.trace_scaling),
-                                        s.workload.trace_replica);
+                                        s.workload.trace_scaling, s.workload.trace_replica);
   // Each collective cuts its buffer on its recorded datatype's elements (Op::element_bytes).
   w.element_bytes = 1;
   w.description =
       fmt::format("replay of the trace {}, {} iterations", s.workload.trace, s.workload.iterations);
-  if (s.workload.trace_scaling != "none") {
+  if (s.workload.trace_scaling != work::TraceScaling::kNone) {
     w.description +=
         fmt::format(", scaled to {} ranks ({}, replicas of {} ranks)", s.job.world_size,
-                    s.workload.trace_scaling, s.workload.trace_replica);
+                    work::ToString(s.workload.trace_scaling), s.workload.trace_replica);
   }
   return w;
+}
+
+// A workload key's value as the scenario spells it ("1f1b"), for the report.
+std::string Text(const scenario::Scenario& s, const std::string& key) {
+  return scenario::SettingText(s, "workload." + key);
 }
 
 // "8.03B" or, below a billion, "2.2M": a transformer's parameters as the report names them.
@@ -79,17 +84,17 @@ Workload BuildTransformer(const scenario::Scenario& s) {
       "micro-batches, {} {}{}{}, {} iterations",
       s.workload.kind, c.shape.name, ParameterCount(c.shape.Parameters()), c.parallel.tensor,
       c.parallel.context > 1
-          ? fmt::format(" c={} ({}{})", c.parallel.context, s.workload.context_parallel_comm,
+          ? fmt::format(" c={} ({}{})", c.parallel.context, Text(s, "context_parallel_comm"),
                         c.context_a2a > 0 ? fmt::format(", blocks of {}", c.context_a2a) : "")
           : "",
       c.parallel.pipeline, c.parallel.data,
       c.shape.IsMoe() ? fmt::format(" e={}", c.parallel.expert) : "", c.micro_batch,
       c.shape.seq_len, m,
       c.virtual_stages > 1 ? fmt::format("interleaved 1f1b (v={})", c.virtual_stages)
-                           : s.workload.schedule,
-      s.workload.data_parallel_mode + (c.overlap_param_gather ? " (overlapped gathers)" : ""),
+                           : Text(s, "schedule"),
+      Text(s, "data_parallel_mode") + (c.overlap_param_gather ? " (overlapped gathers)" : ""),
       c.sequence_parallel ? ", sequence parallel" : "",
-      c.recompute == work::Recompute::kNone ? "" : ", " + s.workload.recompute + " recompute",
+      c.recompute == work::Recompute::kNone ? "" : ", " + Text(s, "recompute") + " recompute",
       c.iterations);
   w.details = {{"kind", s.workload.kind},
                {"shape",
@@ -115,15 +120,15 @@ Workload BuildTransformer(const scenario::Scenario& s) {
                  {"order", c.parallel.order}}},
                {"micro_batch", c.micro_batch},
                {"microbatches", m},
-               {"schedule", s.workload.schedule},
+               {"schedule", Text(s, "schedule")},
                {"virtual_stages", c.virtual_stages},
-               {"data_parallel_mode", s.workload.data_parallel_mode},
+               {"data_parallel_mode", Text(s, "data_parallel_mode")},
                {"overlap_param_gather", c.overlap_param_gather},
                {"shared_expert_overlap", c.shared_expert_overlap},
                {"sequence_parallel", c.sequence_parallel},
-               {"recompute", s.workload.recompute},
+               {"recompute", Text(s, "recompute")},
                {"flash_attention", c.flash_attention},
-               {"context_parallel_comm", s.workload.context_parallel_comm},
+               {"context_parallel_comm", Text(s, "context_parallel_comm")},
                {"context_a2a", c.context_a2a}};
   w.details["memory_per_gpu_estimate"] = GpuMemoryJson(c, s.workload.gpu_memory);
   w.details["model_flops_per_iteration"] = c.ModelFlopsPerIteration();

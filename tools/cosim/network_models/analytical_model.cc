@@ -55,12 +55,22 @@ std::string Describe(const SettingText& setting) {
       setting("network.transport"), setting("network.mtu"));
 }
 
+// It times whole collectives: no flowlets, and no messages for output.messages to log.
+void Check(scenario::RuleContext& context) {
+  RefuseFlowletsWithoutPackets(context);
+  if (context.scenario().output.messages != scenario::MessageLog::kNone) {
+    context.Fail(fmt::format("{} needs messages, but {} times whole collectives",
+                             context.Describe("output.messages"),
+                             context.Describe("network.model")));
+  }
+}
+
 }  // namespace
 
 const NetworkModel& AnalyticalModel() {
-  static const NetworkModel model = {"analytical",          Build,           FlowPortsMemoryCost,
-                                     FlowPortsRouteEntries, ConnectionBytes, Describe,
-                                     "analytical"};
+  static const NetworkModel model = {
+      "analytical",    Build,    FlowPortsMemoryCost, FlowPortsRouteEntries,
+      ConnectionBytes, Describe, "analytical",        Check};
   return model;
 }
 

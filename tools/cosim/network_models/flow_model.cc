@@ -59,9 +59,19 @@ uint64_t FlowPortsRouteEntries(const scenario::Scenario&, const topo::Topology& 
   return topo::CountRouteRows(topology) * topology.hosts.size();
 }
 
+void RefuseFlowletsWithoutPackets(scenario::RuleContext& context) {
+  const scenario::NetworkSection& network = context.scenario().network;
+  if (network.routing != scenario::Routing::kFlowlet) return;
+  context.Fail(fmt::format(
+      "{} needs network.model = packet (flowlets end at pauses between packets, which the {} "
+      "model does not have), got {}",
+      context.Describe("network.routing"), network.model, context.Describe("network.model")));
+}
+
 const NetworkModel& FlowModel() {
   static const NetworkModel model = {
-      "flow", Build, FlowPortsMemoryCost, FlowPortsRouteEntries, ConnectionBytes, Describe, ""};
+      "flow",   Build, FlowPortsMemoryCost,         FlowPortsRouteEntries, ConnectionBytes,
+      Describe, "",    RefuseFlowletsWithoutPackets};
   return model;
 }
 

@@ -17,4 +17,9 @@ ns3::Ptr<ns3::NboxFlowNetwork> BuildFlowPorts(const scenario::Scenario& scenario
 NetworkMemoryCost FlowPortsMemoryCost(const scenario::Scenario& scenario);
 uint64_t FlowPortsRouteEntries(const scenario::Scenario& scenario, const topo::Topology& topology);
 
+// Refuses network.routing = flowlet: flowlets end at pauses between packets, which only the
+// packet model has (NboxFlowletTable in NboxRoceSwitch and NboxEcmpRouting). Spraying the flow
+// and analytical models follow (NboxFlowNetwork's Spray).
+void RefuseFlowletsWithoutPackets(scenario::RuleContext& context);
+
 }  // namespace nbox::cosim

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 
+#include "common/units.h"
 #include "ns3/nbox-network-helper.h"
 #include "ns3/nbox-roce-transport.h"
 #include "ns3/nbox-tcp-transport.h"
 #include "tools/cosim/network_models/roce_network.h"
+#include "tools/scenario/cross_key_rules.h"
 
 namespace nbox::cosim {
 namespace {
@@ -98,9 +100,38 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
   return c;
 }
 
+namespace {
+
+// The TCP retransmission timeout's rule (scenario::TcpMinRtoRefusal) for the networks only
+// their build knows: a topology file's links, a rail fabric's NVLink, NIC and fabric rates.
+void RefuseTcpMinRtoBelowTheRoundTrip(const scenario::Scenario& s, const topo::Topology& topology) {
+  const bool file = s.topology.kind == scenario::TopologyKind::kFile;
+  if (!file && s.topology.kind != scenario::TopologyKind::kRail) return;
+  double slowest_bps = 0;
+  for (const topo::Edge& link : topology.links) {
+    const double rate = topology.graph[link].rate_bps;
+    if (slowest_bps == 0 || rate < slowest_bps) slowest_bps = rate;
+  }
+  const std::string network =
+      file ? "the network of topology.file = " + s.topology.file : "this rail fabric";
+  const std::string refusal = scenario::TcpMinRtoRefusal(
+      s, slowest_bps,
+      fmt::format("network.tcp_min_rto = {}", FormatSeconds(s.network.tcp_min_rto_s)), network);
+  if (!refusal.empty()) throw std::invalid_argument(s.path + ": " + refusal);
+}
+
+}  // namespace
+
 const NetworkModel& PacketModel() {
-  static const NetworkModel model = {"packet",        Build,    MemoryCost, RouteEntries,
-                                     ConnectionBytes, Describe, ""};
+  static const NetworkModel model = {"packet",
+                                     Build,
+                                     MemoryCost,
+                                     RouteEntries,
+                                     ConnectionBytes,
+                                     Describe,
+                                     "",
+                                     scenario::CheckTcpMinRto,
+                                     RefuseTcpMinRtoBelowTheRoundTrip};
   return model;
 }
 

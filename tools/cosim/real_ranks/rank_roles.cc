@@ -14,7 +14,7 @@ RankRoles RolesOf(const scenario::Scenario& scenario) {
   }
   if (roles.emulated.empty()) {
     roles.emulated_program = EmulatedProgram::kNone;
-  } else if (!roles.real.empty() && scenario.realranks.peers == "mirror") {
+  } else if (!roles.real.empty() && scenario.realranks.peers == scenario::RealRankPeers::kMirror) {
     roles.emulated_program = EmulatedProgram::kMirror;
     roles.mirrored_rank = roles.real.front();
   }

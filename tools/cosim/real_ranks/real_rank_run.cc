@@ -22,6 +22,7 @@
 #include "tools/cosim/real_ranks/real_rank_bridge.h"
 #include "tools/cosim/real_ranks/real_rank_env.h"
 #include "tools/cosim/real_ranks/real_rank_pacer.h"
+#include "tools/scenario/key_schema.h"
 
 #ifndef NBOX_NET_PLUGIN_PATH
 #error "NBOX_NET_PLUGIN_PATH (the built libnccl-net-nbox.so) must come from CMake"
@@ -63,7 +64,7 @@ server::ServerOptions MakeServerOptions(const scenario::Scenario& s, const std::
     o.tcp_listen = s.realranks.bridge.substr(std::string("tcp:").size());
   }
   // Realtime ranks start their clock at the simulator's virtual "now" (= wall since origin).
-  if (s.realranks.clock == "realtime") o.now_vtime = std::move(wall_ns);
+  if (s.realranks.clock == scenario::RealRankClock::kRealtime) o.now_vtime = std::move(wall_ns);
   o.simulator_vtime = [] { return static_cast<uint64_t>(ns3::Simulator::Now().GetNanoSeconds()); };
   o.realtime_heartbeat_interval =
       std::chrono::microseconds(std::llround(s.realranks.realtime_heartbeat_s * 1e6));
@@ -86,7 +87,7 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
                              const LoopSettings& settings, const std::filesystem::path& log_dir,
                              std::ostream& out, std::ostream& err) {
   const std::vector<int>& ranks = s.realranks.ranks;
-  const bool realtime = s.realranks.clock == "realtime";
+  const bool realtime = s.realranks.clock == scenario::RealRankClock::kRealtime;
   std::vector<bool> real(s.job.world_size, false);
   for (int rank : ranks) real[rank] = true;
 
@@ -106,8 +107,8 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   config.ranks = ranks;
   config.world_size = s.job.world_size;
   config.realtime = realtime;
-  config.mirror = s.realranks.peers == "mirror";
-  config.payload_self = s.realranks.payload == "self";
+  config.mirror = s.realranks.peers == scenario::RealRankPeers::kMirror;
+  config.payload_self = s.realranks.payload == scenario::RealRankPayload::kSelf;
   config.wall_ns = wall_ns;
   RealRankBridge bridge(config, gateway, assembly.job, &bounds);
 
@@ -139,7 +140,7 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   access.unique_id = root.unique_id_text();
   access.world_size = s.job.world_size;
   access.collectives = root_options.settings;
-  access.clock = s.realranks.clock;
+  access.clock = scenario::SettingText(s, "realranks.clock");
 
   // SIGINT and SIGTERM are noted (interrupt.h); the loop below kills the children and stops.
   InstallInterruptHandlers();
@@ -263,9 +264,9 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   run.loop.finished = bridge.failure().empty() && assembly.job->IsFinished();
   run.report =
       bridge.Report(assembly.job->GetRecords()->jobStart.GetSeconds(), s.realranks.max_lag_s);
-  run.report.clock = s.realranks.clock;
-  run.report.peers = s.realranks.peers;
-  run.report.payload = s.realranks.payload;
+  run.report.clock = scenario::SettingText(s, "realranks.clock");
+  run.report.peers = scenario::SettingText(s, "realranks.peers");
+  run.report.payload = scenario::SettingText(s, "realranks.payload");
   run.report.slowdown_s = s.debug.slowdown_s;
   return run;
 }
