@@ -1,24 +1,13 @@
 #include "collectives/nccl_tuning.h"
 
 #include <algorithm>
-#include <array>
 #include <stdexcept>
+
+#include "collectives/nccl_constants.h"
+#include "collectives/protocol.h"
 
 namespace nbox::coll {
 namespace {
-
-// NCCL 2.20.3's constants for the Simple protocol, in microseconds and GB/s.
-constexpr double kRingBaseLatency = 8.4;
-constexpr double kRingNvlinkLatency = 3.4;
-constexpr double kRingNetLatency = 14.0;
-constexpr double kNetPostOverhead = 1.0 * 3;  // x86 Intel, tripled for Simple
-constexpr double kTreeHopLatency = 28.0;      // NVLink and network alike
-constexpr double kTreeBandwidthShare = 0.92;
-// Hopper's per-channel tree bandwidth cap for 1, 2 and more nodes.
-constexpr std::array<double, 3> kTreeMaxChannelBandwidth = {38.7, 41.4, 36.0};
-// The tree's bandwidth correction, Simple protocol, for log2(bytes / 64) = 0..22.
-constexpr std::array<double, 23> kTreeCorrection = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
-                                                    .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9};
 
 int Log2Floor(uint64_t value) {
   int log = 0;
@@ -26,45 +15,113 @@ int Log2Floor(uint64_t value) {
   return log;
 }
 
+// The steps of a ring running `op` over `ranks` ranks, as NCCL counts them.
+int RingSteps(CollectiveOp op, int ranks) {
+  switch (op) {
+    case CollectiveOp::kAllReduce:
+      return 2 * (ranks - 1);
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+      return ranks - 1;
+    default:
+      return ranks;
+  }
+}
+
+// The bus bandwidth `protocol` reaches with `algorithm`, before the algorithm's ratio, in GB/s.
+double ProtocolBusBandwidth(CollectiveOp op, Algorithm algorithm, Protocol protocol,
+                            const NcclTuningInputs& inputs, const ProtocolGroup& group) {
+  const int caps = std::min(inputs.nodes, 3) - 1;
+  const double bus =
+      (inputs.nodes <= 2 ? inputs.intra_bytes_per_s : inputs.inter_bytes_per_s) / 1e9;
+  const double share = CostOf(protocol, algorithm, op, group).rate_share;
+  const double channels = inputs.channels;
+  if (algorithm == Algorithm::kTree) {
+    const double tree = std::min(bus * nccl::kTreeShare, channels * nccl::kTreeMaxPerChannel[caps]);
+    switch (protocol) {
+      case Protocol::kLl:
+        return std::min(tree / nccl::kTreeLlDivisor, nccl::kLlMaxBusBandwidth[caps]);
+      case Protocol::kLl128:
+        return std::min(tree * share / nccl::kTreeShare,
+                        channels * nccl::kTreeLl128MaxPerChannel[caps]);
+      default:
+        return tree;
+    }
+  }
+  switch (protocol) {
+    case Protocol::kLl:
+      return std::min(bus * share, nccl::kLlMaxBusBandwidth[caps]);
+    case Protocol::kLl128:
+      return std::min(bus * share, channels * nccl::kRingLl128MaxPerChannel[caps]);
+    default:
+      return bus;
+  }
+}
+
 }  // namespace
 
-double NcclAllReduceMicros(Algorithm algorithm, uint64_t bytes, const NcclTuningInputs& inputs) {
+double NcclMicros(CollectiveOp op, Algorithm algorithm, Protocol protocol, uint64_t bytes,
+                  const NcclTuningInputs& inputs) {
   if (inputs.ranks < 2 || inputs.nodes < 1 || inputs.channels < 1) {
-    throw std::invalid_argument("NcclAllReduceMicros: needs 2 or more ranks, nodes and channels");
+    throw std::invalid_argument("NcclMicros: needs 2 or more ranks, nodes and channels");
   }
-  const int ranks = inputs.ranks;
-  const int nodes = inputs.nodes;
-  const double bus_gbps = (nodes <= 2 ? inputs.intra_bytes_per_s : inputs.inter_bytes_per_s) / 1e9;
-  double bandwidth = 0;
-  double latency = 0;
+  if (protocol == Protocol::kIdeal) {
+    throw std::invalid_argument("NcclMicros: NCCL's protocols are LL, LL128 and Simple");
+  }
+  if (algorithm != Algorithm::kRing &&
+      !(algorithm == Algorithm::kTree && op == CollectiveOp::kAllReduce)) {
+    throw std::invalid_argument("NcclMicros: NCCL's tuner picks the ring, or a tree to all-reduce");
+  }
+  // NVLink's hop latencies inside a node. A ring whose every rank is its own node counts
+  // 2 (W - 1) - 2 W = -2 hops inside one in NCCL's formula; nbox has always taken NVLink's.
+  const ProtocolGroup group{inputs.ranks, inputs.nodes, true};
+  double bandwidth = ProtocolBusBandwidth(op, algorithm, protocol, inputs, group);
+  double latency = NcclLatencyMicros(protocol, algorithm, op, group);
+  const int p = nccl::ProtocolIndex(protocol);
   if (algorithm == Algorithm::kRing) {
-    const int steps = 2 * (ranks - 1);
-    const int inter_steps = nodes > 1 ? 2 * nodes : 0;
-    bandwidth = bus_gbps * ranks / steps;
-    const double intra =
-        nodes > 1 ? std::max(kRingNvlinkLatency, kNetPostOverhead) : kRingNvlinkLatency;
-    latency = kRingBaseLatency + (steps - inter_steps) * intra + inter_steps * kRingNetLatency;
-    if (nodes > 1 && bytes / (static_cast<uint64_t>(inputs.channels) * ranks) >= 64) {
-      latency *= 1.4;  // NCCL's ring plateau (sm_80 and later)
+    bandwidth *= static_cast<double>(inputs.ranks) / RingSteps(op, inputs.ranks);
+    if (protocol == Protocol::kSimple && op == CollectiveOp::kAllReduce && inputs.nodes > 1 &&
+        bytes / (static_cast<uint64_t>(inputs.channels) * inputs.ranks) >= 64) {
+      latency *= nccl::kRingPlateau;
     }
-  } else if (algorithm == Algorithm::kTree) {
-    const double cap = inputs.channels * kTreeMaxChannelBandwidth[std::min(nodes, 3) - 1];
-    bandwidth = std::min(bus_gbps * kTreeBandwidthShare, cap) * 0.5;
-    const int log_size = Log2Floor(bytes >> 6);
-    if (log_size < static_cast<int>(kTreeCorrection.size())) bandwidth *= kTreeCorrection[log_size];
-    latency = 2 * ((ranks / nodes - 1) * kTreeHopLatency + Log2Floor(nodes) * kTreeHopLatency);
   } else {
-    throw std::invalid_argument("NcclAllReduceMicros: NCCL's tuner picks Ring or Tree only");
+    bandwidth *= 0.5;
+    const int log_size = Log2Floor(bytes >> 6);
+    if (log_size < 23) bandwidth *= nccl::kTreeCorrection[p][log_size];
   }
   return latency + static_cast<double>(bytes) / (1000 * bandwidth);
 }
 
+double NcclAllReduceMicros(Algorithm algorithm, uint64_t bytes, const NcclTuningInputs& inputs) {
+  return NcclMicros(CollectiveOp::kAllReduce, algorithm, Protocol::kSimple, bytes, inputs);
+}
+
 Algorithm NcclAutoAllReduce(uint64_t bytes, const NcclTuningInputs& inputs) {
   if (inputs.ranks < 2) return Algorithm::kRing;
-  return NcclAllReduceMicros(Algorithm::kTree, bytes, inputs) <
-                 NcclAllReduceMicros(Algorithm::kRing, bytes, inputs)
-             ? Algorithm::kTree
-             : Algorithm::kRing;
+  return NcclFastest(CollectiveOp::kAllReduce, bytes, inputs, {Algorithm::kRing, Algorithm::kTree},
+                     {Protocol::kSimple})
+      .algorithm;
+}
+
+NcclChoice NcclFastest(CollectiveOp op, uint64_t bytes, const NcclTuningInputs& inputs,
+                       const std::vector<Algorithm>& algorithms,
+                       const std::vector<Protocol>& protocols) {
+  if (algorithms.empty() || protocols.empty()) {
+    throw std::invalid_argument("NcclFastest: needs an algorithm and a protocol to choose from");
+  }
+  NcclChoice best{algorithms.front(), protocols.front()};
+  if (inputs.ranks < 2) return best;
+  double best_time = -1;
+  for (Algorithm algorithm : algorithms) {
+    for (Protocol protocol : protocols) {
+      const double time = NcclMicros(op, algorithm, protocol, bytes, inputs);
+      if (best_time < 0 || time < best_time) {
+        best_time = time;
+        best = {algorithm, protocol};
+      }
+    }
+  }
+  return best;
 }
 
 }  // namespace nbox::coll

@@ -1,22 +1,28 @@
-// collectives.allreduce = auto: the choice NCCL's tuner makes between its ring and its tree for
-// an all-reduce, from NCCL 2.20.3's cost model (src/graph/tuning.cc: ncclTopoTuneModel and
-// ncclTopoGetAlgoTime), restricted to what nbox models:
-//   - the Simple protocol only (LL and LL128 are GPU-memory protocols nbox does not model);
-//   - no CollNet or NVLS (no in-network reduction), one GPU type: Hopper (sm_90) for the
-//     tree's per-channel bandwidth cap, an x86 Intel host for the network post overhead;
-//   - the tree graph's TREE-pattern discount (x 0.85) is not applied.
-// Time in microseconds = latency + bytes / (1000 x bandwidth in GB/s):
-//   ring: bandwidth = busBw x W / (2(W-1)), busBw = the rank's link rate (NVLink when the job
-//     spans at most 2 nodes, else the NIC); latency = 8.4 + (2(W-1) - s) x 3.4 + s x 14.0,
-//     s = 2 x nodes inter-node steps when nodes > 1 (0 otherwise), x 1.4 when nodes > 1 and
-//     bytes / (channels x W) >= 64 (the ring's "plateau");
-//   tree: bandwidth = min(0.92 x busBw, channels x 36.0 (38.7 on 1 node, 41.4 on 2)) x 0.5,
-//     times NCCL's correction factor for log2(bytes / 64) < 23; latency =
-//     2 x ((W / nodes - 1) x 28 + floor(log2 nodes) x 28).
-// The smaller time wins (the ring on a tie). docs: collectives/README.md, "auto".
+// collectives.<op> = auto and collectives.protocol = auto: the choice NCCL's tuner makes, from
+// NCCL 2.20.3's cost model (src/graph/tuning.cc: ncclTopoTuneModel and ncclTopoGetAlgoTime;
+// the constants in nccl_constants.h), restricted to what nbox models:
+//   - ring and tree (all-reduce) or the ring (the other operations), with LL, LL128 and Simple;
+//     no CollNet or NVLS (no in-network reduction);
+//   - one GPU type, Hopper (sm_90), for LL128's enabling and the per-channel caps, and an x86
+//     Intel host for the network post overhead and LL's cap across nodes;
+//   - the bus bandwidth is the rank's link rate (NVLink when the group spans at most 2 nodes,
+//     else the NIC), not NCCL's searched per-channel figure; the tree graph's TREE-pattern
+//     discount (x 0.85) is not applied; a ring broadcast or reduce pays every hop's latency.
+// Time in microseconds = latency + bytes / (1000 x bandwidth in GB/s), with
+//   latency = CriticalPathLatencyMicros (protocol.h), x 1.4 for a Simple ring all-reduce across
+//     nodes once bytes / (channels x W) >= 64 (the ring's "plateau");
+//   bandwidth = the bus bandwidth x the protocol's share (protocol.h), capped: LL's whole bus
+//     bandwidth (87.7 GB/s on one node, 39.0 on 2, 20.4 on more), the ring's LL128 36.7 GB/s a
+//     channel, the tree's Simple 38.7 / 41.4 / 36.0 and LL128 36.7 / 36.7 / 29.0 a channel; then
+//     the algorithm's: a ring moves W / steps of its bus bandwidth (all-reduce 2 (W - 1) steps,
+//     all-gather and reduce-scatter W - 1, broadcast and reduce W), a tree 0.5, times NCCL's
+//     correction for log2(bytes / 64) < 23.
+// The smallest time wins (the ring, then the protocol listed first, on a tie). docs:
+// collectives/README.md, "auto" and "Protocols".
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "collectives/schedule.h"
 
@@ -30,10 +36,26 @@ struct NcclTuningInputs {
   double inter_bytes_per_s = 0;  // a GPU's NIC rate
 };
 
-// NCCL's modelled all-reduce time in microseconds for algorithm kRing or kTree.
+// NCCL's modelled time in microseconds of `op` by `algorithm` (kRing, or kTree for an
+// all-reduce) with `protocol` (not kIdeal).
+double NcclMicros(CollectiveOp op, Algorithm algorithm, Protocol protocol, uint64_t bytes,
+                  const NcclTuningInputs& inputs);
+
+// The all-reduce's time with the Simple protocol.
 double NcclAllReduceMicros(Algorithm algorithm, uint64_t bytes, const NcclTuningInputs& inputs);
 
 // kRing or kTree, whichever NcclAllReduceMicros says is faster (kRing on a tie).
 Algorithm NcclAutoAllReduce(uint64_t bytes, const NcclTuningInputs& inputs);
+
+struct NcclChoice {
+  Algorithm algorithm = Algorithm::kRing;
+  Protocol protocol = Protocol::kSimple;
+};
+
+// The fastest of `algorithms` x `protocols` (each list non-empty; protocols other than kIdeal)
+// for `op`, as NcclMicros models them; the first listed wins a tie.
+NcclChoice NcclFastest(CollectiveOp op, uint64_t bytes, const NcclTuningInputs& inputs,
+                       const std::vector<Algorithm>& algorithms,
+                       const std::vector<Protocol>& protocols);
 
 }  // namespace nbox::coll

@@ -92,6 +92,20 @@ std::string_view ToString(CollectiveOp op) {
   return "unknown";
 }
 
+std::string_view ToString(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::kIdeal:
+      return "ideal";
+    case Protocol::kLl:
+      return "LL";
+    case Protocol::kLl128:
+      return "LL128";
+    case Protocol::kSimple:
+      return "Simple";
+  }
+  return "unknown";
+}
+
 std::string_view ToString(Algorithm algorithm) {
   switch (algorithm) {
     case Algorithm::kRing:

@@ -38,8 +38,14 @@ enum class CollectiveOp {
 // and reduce (tree.h). Broadcast and reduce on kRing are the ring's chains (chain.h).
 enum class Algorithm { kRing, kHierarchical, kDirect, kHalvingDoubling, kTree };
 
+// How a collective's data moves between GPUs (protocol.h): NCCL's LL, LL128 or Simple, each with
+// its latencies and share of the links' rate, or kIdeal: at the links' rate with no latency but
+// the network's. A schedule is the same under every protocol; only its timing differs.
+enum class Protocol { kIdeal, kLl, kLl128, kSimple };
+
 std::string_view ToString(CollectiveOp op);
 std::string_view ToString(Algorithm algorithm);
+std::string_view ToString(Protocol protocol);  // "ideal", "LL", "LL128", "Simple"
 
 // Broadcast and reduce: the collectives with a root (CollectiveSpec::root).
 bool IsRooted(CollectiveOp op);
@@ -68,6 +74,7 @@ bool IsGathered(CollectiveOp op);
 struct CollectiveSpec {
   CollectiveOp op = CollectiveOp::kAllReduce;
   Algorithm algorithm = Algorithm::kRing;
+  Protocol protocol = Protocol::kIdeal;  // the schedule's timing only
   int world_size = 1;          // ranks in the group; schedule ranks are 0..world_size-1
   uint64_t bytes = 0;          // see above; a multiple of element_bytes
   uint32_t element_bytes = 4;  // regions are split on element boundaries

@@ -21,6 +21,14 @@ constexpr std::array<std::pair<AlgorithmChoice, std::string_view>, 6> kChoiceNam
     {AlgorithmChoice::kAuto, "auto"},
 }};
 
+constexpr std::array<std::pair<ProtocolChoice, std::string_view>, 5> kProtocolNames = {{
+    {ProtocolChoice::kIdeal, "ideal"},
+    {ProtocolChoice::kAuto, "auto"},
+    {ProtocolChoice::kLl, "ll"},
+    {ProtocolChoice::kLl128, "ll128"},
+    {ProtocolChoice::kSimple, "simple"},
+}};
+
 [[noreturn]] void Invalid(const std::string& field, const std::string& problem) {
   throw std::invalid_argument("collective settings: " + field + ": " + problem);
 }
@@ -78,6 +86,13 @@ const std::vector<Field>& Fields() {
     for (const OperationChoices& row : OperationChoiceTable()) {
       all.push_back(ChoiceField(row.key, row.member));
     }
+    all.push_back({"protocol",
+                   [](const CollectiveSettings& s) { return std::string(ToString(s.protocol)); },
+                   [](CollectiveSettings& s, std::string_view v) {
+                     const auto choice = ParseProtocolChoice(v);
+                     if (!choice) Invalid("protocol", "unknown protocol '" + std::string(v) + "'");
+                     s.protocol = *choice;
+                   }});
     all.push_back(WholeField("nic_bps", &CollectiveSettings::nic_bps));
     all.push_back(WholeField("scaleup_bps", &CollectiveSettings::scale_up_bps));
     return all;
@@ -94,6 +109,42 @@ void CheckChoice(const OperationChoices& row, AlgorithmChoice choice) {
     names += (names.empty() ? "" : ", ") + std::string(ToString(ok));
   Invalid(std::string(row.key),
           "'" + std::string(ToString(choice)) + "' does not run it; expected one of " + names);
+}
+
+// The group as NCCL's tuner sees it: its nodes are the servers it touches, and its intra-node
+// bandwidth is NVLink's only where a node holds more than one member.
+NcclTuningInputs TuningInputs(const CollectiveSettings& settings, int group_size, int per_server) {
+  NcclTuningInputs inputs;
+  inputs.ranks = group_size;
+  inputs.nodes = per_server > 0 ? group_size / per_server : group_size;
+  inputs.channels = GroupChannels(settings, group_size, per_server);
+  inputs.inter_bytes_per_s = static_cast<double>(settings.nic_bps) / 8;
+  inputs.intra_bytes_per_s =
+      per_server > 1 ? static_cast<double>(settings.scale_up_bps) / 8 : inputs.inter_bytes_per_s;
+  return inputs;
+}
+
+Protocol Resolved(ProtocolChoice choice) {
+  switch (choice) {
+    case ProtocolChoice::kLl:
+      return Protocol::kLl;
+    case ProtocolChoice::kLl128:
+      return Protocol::kLl128;
+    case ProtocolChoice::kSimple:
+      return Protocol::kSimple;
+    case ProtocolChoice::kIdeal:
+    case ProtocolChoice::kAuto:
+      return Protocol::kIdeal;
+  }
+  return Protocol::kIdeal;
+}
+
+// The protocols NCCL's tuner chooses among for `choice`: all three for auto, the chosen one
+// otherwise; Simple's figures for the ideal protocol, as the tuner had before protocols.
+std::vector<Protocol> TunedProtocols(ProtocolChoice choice) {
+  if (choice == ProtocolChoice::kAuto) return {Protocol::kLl, Protocol::kLl128, Protocol::kSimple};
+  if (choice == ProtocolChoice::kIdeal) return {Protocol::kSimple};
+  return {Resolved(choice)};
 }
 
 Algorithm Resolved(AlgorithmChoice choice) {
@@ -148,6 +199,29 @@ std::optional<AlgorithmChoice> ParseAlgorithmChoice(std::string_view spelling) {
   return std::nullopt;
 }
 
+std::string_view ToString(ProtocolChoice choice) {
+  for (const auto& [known, spelling] : kProtocolNames) {
+    if (known == choice) return spelling;
+  }
+  return "unknown";
+}
+
+std::optional<ProtocolChoice> ParseProtocolChoice(std::string_view spelling) {
+  for (const auto& [choice, known] : kProtocolNames) {
+    if (known == spelling) return choice;
+  }
+  return std::nullopt;
+}
+
+const std::vector<ProtocolChoice>& ProtocolChoices() {
+  static const std::vector<ProtocolChoice> choices = [] {
+    std::vector<ProtocolChoice> all;
+    for (const auto& [choice, spelling] : kProtocolNames) all.push_back(choice);
+    return all;
+  }();
+  return choices;
+}
+
 std::string_view ToString(AlgorithmChoice choice) {
   for (const auto& [known, spelling] : kChoiceNames) {
     if (known == choice) return spelling;
@@ -171,6 +245,9 @@ void ValidateSettings(const CollectiveSettings& s) {
     Invalid("ranks_per_server", "expected 0 or more, got " + std::to_string(s.ranks_per_server));
   }
   for (const OperationChoices& row : OperationChoiceTable()) CheckChoice(row, s.*row.member);
+  if (ToString(s.protocol) == "unknown") {
+    Invalid("protocol", "expected ideal, auto, ll, ll128 or simple");
+  }
   if (s.nic_bps == 0) Invalid("nic_bps", "must be more than 0");
   if (s.scale_up_bps == 0) Invalid("scaleup_bps", "must be more than 0");
 }
@@ -193,16 +270,10 @@ Algorithm ChooseAlgorithm(const CollectiveSettings& settings, CollectiveOp op, u
                  : Algorithm::kDirect;
     case CollectiveOp::kAllReduce:
       if (settings.all_reduce == AlgorithmChoice::kAuto) {
-        // As NCCL's tuner sees the group: its nodes are the servers it touches, and its
-        // intra-node bandwidth is NVLink's only where a node holds more than one member.
-        NcclTuningInputs inputs;
-        inputs.ranks = group_size;
-        inputs.nodes = per_server > 0 ? group_size / per_server : group_size;
-        inputs.channels = GroupChannels(settings, group_size, per_server);
-        inputs.inter_bytes_per_s = static_cast<double>(settings.nic_bps) / 8;
-        inputs.intra_bytes_per_s = per_server > 1 ? static_cast<double>(settings.scale_up_bps) / 8
-                                                  : inputs.inter_bytes_per_s;
-        return NcclAutoAllReduce(bytes, inputs);
+        if (group_size < 2) return Algorithm::kRing;
+        return NcclFastest(op, bytes, TuningInputs(settings, group_size, per_server),
+                           {Algorithm::kRing, Algorithm::kTree}, TunedProtocols(settings.protocol))
+            .algorithm;
       }
       if (settings.all_reduce == AlgorithmChoice::kHierarchical && per_server == 0) {
         return Algorithm::kRing;
@@ -220,6 +291,22 @@ Algorithm ChooseAlgorithm(const CollectiveSettings& settings, CollectiveOp op, u
   throw std::invalid_argument("ChooseAlgorithm: unknown op");
 }
 
+Protocol ChooseProtocol(const CollectiveSettings& settings, CollectiveOp op, Algorithm algorithm,
+                        uint64_t bytes, int group_size, int group_ranks_per_server) {
+  if (settings.protocol != ProtocolChoice::kAuto) return Resolved(settings.protocol);
+  if (group_size < 2) return Protocol::kSimple;
+  if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV) {
+    constexpr uint64_t kP2pLlThreshold = 16384;  // NCCL_P2P_LL_THRESHOLD's default
+    return bytes / static_cast<uint64_t>(group_size) <= kP2pLlThreshold ? Protocol::kLl
+                                                                        : Protocol::kSimple;
+  }
+  const bool tree = algorithm == Algorithm::kTree && op == CollectiveOp::kAllReduce;
+  return NcclFastest(op, bytes, TuningInputs(settings, group_size, group_ranks_per_server),
+                     {tree ? Algorithm::kTree : Algorithm::kRing},
+                     TunedProtocols(settings.protocol))
+      .protocol;
+}
+
 CollectiveSpec SpecFromSettings(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
                                 uint32_t element_bytes, int group_size, int group_ranks_per_server,
                                 int root) {
@@ -227,6 +314,8 @@ CollectiveSpec SpecFromSettings(const CollectiveSettings& settings, CollectiveOp
   spec.op = op;
   spec.root = root;
   spec.algorithm = ChooseAlgorithm(settings, op, bytes, group_size, group_ranks_per_server);
+  spec.protocol =
+      ChooseProtocol(settings, op, spec.algorithm, bytes, group_size, group_ranks_per_server);
   spec.world_size = group_size;
   spec.bytes = bytes;
   spec.element_bytes = element_bytes;

@@ -21,6 +21,14 @@ enum class AlgorithmChoice { kRing, kHierarchical, kDirect, kHalvingDoubling, kT
 // The scenario's spelling: "ring", "hierarchical", "direct", "halving-doubling", "tree", "auto".
 std::string_view ToString(AlgorithmChoice choice);
 
+// What collectives.protocol names: a Protocol, or kAuto (NCCL's tuner: nccl_tuning.h).
+enum class ProtocolChoice { kIdeal, kAuto, kLl, kLl128, kSimple };
+
+// The scenario's spelling: "ideal", "auto", "ll", "ll128", "simple"; and back.
+std::string_view ToString(ProtocolChoice choice);
+std::optional<ProtocolChoice> ParseProtocolChoice(std::string_view spelling);
+const std::vector<ProtocolChoice>& ProtocolChoices();  // in the key's order
+
 struct CollectiveSettings {
   int channels = 2;                          // 0: auto (GroupChannels)
   uint64_t chunk_bytes = uint64_t{1} << 20;  // 0 = no chunking
@@ -31,6 +39,7 @@ struct CollectiveSettings {
   AlgorithmChoice broadcast = AlgorithmChoice::kRing;
   AlgorithmChoice reduce = AlgorithmChoice::kRing;
   AlgorithmChoice all_to_all = AlgorithmChoice::kDirect;
+  ProtocolChoice protocol = ProtocolChoice::kIdeal;
   // A rank's NIC and scale-up (NVLink) rates, each direction: what kAuto decides by.
   uint64_t nic_bps = 100'000'000'000;
   uint64_t scale_up_bps = 3'600'000'000'000;
@@ -81,7 +90,15 @@ int GroupChannels(const CollectiveSettings& settings, int group_size, int group_
 Algorithm ChooseAlgorithm(const CollectiveSettings& settings, CollectiveOp op, uint64_t bytes,
                           int group_size, int group_ranks_per_server);
 
-// The spec a collective of `op` runs with: ChooseAlgorithm's algorithm, the settings' channels
+// The protocol a collective of `op` by `algorithm` runs with: the settings' protocol, with kAuto
+// resolved as NCCL does: by its tuner for the ring and the tree (nccl_tuning.h); point to point
+// (all-to-all) LL up to NCCL_P2P_LL_THRESHOLD's 16 KiB a peer, else Simple; the other algorithms
+// as the ring would run the operation.
+Protocol ChooseProtocol(const CollectiveSettings& settings, CollectiveOp op, Algorithm algorithm,
+                        uint64_t bytes, int group_size, int group_ranks_per_server);
+
+// The spec a collective of `op` runs with: ChooseAlgorithm's algorithm, ChooseProtocol's
+// protocol, the settings' channels
 // and chunk, the group's ranks per server (so its rings and trees keep to the rails), and `root`
 // (broadcast and reduce; 0 for the others). What an emulated rank
 // (NboxCommunicator::MakeSpec) and a real rank (the host runtime) both build schedules from.

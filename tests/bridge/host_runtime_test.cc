@@ -66,7 +66,7 @@ TEST(HostRuntimeSettings, EveryOperationOnItsChosenAlgorithm) {
   options.env = {
       "NBOX_COLLECTIVES=channels=2 chunk=65536 ranks_per_server=2 allreduce=hierarchical "
       "allgather=halving-doubling reducescatter=direct broadcast=tree reduce=tree "
-      "alltoall=hierarchical nic_bps=100000000000 scaleup_bps=3600000000000"};
+      "alltoall=hierarchical protocol=auto nic_bps=100000000000 scaleup_bps=3600000000000"};
   options.args = {"50000"};
   ExpectAllPassed(LaunchRanks("collectives", 4, options));
 }

@@ -29,7 +29,8 @@ TEST(CollectiveSettings, TheTextFormRoundTrips) {
   CollectiveSettings settings;
   EXPECT_EQ(EncodeSettings(settings),
             "channels=2 chunk=1048576 ranks_per_server=0 allreduce=ring allgather=ring "
-            "reducescatter=ring broadcast=ring reduce=ring alltoall=direct nic_bps=100000000000 "
+            "reducescatter=ring broadcast=ring reduce=ring alltoall=direct protocol=ideal "
+            "nic_bps=100000000000 "
             "scaleup_bps=3600000000000");
   for (C all_reduce :
        {C::kRing, C::kHierarchical, C::kDirect, C::kHalvingDoubling, C::kTree, C::kAuto}) {

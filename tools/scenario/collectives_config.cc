@@ -12,6 +12,7 @@ coll::CollectiveSettings CollectiveSettingsOf(const Scenario& s, uint64_t host_n
   settings.broadcast = s.collectives.broadcast;
   settings.reduce = s.collectives.reduce;
   settings.all_to_all = s.collectives.alltoall;
+  settings.protocol = s.collectives.protocol;
   // Ranks fill servers in order (PlaceRanks on a rail topology's server-major GPUs).
   const bool servers = s.topology.kind == TopologyKind::kRail;
   settings.ranks_per_server = servers ? s.servers.gpus : 0;

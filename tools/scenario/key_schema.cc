@@ -174,6 +174,15 @@ ValueKind Algorithm(Field<CollectivesSection, coll::AlgorithmChoice> field, std:
   return EnumChoice(field, std::move(choices));
 }
 
+// collectives.protocol: the spellings collectives/settings.h gives the choices, in its order.
+ValueKind ProtocolKind(Field<CollectivesSection, coll::ProtocolChoice> field) {
+  std::vector<std::pair<coll::ProtocolChoice, std::string>> choices;
+  for (coll::ProtocolChoice choice : coll::ProtocolChoices()) {
+    choices.emplace_back(choice, coll::ToString(choice));
+  }
+  return EnumChoice(field, std::move(choices));
+}
+
 std::vector<KeySpec> CollectivesKeys() {
   auto coll = [](auto member) { return FieldOf(&Scenario::collectives, member); };
   return {
@@ -224,6 +233,15 @@ std::vector<KeySpec> CollectivesKeys() {
        "how many collectives a rank runs at once on one communicator (1 = one after another, "
        "as NCCL on one stream)",
        WholeNumber(coll(&CollectivesSection::concurrent), 1, 64)},
+      {"collectives", "protocol",
+       "how collectives move data between GPUs: ideal (at the links' rate, with no latency but "
+       "the network's: nbox before it modelled protocols), NCCL's ll (8-byte stores, half of "
+       "them flags: short hops, a quarter of the links' rate), ll128 (128-byte lines with an "
+       "8-byte flag: 0.92 of the rate) or simple (whole chunks behind a fence: the rate, the "
+       "longest hops), each with NCCL 2.20's base latency and hop latencies inside and between "
+       "servers, or auto (the one NCCL's tuner picks by size, with the algorithm where that is "
+       "auto; all-to-alls LL up to 16 KiB a peer, else Simple; collectives/protocol.h)",
+       ProtocolKind(coll(&CollectivesSection::protocol))},
       {"collectives", "channels",
        "parallel channels a collective is split over, like NCCL's; auto: as many as NCCL's "
        "rings use NICs, each NIC both ways (a group with k GPUs on each of several servers: k; "

@@ -98,6 +98,7 @@ struct CollectivesSection {
   coll::AlgorithmChoice reducescatter = coll::CollectiveSettings{}.reduce_scatter;
   coll::AlgorithmChoice broadcast = coll::CollectiveSettings{}.broadcast;
   coll::AlgorithmChoice reduce = coll::CollectiveSettings{}.reduce;
+  coll::ProtocolChoice protocol = coll::CollectiveSettings{}.protocol;
   CollectiveOrder order = CollectiveOrder::kFifo;  // which waiting collective starts next
   int concurrent = 1;              // collectives a rank runs at once per communicator
   int channels = 0;                // auto (coll::GroupChannels)

@@ -10,9 +10,11 @@
 #include "ns3/simulator.h"
 
 #include "collectives/all_to_all.h"
+#include "collectives/protocol.h"
 #include "collectives/send_lanes.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace ns3
@@ -38,6 +40,12 @@ NboxCommunicator::Start(uint32_t rank, Pending pending)
         Instance& instance = m_instances[running.tag];
         ++instance.started;
         instance.lastStart = Simulator::Now();
+        if (m_settings.protocol != nbox::coll::ProtocolChoice::kIdeal)
+        {
+            const nbox::coll::CollectiveSpec spec = SpecOf(running.pending.work);
+            running.protocol
+                = nbox::coll::CostOf(spec.protocol, spec.algorithm, spec.op, ProtocolGroupOf());
+        }
         if (!BuildsCollectiveSchedules())
         {
             StartTimed(rank, running, *m_transport->GetCollectiveTimer());
@@ -85,12 +93,48 @@ NboxCommunicator::StartTimed(uint32_t rank, Running& running, NboxCollectiveTime
         return;
     }
     const NboxCommWork& work = running.pending.work;
-    const Time duration = timer.TimeCollective(SpecOf(work), m_members, m_laneBase);
-    // In the order the members started it, so equal end times finish in a fixed order.
-    for (uint32_t member : instance.timedRanks)
+    nbox::coll::CollectiveSpec spec = SpecOf(work);
+    // The protocol's pace as more bytes (whole elements; all-to-all-v's matrix as it is) and
+    // its latencies on the critical path (collectives/protocol.h).
+    const double share = running.protocol.rate_share;
+    if (share < 1 && spec.op != nbox::coll::CollectiveOp::kAllToAllV)
     {
-        Simulator::Schedule(duration, &NboxCommunicator::Finish, this, member, running.tag);
+        const uint64_t element = spec.element_bytes;
+        spec.bytes = (nbox::coll::WireBytes(spec.bytes, share) + element - 1) / element * element;
     }
+    const double latencyUs = nbox::coll::CriticalPathLatencyMicros(spec.protocol, spec.algorithm,
+                                                                   spec.op, ProtocolGroupOf());
+    const Time latency = NanoSeconds(std::llround(latencyUs * 1000));
+    if (latency.IsZero())
+    {
+        FinishTimed(running.tag, timer.TimeCollective(spec, m_members, m_laneBase));
+        return;
+    }
+    // The protocol's latencies first, then its bytes on the links.
+    ++m_protocolWaits;
+    const uint64_t tag = running.tag;
+    Simulator::Schedule(latency,
+                        [this, spec, tag, &timer]()
+                        {
+                            --m_protocolWaits;
+                            FinishTimed(tag, timer.TimeCollective(spec, m_members, m_laneBase));
+                        });
+}
+
+void
+NboxCommunicator::FinishTimed(uint64_t tag, Time duration)
+{
+    // In the order the members started it, so equal end times finish in a fixed order.
+    for (uint32_t member : m_instances[tag].timedRanks)
+    {
+        Simulator::Schedule(duration, &NboxCommunicator::Finish, this, member, tag);
+    }
+}
+
+bool
+NboxCommunicator::IsWaitingOnProtocol() const
+{
+    return m_protocolWaits > 0;
 }
 
 void
@@ -113,14 +157,22 @@ NboxCommunicator::Advance(Running& running)
             const auto channel = static_cast<uint32_t>(step.channel);
             if (step.kind == StepKind::kSend)
             {
-                const uint64_t message = m_records->messages.IsEnabled()
-                                           ? LogSend(running, step)
-                                           : NboxMessageLog::kNoMessage;
-                const uint32_t slot = m_sent.Park(
-                    {rank, id, peer, channel, step.bytes, Simulator::Now(), tag, message});
-                // The callback carries the slot only: std::function holds it without allocating.
-                m_transport->Send(m_members[rank], m_members[peer], m_laneBase + channel,
-                                  step.bytes, [this, slot]() { OnDelivered(slot); });
+                const Time delay = ProtocolDelay(running, step);
+                if (delay.IsZero())
+                {
+                    Post(running, id);
+                }
+                else
+                {
+                    // The GPU's hop under the protocol: the send leaves once it has passed.
+                    ++m_protocolWaits;
+                    Simulator::Schedule(delay,
+                                        [this, rank, tag, id]()
+                                        {
+                                            --m_protocolWaits;
+                                            Post(*m_ranks[rank].running.at(tag), id);
+                                        });
+                }
                 continue;
             }
             const auto early = running.early.find(id);
@@ -138,6 +190,38 @@ NboxCommunicator::Advance(Running& running)
     {
         Finish(rank, tag);
     }
+}
+
+Time
+NboxCommunicator::ProtocolDelay(const Running& running, const nbox::coll::Step& step) const
+{
+    const nbox::coll::ProtocolCost& cost = running.protocol;
+    const int perServer = GroupRanksPerServer();
+    const bool inside = perServer > 0
+                     && running.rank / static_cast<uint32_t>(perServer)
+                            == static_cast<uint32_t>(step.peer) / static_cast<uint32_t>(perServer);
+    // A step that waits on nothing starts the collective's kernel: it pays the base latency.
+    const double us
+        = (inside ? cost.intra_hop_us : cost.inter_hop_us) + (step.deps.empty() ? cost.base_us : 0);
+    return NanoSeconds(std::llround(us * 1000));
+}
+
+void
+NboxCommunicator::Post(Running& running, uint32_t stepId)
+{
+    const nbox::coll::Step& step = running.tracker->step(stepId);
+    const uint32_t rank = running.rank;
+    const auto peer = static_cast<uint32_t>(step.peer);
+    const auto channel = static_cast<uint32_t>(step.channel);
+    const uint64_t message
+        = m_records->messages.IsEnabled() ? LogSend(running, step) : NboxMessageLog::kNoMessage;
+    const uint32_t slot = m_sent.Park(
+        {rank, stepId, peer, channel, step.bytes, Simulator::Now(), running.tag, message});
+    // On the wire the protocol's pace: its flags, its share of the links' rate.
+    const uint64_t wire = nbox::coll::WireBytes(step.bytes, running.protocol.rate_share);
+    // The callback carries the slot only: std::function holds it without allocating.
+    m_transport->Send(m_members[rank], m_members[peer], m_laneBase + channel, wire,
+                      [this, slot]() { OnDelivered(slot); });
 }
 
 void

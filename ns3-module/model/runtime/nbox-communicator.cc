@@ -113,6 +113,19 @@ NboxCommunicator::GetTypeId()
                             EnumValue(static_cast<int>(nbox::coll::AlgorithmChoice::kDirect)),
                             MakeNboxSettingsAlgorithmAccessor<NboxCommunicator>("alltoall"),
                             MakeNboxAlgorithmChecker("alltoall"))
+              .AddAttribute(
+                  "Protocol",
+                  "How collectives move data between GPUs: Ideal (at the links' rate, no "
+                  "latency but the network's), NCCL's LL, LL128 or Simple (each with its base "
+                  "latency, hop latencies and share of the links' rate, collectives/protocol.h), "
+                  "or Auto (the one NCCL 2.20's tuner picks by size).",
+                  EnumValue(static_cast<int>(nbox::coll::ProtocolChoice::kIdeal)),
+                  MakeNboxSettingsProtocolAccessor<NboxCommunicator>(),
+                  MakeEnumChecker(static_cast<int>(nbox::coll::ProtocolChoice::kIdeal), "Ideal",
+                                  static_cast<int>(nbox::coll::ProtocolChoice::kAuto), "Auto",
+                                  static_cast<int>(nbox::coll::ProtocolChoice::kLl), "LL",
+                                  static_cast<int>(nbox::coll::ProtocolChoice::kLl128), "LL128",
+                                  static_cast<int>(nbox::coll::ProtocolChoice::kSimple), "Simple"))
               .AddAttribute("CollectiveOrder",
                             "Which of a rank's waiting collectives starts next: the one issued "
                             "first (FIFO, NCCL's stream order) or last (LIFO). Point-to-point "
@@ -321,6 +334,17 @@ nbox::coll::CollectiveSpec
 NboxCommunicator::SpecOf(const NboxCommWork& work) const
 {
     return MakeSpec(work.op, work.bytes, work.counts, work.root, work.elementBytes);
+}
+
+nbox::coll::ProtocolGroup
+NboxCommunicator::ProtocolGroupOf() const
+{
+    nbox::coll::ProtocolGroup group;
+    group.ranks = static_cast<int>(m_members.size());
+    const int perServer = GroupRanksPerServer();
+    group.nodes = perServer > 0 ? group.ranks / perServer : group.ranks;
+    group.nvlink = perServer > 1;
+    return group;
 }
 
 nbox::coll::RankSchedule

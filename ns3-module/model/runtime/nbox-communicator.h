@@ -33,6 +33,7 @@
 #include "ns3/object.h"
 
 #include "collectives/point_to_point.h"
+#include "collectives/protocol.h"
 #include "collectives/schedule.h"
 #include "collectives/settings.h"
 #include "collectives/step_source.h"
@@ -153,6 +154,11 @@ class NboxCommunicator : public Object
                                         uint32_t elementBytes = 0) const;
     /** The spec of a collective's work. */
     nbox::coll::CollectiveSpec SpecOf(const NboxCommWork& work) const;
+    /** Whether a send or a collective timed whole is waiting out its protocol's latency
+     *  (NboxJob::IsStalled: such a job is not stalled though nothing is in flight). */
+    bool IsWaitingOnProtocol() const;
+    /** The group as the protocols' costs see it: its members, servers and NVLink. */
+    nbox::coll::ProtocolGroup ProtocolGroupOf() const;
     /** The schedule member `rank` runs for `work` (built anew each call). */
     nbox::coll::RankSchedule BuildRankSchedule(uint32_t rank, const NboxCommWork& work) const;
     /**
@@ -270,6 +276,9 @@ class NboxCommunicator : public Object
         /** Storage for Advance's ready steps, kept for the op so that taking them allocates
          * nothing. */
         std::vector<uint32_t> ready;
+        /** What the collective's protocol charges each send (collectives/protocol.h); all zero
+         * (and a share of 1) for the ideal protocol and for point-to-point transfers. */
+        nbox::coll::ProtocolCost protocol;
     };
 
     /** A message a rank's step sent, until its delivery (parked: nbox-parked.h). */
@@ -321,7 +330,14 @@ class NboxCommunicator : public Object
      * it, all of them finish it together when the timer says.
      */
     void StartTimed(uint32_t rank, Running& running, NboxCollectiveTimer& timer);
+    /** Ends collective `tag`, timed whole, `duration` from now for every member that ran it. */
+    void FinishTimed(uint64_t tag, Time duration);
     /** Starts what is ready of `running` (an op of m_ranks[running.rank]; it may finish). */
+    /** How long `step`'s send waits under the running collective's protocol: the hop (inside a
+     *  server or between servers), and the base latency for a step that waits on nothing. */
+    Time ProtocolDelay(const Running& running, const nbox::coll::Step& step) const;
+    /** Sends step `stepId` of `running` now: parked until delivered, on the transport. */
+    void Post(Running& running, uint32_t stepId);
     void Advance(Running& running);
     void Finish(uint32_t rank, uint64_t tag);
     /** The transport delivered the message parked in m_sent[slot]. */
@@ -349,6 +365,7 @@ class NboxCommunicator : public Object
     uint64_t RecordBytes(uint32_t rank, const NboxCommWork& work) const;
 
     nbox::coll::CollectiveSettings m_settings;
+    uint64_t m_protocolWaits = 0; //!< sends and timed collectives waiting out a latency
     uint32_t m_elementBytes;
     CollectiveOrder m_order;
     uint32_t m_maxConcurrent;

@@ -204,6 +204,14 @@ NboxJob::IsStalled() const
             return false; // it may still post something
         }
     }
+    // A collective waiting out its protocol's latency is on its way, with nothing in flight.
+    for (const auto& communicator : m_communicators)
+    {
+        if (communicator->IsWaitingOnProtocol())
+        {
+            return false;
+        }
+    }
     // Bytes too: a collective timed whole (the analytical model) moves bytes, no messages.
     const NboxTransportStats stats = m_transport->GetStats();
     return stats.messagesDelivered == stats.messagesSent && stats.bytesDelivered == stats.bytesSent;

@@ -151,6 +151,17 @@ MakeNboxSettingsRateAccessor(uint64_t nbox::coll::CollectiveSettings::*member)
         [](uint64_t bps) { return DataRate(bps); });
 }
 
+/** The protocol (nbox::coll::ProtocolChoice) as an EnumValue. */
+template<typename Owner>
+Ptr<const AttributeAccessor>
+MakeNboxSettingsProtocolAccessor()
+{
+    return MakeNboxSettingsAccessor<Owner, EnumValue>(
+        &nbox::coll::CollectiveSettings::protocol,
+        [](int value) { return static_cast<nbox::coll::ProtocolChoice>(value); },
+        [](nbox::coll::ProtocolChoice choice) { return static_cast<int>(choice); });
+}
+
 /** Operation `key`'s algorithm (the table's member for it) as an EnumValue. */
 template<typename Owner>
 Ptr<const AttributeAccessor>

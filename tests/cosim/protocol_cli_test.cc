@@ -1,0 +1,49 @@
+// collectives.protocol through nbox-cosim: what NCCL's protocols (collectives/protocol.h) add
+// to a collective, on every network model alike. The job: one 4 KiB ring all-reduce of 8 GPUs,
+// one per host on a 100 Gb/s star, one channel, nothing else to wait for.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/cosim/cosim_cli_support.h"
+
+namespace {
+
+using namespace nbox::cli_testing;
+
+const std::string kOneAllReduce =
+    "tests/cosim/fixtures/tiny.ini --set job.world_size=8 --set workload.model=custom "
+    "--set workload.parameters=1024 --set workload.layers=1 --set workload.flops_per_sample=1 "
+    "--set workload.batch_per_rank=1 --set workload.iterations=1 --set output.trace=none "
+    "--set collectives.channels=1 --set output.progress=off";
+
+class Protocols : public CliTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  Protocols() : CliTest("nbox-protocols") {}
+
+  // The iteration's time with `protocol` on this case's network model.
+  double IterationSeconds(const std::string& protocol) {
+    const fs::path out = dir_ / protocol;
+    const auto run = RunCosim(kOneAllReduce + " --set network.model=" + GetParam() +
+                              " --set collectives.protocol=" + protocol + " --out " + out.string());
+    EXPECT_EQ(run.status, 0) << run.output;
+    return ReadJson(out / "results.json").at("iterations").at(0).at("time_s").get<double>();
+  }
+};
+
+// Simple: the kernel's 8.4 us once, then each of the ring's 2 (8 - 1) = 14 hops, all between
+// hosts, 14.0 us (NCCL 2.20's baseLat and hwLat): 204.4 us more than the ideal protocol's, and
+// the same bytes. LL: 6.6 + 14 x 2.7 = 44.4 us of latency and four times the bytes on the links
+// (a quarter of their rate), so more than its latency but less than Simple's.
+TEST_P(Protocols, SimpleAddsNcclsLatenciesAndLlItsSlowerPace) {
+  const double ideal = IterationSeconds("ideal");
+  const double simple = IterationSeconds("simple");
+  const double ll = IterationSeconds("ll");
+  EXPECT_NEAR((simple - ideal) * 1e6, 204.4, 0.1);
+  EXPECT_GT((ll - ideal) * 1e6, 44.4);
+  EXPECT_LT(ll, simple);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryModel, Protocols, ::testing::Values("packet", "flow", "analytical"));
+
+}  // namespace
