@@ -8,7 +8,7 @@
 
 #include "ns3/config.h"
 #include "ns3/simulator.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::bench {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "tests/cosim/job_fixture.h"
 #include "tools/cosim/assembly/workload_registry.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 #include "workloads/chakra/chakra_export.h"
 
 namespace nbox::testing {

@@ -21,9 +21,9 @@
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 #include "tools/cosim/assembly/assembly.h"
-#include "tools/scenario/collectives_config.h"
-#include "tools/scenario/key_schema.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/collectives_config.h"
+#include "tools/cosim/scenario/key_schema.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::testing {
 namespace {

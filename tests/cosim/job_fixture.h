@@ -13,7 +13,7 @@
 #include "tools/cosim/reports/collect_result.h"
 #include "tools/cosim/reports/summary.h"
 #include "tools/cosim/reports/traffic_matrix.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 #include "topologies/topology.h"
 #include "workloads/program.h"
 

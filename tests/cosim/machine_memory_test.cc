@@ -11,7 +11,7 @@
 
 #include "tools/cosim/assembly/assembly.h"
 #include "tools/cosim/assembly/memory_estimate.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::testing {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "tests/scenario/scenario_test_support.h"
 #include "tools/cosim/network_models.h"
-#include "tools/scenario/key_schema.h"
+#include "tools/cosim/scenario/key_schema.h"
 
 namespace nbox::testing {
 namespace {

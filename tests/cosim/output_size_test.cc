@@ -14,7 +14,7 @@
 #include "tools/cosim/assembly/assembly.h"
 #include "tools/cosim/assembly/machine_memory.h"
 #include "tools/cosim/assembly/memory_estimate.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tests/cosim/job_fixture.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::testing {
 namespace {

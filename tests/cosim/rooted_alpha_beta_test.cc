@@ -32,7 +32,7 @@
 #include "tests/cosim/alpha_beta.h"
 #include "tests/cosim/job_fixture.h"
 #include "tools/cosim/reports/summary.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::testing {
 namespace {

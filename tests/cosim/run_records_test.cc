@@ -13,7 +13,7 @@
 #include "tools/cosim/assembly/assembly.h"
 #include "tools/cosim/loop/sim_loop.h"
 #include "tools/cosim/reports/summary.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::testing {
 namespace {

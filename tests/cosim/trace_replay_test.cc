@@ -14,7 +14,7 @@
 #include "tools/cosim/assembly/assembly.h"
 #include "tools/cosim/reports/summary.h"
 #include "tools/cosim/reports/terminal_report.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::testing {
 namespace {

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 #include "topologies/topology.h"
 #include "workloads/collective_trace.h"
 

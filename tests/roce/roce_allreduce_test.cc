@@ -18,7 +18,7 @@
 #include "ns3/string.h"
 #include "tests/cosim/job_fixture.h"
 #include "tests/roce/roce_job_fixture.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::testing {
 namespace {

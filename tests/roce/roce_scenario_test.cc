@@ -16,7 +16,7 @@
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 #include "tools/cosim/assembly/assembly.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::testing {
 namespace {

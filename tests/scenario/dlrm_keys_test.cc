@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "scenario_test_support.h"
-#include "tools/scenario/workload_config.h"
+#include "tools/cosim/scenario/workload_config.h"
 
 namespace nbox::scenario {
 namespace {

@@ -1,5 +1,5 @@
 // INI reading: every entry and header carries the line it was on.
-#include "tools/scenario/ini_document.h"
+#include "tools/cosim/scenario/ini_document.h"
 
 #include <gtest/gtest.h>
 

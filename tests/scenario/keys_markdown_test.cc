@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "scenario_test_support.h"
-#include "tools/scenario/key_schema.h"
+#include "tools/cosim/scenario/key_schema.h"
 
 namespace nbox::scenario {
 namespace {

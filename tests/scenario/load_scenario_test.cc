@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "scenario_test_support.h"
-#include "tools/scenario/key_schema.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/key_schema.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::scenario {
 namespace {

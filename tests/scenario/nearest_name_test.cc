@@ -1,5 +1,5 @@
 // Edit distances computed by hand, and which names count as typos of which.
-#include "tools/scenario/nearest_name.h"
+#include "tools/cosim/scenario/nearest_name.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "scenario_test_support.h"
-#include "tools/scenario/realranks_values.h"
+#include "tools/cosim/scenario/realranks_values.h"
 
 namespace nbox::scenario {
 namespace {

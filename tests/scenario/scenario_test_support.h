@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::scenario::testing {
 

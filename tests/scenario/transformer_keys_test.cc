@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "scenario_test_support.h"
-#include "tools/scenario/workload_config.h"
+#include "tools/cosim/scenario/workload_config.h"
 
 namespace nbox::scenario {
 namespace {

@@ -1,5 +1,5 @@
 // Exact value texts: the largest unit that keeps the text short and reads back exactly.
-#include "tools/scenario/value_text.h"
+#include "tools/cosim/scenario/value_text.h"
 
 #include <gtest/gtest.h>
 

@@ -20,7 +20,7 @@
 #include "tools/cosim/assembly/assembly.h"
 #include "tools/cosim/network_models.h"
 #include "tools/cosim/network_models/packet_model.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 #include "topologies/topology.h"
 
 namespace {

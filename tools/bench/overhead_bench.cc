@@ -23,7 +23,7 @@
 #include "tools/cosim/assembly/assembly.h"
 #include "tools/cosim/network_models.h"
 #include "tools/cosim/reports/traffic_matrix.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 
 #include "tools/bench/measured_run.h"
 #include "tools/cosim/reports/traffic_matrix.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::bench {
 

@@ -15,7 +15,7 @@
 #include "tools/cosim/loop/sim_loop.h"
 #include "tools/cosim/network_models.h"
 #include "tools/cosim/reports/summary.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace {
 

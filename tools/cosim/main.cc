@@ -15,7 +15,7 @@
 #include "tools/cosim/loop/interrupt.h"
 #include "tools/cosim/output/output_folder.h"
 #include "tools/cosim/run_pipeline.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 #include "workloads/chakra/chakra_export.h"
 
 namespace {

@@ -18,8 +18,8 @@
 #include "ns3/nbox-network-model.h"
 #include "ns3/nbox-network.h"
 #include "ns3/nbox-transport.h"
-#include "tools/scenario/rule_context.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/rule_context.h"
+#include "tools/cosim/scenario/scenario.h"
 #include "topologies/topology.h"
 
 namespace nbox::cosim {

@@ -26,7 +26,7 @@
 #include "tools/cosim/reports/message_csv.h"
 #include "tools/cosim/reports/terminal_report.h"
 #include "tools/cosim/reports/traffic_matrix.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::cosim {
 namespace {

@@ -15,8 +15,8 @@
 #include "tools/cosim/assembly/event_scheduler.h"
 #include "tools/cosim/assembly/machine_memory.h"
 #include "tools/cosim/network_models.h"
-#include "tools/scenario/collectives_config.h"
-#include "tools/scenario/cross_key_rules.h"
+#include "tools/cosim/scenario/collectives_config.h"
+#include "tools/cosim/scenario/cross_key_rules.h"
 #include "topologies/servers.h"
 
 namespace nbox::cosim {
@@ -131,7 +131,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   if (s.realranks.ranks.empty()) {
     if (const auto forecast = ForecastWorkloadRecords(s, record_compute_ops)) {
       MemoryEstimate estimate = a.net.memory;
-      AddRunMemory(*forecast, estimate);
+      AddRunMemory(*forecast, s.job.world_size, estimate);
       estimate.run_forecast = true;
       RefuseUnlessItFits(estimate, available_bytes, s);
     }
@@ -178,7 +178,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   // communicators exist.
   a.memory = a.net.memory;
   a.records = CountRunRecords(programs, record_compute_ops);
-  AddRunMemory(a.records, a.memory);
+  AddRunMemory(a.records, s.job.world_size, a.memory);
   // Refused here already when the programs' records alone do not fit: validating and
   // installing a program per rank takes far longer than counting them.
   RefuseUnlessItFits(a.memory, available_bytes, s);

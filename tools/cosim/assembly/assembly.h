@@ -12,7 +12,7 @@
 #include "tools/cosim/assembly/memory_estimate.h"
 #include "tools/cosim/assembly/run_records.h"
 #include "tools/cosim/assembly/workload_registry.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 #include "topologies/topology.h"
 
 namespace nbox::cosim {

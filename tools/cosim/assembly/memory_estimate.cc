@@ -11,7 +11,7 @@
 #include "collectives/schedule.h"
 #include "collectives/send_lanes.h"
 #include "collectives/step_source.h"
-#include "tools/scenario/key_schema.h"
+#include "tools/cosim/scenario/key_schema.h"
 
 namespace nbox::cosim {
 namespace {
@@ -70,8 +70,8 @@ std::string DescribeMemoryEstimate(const MemoryEstimate& e) {
       mib(e.program_bytes), mib(e.record_bytes), mib(e.report_bytes), e.collective_instances);
 }
 
-void AddRunMemory(const RunRecordCounts& counts, MemoryEstimate& estimate) {
-  estimate.program_bytes = counts.program_bytes;
+void AddRunMemory(const RunRecordCounts& counts, int ranks, MemoryEstimate& estimate) {
+  estimate.program_bytes = counts.program_bytes + static_cast<uint64_t>(ranks * kBytesPerRank);
   estimate.record_bytes = counts.record_bytes() + counts.issued_bytes;
   estimate.collective_instances = counts.collective_instances;
   estimate.report_bytes = static_cast<uint64_t>(static_cast<double>(counts.collective_instances) *

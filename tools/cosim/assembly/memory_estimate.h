@@ -17,7 +17,7 @@
 #include "ns3/nbox-communicator.h"
 #include "tools/cosim/assembly/run_records.h"
 #include "tools/cosim/network_models.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 #include "topologies/topology.h"
 #include "workloads/program.h"
 
@@ -35,7 +35,10 @@ inline constexpr double kBytesPerScheduleStep = 130;
 // every pair of ranks and sends to every peer at once, at W = 64, 96 and 128 on a star against
 // the same job's peak (differences over 10,176 and 14,272 connections): packet over TCP
 // 23.7-23.9 KiB (two ns-3 sockets and their buffers), RoCE 4.5-4.7 KiB, flow 3.9-4.2 KiB,
-// analytical 0.3 KiB. About 0.5 KiB of each is the schedule's steps, which
+// analytical 0.3 KiB; the analytical model's again where millions of connections make it
+// exact, a DLRM job's all-to-alls on 2,048 GPUs (8.4 million connections,
+// nbox-bench-run-memory's calibration row): 235 bytes. About 0.5 KiB of each is the schedule's
+// steps, which
 // kBytesPerScheduleStep counts too. Each network model gives its own (NetworkModel's
 // connection_bytes), as it gives its build's cost per link and route entry (memory_cost).
 
@@ -84,10 +87,17 @@ void AddConnectionMemory(const scenario::Scenario& scenario, const work::JobProg
 // on 128 to 2048 GPUs (18,697 to 299,920 instances): 1148 to 1179 bytes, median 1166.
 inline constexpr double kReportBytesPerCollective = 1170;
 
+// Measured bytes per rank of the job runtime, whatever the rank runs: its application, its
+// state in the communicators and the transport. tools/bench/nbox-bench-run-memory's ResNet-50
+// DDP runs on an analytical star (its calibration rows): the peak beyond every counted part
+// grows by 5.1 KiB a rank from 1,024 to 4,096 ranks and 5.3 KiB from 4,096 to 16,384.
+// Counted with the programs (the programs and the ranks that run them).
+inline constexpr double kBytesPerRank = 5400;
+
 // Adds what the run keeps and reports: the workload's programs and the records its ranks
-// append, counted (CountRunRecords: sizes as held, the records' vectors reserved to them), and
-// the report, per collective instance.
-void AddRunMemory(const RunRecordCounts& counts, MemoryEstimate& estimate);
+// append, counted (CountRunRecords: sizes as held, the records' vectors reserved to them), the
+// `ranks` that run them, and the report, per collective instance.
+void AddRunMemory(const RunRecordCounts& counts, int ranks, MemoryEstimate& estimate);
 
 // "N MiB: network N, schedules N, connections N, programs N, records N, report N of K
 // collective instances" (MiB).

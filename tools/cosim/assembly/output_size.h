@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "tools/cosim/assembly/assembly.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::cosim {
 

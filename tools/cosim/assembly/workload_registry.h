@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tools/cosim/assembly/run_records.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 #include "workloads/ddp.h"
 #include "workloads/program.h"
 

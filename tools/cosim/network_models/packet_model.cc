@@ -10,7 +10,7 @@
 #include "ns3/nbox-roce-transport.h"
 #include "ns3/nbox-tcp-transport.h"
 #include "tools/cosim/network_models/roce_network.h"
-#include "tools/scenario/cross_key_rules.h"
+#include "tools/cosim/scenario/cross_key_rules.h"
 
 namespace nbox::cosim {
 namespace {

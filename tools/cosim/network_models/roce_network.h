@@ -3,7 +3,7 @@
 #pragma once
 
 #include "ns3/nbox-roce-network-helper.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 #include "topologies/topology.h"
 
 namespace nbox::cosim {

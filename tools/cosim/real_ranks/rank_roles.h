@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::cosim {
 

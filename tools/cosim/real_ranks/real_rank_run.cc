@@ -22,7 +22,7 @@
 #include "tools/cosim/real_ranks/real_rank_bridge.h"
 #include "tools/cosim/real_ranks/real_rank_env.h"
 #include "tools/cosim/real_ranks/real_rank_pacer.h"
-#include "tools/scenario/key_schema.h"
+#include "tools/cosim/scenario/key_schema.h"
 
 #ifndef NBOX_NET_PLUGIN_PATH
 #error "NBOX_NET_PLUGIN_PATH (the built libnccl-net-nbox.so) must come from CMake"

@@ -11,7 +11,7 @@
 #include "tools/cosim/assembly/assembly.h"
 #include "tools/cosim/loop/sim_loop.h"
 #include "tools/cosim/real_ranks/real_rank_report.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::cosim {
 

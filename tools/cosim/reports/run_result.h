@@ -13,7 +13,7 @@
 #include "ns3/nbox-transport.h"
 #include "tools/cosim/real_ranks/real_rank_report.h"
 #include "tools/cosim/reports/summary.h"
-#include "tools/scenario/scenario.h"
+#include "tools/cosim/scenario/scenario.h"
 #include "workloads/ddp.h"
 
 namespace nbox::cosim {

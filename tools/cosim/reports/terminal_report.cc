@@ -13,7 +13,7 @@
 #include "tools/cosim/network_models.h"
 #include "tools/cosim/real_ranks/rank_roles.h"
 #include "tools/cosim/reports/model_flops_utilization.h"
-#include "tools/scenario/key_schema.h"
+#include "tools/cosim/scenario/key_schema.h"
 
 namespace nbox::cosim {
 namespace {
