@@ -302,11 +302,13 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
   out << "  network    " << NetworkModelOf(r.scenario).describe([&r](const std::string& key) {
     return Setting(r, key);
   }) << "\n";
-  // The all-reduce's algorithm, and every other operation's where it is not the default.
+  // The all-reduce's algorithm, and every other operation's (and the protocol) where it is not
+  // the default.
   std::string algorithms = "allreduce " + Setting(r, "collectives.allreduce");
   static const scenario::Scenario defaults;
-  for (const char* key : {"collectives.allgather", "collectives.reducescatter",
-                          "collectives.broadcast", "collectives.reduce", "collectives.alltoall"}) {
+  for (const char* key :
+       {"collectives.allgather", "collectives.reducescatter", "collectives.broadcast",
+        "collectives.reduce", "collectives.alltoall", "collectives.protocol"}) {
     const std::string value = Setting(r, key);
     if (value != scenario::KeyByFullName(key).value.format(defaults)) {
       algorithms += fmt::format(", {} {}", scenario::KeyByFullName(key).name, value);
