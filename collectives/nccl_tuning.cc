@@ -92,17 +92,6 @@ double NcclMicros(CollectiveOp op, Algorithm algorithm, Protocol protocol, uint6
   return latency + static_cast<double>(bytes) / (1000 * bandwidth);
 }
 
-double NcclAllReduceMicros(Algorithm algorithm, uint64_t bytes, const NcclTuningInputs& inputs) {
-  return NcclMicros(CollectiveOp::kAllReduce, algorithm, Protocol::kSimple, bytes, inputs);
-}
-
-Algorithm NcclAutoAllReduce(uint64_t bytes, const NcclTuningInputs& inputs) {
-  if (inputs.ranks < 2) return Algorithm::kRing;
-  return NcclFastest(CollectiveOp::kAllReduce, bytes, inputs, {Algorithm::kRing, Algorithm::kTree},
-                     {Protocol::kSimple})
-      .algorithm;
-}
-
 NcclChoice NcclFastest(CollectiveOp op, uint64_t bytes, const NcclTuningInputs& inputs,
                        const std::vector<Algorithm>& algorithms,
                        const std::vector<Protocol>& protocols) {

@@ -41,12 +41,6 @@ struct NcclTuningInputs {
 double NcclMicros(CollectiveOp op, Algorithm algorithm, Protocol protocol, uint64_t bytes,
                   const NcclTuningInputs& inputs);
 
-// The all-reduce's time with the Simple protocol.
-double NcclAllReduceMicros(Algorithm algorithm, uint64_t bytes, const NcclTuningInputs& inputs);
-
-// kRing or kTree, whichever NcclAllReduceMicros says is faster (kRing on a tie).
-Algorithm NcclAutoAllReduce(uint64_t bytes, const NcclTuningInputs& inputs);
-
 struct NcclChoice {
   Algorithm algorithm = Algorithm::kRing;
   Protocol protocol = Protocol::kSimple;

@@ -27,6 +27,8 @@ struct ProtocolCost {
   double intra_hop_us = 0;  // per message hop between GPUs of one server
   double inter_hop_us = 0;  // per message hop between servers
   double rate_share = 1;    // of the links' rate, for the protocol's data (0 < share <= 1)
+
+  bool Free() const { return base_us == 0 && intra_hop_us == 0 && inter_hop_us == 0; }
 };
 
 // The shape of a group as NCCL's model sees it: its nodes (servers; every rank its own node

@@ -196,6 +196,10 @@ Time
 NboxCommunicator::ProtocolDelay(const Running& running, const nbox::coll::Step& step) const
 {
     const nbox::coll::ProtocolCost& cost = running.protocol;
+    if (cost.Free())
+    {
+        return Time(0); // the ideal protocol: every send at once, as before protocols
+    }
     const int perServer = GroupRanksPerServer();
     const bool inside = perServer > 0
                      && running.rank / static_cast<uint32_t>(perServer)

@@ -204,7 +204,14 @@ NboxJob::IsStalled() const
             return false; // it may still post something
         }
     }
-    // A collective waiting out its protocol's latency is on its way, with nothing in flight.
+    // Bytes too: a collective timed whole (the analytical model) moves bytes, no messages.
+    const NboxTransportStats stats = m_transport->GetStats();
+    if (stats.messagesDelivered != stats.messagesSent || stats.bytesDelivered != stats.bytesSent)
+    {
+        return false;
+    }
+    // A collective waiting out its protocol's latency is on its way, with nothing in flight
+    // (asked last: a job has a communicator per group).
     for (const auto& communicator : m_communicators)
     {
         if (communicator->IsWaitingOnProtocol())
@@ -212,9 +219,7 @@ NboxJob::IsStalled() const
             return false;
         }
     }
-    // Bytes too: a collective timed whole (the analytical model) moves bytes, no messages.
-    const NboxTransportStats stats = m_transport->GetStats();
-    return stats.messagesDelivered == stats.messagesSent && stats.bytesDelivered == stats.bytesSent;
+    return true;
 }
 
 Ptr<NboxJobRecords>
