@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 
 #include "common/units.h"
 #include "topologies/builder_checks.h"
@@ -25,19 +26,42 @@ constexpr double BidirectionalGBpsToBitsPerDirection(double gigabytes_per_s) {
   return gigabytes_per_s / 2 * 8e9;
 }
 
+// NCCL's bandwidth of one NVLink, each direction, in GB/s (src/graph/topo.h): SM80_NVLINK_BW
+// and SM90_NVLINK_BW in NCCL 2.20.3, SM100_NVLINK_BW from 2.25.1 on. NCCL's topology search
+// gives a GPU's path to its NVSwitch this figure times the GPU's NVLink count.
+constexpr double kNcclSm80NvlinkGBps = 20.0;
+constexpr double kNcclSm90NvlinkGBps = 20.6;
+constexpr double kNcclSm100NvlinkGBps = 40.0;
+
+ServerPreset Preset(std::string name, int links, double datasheet_bidirectional_GBps,
+                    double nccl_link_GBps, double nic_rate_bps, std::string source) {
+  ServerPreset preset;
+  preset.name = std::move(name);
+  preset.gpus = 8;
+  preset.nvlink_links = links;
+  preset.nvlink_line_rate_bps = BidirectionalGBpsToBitsPerDirection(datasheet_bidirectional_GBps);
+  preset.nvlink_rate_bps = links * nccl_link_GBps * 8e9;
+  preset.nic_rate_bps = nic_rate_bps;
+  preset.source = std::move(source);
+  return preset;
+}
+
 }  // namespace
 
 const std::vector<ServerPreset>& ServerPresets() {
   static const std::vector<ServerPreset> presets = {
-      {"h100", 8, BidirectionalGBpsToBitsPerDirection(900), 400e9,
-       "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM: NVLink 900 GB/s, 18 NVLink 4 links) "
-       "and NVIDIA DGX H100 datasheet (8 GPUs, 8x single-port ConnectX-7 400 Gb/s)"},
-      {"a100", 8, BidirectionalGBpsToBitsPerDirection(600), 200e9,
-       "NVIDIA A100 Tensor Core GPU datasheet (A100 SXM: NVLink 600 GB/s, 12 NVLink 3 links) "
-       "and NVIDIA DGX A100 datasheet (8 GPUs, 8x single-port ConnectX-6 HDR 200 Gb/s)"},
-      {"b200", 8, BidirectionalGBpsToBitsPerDirection(1800), 400e9,
-       "NVIDIA DGX B200 datasheet (8 B200 GPUs, NVLink 5 at 1.8 TB/s per GPU, 8x single-port "
-       "ConnectX-7 400 Gb/s)"},
+      Preset("h100", 18, 900, kNcclSm90NvlinkGBps, 400e9,
+             "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM: NVLink 900 GB/s, 18 NVLink 4 "
+             "links), NVIDIA DGX H100 datasheet (8 GPUs, 8x single-port ConnectX-7 400 Gb/s), "
+             "NCCL 2.20.3 src/graph/topo.h (SM90_NVLINK_BW 20.6 GB/s a link)"),
+      Preset("a100", 12, 600, kNcclSm80NvlinkGBps, 200e9,
+             "NVIDIA A100 Tensor Core GPU datasheet (A100 SXM: NVLink 600 GB/s, 12 NVLink 3 "
+             "links), NVIDIA DGX A100 datasheet (8 GPUs, 8x single-port ConnectX-6 HDR 200 "
+             "Gb/s), NCCL 2.20.3 src/graph/topo.h (SM80_NVLINK_BW 20.0 GB/s a link)"),
+      Preset("b200", 18, 1800, kNcclSm100NvlinkGBps, 400e9,
+             "NVIDIA DGX B200 datasheet (8 B200 GPUs, NVLink 5 at 1.8 TB/s per GPU, 18 links; "
+             "8x single-port ConnectX-7 400 Gb/s), NCCL 2.25.1 src/graph/topo.h "
+             "(SM100_NVLINK_BW 40.0 GB/s a link)"),
   };
   return presets;
 }

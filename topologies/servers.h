@@ -27,12 +27,18 @@ struct ServerSpec {
   double nic_rate_bps = 0;      // between a GPU's NIC and its rail switch, each direction
 };
 
-// A published server design. Only numbers a datasheet states are here: GPU count, NVLink
-// bandwidth per GPU per direction, and the compute-fabric NIC per GPU. No vendor publishes a
-// hardware NVLink latency, so presets leave it to the user.
+// A published server design: GPU count, NVLink links and rates per GPU, and the compute-fabric
+// NIC per GPU, each from a datasheet but the NVLink data rate, which is NCCL's. No vendor
+// publishes a hardware NVLink latency, so presets leave it to the user.
 struct ServerPreset {
   std::string name;  // "h100"
   int gpus = 0;
+  int nvlink_links = 0;             // NVLink links per GPU (datasheet)
+  double nvlink_line_rate_bps = 0;  // all of them, each direction (datasheet)
+  // What data moves at over them, each direction: the links times NCCL's bandwidth of one
+  // NVLink of this GPU generation (src/graph/topo.h, SMxx_NVLINK_BW), about 80% of the line
+  // rate; the rest is NVLink's packet and flow-control overhead. This is what a rail
+  // fabric's NVLink links are simulated at (topologies/README.md, "Presets").
   double nvlink_rate_bps = 0;
   double nic_rate_bps = 0;
   std::string source;  // where the numbers come from

@@ -20,16 +20,17 @@ TEST(ServersKeys, RailTakesTheH100PresetByDefault) {
   EXPECT_EQ(s.servers.preset, "h100");
   EXPECT_EQ(s.servers.count, 2);
   EXPECT_EQ(s.servers.gpus, 8);
-  EXPECT_DOUBLE_EQ(s.servers.nvlink_bps, 450e9 * 8);  // 900 GB/s both directions
+  // NCCL's data rate of 18 NVLinks of 20.6 GB/s (topologies/README.md, "Presets").
+  EXPECT_DOUBLE_EQ(s.servers.nvlink_bps, 18 * 20.6e9 * 8);
   EXPECT_DOUBLE_EQ(s.servers.nic_bps, 400e9);
-  EXPECT_EQ(s.settings.at("servers.nvlink"), "3.6Tbps");
+  EXPECT_EQ(s.settings.at("servers.nvlink"), "2.9664Tbps");
   EXPECT_EQ(s.settings.at("servers.nic"), "400Gbps");
 }
 
 TEST(ServersKeys, APresetFillsOnlyTheKeysNotGiven) {
   const Scenario s = LoadScenario(kEmpty, {"topology.kind=rail", "servers.preset=a100",
                                            "servers.nic=100Gbps", "job.world_size=8"});
-  EXPECT_DOUBLE_EQ(s.servers.nvlink_bps, 300e9 * 8);  // A100: 600 GB/s both directions
+  EXPECT_DOUBLE_EQ(s.servers.nvlink_bps, 12 * 20e9 * 8);  // A100: 12 NVLinks of 20 GB/s
   EXPECT_DOUBLE_EQ(s.servers.nic_bps, 100e9);
   EXPECT_EQ(s.servers.gpus, 8);
 }

@@ -135,18 +135,41 @@ TEST(TopoRail, PresetsHoldTheDatasheetNumbersPerDirection) {
   const ServerPreset* h100 = FindServerPreset("h100");
   ASSERT_NE(h100, nullptr);
   EXPECT_EQ(h100->gpus, 8);
-  EXPECT_DOUBLE_EQ(h100->nvlink_rate_bps, 450e9 * 8);
+  EXPECT_EQ(h100->nvlink_links, 18);
+  EXPECT_DOUBLE_EQ(h100->nvlink_line_rate_bps, 450e9 * 8);
   EXPECT_DOUBLE_EQ(h100->nic_rate_bps, 400e9);
   const ServerPreset* a100 = FindServerPreset("a100");
   ASSERT_NE(a100, nullptr);
-  EXPECT_DOUBLE_EQ(a100->nvlink_rate_bps, 300e9 * 8);
+  EXPECT_EQ(a100->nvlink_links, 12);
+  EXPECT_DOUBLE_EQ(a100->nvlink_line_rate_bps, 300e9 * 8);
   EXPECT_DOUBLE_EQ(a100->nic_rate_bps, 200e9);
   const ServerPreset* b200 = FindServerPreset("b200");
   ASSERT_NE(b200, nullptr);
-  EXPECT_DOUBLE_EQ(b200->nvlink_rate_bps, 900e9 * 8);
+  EXPECT_EQ(b200->nvlink_links, 18);
+  EXPECT_DOUBLE_EQ(b200->nvlink_line_rate_bps, 900e9 * 8);
   EXPECT_EQ(FindServerPreset("h200x"), nullptr);
   EXPECT_EQ(ServerPresetNames(), (std::vector<std::string>{"h100", "a100", "b200"}));
   for (const ServerPreset& preset : ServerPresets()) EXPECT_FALSE(preset.source.empty());
+}
+
+// The rate NVLink data moves at is NCCL's: 20.6 GB/s a link on Hopper, 20 on Ampere, 40 on
+// Blackwell (src/graph/topo.h), times the links. NCCL's maintainers quote the H100's as "an
+// effective NVLink bandwidth of 370GB/s" of the 450 GB/s line rate, the bus bandwidth of a
+// ring collective on one DGX H100 (NVIDIA/nccl-tests#212), and "close to 240 GB/s" for
+// NVLink-connected A100s (NVIDIA/nccl#1712).
+TEST(TopoRail, PresetsMoveDataAtNcclsNvlinkRate) {
+  const ServerPreset* h100 = FindServerPreset("h100");
+  const ServerPreset* a100 = FindServerPreset("a100");
+  const ServerPreset* b200 = FindServerPreset("b200");
+  ASSERT_TRUE(h100 && a100 && b200);
+  EXPECT_NEAR(h100->nvlink_rate_bps / 8e9, 370, 370 * 0.01);
+  EXPECT_NEAR(a100->nvlink_rate_bps / 8e9, 240, 240 * 0.01);
+  EXPECT_DOUBLE_EQ(b200->nvlink_rate_bps, 18 * 40e9 * 8);
+  for (const ServerPreset& preset : ServerPresets()) {
+    const double share = preset.nvlink_rate_bps / preset.nvlink_line_rate_bps;
+    EXPECT_GT(share, 0.79) << preset.name;
+    EXPECT_LT(share, 0.83) << preset.name;
+  }
 }
 
 }  // namespace

@@ -422,7 +422,9 @@ std::vector<KeySpec> ServersKeys() {
        WholeNumber(servers(&ServersSection::count), 1, 8192)},
       {"servers", "gpus", "GPUs per server, each on the NVSwitch and with a NIC of its own",
        WholeNumber(servers(&ServersSection::gpus), 1, 576)},
-      {"servers", "nvlink", "NVLink bandwidth of one GPU to the NVSwitch, each direction",
+      {"servers", "nvlink",
+       "the rate data moves at between one GPU and the NVSwitch, each direction (a preset's is "
+       "NCCL's NVLink bandwidth, about 80% of the datasheet's line rate)",
        Rate(servers(&ServersSection::nvlink_bps), topo::kMinLinkRateBps, topo::kMaxLinkRateBps)},
       {"servers", "nvlink_latency",
        "propagation delay of a GPU's NVLink link (no vendor publishes one; the default is "
