@@ -13,6 +13,7 @@
 #include "tools/cosim/scenario/workload_config.h"
 #include "workloads/chakra/chakra_import.h"
 #include "workloads/dlrm.h"
+#include "workloads/nccl_tests.h"
 #include "workloads/trace_replay.h"
 #include "workloads/transformer.h"
 
@@ -223,6 +224,31 @@ Workload BuildChakra(const scenario::Scenario& s) {
   return w;
 }
 
+// nccl-tests' sweep of one collective over sizes on the world (workloads/nccl_tests.h).
+Workload BuildNcclTests(const scenario::Scenario& s) {
+  const work::NcclTestsConfig c = scenario::NcclTestsConfigOf(s);
+  const int ranks = s.job.world_size;
+  const std::vector<uint64_t> sizes = work::NcclTestsSizes(c, ranks);
+  Workload w;
+  w.programs = work::SameProgramEverywhere(
+      ranks, std::make_shared<const work::RankProgram>(work::MakeNcclTestsProgram(c, ranks)),
+      work::Parallelism::kOther, "nccl");
+  w.element_bytes = c.element_bytes;
+  w.model.name = std::string(work::kNcclTestsKind);
+  w.model.source = "NVIDIA/nccl-tests";
+  w.description = fmt::format(
+      "nccl-tests {} of floats on {} ranks, {} sizes from {} B to {} B (x{}), {} warm-up and {} "
+      "timed runs each",
+      Text(s, "collective"), ranks, sizes.size(), sizes.front(), sizes.back(), c.step_factor,
+      c.warmup, c.iterations);
+  w.details = {{"kind", work::kNcclTestsKind},
+               {"collective", Text(s, "collective")},
+               {"sizes", sizes},
+               {"warmup", c.warmup},
+               {"timed_runs", c.iterations}};
+  return w;
+}
+
 }  // namespace
 
 const std::vector<WorkloadKind>& WorkloadKinds() {
@@ -243,6 +269,10 @@ const std::vector<WorkloadKind>& WorkloadKinds() {
        "takes its recorded time, collectives run nbox's algorithms, sends and receives are "
        "point to point",
        BuildChakra},
+      {std::string(work::kNcclTestsKind),
+       "nccl-tests' sweep: one collective on every rank at each size from min_bytes to "
+       "max_bytes, timed as nccl-tests times it (workloads/nccl_tests.h)",
+       BuildNcclTests},
   };
   return kinds;
 }

@@ -7,7 +7,9 @@
 #include "tools/cosim/real_ranks/rank_roles.h"
 #include "tools/cosim/real_ranks/real_rank_json.h"
 #include "tools/cosim/reports/model_flops_utilization.h"
+#include "tools/cosim/reports/nccl_tests_table.h"
 #include "tools/cosim/reports/run_result.h"
+#include "workloads/nccl_tests.h"
 
 namespace nbox::cosim {
 
@@ -223,6 +225,9 @@ ordered_json ResultsDocument(const RunResult& r) {
     out["steady_model_flops_per_gpu_s"] = mfu->flops_per_gpu_s;
   }
   if (r.real_ranks.present) out["real_ranks"] = RealRanksJson(r.real_ranks, roles);
+  if (r.scenario.workload.kind == work::kNcclTestsKind) {
+    out["nccl_tests"] = NcclTestsJson(NcclTestsTable(r.summary));
+  }
   return out;
 }
 

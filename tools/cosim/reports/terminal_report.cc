@@ -13,7 +13,9 @@
 #include "tools/cosim/network_models.h"
 #include "tools/cosim/real_ranks/rank_roles.h"
 #include "tools/cosim/reports/model_flops_utilization.h"
+#include "tools/cosim/reports/nccl_tests_table.h"
 #include "tools/cosim/scenario/key_schema.h"
+#include "workloads/nccl_tests.h"
 
 namespace nbox::cosim {
 namespace {
@@ -318,8 +320,13 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
                      Setting(r, "collectives.channels"), Setting(r, "collectives.chunk"));
   out << fmt::format("\n  connections established at {} (before iteration 0, not counted)\n\n",
                      FormatSeconds(r.summary.job_start_s));
-  PrintIterations(r, roles, out);
-  PrintCollectives(r, roles, out);
+  if (r.scenario.workload.kind == work::kNcclTestsKind) {
+    // A sweep's iterations are its sizes, warm-up runs included: its table says it better.
+    PrintNcclTestsTable(NcclTestsTable(r.summary), out);
+  } else {
+    PrintIterations(r, roles, out);
+    PrintCollectives(r, roles, out);
+  }
   PrintNetwork(r, out);
   PrintRealRanks(r.real_ranks, out);
   out << fmt::format(

@@ -5,12 +5,14 @@
 
 #include "tools/cosim/scenario/analytical_keys.h"
 #include "tools/cosim/scenario/dlrm_keys.h"
+#include "tools/cosim/scenario/nccl_tests_keys.h"
 #include "tools/cosim/scenario/realranks_values.h"
 #include "tools/cosim/scenario/roce_keys.h"
 #include "tools/cosim/scenario/transformer_keys.h"
 #include "topologies/servers.h"
 #include "workloads/ddp.h"
 #include "workloads/dlrm.h"
+#include "workloads/nccl_tests.h"
 #include "workloads/transformer_shape.h"
 
 namespace nbox::scenario {
@@ -259,9 +261,10 @@ std::vector<KeySpec> WorkloadKeys() {
       {"workload", "kind",
        "how the job trains: data-parallel (PyTorch DDP), a hybrid-parallel transformer "
        "(Megatron-LM: tensor, pipeline, data parallelism), a mixture-of-experts transformer "
-       "(also expert parallelism), or a recommendation model (DLRM: embedding tables sharded, "
-       "MLPs data-parallel)",
-       Choice(work(&WorkloadSection::kind), {"ddp", "transformer", "moe", "dlrm", "chakra"})},
+       "(also expert parallelism), a recommendation model (DLRM: embedding tables sharded, "
+       "MLPs data-parallel), Chakra traces, or nccl-tests' sweep of one collective over sizes",
+       Choice(work(&WorkloadSection::kind),
+              {"ddp", "transformer", "moe", "dlrm", "chakra", std::string(work::kNcclTestsKind)})},
       {"workload", "model",
        "a published model preset of the kind (ddp: CNNs and BERT/GPT-2 as whole models; "
        "transformer and moe: GPT-3, Llama, Mixtral shapes; dlrm: the DLRM of Rashidi et al.), "
@@ -289,7 +292,8 @@ std::vector<KeySpec> WorkloadKeys() {
        Bytes(work(&WorkloadSection::bucket_bytes), kKiB, work::kMaxCollectiveBytes)},
       {"workload", "optimizer_time", "duration of the optimizer step after gradients are reduced",
        Duration(work(&WorkloadSection::optimizer_s), 0, 3600)},
-      {"workload", "iterations", "training iterations to simulate",
+      {"workload", "iterations",
+       "training iterations to simulate (nccl-tests: timed runs of each size, nccl-tests' -n)",
        WholeNumber(work(&WorkloadSection::iterations), 1, 10000)},
   };
 }
@@ -466,7 +470,7 @@ const std::vector<KeySpec>& ScenarioKeys() {
     std::vector<KeySpec> all;
     for (auto* group : {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, AnalyticalKeys,
                         CollectivesKeys, WorkloadKeys, WorkloadTraceKeys, TransformerKeys, DlrmKeys,
-                        OutputKeys, RealRanksKeys, DebugKeys, ServersKeys}) {
+                        NcclTestsKeys, OutputKeys, RealRanksKeys, DebugKeys, ServersKeys}) {
       for (KeySpec& key : group()) all.push_back(std::move(key));
     }
     return all;

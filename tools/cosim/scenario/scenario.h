@@ -178,6 +178,12 @@ struct WorkloadSection {
   std::string gpu = "none";                      // a GPU preset (workloads/gpu_preset.h), or none
   work::Precision precision = work::Precision::kBf16;  // the GEMMs' inputs
   uint64_t gpu_memory = 0;  // bytes one GPU holds; 0 = the estimate is not checked
+  // nccl-tests (workloads/nccl_tests.h): the sweep; `iterations` are its timed runs per size
+  coll::CollectiveOp nccl_collective = coll::CollectiveOp::kAllReduce;
+  uint64_t min_bytes = 8;
+  uint64_t max_bytes = 128ull << 20;
+  int step_factor = 2;
+  int warmup = 1;
   // dlrm (workloads/dlrm.h): the model (0 / empty = the preset's) and the GPU's memory
   double gpu_memory_bw = 0;  // bytes/s
   int tables = 0;

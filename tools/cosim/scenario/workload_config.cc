@@ -16,6 +16,11 @@ void Override(int& field, int value) {
 
 // Generator fields and the keys that set them.
 const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
+    {"NcclTestsConfig.min_bytes", "workload.min_bytes"},
+    {"NcclTestsConfig.max_bytes", "workload.max_bytes"},
+    {"NcclTestsConfig.step_factor", "workload.step_factor"},
+    {"NcclTestsConfig.warmup", "workload.warmup"},
+    {"NcclTestsConfig.iterations", "workload.iterations"},
     {"TransformerConfig.micro_batch", "workload.micro_batch"},
     {"TransformerConfig.global_batch", "workload.global_batch"},
     {"TransformerConfig.virtual_stages", "workload.virtual_stages"},
@@ -211,6 +216,18 @@ work::DlrmConfig DlrmConfigOf(const Scenario& s) {
   c.gradient_bytes = w.gradient_bytes > 0 ? static_cast<uint32_t>(w.gradient_bytes) : 4;
   c.bucket_bytes = w.bucket_bytes;
   c.optimizer_s = w.optimizer_s;
+  c.iterations = w.iterations;
+  return c;
+}
+
+work::NcclTestsConfig NcclTestsConfigOf(const Scenario& s) {
+  const WorkloadSection& w = s.workload;
+  work::NcclTestsConfig c;
+  c.collective = w.nccl_collective;
+  c.min_bytes = w.min_bytes;
+  c.max_bytes = w.max_bytes;
+  c.step_factor = static_cast<uint64_t>(w.step_factor);
+  c.warmup = w.warmup;
   c.iterations = w.iterations;
   return c;
 }

@@ -9,6 +9,7 @@
 #include "tools/cosim/scenario/scenario.h"
 #include "workloads/ddp.h"
 #include "workloads/dlrm.h"
+#include "workloads/nccl_tests.h"
 #include "workloads/transformer.h"
 
 namespace nbox::scenario {
@@ -23,6 +24,9 @@ work::TransformerConfig TransformerConfigOf(const Scenario& scenario);
 
 // workload.kind = dlrm.
 work::DlrmConfig DlrmConfigOf(const Scenario& scenario);
+
+// workload.kind = nccl-tests.
+work::NcclTestsConfig NcclTestsConfigOf(const Scenario& scenario);
 
 // The scenario key a generator's field comes from, for messages: "TransformerConfig.
 // global_batch" -> "workload.global_batch"; "" when no key sets it.

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "tools/cosim/scenario/dlrm_keys.h"
 #include "tools/cosim/scenario/key_schema.h"
+#include "tools/cosim/scenario/nccl_tests_keys.h"
 #include "tools/cosim/scenario/transformer_keys.h"
 #include "tools/cosim/scenario/workload_config.h"
 #include "workloads/gpu_preset.h"
@@ -57,6 +59,19 @@ std::vector<std::string> KindKeys(const std::vector<KeySpec>& specs) {
     }
   }
   return keys;
+}
+
+// Every [workload] key but workload.kind and `used`.
+std::vector<std::string> WorkloadKeysBut(const std::vector<std::string>& used) {
+  std::vector<std::string> others;
+  for (const KeySpec& key : ScenarioKeys()) {
+    const std::string name = key.FullName();
+    if (key.section == "workload" && name != "workload.kind" &&
+        std::find(used.begin(), used.end(), name) == used.end()) {
+      others.push_back(name);
+    }
+  }
+  return others;
 }
 
 // The generator's own validation, its field names turned into the keys that set them.
@@ -208,18 +223,23 @@ void CheckTransformer(RuleContext& context) {
 
 void CheckWorkloadKind(RuleContext& context) {
   const WorkloadSection& w = context.scenario().workload;
+  const std::vector<std::string> nccl_tests_keys = KindKeys(NcclTestsKeys());
   if (w.kind == "chakra") {
     // The traces say everything: every other workload key is unused.
-    std::vector<std::string> others;
-    for (const KeySpec& key : ScenarioKeys()) {
-      const std::string name = key.FullName();
-      if (key.section == "workload" && name != "workload.kind" && name != "workload.trace_dir") {
-        others.push_back(name);
-      }
-    }
-    RefuseUnused(context, others);
+    RefuseUnused(context, WorkloadKeysBut({"workload.trace_dir"}));
     return;
   }
+  if (w.kind == work::kNcclTestsKind) {
+    // The sweep is one collective with no model around it: only its own keys apply.
+    std::vector<std::string> used = nccl_tests_keys;
+    used.push_back("workload.iterations");
+    RefuseUnused(context, WorkloadKeysBut(used));
+    CheckByGenerator(context, [](const Scenario& scenario) {
+      work::ValidateNcclTestsConfig(NcclTestsConfigOf(scenario));
+    });
+    return;
+  }
+  RefuseUnused(context, nccl_tests_keys);
   const std::vector<std::string> transformer_keys = KindKeys(TransformerKeys());
   const std::vector<std::string> dlrm_keys = KindKeys(DlrmKeys());
   if (w.kind == "ddp") {
