@@ -52,6 +52,25 @@ JobPrograms SameProgramEverywhere(int world_size, std::shared_ptr<const RankProg
   return job;
 }
 
+RankProgram RepeatProgram(const RankProgram& program, int times) {
+  if (times < 1) {
+    throw std::invalid_argument("RepeatProgram: times must be >= 1 (got " + std::to_string(times) +
+                                ")");
+  }
+  RankProgram repeated;
+  repeated.iterations = program.iterations * times;
+  repeated.ops.reserve(program.ops.size() * static_cast<size_t>(times));
+  for (int copy = 0; copy < times; ++copy) {
+    const auto op_offset = static_cast<uint32_t>(program.ops.size() * static_cast<size_t>(copy));
+    for (Op op : program.ops) {
+      op.iteration += program.iterations * copy;
+      if (op.kind == OpKind::kWait) op.target += op_offset;
+      repeated.ops.push_back(std::move(op));
+    }
+  }
+  return repeated;
+}
+
 int RankIn(const Communicator& communicator, int world_rank) {
   const auto it = std::find(communicator.ranks.begin(), communicator.ranks.end(), world_rank);
   return it == communicator.ranks.end() ? -1 : static_cast<int>(it - communicator.ranks.begin());

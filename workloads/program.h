@@ -118,6 +118,11 @@ struct JobPrograms {
 JobPrograms SameProgramEverywhere(int world_size, std::shared_ptr<const RankProgram> program,
                                   Parallelism parallelism, std::string stream_name);
 
+// `program` run `times` times one after another: copy k's iterations follow copy k-1's
+// (numbered on from program.iterations x k) and its waits name its own ops. times >= 1
+// (std::invalid_argument otherwise).
+RankProgram RepeatProgram(const RankProgram& program, int times);
+
 // Checks that the programs fit together: slots name existing communicators the rank is a
 // member of, transfers name ranks of the communicator, waits name earlier communication ops,
 // streams exist, every communicator is used on one stream by each rank, collectives have a

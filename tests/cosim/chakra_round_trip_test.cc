@@ -41,6 +41,7 @@ TEST_P(ChakraRoundTrip, SameIterationTimesBitForBit) {
   imported.workload = scenario::WorkloadSection{};
   imported.workload.kind = "chakra";
   imported.workload.trace_dir = dir.string();
+  imported.workload.iterations = 1;  // the traces once, as LoadScenario makes it for chakra
 
   const ScenarioOutcome a = RunScenario(original);
   const ScenarioOutcome b = RunScenario(imported);

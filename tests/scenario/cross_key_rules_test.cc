@@ -90,11 +90,23 @@ TEST(CrossKeyRules, ChakraTracesNeedTheirFolderAndNoOtherWorkloadKey) {
                 "'/no/such/folder'");
   const std::string folder = std::filesystem::temp_directory_path().string();
   EXPECT_EQ(LoadError(kEmpty, {"workload.kind=chakra", "workload.trace_dir=" + folder,
-                               "workload.iterations=5"}),
+                               "workload.hidden=4096"}),
             kEmpty +
-                ": workload.iterations = 5 (--set) is not used by workload.kind = chakra "
+                ": workload.hidden = 4096 (--set) is not used by workload.kind = chakra "
                 "(--set)");
   EXPECT_EQ(LoadError(kEmpty, {"workload.kind=chakra", "workload.trace_dir=" + folder}), "");
+  // How often the traces run, and their files' prefix, are the scenario's to say: once, and
+  // the folder's, unless given.
+  EXPECT_EQ(LoadScenario(kEmpty, {"workload.kind=chakra", "workload.trace_dir=" + folder})
+                .workload.iterations,
+            1);
+  EXPECT_EQ(LoadError(kEmpty, {"workload.kind=chakra", "workload.trace_dir=" + folder,
+                               "workload.iterations=5", "workload.trace_prefix=astra"}),
+            "");
+  EXPECT_EQ(LoadError(kEmpty, {"workload.trace_prefix=astra"}),
+            kEmpty +
+                ": workload.trace_prefix = astra (--set) is not used by workload.kind = ddp "
+                "(default)");
   EXPECT_EQ(LoadError(kEmpty, {"workload.trace_dir=" + folder}),
             kEmpty + ": workload.trace_dir = " + folder +
                 " (--set) is used only with workload.kind = chakra, got workload.kind = ddp "

@@ -37,6 +37,24 @@ std::vector<uint64_t> Deps(const Node& node) {
   return {node.data_deps().begin(), node.data_deps().end()};
 }
 
+// ASTRA-sim reads an all-gather's comm_size as each rank's part (its Ring.cc sends comm_size a
+// step): of a 4 KiB all-gather on 4 ranks nbox writes 1 KiB, and the whole as nbox_bytes.
+TEST(ChakraExport, AnAllGathersSizeIsEachRanksPartAsAstraSimReadsIt) {
+  const work::JobPrograms job = work::SameProgramEverywhere(
+      4,
+      std::make_shared<work::RankProgram>(
+          work::RepeatedCollectiveProgram(coll::CollectiveOp::kAllGather, 4096, 1)),
+      work::Parallelism::kData, "dp");
+  int all_gathers = 0;
+  for (const Node& node : RankNodes(job, 2)) {
+    if (node.type() != ChakraProtoMsg::COMM_COLL_NODE) continue;
+    ++all_gathers;
+    EXPECT_EQ(Attr(node, "comm_size")->int64_val(), 1024);
+    EXPECT_EQ(Attr(node, "nbox_bytes")->int64_val(), 4096);
+  }
+  EXPECT_EQ(all_gathers, 1);
+}
+
 // fwd (1 ms), all-reduce of 1 MiB issued after it, bwd (2 ms) while it runs, a wait for the
 // all-reduce, opt (0.5 ms), between the iteration's markers: by hand, nodes 0 begin {}, 1 fwd
 // {0}, 2 all-reduce {1}, 3 bwd {1}, 4 opt {2, 3}, 5 end {4}.

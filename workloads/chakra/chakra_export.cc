@@ -130,6 +130,11 @@ class RankGraph {
           auto* counts = NewAttr(node, "nbox_counts").mutable_uint64_list();
           for (uint64_t count : *op.counts) counts->add_values(count);
         }
+        if (op.collective == coll::CollectiveOp::kAllGather) {
+          // ASTRA-sim reads an all-gather's comm_size as each rank's part; nbox keeps the whole.
+          NewAttr(node, "nbox_bytes").set_int64_val(static_cast<int64_t>(bytes));
+          bytes /= job_.communicators[static_cast<size_t>(comm)].ranks.size();
+        }
         NewAttr(node, "comm_size").set_int64_val(static_cast<int64_t>(bytes));
         NewAttr(node, "nbox_op").set_string_val(std::string(coll::ToString(op.collective)));
         if (coll::IsRooted(op.collective)) {

@@ -1,19 +1,23 @@
 // Reading a rank's nodes back into a program (workloads/chakra/README.md, "What nbox reads"):
 // nodes are taken in file order, which must be a topological order (every dependency an
-// earlier node). The compute stream runs the compute nodes in that order; a collective or a
-// group of sends and receives is issued at its place in it, on its stream. A dependency the
-// order does not already give (a compute node, or an issue, after a communication node the
-// compute stream has not waited for yet, other than its own stream's previous op) becomes a
-// wait right before it: exactly the waits nbox's writer turned into dependencies.
+// earlier node; ids need only be distinct). The compute stream runs the compute nodes in that
+// order; a collective or a group of sends and receives is issued at its place in it, on its stream.
+// A dependency the order does not already give (a compute node, or an issue, after a communication
+// node the compute stream has not waited for yet, other than its own stream's previous op) becomes
+// a wait right before it: exactly the waits nbox's writer turned into dependencies.
 #include "workloads/chakra/chakra_import.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 #include <set>
 #include <utility>
 
@@ -27,12 +31,16 @@ namespace {
 
 using ChakraProtoMsg::Node;
 
+// The world is the job's first communicator (ReadChakraTraces puts it there).
+constexpr int kWorld = 0;
+
 // The attributes the reader uses; any other is reported as ignored.
 const std::set<std::string>& KnownAttributes() {
   static const std::set<std::string> known = {
-      "is_cpu_op",   "comm_type", "comm_size",        "pg_name",        "comm_src",
-      "comm_dst",    "comm_tag",  "nbox_duration_ns", "nbox_iteration", "nbox_microbatch",
-      "nbox_stream", "nbox_op",   "nbox_root",        "nbox_counts",    "nbox_marker"};
+      "is_cpu_op",      "comm_type",       "comm_size",   "pg_name",
+      "comm_src",       "comm_dst",        "comm_tag",    "nbox_duration_ns",
+      "nbox_iteration", "nbox_microbatch", "nbox_stream", "nbox_op",
+      "nbox_root",      "nbox_counts",     "nbox_marker", "nbox_bytes"};
   return known;
 }
 
@@ -140,8 +148,14 @@ void ApplyNboxMetadata(const ChakraProtoMsg::GlobalMetadata& metadata, const std
 class RankReader {
  public:
   RankReader(const std::string& path, int rank, const work::JobPrograms& job,
-             const std::map<std::string, int>& group_index, std::set<std::string>* ignored)
-      : path_(path), rank_(rank), job_(job), group_index_(group_index), ignored_(ignored) {
+             const std::map<std::string, int>& group_index, std::set<std::string>* ignored,
+             std::map<std::string, int>* skipped)
+      : path_(path),
+        rank_(rank),
+        job_(job),
+        group_index_(group_index),
+        ignored_(ignored),
+        skipped_(skipped) {
     for (size_t c = 0; c < job.communicators.size(); ++c) {
       if (work::RankIn(job.communicators[c], rank) >= 0) {
         slot_of_[static_cast<int>(c)] = static_cast<int>(slots_.size());
@@ -156,11 +170,7 @@ class RankReader {
     Node node;
     std::vector<Node> group;  // sends and receives of one group, not yet added
     while (reader.Next(&node)) {
-      if (node.id() != next_id_) {
-        Fail(node, fmt::format("has id {}, expected {} (nodes numbered in file order)", node.id(),
-                               next_id_));
-      }
-      ++next_id_;
+      if (!seen_.insert(node.id()).second) Fail(node, "repeats an earlier node's id");
       for (const auto& attr : node.attr()) {
         if (KnownAttributes().count(attr.name()) == 0) ignored_->insert(attr.name());
       }
@@ -181,11 +191,20 @@ class RankReader {
         case ChakraProtoMsg::COMM_COLL_NODE:
           AddCollective(node);
           break;
+        case ChakraProtoMsg::METADATA_NODE:
+        case ChakraProtoMsg::MEM_LOAD_NODE:
+        case ChakraProtoMsg::MEM_STORE_NODE:
+          // Nothing of nbox's to run: counted for the report; a node depending on one waits
+          // for what it depended on.
+          ++(*skipped_)[ChakraProtoMsg::NodeType_Name(node.type())];
+          skipped_deps_[node.id()] = Dependencies(node);
+          break;
         default:
-          Fail(node, fmt::format("is of type {} ({}), which nbox does not run (compute, "
-                                 "collectives, sends and receives only)",
-                                 ChakraProtoMsg::NodeType_Name(node.type()),
-                                 static_cast<int>(node.type())));
+          Fail(node, fmt::format("is of type {} ({}), which is not a node type of Chakra {}",
+                                 ChakraProtoMsg::NodeType_IsValid(node.type())
+                                     ? ChakraProtoMsg::NodeType_Name(node.type())
+                                     : std::string("unknown"),
+                                 static_cast<int>(node.type()), kSchemaVersion));
       }
     }
     if (!group.empty()) AddTransfers(group);
@@ -228,10 +247,11 @@ class RankReader {
     return static_cast<int>(iteration);
   }
 
-  // The communicator slot of the node's pg_name.
+  // The communicator slot of the node's pg_name; without one, the world's (as ASTRA-sim takes
+  // a collective that names no group).
   int Slot(const Node& node) const {
     const auto* pg = Find(node, "pg_name");
-    if (pg == nullptr) Fail(node, "has no pg_name (its communicator)");
+    if (pg == nullptr) return slot_of_.at(kWorld);
     const auto group = group_index_.find(pg->string_val());
     if (group == group_index_.end()) {
       Fail(node, "names pg_name \"" + pg->string_val() + "\", which comm_groups.json lacks");
@@ -255,11 +275,26 @@ class RankReader {
 
   // Waits for the communication ops among `deps` that the compute stream has not waited for,
   // but `stream`'s own previous op (a stream runs in order).
-  void WaitFor(const Node& node, int stream) {
+  // The node's dependencies, each an earlier node, those on a skipped node replaced by that
+  // node's own.
+  std::vector<uint64_t> Dependencies(const Node& node) const {
+    std::vector<uint64_t> deps;
     for (uint64_t dep : node.data_deps()) {
-      if (dep >= node.id()) {
+      if (dep == node.id() || seen_.count(dep) == 0) {
         Fail(node, fmt::format("depends on node {}, which does not come before it", dep));
       }
+      const auto skipped = skipped_deps_.find(dep);
+      if (skipped == skipped_deps_.end()) {
+        deps.push_back(dep);
+      } else {
+        deps.insert(deps.end(), skipped->second.begin(), skipped->second.end());
+      }
+    }
+    return deps;
+  }
+
+  void WaitFor(const Node& node, int stream) {
+    for (uint64_t dep : Dependencies(node)) {
       const auto comm = comm_op_.find(dep);
       if (comm == comm_op_.end()) continue;  // a compute node: the stream's order gives it
       const auto [op_index, on_stream] = comm->second;
@@ -317,11 +352,7 @@ class RankReader {
                                    : std::to_string(type)));
       }
     }
-    const int64_t size = Required(node, "comm_size");
-    if (size <= 0 || static_cast<uint64_t>(size) > work::kMaxCollectiveBytes) {
-      Fail(node,
-           fmt::format("has comm_size {}, outside 1..{} bytes", size, work::kMaxCollectiveBytes));
-    }
+    const int64_t size = CollectiveBytes(node, *collective, slot);
     const int iteration = Iteration(node);
     const int microbatch = static_cast<int>(Int(node, "nbox_microbatch", -1));
     work::Op op;
@@ -348,11 +379,36 @@ class RankReader {
     program_.ops.push_back(std::move(op));
   }
 
+  // The collective's bytes in nccl-tests' convention (collectives/schedule.h). comm_size is
+  // that, but for an all-gather, whose comm_size is what each rank contributes as ASTRA-sim's
+  // feeder reads it (its ring sends comm_size a step); nbox writes the whole as nbox_bytes,
+  // and nbox's traces from before it did (with nbox_op, without nbox_bytes) wrote it as
+  // comm_size.
+  int64_t CollectiveBytes(const Node& node, coll::CollectiveOp op, int slot) const {
+    int64_t size = Required(node, "comm_size");
+    if (Find(node, "nbox_bytes") != nullptr) {
+      size = Int(node, "nbox_bytes", 0);
+    } else if (op == coll::CollectiveOp::kAllGather && Find(node, "nbox_op") == nullptr &&
+               size > 0) {
+      const auto members = static_cast<int64_t>(
+          job_.communicators[static_cast<size_t>(slots_[static_cast<size_t>(slot)])].ranks.size());
+      size = size > static_cast<int64_t>(work::kMaxCollectiveBytes) / members ? -1 : size * members;
+    }
+    if (size <= 0 || static_cast<uint64_t>(size) > work::kMaxCollectiveBytes) {
+      const int64_t written = Required(node, "comm_size");
+      Fail(node, fmt::format("has comm_size {}{}, outside 1..{} bytes", written,
+                             size == written ? "" : fmt::format(" ({} bytes in all)", size),
+                             work::kMaxCollectiveBytes));
+    }
+    return size;
+  }
+
   // Sends and receives issued together: consecutive, same communicator, stream and deps.
   bool SameGroup(const Node& a, const Node& b) const {
     const auto* pa = Find(a, "pg_name");
     const auto* pb = Find(b, "pg_name");
-    return pa != nullptr && pb != nullptr && pa->string_val() == pb->string_val() &&
+    return (pa == nullptr ? std::string() : pa->string_val()) ==
+               (pb == nullptr ? std::string() : pb->string_val()) &&
            Int(a, "nbox_stream", -1) == Int(b, "nbox_stream", -1) &&
            std::equal(a.data_deps().begin(), a.data_deps().end(), b.data_deps().begin(),
                       b.data_deps().end());
@@ -395,10 +451,13 @@ class RankReader {
   const work::JobPrograms& job_;
   const std::map<std::string, int>& group_index_;
   std::set<std::string>* ignored_;
+  std::map<std::string, int>* skipped_;
   std::vector<int> slots_;      // slot -> communicator index
   std::map<int, int> slot_of_;  // communicator index -> slot
   work::RankProgram program_;
-  uint64_t next_id_ = 0;
+  std::set<uint64_t> seen_;  // ids of the nodes read so far
+  // Skipped nodes' dependencies (themselves with skipped ones replaced), by node id.
+  std::map<uint64_t, std::vector<uint64_t>> skipped_deps_;
   std::map<uint64_t, std::pair<uint32_t, int>> comm_op_;  // node -> (op index, stream)
   std::set<uint32_t> waited_;
   int current_iteration_ = 0;
@@ -408,12 +467,56 @@ class RankReader {
 
 }  // namespace
 
-ImportedJob ReadChakraTraces(const std::string& dir, int world_size, const std::string& prefix) {
+std::string FindTracePrefix(const std::string& dir, int world_size) {
+  // prefix -> the ranks of its files, from names <prefix>.<rank>.et
+  std::map<std::string, std::set<int>> found;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    static const std::regex kTraceName(R"((.+)\.(\d{1,9})\.et)");
+    std::smatch match;
+    if (std::regex_match(name, match, kTraceName)) {
+      found[match[1].str()].insert(std::stoi(match[2].str()));
+    }
+  }
+  if (error) throw EtError(dir + ": cannot list the folder (" + error.message() + ")");
+  std::vector<std::string> complete;
+  std::vector<std::string> described;
+  for (const auto& [prefix, ranks] : found) {
+    int present = 0;
+    for (int rank = 0; rank < world_size; ++rank) present += static_cast<int>(ranks.count(rank));
+    if (present == world_size) complete.push_back(prefix);
+    described.push_back(
+        fmt::format("{}.<rank>.et for {} of ranks 0..{}", prefix, present, world_size - 1));
+  }
+  if (complete.size() == 1) return complete.front();
+  if (std::find(complete.begin(), complete.end(), kTracePrefix) != complete.end()) {
+    return kTracePrefix;
+  }
+  if (complete.empty()) {
+    throw EtError(fmt::format(
+        "{}: no trace files <prefix>.<rank>.et for every rank 0..{}{}", dir, world_size - 1,
+        described.empty() ? std::string(" (none at all)")
+                          : fmt::format(" (found {})", fmt::join(described, "; "))));
+  }
+  throw EtError(
+      fmt::format("{}: the traces of several jobs ({}): name one with "
+                  "workload.trace_prefix",
+                  dir, fmt::join(complete, ", ")));
+}
+
+ImportedJob ReadChakraTraces(const std::string& dir, int world_size,
+                             const ChakraReadOptions& options) {
+  if (options.replays < 1) throw EtError(dir + ": replays must be at least 1");
   ImportedJob imported;
+  imported.prefix = options.prefix.empty() ? FindTracePrefix(dir, world_size) : options.prefix;
   work::JobPrograms& job = imported.programs;
-  Groups groups = ReadGroups(dir + "/" + kCommGroupsFile, world_size);
+  const std::string groups_path = dir + "/" + kCommGroupsFile;
+  Groups groups;
+  imported.groups_file = std::filesystem::exists(groups_path);
+  if (imported.groups_file) groups = ReadGroups(groups_path, world_size);
   const auto path_of = [&](int rank) {
-    return dir + "/" + prefix + "." + std::to_string(rank) + ".et";
+    return dir + "/" + imported.prefix + "." + std::to_string(rank) + ".et";
   };
   {
     EtReader reader(path_of(0));
@@ -422,7 +525,7 @@ ImportedJob ReadChakraTraces(const std::string& dir, int world_size, const std::
     ApplyNboxMetadata(metadata, path_of(0), groups.communicators, job.stream_names);
   }
   // nbox's jobs keep the world first (a communicator every rank is in); traces that name no
-  // world group get one, which their nodes do not use.
+  // world group get one: the communicator of every node without a pg_name.
   std::vector<int> everyone(static_cast<size_t>(world_size));
   for (int rank = 0; rank < world_size; ++rank) everyone[static_cast<size_t>(rank)] = rank;
   if (groups.communicators.empty() || groups.communicators.front().ranks != everyone) {
@@ -435,17 +538,26 @@ ImportedJob ReadChakraTraces(const std::string& dir, int world_size, const std::
   job.communicators = groups.communicators;
   std::set<std::string> ignored;
   int streams = 0;
+  int trace_iterations = 0;
   for (int rank = 0; rank < world_size; ++rank) {
     const std::string path = path_of(rank);
     EtReader reader(path);
     ChakraProtoMsg::GlobalMetadata metadata;
     if (!reader.Next(&metadata)) throw EtError(path + ": empty (no GlobalMetadata)");
-    RankReader rank_reader(path, rank, job, groups.index, &ignored);
+    if (metadata.version() != kSchemaVersion) {
+      throw EtError(
+          fmt::format("{}: Chakra schema version '{}': nbox reads {} (the schema it "
+                      "declares, workloads/chakra/README.md)",
+                      path, metadata.version(), kSchemaVersion));
+    }
+    RankReader rank_reader(path, rank, job, groups.index, &ignored, &imported.skipped_nodes);
     work::RankProgram program = rank_reader.Read(reader, &streams);
-    imported.iterations = std::max(imported.iterations, program.iterations);
+    trace_iterations = std::max(trace_iterations, program.iterations);
     job.rank_comms.push_back(rank_reader.slots());
-    job.programs.push_back(std::make_shared<const work::RankProgram>(std::move(program)));
+    job.programs.push_back(
+        std::make_shared<const work::RankProgram>(work::RepeatProgram(program, options.replays)));
   }
+  imported.iterations = trace_iterations * options.replays;
   while (static_cast<int>(job.stream_names.size()) < streams) {
     job.stream_names.push_back("s" + std::to_string(job.stream_names.size()));
   }

@@ -195,7 +195,8 @@ Workload BuildDlrm(const scenario::Scenario& s) {
 // Chakra execution traces (workloads/chakra/chakra_import.h): the traces' own programs,
 // communicators and iterations.
 Workload BuildChakra(const scenario::Scenario& s) {
-  chakra::ImportedJob imported = chakra::ReadChakraTraces(s.workload.trace_dir, s.job.world_size);
+  chakra::ImportedJob imported = chakra::ReadChakraTraces(
+      s.workload.trace_dir, s.job.world_size, {s.workload.trace_prefix, s.workload.iterations});
   Workload w;
   w.programs = std::move(imported.programs);
   w.model.name = "chakra";
@@ -211,16 +212,30 @@ Workload BuildChakra(const scenario::Scenario& s) {
     }
   }
   w.element_bytes = words ? 4 : 1;
-  w.description =
-      fmt::format("Chakra traces in {}, {} iterations", s.workload.trace_dir, imported.iterations);
+  w.description = fmt::format(
+      "Chakra traces {}/{}.<rank>.et{}, {} iterations{}", s.workload.trace_dir, imported.prefix,
+      imported.groups_file ? "" : " (no comm_groups.json: the world's)", imported.iterations,
+      s.workload.iterations > 1 ? fmt::format(" ({} runs of the traces)", s.workload.iterations)
+                                : "");
+  if (!imported.skipped_nodes.empty()) {
+    std::vector<std::string> skipped;
+    for (const auto& [type, count] : imported.skipped_nodes) {
+      skipped.push_back(fmt::format("{} {}", count, type));
+    }
+    w.description += fmt::format(" (skipped nodes: {})", fmt::join(skipped, ", "));
+  }
   if (!imported.ignored_attributes.empty()) {
     w.description +=
         fmt::format(" (ignored node attributes: {})", fmt::join(imported.ignored_attributes, ", "));
   }
   w.details = {{"kind", "chakra"},
                {"trace_dir", s.workload.trace_dir},
+               {"trace_prefix", imported.prefix},
+               {"comm_groups_file", imported.groups_file},
+               {"runs", s.workload.iterations},
                {"iterations", imported.iterations},
-               {"ignored_attributes", imported.ignored_attributes}};
+               {"ignored_attributes", imported.ignored_attributes},
+               {"skipped_nodes", imported.skipped_nodes}};
   return w;
 }
 

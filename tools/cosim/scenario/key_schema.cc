@@ -293,7 +293,8 @@ std::vector<KeySpec> WorkloadKeys() {
       {"workload", "optimizer_time", "duration of the optimizer step after gradients are reduced",
        Duration(work(&WorkloadSection::optimizer_s), 0, 3600)},
       {"workload", "iterations",
-       "training iterations to simulate (nccl-tests: timed runs of each size, nccl-tests' -n)",
+       "training iterations to simulate (nccl-tests: timed runs of each size, nccl-tests' -n; "
+       "chakra: how many times the traces run, once unless given)",
        WholeNumber(work(&WorkloadSection::iterations), 1, 10000)},
   };
 }
@@ -325,9 +326,14 @@ std::vector<KeySpec> WorkloadTraceKeys() {
        WholeNumber(FieldOf(&Scenario::workload, &WorkloadSection::trace_replica), 1, 65536)},
       {"workload", "trace_dir",
        "kind = chakra: a folder of MLCommons Chakra execution traces, <prefix>.<rank>.et per "
-       "rank and comm_groups.json (as nbox-cosim --export-chakra writes them; "
-       "workloads/chakra/README.md); a relative path starts at the scenario file's folder",
+       "rank and, where collectives run on groups, comm_groups.json (as nbox-cosim "
+       "--export-chakra and ASTRA-sim's examples have them; workloads/chakra/README.md); a "
+       "relative path starts at the scenario file's folder",
        Text(FieldOf(&Scenario::workload, &WorkloadSection::trace_dir), "a folder path")},
+      {"workload", "trace_prefix",
+       "kind = chakra: the traces' file prefix (<prefix>.<rank>.et); empty = the one prefix "
+       "of trace_dir whose files hold every rank",
+       Text(FieldOf(&Scenario::workload, &WorkloadSection::trace_prefix), "a file prefix")},
   };
 }
 

@@ -121,8 +121,9 @@ struct WorkloadSection {
   std::string trace;  // model = trace: the collective trace file; after loading, the path
                       // resolved against the scenario file's folder (as given when absolute)
   work::TraceScaling trace_scaling = work::TraceScaling::kNone;  // model = trace
-  int trace_replica = 1;  // model = trace: ranks of one model replica
-  std::string trace_dir;  // kind = chakra: the folder of Chakra traces, resolved the same way
+  int trace_replica = 1;     // model = trace: ranks of one model replica
+  std::string trace_prefix;  // kind = chakra: "" = the folder's one complete prefix
+  std::string trace_dir;     // kind = chakra: the folder of Chakra traces, resolved the same way
 
   // transformer and moe (workloads/transformer.h): the shape (0 = the preset's) ...
   int hidden = 0;

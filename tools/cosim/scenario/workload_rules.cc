@@ -222,13 +222,17 @@ void CheckTransformer(RuleContext& context) {
 }  // namespace
 
 void CheckWorkloadKind(RuleContext& context) {
-  const WorkloadSection& w = context.scenario().workload;
+  WorkloadSection& w = context.scenario().workload;
   const std::vector<std::string> nccl_tests_keys = KindKeys(NcclTestsKeys());
   if (w.kind == "chakra") {
-    // The traces say everything: every other workload key is unused.
-    RefuseUnused(context, WorkloadKeysBut({"workload.trace_dir"}));
+    // The traces say everything but where they are and how often they run.
+    RefuseUnused(context, WorkloadKeysBut({"workload.trace_dir", "workload.trace_prefix",
+                                           "workload.iterations"}));
+    // A trace runs once unless iterations says how often (the other kinds' default is 3).
+    if (!context.Given("workload.iterations")) context.scenario().workload.iterations = 1;
     return;
   }
+  RefuseUnused(context, {"workload.trace_prefix"});
   if (w.kind == work::kNcclTestsKind) {
     // The sweep is one collective with no model around it: only its own keys apply.
     std::vector<std::string> used = nccl_tests_keys;
