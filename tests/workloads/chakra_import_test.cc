@@ -218,6 +218,31 @@ TEST_F(ForeignTraces, RunOnTheWorldWithTheirOwnPrefixAndSizes) {
   }
 }
 
+// A compute node that records its work and no duration is timed as ASTRA-sim's roofline times
+// it: 2e12 FLOPs at 100 TFLOP/s x 0.5 is 40 ms; 8 GB at 100 GB/s is 80 ms, the larger; one that
+// records a duration keeps it, and its num_ops stays an attribute nbox did not use.
+TEST_F(ForeignTraces, ComputeNodesWithOnlyTheirWorkTakeTheRooflinesTime) {
+  Write("roofline", 4, "0.0.4",
+        {NodeBytes(0, "gemm", kCompNode, {}, 0, IntAttr("num_ops", 2'000'000'000'000)),
+         NodeBytes(1, "copy", kCompNode, {}, 0,
+                   IntAttr("num_ops", 2'000'000'000'000) + IntAttr("tensor_size", 8e9)),
+         NodeBytes(2, "timed", kCompNode, {}, 7, IntAttr("num_ops", 1))});
+  ChakraReadOptions options;
+  options.compute.peak_flops = 100e12;
+  options.compute.utilization = 0.5;
+  options.compute.memory_bytes_per_s = 100e9;
+  const ImportedJob job = ReadChakraTraces(dir_.string(), 4, options);
+  EXPECT_EQ(job.modelled_compute_nodes, 8);
+  EXPECT_EQ(job.ignored_attributes, std::vector<std::string>{"num_ops"});
+  const auto& ops = job.programs.programs[3]->ops;
+  ASSERT_EQ(ops.size(), 6u);
+  EXPECT_DOUBLE_EQ(ops[1].duration_s, 0.04);
+  EXPECT_DOUBLE_EQ(ops[1].cost.gemm_s, 0.04);
+  EXPECT_DOUBLE_EQ(ops[2].duration_s, 0.08);
+  EXPECT_DOUBLE_EQ(ops[2].cost.memory_s, 0.08);
+  EXPECT_DOUBLE_EQ(ops[3].duration_s, 7e-6);
+}
+
 TEST_F(ForeignTraces, ReplaysRunTheTraceAgainAfterItself) {
   Write("t", 4, "0.0.4",
         {NodeBytes(0, "ar", kCommCollNode, {}, 0,

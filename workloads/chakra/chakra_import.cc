@@ -148,14 +148,16 @@ void ApplyNboxMetadata(const ChakraProtoMsg::GlobalMetadata& metadata, const std
 class RankReader {
  public:
   RankReader(const std::string& path, int rank, const work::JobPrograms& job,
-             const std::map<std::string, int>& group_index, std::set<std::string>* ignored,
-             std::map<std::string, int>* skipped)
+             const std::map<std::string, int>& group_index, const work::ComputeModel& compute,
+             std::set<std::string>* ignored, std::map<std::string, int>* skipped, int* modelled)
       : path_(path),
         rank_(rank),
         job_(job),
         group_index_(group_index),
+        compute_(compute),
         ignored_(ignored),
-        skipped_(skipped) {
+        skipped_(skipped),
+        modelled_(modelled) {
     for (size_t c = 0; c < job.communicators.size(); ++c) {
       if (work::RankIn(job.communicators[c], rank) >= 0) {
         slot_of_[static_cast<int>(c)] = static_cast<int>(slots_.size());
@@ -171,8 +173,13 @@ class RankReader {
     std::vector<Node> group;  // sends and receives of one group, not yet added
     while (reader.Next(&node)) {
       if (!seen_.insert(node.id()).second) Fail(node, "repeats an earlier node's id");
+      const bool modelled = Modelled(node);
       for (const auto& attr : node.attr()) {
-        if (KnownAttributes().count(attr.name()) == 0) ignored_->insert(attr.name());
+        const bool used_by_model =
+            modelled && (attr.name() == "num_ops" || attr.name() == "tensor_size");
+        if (KnownAttributes().count(attr.name()) == 0 && !used_by_model) {
+          ignored_->insert(attr.name());
+        }
       }
       const bool point_to_point = node.type() == ChakraProtoMsg::COMM_SEND_NODE ||
                                   node.type() == ChakraProtoMsg::COMM_RECV_NODE;
@@ -324,7 +331,33 @@ class RankReader {
     }
     work::Op op = work::ComputeOp(Iteration(node), node.name(), static_cast<double>(ns) * 1e-9,
                                   static_cast<int>(Int(node, "nbox_microbatch", -1)));
+    if (Modelled(node)) op.cost = ModelledCompute(node);
+    op.duration_s = std::max(op.duration_s, op.cost.total());
     program_.ops.push_back(std::move(op));
+  }
+
+  // A compute node that records no time but its work (num_ops), timed by the compute model.
+  static bool Modelled(const Node& node) {
+    return node.type() == ChakraProtoMsg::COMP_NODE && node.duration_micros() == 0 &&
+           Find(node, "nbox_duration_ns") == nullptr && Find(node, "nbox_marker") == nullptr &&
+           Find(node, "num_ops") != nullptr;
+  }
+
+  // Its time as ASTRA-sim's roofline gives it.
+  work::ComputeCost ModelledCompute(const Node& node) {
+    const int64_t flops = Int(node, "num_ops", 0);
+    const int64_t bytes = Int(node, "tensor_size", 0);
+    if (flops < 0 || bytes < 0) Fail(node, "has a negative num_ops or tensor_size");
+    work::ComputeCost cost;
+    cost.gemm_s = compute_.Seconds(work::ComputeKind::kMatmul, static_cast<double>(flops));
+    if (bytes > 0 && compute_.memory_bytes_per_s > 0) {
+      const double memory_s =
+          compute_.Seconds(work::ComputeKind::kMemory, static_cast<double>(bytes));
+      if (memory_s > cost.gemm_s) cost = work::ComputeCost{0, 0, memory_s, 0, 0};
+    }
+    if (cost.total() > 1e6) Fail(node, "has a num_ops or tensor_size of over a million seconds");
+    ++*modelled_;
+    return cost;
   }
 
   void AddCollective(const Node& node) {
@@ -450,8 +483,10 @@ class RankReader {
   int rank_;
   const work::JobPrograms& job_;
   const std::map<std::string, int>& group_index_;
+  const work::ComputeModel& compute_;
   std::set<std::string>* ignored_;
   std::map<std::string, int>* skipped_;
+  int* modelled_;
   std::vector<int> slots_;      // slot -> communicator index
   std::map<int, int> slot_of_;  // communicator index -> slot
   work::RankProgram program_;
@@ -550,7 +585,8 @@ ImportedJob ReadChakraTraces(const std::string& dir, int world_size,
                       "declares, workloads/chakra/README.md)",
                       path, metadata.version(), kSchemaVersion));
     }
-    RankReader rank_reader(path, rank, job, groups.index, &ignored, &imported.skipped_nodes);
+    RankReader rank_reader(path, rank, job, groups.index, options.compute, &ignored,
+                           &imported.skipped_nodes, &imported.modelled_compute_nodes);
     work::RankProgram program = rank_reader.Read(reader, &streams);
     trace_iterations = std::max(trace_iterations, program.iterations);
     job.rank_comms.push_back(rank_reader.slots());

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/compute_model.h"
 #include "workloads/program.h"
 
 namespace nbox::chakra {
@@ -19,6 +20,10 @@ struct ChakraReadOptions {
   // hold every rank (FindTracePrefix).
   std::string prefix;
   int replays = 1;  // the trace runs this many times, one after another
+  // Times a compute node that records no duration but its num_ops (and tensor_size): the
+  // larger of num_ops at the model's FLOP rate and tensor_size at its memory bandwidth (where
+  // it has one), as ASTRA-sim's roofline times it.
+  work::ComputeModel compute;
 };
 
 struct ImportedJob {
@@ -33,6 +38,7 @@ struct ImportedJob {
   std::vector<std::string> ignored_attributes;
   // Nodes of a type nbox does not run (metadata and memory nodes), by type, over every rank.
   std::map<std::string, int> skipped_nodes;
+  int modelled_compute_nodes = 0;  // timed from num_ops (ChakraReadOptions::compute), all ranks
 };
 
 // The prefix of the folder's trace files that hold ranks 0..world_size-1: the only one, or

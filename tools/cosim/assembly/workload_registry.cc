@@ -195,8 +195,14 @@ Workload BuildDlrm(const scenario::Scenario& s) {
 // Chakra execution traces (workloads/chakra/chakra_import.h): the traces' own programs,
 // communicators and iterations.
 Workload BuildChakra(const scenario::Scenario& s) {
-  chakra::ImportedJob imported = chakra::ReadChakraTraces(
-      s.workload.trace_dir, s.job.world_size, {s.workload.trace_prefix, s.workload.iterations});
+  chakra::ChakraReadOptions options;
+  options.prefix = s.workload.trace_prefix;
+  options.replays = s.workload.iterations;
+  options.compute.peak_flops = s.workload.gpu_peak_flops;
+  options.compute.utilization = s.workload.gpu_util;
+  options.compute.memory_bytes_per_s = s.workload.gpu_memory_bw;
+  chakra::ImportedJob imported =
+      chakra::ReadChakraTraces(s.workload.trace_dir, s.job.world_size, options);
   Workload w;
   w.programs = std::move(imported.programs);
   w.model.name = "chakra";
@@ -217,6 +223,12 @@ Workload BuildChakra(const scenario::Scenario& s) {
       imported.groups_file ? "" : " (no comm_groups.json: the world's)", imported.iterations,
       s.workload.iterations > 1 ? fmt::format(" ({} runs of the traces)", s.workload.iterations)
                                 : "");
+  if (imported.modelled_compute_nodes > 0) {
+    w.description +=
+        fmt::format(" ({} compute nodes timed from num_ops at workload.gpu_peak x gpu_util{})",
+                    imported.modelled_compute_nodes,
+                    s.workload.gpu_memory_bw > 0 ? ", tensor_size at gpu_memory_bw" : "");
+  }
   if (!imported.skipped_nodes.empty()) {
     std::vector<std::string> skipped;
     for (const auto& [type, count] : imported.skipped_nodes) {
@@ -235,7 +247,8 @@ Workload BuildChakra(const scenario::Scenario& s) {
                {"runs", s.workload.iterations},
                {"iterations", imported.iterations},
                {"ignored_attributes", imported.ignored_attributes},
-               {"skipped_nodes", imported.skipped_nodes}};
+               {"skipped_nodes", imported.skipped_nodes},
+               {"modelled_compute_nodes", imported.modelled_compute_nodes}};
   return w;
 }
 

@@ -24,7 +24,8 @@ std::vector<KeySpec> DlrmKeys() {
        WidthList(work(&WorkloadSection::top_mlp), kWide)},
       {"workload", "gpu_memory_bw",
        "dlrm: memory bandwidth of one GPU, which embedding lookups and updates are bound by "
-       "(0 = none; dlrm needs it)",
+       "(0 = none; dlrm needs it); chakra: what a compute node's tensor_size moves at, where it "
+       "records no duration",
        ByteRate(work(&WorkloadSection::gpu_memory_bw), 0, 1e15)},
   };
 }

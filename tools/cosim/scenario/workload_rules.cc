@@ -225,9 +225,11 @@ void CheckWorkloadKind(RuleContext& context) {
   WorkloadSection& w = context.scenario().workload;
   const std::vector<std::string> nccl_tests_keys = KindKeys(NcclTestsKeys());
   if (w.kind == "chakra") {
-    // The traces say everything but where they are and how often they run.
+    // The traces say everything but where they are, how often they run, and how fast a GPU
+    // runs a compute node that records only its work.
     RefuseUnused(context, WorkloadKeysBut({"workload.trace_dir", "workload.trace_prefix",
-                                           "workload.iterations"}));
+                                           "workload.iterations", "workload.gpu_peak",
+                                           "workload.gpu_util", "workload.gpu_memory_bw"}));
     // A trace runs once unless iterations says how often (the other kinds' default is 3).
     if (!context.Given("workload.iterations")) context.scenario().workload.iterations = 1;
     return;
