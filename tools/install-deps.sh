@@ -26,6 +26,7 @@ test_packages=(
   git                                    # cloning and working on the repository
   libgtest-dev libgmock-dev              # tests
   python3-matplotlib python3-pytest      # nbox-sweep's plots and its tests
+  python3-yaml                           # nbox-import: ASTRA-sim's network files are YAML
   iproute2                               # fidelity test: network namespaces, veth, HTB (ip, tc)
   time                                   # nbox-bench-memory: a child's own peak memory (GNU time)
   libsimgrid-dev                         # the flow model's solver against SimGrid's (bench, test)
