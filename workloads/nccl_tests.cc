@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -12,7 +11,8 @@
 namespace nbox::work {
 namespace {
 
-void Require(bool ok, const char* field, const std::string& expected, uint64_t got) {
+template <typename T>
+void Require(bool ok, const char* field, const std::string& expected, T got) {
   if (!ok) {
     throw std::invalid_argument(
         fmt::format("NcclTestsConfig.{}: must be {} (got {})", field, expected, got));
@@ -36,9 +36,8 @@ void ValidateNcclTestsConfig(const NcclTestsConfig& config) {
   Require(config.max_bytes >= config.min_bytes, "max_bytes",
           fmt::format(">= min_bytes = {}", config.min_bytes), config.max_bytes);
   Require(config.step_factor >= 2, "step_factor", ">= 2", config.step_factor);
-  Require(config.warmup >= 0, "warmup", ">= 0", static_cast<uint64_t>(config.warmup));
-  Require(config.iterations >= 1, "iterations", ">= 1",
-          static_cast<uint64_t>(std::max(config.iterations, 0)));
+  Require(config.warmup >= 0, "warmup", ">= 0", config.warmup);
+  Require(config.iterations >= 1, "iterations", ">= 1", config.iterations);
 }
 
 std::vector<uint64_t> NcclTestsSizes(const NcclTestsConfig& config, int ranks) {

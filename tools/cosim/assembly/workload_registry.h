@@ -1,6 +1,8 @@
 // The workload kinds nbox-cosim runs, chosen by workload.kind: each turns a scenario into the
-// programs of every rank (workloads/program.h) and says what it ran. Nothing else in
-// nbox-cosim names a kind; a new kind is a generator in workloads/ plus an entry here.
+// programs of every rank (workloads/program.h) and says what it ran. A new kind is a generator
+// in workloads/ plus an entry here. Nothing else in nbox-cosim names a kind but the scenario's
+// rules (which keys a kind reads) and the reports of nccl-tests' sweep, whose table replaces
+// the iterations (reports/nccl_tests_table.h, by work::kNcclTestsKind).
 #pragma once
 
 #include <cstdint>
