@@ -50,4 +50,25 @@ TEST_P(Protocols, SimpleAddsNcclsLatenciesAndLlItsSlowerPace) {
 
 INSTANTIATE_TEST_SUITE_P(EveryModel, Protocols, ::testing::Values("packet", "flow", "analytical"));
 
+class ProtocolOrder : public CliTest {
+ protected:
+  ProtocolOrder() : CliTest("nbox-protocol-order") {}
+};
+
+// A receiver matches the n-th message of a connection to its n-th receive, so a protocol's
+// latencies may delay sends but never let one overtake another on its connection. In this job
+// they once did (a send that waited on no other step paid the base latency again, long after
+// the kernel started, and a later step's shorter hop passed it): the ranks' message sizes
+// disagreed and the run failed. Every protocol now runs it to the end.
+TEST_F(ProtocolOrder, SendsNeverOvertakeOnAConnection) {
+  for (const char* protocol : {"simple", "ll128", "auto"}) {
+    const fs::path out = dir_ / protocol;
+    const auto run =
+        RunCosim("tests/cosim/fixtures/protocol_overtaking.ini --set collectives.protocol=" +
+                 std::string(protocol) + " --out " + out.string());
+    EXPECT_EQ(run.status, 0) << protocol << ": " << run.output;
+    EXPECT_EQ(ReadJson(out / "results.json").at("status"), "complete") << protocol;
+  }
+}
+
 }  // namespace

@@ -193,7 +193,7 @@ NboxCommunicator::Advance(Running& running)
 }
 
 Time
-NboxCommunicator::ProtocolDelay(const Running& running, const nbox::coll::Step& step) const
+NboxCommunicator::ProtocolDelay(Running& running, const nbox::coll::Step& step) const
 {
     const nbox::coll::ProtocolCost& cost = running.protocol;
     if (cost.Free())
@@ -204,10 +204,13 @@ NboxCommunicator::ProtocolDelay(const Running& running, const nbox::coll::Step& 
     const bool inside = perServer > 0
                      && running.rank / static_cast<uint32_t>(perServer)
                             == static_cast<uint32_t>(step.peer) / static_cast<uint32_t>(perServer);
-    // A step that waits on nothing starts the collective's kernel: it pays the base latency.
-    const double us
-        = (inside ? cost.intra_hop_us : cost.inter_hop_us) + (step.deps.empty() ? cost.base_us : 0);
-    return NanoSeconds(std::llround(us * 1000));
+    const Time hop
+        = NanoSeconds(std::llround((inside ? cost.intra_hop_us : cost.inter_hop_us) * 1000));
+    const Time kernel = running.started + NanoSeconds(std::llround(cost.base_us * 1000));
+    Time& last = running.lastPost[uint64_t{static_cast<uint32_t>(step.peer)} << 32
+                                  | static_cast<uint32_t>(step.channel)];
+    last = Max(Max(Simulator::Now(), kernel) + hop, last);
+    return last - Simulator::Now();
 }
 
 void

@@ -279,6 +279,10 @@ class NboxCommunicator : public Object
         /** What the collective's protocol charges each send (collectives/protocol.h); all zero
          * (and a share of 1) for the ideal protocol and for point-to-point transfers. */
         nbox::coll::ProtocolCost protocol;
+        /** When the last send to each (peer, channel) is posted, under a protocol: a later send
+         * never leaves before it, since its receiver matches the n-th message of a connection
+         * to its n-th receive. */
+        std::unordered_map<uint64_t, Time> lastPost;
     };
 
     /** A message a rank's step sent, until its delivery (parked: nbox-parked.h). */
@@ -332,12 +336,14 @@ class NboxCommunicator : public Object
     void StartTimed(uint32_t rank, Running& running, NboxCollectiveTimer& timer);
     /** Ends collective `tag`, timed whole, `duration` from now for every member that ran it. */
     void FinishTimed(uint64_t tag, Time duration);
-    /** Starts what is ready of `running` (an op of m_ranks[running.rank]; it may finish). */
-    /** How long `step`'s send waits under the running collective's protocol: the hop (inside a
-     *  server or between servers), and the base latency for a step that waits on nothing. */
-    Time ProtocolDelay(const Running& running, const nbox::coll::Step& step) const;
+    /** How long `step`'s send, ready now, waits under the running collective's protocol: the
+     *  protocol's kernel starts once, its base latency after the op started, and every send
+     *  then pays its hop (inside a server or between servers), leaving after the sends before
+     *  it on its connection. Zero for the ideal protocol. */
+    Time ProtocolDelay(Running& running, const nbox::coll::Step& step) const;
     /** Sends step `stepId` of `running` now: parked until delivered, on the transport. */
     void Post(Running& running, uint32_t stepId);
+    /** Starts what is ready of `running` (an op of m_ranks[running.rank]; it may finish). */
     void Advance(Running& running);
     void Finish(uint32_t rank, uint64_t tag);
     /** The transport delivered the message parked in m_sent[slot]. */
