@@ -21,8 +21,7 @@ void Require(bool ok, const char* field, const std::string& expected, T got) {
 
 // The buffer is cut among the ranks, so nccl-tests rounds its size to whole elements per rank.
 bool CutAmongRanks(coll::CollectiveOp op) {
-  return op == coll::CollectiveOp::kAllGather || op == coll::CollectiveOp::kReduceScatter ||
-         op == coll::CollectiveOp::kAllToAll;
+  return coll::IsGathered(op) || op == coll::CollectiveOp::kAllToAll;
 }
 
 }  // namespace
@@ -52,6 +51,10 @@ std::vector<uint64_t> NcclTestsSizes(const NcclTestsConfig& config, int ranks) {
     if (size > std::numeric_limits<uint64_t>::max() / config.step_factor) break;
     size *= config.step_factor;
   }
+  Require(!sizes.empty(), "max_bytes",
+          fmt::format("at least {} bytes, so that some size holds a whole {}-byte element{}", unit,
+                      config.element_bytes, unit > config.element_bytes ? " per rank" : ""),
+          config.max_bytes);
   return sizes;
 }
 

@@ -18,6 +18,9 @@ namespace nbox::work {
 // The value of workload.kind that runs this workload.
 inline constexpr std::string_view kNcclTestsKind = "nccl-tests";
 
+// nccl-tests' default datatype, float: the sweep's element.
+inline constexpr uint32_t kNcclTestsElementBytes = 4;
+
 // Labels of the sweep's runs: only the timed ones enter a size's figures.
 inline constexpr std::string_view kNcclTestsWarmupLabel = "warmup";
 inline constexpr std::string_view kNcclTestsTimedLabel = "timed";
@@ -27,9 +30,9 @@ struct NcclTestsConfig {
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 128ull << 20;
   uint64_t step_factor = 2;
-  int warmup = 1;              // untimed runs per size
-  int iterations = 1;          // timed runs per size
-  uint32_t element_bytes = 4;  // nccl-tests' default datatype, float
+  int warmup = 1;      // untimed runs per size
+  int iterations = 1;  // timed runs per size
+  uint32_t element_bytes = kNcclTestsElementBytes;
 };
 
 // Throws std::invalid_argument naming the first bad field ("NcclTestsConfig.step_factor:
@@ -40,7 +43,8 @@ void ValidateNcclTestsConfig(const NcclTestsConfig& config);
 // step_factor while at most max_bytes, each rounded down to whole elements, and for the
 // collectives whose buffer is cut among the ranks (all-gather, reduce-scatter, all-to-all) to
 // whole elements per rank, as nccl-tests rounds them. Sizes that round to nothing are left out
-// (nccl-tests prints them as 0-byte rows).
+// (nccl-tests prints them as 0-byte rows); a sweep left with no size is refused
+// (std::invalid_argument naming max_bytes).
 std::vector<uint64_t> NcclTestsSizes(const NcclTestsConfig& config, int ranks);
 
 // Every rank's program: iteration i is the sweep's i-th size; in it `warmup` runs labelled

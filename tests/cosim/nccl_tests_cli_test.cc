@@ -78,6 +78,13 @@ TEST_F(NcclTestsKeys, RefusesWhatTheSweepDoesNotUse) {
   EXPECT_NE(backwards.status, 0);
   EXPECT_THAT(backwards.output,
               HasSubstr("workload.max_bytes = 8 (--set): must be >= min_bytes = 1048576"));
+  // A sweep whose every size rounds to nothing (an all-gather of less than a float per rank).
+  const auto nothing = RunCosim(
+      "scenarios/nccl-tests-h100.ini --set workload.collective=allgather --set "
+      "workload.min_bytes=8 --set workload.max_bytes=16 --check");
+  EXPECT_EQ(nothing.status, 2) << nothing.output;
+  EXPECT_THAT(nothing.output, HasSubstr("workload.max_bytes = 16 (--set): must be at least 32 "
+                                        "bytes"));
 }
 
 }  // namespace

@@ -59,6 +59,10 @@ TEST(NcclTestsSizes, RefusesWhatNcclTestsCannotRun) {
   EXPECT_THAT(error(Sweep(CollectiveOp::kAllReduce, 8, 32, 1)),
               HasSubstr("NcclTestsConfig.step_factor: must be >= 2 (got 1)"));
   EXPECT_THAT(error(Sweep(CollectiveOp::kAllToAllV, 8, 32, 2)), HasSubstr("AllToAllV"));
+  // An all-gather on 8 ranks needs 32 bytes for a float each: 8 to 16 has no size left.
+  EXPECT_THAT(error(Sweep(CollectiveOp::kAllGather, 8, 16, 2)),
+              HasSubstr("NcclTestsConfig.max_bytes: must be at least 32 bytes, so that some size "
+                        "holds a whole 4-byte element per rank (got 16)"));
   NcclTestsConfig no_runs = Sweep(CollectiveOp::kAllReduce, 8, 32, 2);
   no_runs.iterations = 0;
   EXPECT_THAT(error(no_runs), HasSubstr("NcclTestsConfig.iterations: must be >= 1"));

@@ -353,7 +353,10 @@ class RankReader {
     if (bytes > 0 && compute_.memory_bytes_per_s > 0) {
       const double memory_s =
           compute_.Seconds(work::ComputeKind::kMemory, static_cast<double>(bytes));
-      if (memory_s > cost.gemm_s) cost = work::ComputeCost{0, 0, memory_s, 0, 0};
+      if (memory_s > cost.gemm_s) {
+        cost.gemm_s = 0;
+        cost.memory_s = memory_s;
+      }
     }
     if (cost.total() > 1e6) Fail(node, "has a num_ops or tensor_size of over a million seconds");
     ++*modelled_;

@@ -48,8 +48,9 @@ void PrintNcclTestsTable(const std::vector<NcclTestsRow>& rows, std::ostream& ou
   out << fmt::format("  {:>14} {:>14} {:>10} {:>10} {:>10}\n", "size (B)", "count (float)",
                      "time (us)", "algbw GB/s", "busbw GB/s");
   for (const NcclTestsRow& row : rows) {
-    out << fmt::format("  {:>14} {:>14} {:>10.2f} {:>10.2f} {:>10.2f}\n", row.bytes, row.bytes / 4,
-                       row.time_s * 1e6, row.algbw_bytes_per_s / 1e9, row.busbw_bytes_per_s / 1e9);
+    out << fmt::format("  {:>14} {:>14} {:>10.2f} {:>10.2f} {:>10.2f}\n", row.bytes,
+                       row.bytes / work::kNcclTestsElementBytes, row.time_s * 1e6,
+                       row.algbw_bytes_per_s / 1e9, row.busbw_bytes_per_s / 1e9);
   }
 }
 

@@ -241,7 +241,7 @@ void CheckWorkloadKind(RuleContext& context) {
     used.push_back("workload.iterations");
     RefuseUnused(context, WorkloadKeysBut(used));
     CheckByGenerator(context, [](const Scenario& scenario) {
-      work::ValidateNcclTestsConfig(NcclTestsConfigOf(scenario));
+      work::NcclTestsSizes(NcclTestsConfigOf(scenario), scenario.job.world_size);
     });
     return;
   }
