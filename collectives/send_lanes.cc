@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "collectives/all_to_all.h"
 #include "collectives/ring_order.h"
 
 namespace nbox::coll {
@@ -71,6 +72,18 @@ uint64_t SendLaneBound(const CollectiveSpec& spec) {
       break;
   }
   return std::min(per_channel, world - 1) * channels;
+}
+
+uint64_t CarryingLaneBound(const CollectiveSpec& spec, int rank) {
+  const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
+  if (!all_to_all || spec.algorithm != Algorithm::kDirect) return SendLaneBound(spec);
+  const auto channels = static_cast<uint64_t>(spec.channels);
+  uint64_t lanes = 0;
+  for (int peer = 0; peer < spec.world_size; ++peer) {
+    if (peer == rank) continue;
+    lanes += std::min(channels, AllToAllBytes(spec, rank, peer) / spec.element_bytes);
+  }
+  return lanes;
 }
 
 }  // namespace nbox::coll

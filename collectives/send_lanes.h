@@ -33,4 +33,11 @@ std::vector<SendLane> SendLanes(const CollectiveSpec& spec, int rank);
 // rail's other servers). Never more than (W - 1) x channels. `spec` must be valid.
 uint64_t SendLaneBound(const CollectiveSpec& spec);
 
+// At least the lanes of SendLanes(spec, rank) that carry bytes, without building the schedule:
+// exact for a direct all-to-all, whose every pair is connected up front although the pairs
+// an all-to-all-v sends nothing to stay idle (a peer's bytes fill min(channels, elements)
+// channels; O(W)); SendLaneBound(spec) for every other spec. What a memory estimate charges
+// a connection's traffic to. `spec` must be valid.
+uint64_t CarryingLaneBound(const CollectiveSpec& spec, int rank);
+
 }  // namespace nbox::coll

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <utility>
 #include <vector>
@@ -131,6 +132,51 @@ TEST(SendLanes, NeverMoreThanTheirBound) {
     }
   }
   EXPECT_GT(checked, 3000);
+}
+
+// What a memory estimate charges traffic to: a direct all-to-all's lanes that carry bytes are
+// exactly the schedule's (every pair is connected up front, but an all-to-all-v sends nothing
+// on its empty pairs, and a pair of fewer elements than channels fills only that many), and
+// for every other shape never fewer than the schedule's.
+TEST(SendLanes, CarryingLanesAreTheScheduleSendsOfAnAllToAllV) {
+  int checked = 0;
+  for (int world : {2, 5, 12}) {
+    for (int channels : {1, 2, 3}) {
+      // Rank r sends (r * 7 + d) % 5 elements to d: some pairs empty, some of 1 or 2 elements.
+      auto counts = std::make_shared<std::vector<uint64_t>>(static_cast<size_t>(world * world));
+      for (int src = 0; src < world; ++src) {
+        for (int dst = 0; dst < world; ++dst) {
+          (*counts)[static_cast<size_t>(src * world + dst)] =
+              4 * static_cast<uint64_t>((src * 7 + dst) % 5);
+        }
+      }
+      CollectiveSpec spec =
+          Spec(CollectiveOp::kAllToAllV, Algorithm::kDirect, world, 0, 0, channels);
+      spec.bytes = 0;
+      spec.counts = counts;
+      for (int rank = 0; rank < world; ++rank) {
+        EXPECT_EQ(CarryingLaneBound(spec, rank), FromSchedule(spec, rank).size())
+            << "W=" << world << " channels " << channels << " rank " << rank;
+        EXPECT_LE(CarryingLaneBound(spec, rank), SendLaneBound(spec));
+        ++checked;
+      }
+      const CollectiveSpec ring =
+          Spec(CollectiveOp::kAllReduce, Algorithm::kRing, world, 0, 1, channels);
+      for (int rank = 0; rank < world; ++rank) {
+        EXPECT_GE(CarryingLaneBound(ring, rank), FromSchedule(ring, rank).size());
+      }
+    }
+  }
+  // A rank that sends nothing at all carries on no lane.
+  auto empty = std::make_shared<std::vector<uint64_t>>(16, 0);
+  (*empty)[1] = 4;  // only rank 0 sends, one element to rank 1
+  CollectiveSpec spec = Spec(CollectiveOp::kAllToAllV, Algorithm::kDirect, 4, 0, 0, 2);
+  spec.bytes = 0;
+  spec.counts = empty;
+  EXPECT_EQ(CarryingLaneBound(spec, 0), 1u);
+  EXPECT_EQ(CarryingLaneBound(spec, 3), 0u);
+  EXPECT_EQ(SendLaneBound(spec), 6u);
+  EXPECT_GT(checked, 20);
 }
 
 // The fast path's whole point: a ring of 16384 ranks needs its two lanes without building the

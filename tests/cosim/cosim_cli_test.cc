@@ -315,6 +315,18 @@ TEST_F(CosimCli, SigintWritesThePartialResultsMarkedStopped) {
   }
 }
 
+// The connections a DLRM job opens and the ones that carry bytes, counted by hand: 128 ranks, 64
+// embedding tables (one on each of ranks 0-63), 2 channels. The all-to-alls connect every pair
+// on both channels (128 x 127 x 2 = 32,512) and the MLPs' ring all-reduce each rank to its
+// next one on both (256): 32,768 opened. Carrying: a table holder sends its lookups to all
+// 127 others on both channels (64 x 254), a rank without one sends gradients back to the 64
+// holders (64 x 128), and the ring's 256: 24,704. The rest stay idle, charged apart.
+TEST_F(CosimCli, AnAllToAllVsEmptyPairsAreOpenedButCarryNothing) {
+  const auto check = RunCosim("scenarios/dlrm-128.ini --set network.model=flow --check");
+  EXPECT_EQ(check.status, 0) << check.output;
+  EXPECT_NE(check.output.find("(24704 of 32768 carrying)"), std::string::npos) << check.output;
+}
+
 // Issue 12: 16,384 ranks on a message-level model held their ring schedules at once (some
 // 260 GiB) and died part-way; the estimate refuses such a run before any work, naming the part
 // that does not fit and the keys that shrink it, with exit status 3, and the analytical model

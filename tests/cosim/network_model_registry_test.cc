@@ -22,7 +22,7 @@ TEST(NetworkModelRegistry, TheKeyOffersExactlyTheRegisteredModels) {
     EXPECT_NE(model.build, nullptr);
     EXPECT_NE(model.memory_cost, nullptr);
     EXPECT_NE(model.route_entries, nullptr);
-    EXPECT_NE(model.connection_bytes, nullptr);
+    EXPECT_NE(model.connection_cost, nullptr);
     EXPECT_NE(model.describe, nullptr);
   }
   EXPECT_EQ(scenario::KeyByFullName("network.model").value.choices, names);

@@ -43,6 +43,14 @@ struct NetworkMemoryCost {
   double bytes_per_route;
 };
 
+// What one connection holds while a job runs (memory_estimate.h): one that carries messages
+// (its state in the model, what it has in flight) and one opened up front that never carries
+// any (a pair an all-to-all-v sends nothing to).
+struct ConnectionMemoryCost {
+  double carrying_bytes;
+  double idle_bytes;
+};
+
 // A setting's text as the run used it ("network.mtu" -> "9000"), for the report's wording.
 using SettingText = std::function<std::string(const std::string& key)>;
 
@@ -54,7 +62,7 @@ struct NetworkModel {
   // The route entries its build keeps for `topology` (what bytes_per_route multiplies).
   uint64_t (*route_entries)(const scenario::Scenario& scenario, const topo::Topology& topology);
   // Measured bytes per connection while a job runs (memory_estimate.h).
-  double (*connection_bytes)(const scenario::Scenario& scenario);
+  ConnectionMemoryCost (*connection_cost)(const scenario::Scenario& scenario);
   // The report's line for it, after "network    ".
   std::string (*describe)(const SettingText& setting);
   // The scenario section only this model reads, left out of other models' results ("" none).

@@ -153,8 +153,6 @@ NboxCommunicator::Advance(Running& running)
         for (uint32_t id : ready)
         {
             const nbox::coll::Step& step = tracker.step(id);
-            const auto peer = static_cast<uint32_t>(step.peer);
-            const auto channel = static_cast<uint32_t>(step.channel);
             if (step.kind == StepKind::kSend)
             {
                 const Time delay = ProtocolDelay(running, step);

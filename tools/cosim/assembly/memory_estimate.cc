@@ -64,10 +64,11 @@ void AddScheduleMemory(const work::JobPrograms& job,
 std::string DescribeMemoryEstimate(const MemoryEstimate& e) {
   auto mib = [](uint64_t bytes) { return static_cast<double>(bytes) / kMiB; };
   return fmt::format(
-      "{:.0f} MiB: network {:.0f}, schedules {:.0f}, connections {:.0f}, programs {:.0f}, "
-      "records {:.0f}, report {:.0f} of {} collective instances",
+      "{:.0f} MiB: network {:.0f}, schedules {:.0f}, connections {:.0f} ({} of {} carrying), "
+      "programs {:.0f}, records {:.0f}, report {:.0f} of {} collective instances",
       mib(e.total_bytes()), mib(e.network_bytes), mib(e.schedule_bytes), mib(e.connection_bytes),
-      mib(e.program_bytes), mib(e.record_bytes), mib(e.report_bytes), e.collective_instances);
+      e.carrying_connections, e.connections, mib(e.program_bytes), mib(e.record_bytes),
+      mib(e.report_bytes), e.collective_instances);
 }
 
 void AddRunMemory(const RunRecordCounts& counts, int ranks, MemoryEstimate& estimate) {
@@ -82,8 +83,14 @@ void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& j
                          const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
                          MemoryEstimate& estimate) {
   // Per communicator and algorithm (the ring's lanes serve its all-reduce, all-gather and
-  // reduce-scatter of every size alike), the most lanes any of its collectives needs per rank.
-  std::map<std::pair<int, coll::Algorithm>, uint64_t> lanes_per_rank;
+  // reduce-scatter of every size alike), the most lanes any of its collectives needs per rank:
+  // the connections opened. Of those, the ones that carry bytes: the same, but where every
+  // collective of the key is a direct all-to-all, each member's own count (an all-to-all-v's
+  // empty pairs stay idle; DLRM's embedding exchange sends only from the ranks holding tables).
+  using Key = std::pair<int, coll::Algorithm>;
+  std::map<Key, uint64_t> lanes_per_rank;
+  std::map<Key, std::map<int, uint64_t>> carrying_per_member;  // direct all-to-alls only
+  std::set<Key> carrying_all;                                  // any other collective
   std::set<std::tuple<int, int, int>> pairs;  // transfers: (communicator, rank in it, peer)
   for (int rank = 0; rank < job.world_size(); ++rank) {
     const auto& program = job.programs[static_cast<size_t>(rank)];
@@ -102,16 +109,37 @@ void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& j
       const auto& comm = *communicators[static_cast<size_t>(index)];
       const coll::CollectiveSpec spec =
           comm.MakeSpec(op.collective, op.bytes, op.counts, op.root, op.element_bytes);
-      uint64_t& lanes = lanes_per_rank[{index, spec.algorithm}];
+      const Key key{index, spec.algorithm};
+      uint64_t& lanes = lanes_per_rank[key];
       lanes = std::max(lanes, coll::SendLaneBound(spec));
+      const bool all_to_all = op.collective == coll::CollectiveOp::kAllToAll ||
+                              op.collective == coll::CollectiveOp::kAllToAllV;
+      if (all_to_all && spec.algorithm == coll::Algorithm::kDirect) {
+        const int me = work::RankIn(job.communicators[static_cast<size_t>(index)], rank);
+        uint64_t& carrying = carrying_per_member[key][me];
+        carrying = std::max(carrying, coll::CarryingLaneBound(spec, me));
+      } else {
+        carrying_all.insert(key);
+      }
     }
   }
   for (const auto& [key, lanes] : lanes_per_rank) {
-    estimate.connections += lanes * communicators[static_cast<size_t>(key.first)]->GetSize();
+    const uint64_t opened = lanes * communicators[static_cast<size_t>(key.first)]->GetSize();
+    estimate.connections += opened;
+    if (carrying_all.count(key) > 0) {
+      estimate.carrying_connections += opened;
+      continue;
+    }
+    uint64_t carrying = 0;
+    for (const auto& [member, count] : carrying_per_member[key]) carrying += count;
+    estimate.carrying_connections += std::min(carrying, opened);
   }
-  estimate.connections += pairs.size();
-  estimate.connection_bytes = static_cast<uint64_t>(static_cast<double>(estimate.connections) *
-                                                    NetworkModelOf(s).connection_bytes(s));
+  estimate.connections += pairs.size();  // a transfer's pair carries what it was opened for
+  estimate.carrying_connections += pairs.size();
+  const ConnectionMemoryCost cost = NetworkModelOf(s).connection_cost(s);
+  estimate.connection_bytes = static_cast<uint64_t>(
+      static_cast<double>(estimate.carrying_connections) * cost.carrying_bytes +
+      static_cast<double>(estimate.connections - estimate.carrying_connections) * cost.idle_bytes);
 }
 
 std::string KeepLessOfTheRun(const scenario::Scenario& s) {

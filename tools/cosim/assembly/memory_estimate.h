@@ -31,16 +31,21 @@ namespace nbox::cosim {
 inline constexpr double kBytesPerScheduleStep = 130;
 
 // Measured bytes per connection while a job runs (the transport's connection, its sockets or
-// queue pair, the messages it carries at once): a direct all-reduce of 1 MiB, which connects
-// every pair of ranks and sends to every peer at once, at W = 64, 96 and 128 on a star against
-// the same job's peak (differences over 10,176 and 14,272 connections): packet over TCP
-// 23.7-23.9 KiB (two ns-3 sockets and their buffers), RoCE 4.5-4.7 KiB, flow 3.9-4.2 KiB,
-// analytical 0.3 KiB; the analytical model's again where millions of connections make it
-// exact, a DLRM job's all-to-alls on 2,048 GPUs (8.4 million connections,
-// nbox-bench-run-memory's calibration row): 235 bytes. About 0.5 KiB of each is the schedule's
-// steps, which
-// kBytesPerScheduleStep counts too. Each network model gives its own (NetworkModel's
-// connection_bytes), as it gives its build's cost per link and route entry (memory_cost).
+// queue pair, the messages it carries at once), apart for a connection that carries messages
+// and one opened up front that carries none (every pair of an all-to-all is connected, and an
+// all-to-all-v leaves its empty pairs idle; coll::CarryingLaneBound counts the others).
+// Carrying: a direct all-reduce of 1 MiB, which connects every pair of ranks and sends to
+// every peer at once, at W = 64, 96 and 128 on a star against the same job's peak
+// (differences over 10,176 and 14,272 connections): packet over TCP 23.7-23.9 KiB (two ns-3
+// sockets and their buffers), RoCE 4.5-4.7 KiB, analytical 0.3 KiB; flow 2.3-2.4 KiB beyond
+// the schedule's steps (which kBytesPerScheduleStep counts), measured where only the
+// connections change: a direct all-reduce at W = 256 on 1, 2 and 4 channels. Idle, where
+// millions of them make it exact, a DLRM job's all-to-alls (nbox-bench-run-memory's
+// calibration rows): analytical 235 bytes (2,048 GPUs, 8.4 million connections, nearly all
+// idle), flow 575 bytes (1,024 GPUs, 1.8 million idle; 531 at 512). The packet model's idle
+// connection is charged as a carrying one (not measured apart). Each network model gives its
+// own (NetworkModel's connection_cost), as it gives its build's cost per link and route entry
+// (memory_cost).
 
 struct MemoryEstimate {
   uint64_t links = 0;
@@ -50,7 +55,8 @@ struct MemoryEstimate {
   uint64_t schedule_bytes = 0;        // schedule_steps x kBytesPerScheduleStep
   bool schedules_counted = false;     // AddScheduleMemory ran (the job is built)
   uint64_t connections = 0;           // at most this many connections opened
-  uint64_t connection_bytes = 0;      // connections x the model's connection_bytes
+  uint64_t carrying_connections = 0;  // of those, at most this many carry bytes
+  uint64_t connection_bytes = 0;      // each at the model's connection_cost, carrying or idle
   uint64_t program_bytes = 0;         // the workload's programs (RunRecordCounts)
   uint64_t record_bytes = 0;          // the records the run keeps as it goes (RunRecordCounts)
   uint64_t report_bytes = 0;          // the report built from them at the end
@@ -100,8 +106,8 @@ inline constexpr double kBytesPerRank = 5400;
 // `ranks` that run them, and the report, per collective instance.
 void AddRunMemory(const RunRecordCounts& counts, int ranks, MemoryEstimate& estimate);
 
-// "N MiB: network N, schedules N, connections N, programs N, records N, report N of K
-// collective instances" (MiB).
+// "N MiB: network N, schedules N, connections N (C of K carrying), programs N, records N,
+// report N of K collective instances" (MiB, but the counts C and K).
 std::string DescribeMemoryEstimate(const MemoryEstimate& estimate);
 
 // A run refused for its resources (nbox-cosim's exit status 3).

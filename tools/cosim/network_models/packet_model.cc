@@ -54,11 +54,13 @@ uint64_t RouteEntries(const scenario::Scenario& s, const topo::Topology& topolog
   return routing_nodes * destinations;
 }
 
-double ConnectionBytes(const scenario::Scenario& s) {
+ConnectionMemoryCost ConnectionCost(const scenario::Scenario& s) {
   // A direct all-reduce of 1 MiB (every pair connected, every peer sent to at once) at W = 64,
   // 96 and 128 on a star, against the same job's peak: two ns-3 sockets and their buffers
-  // over TCP, a queue pair on RoCE (memory_estimate.h).
-  return s.network.transport == scenario::Transport::kRoce ? 4.6 * 1024 : 23.9 * 1024;
+  // over TCP, a queue pair on RoCE (memory_estimate.h). An idle connection is not measured
+  // apart: charged as one that carries (its sockets or queue pair exist from the start).
+  const double bytes = s.network.transport == scenario::Transport::kRoce ? 4.6 * 1024 : 23.9 * 1024;
+  return {bytes, bytes};
 }
 
 std::string Describe(const SettingText& setting) {
@@ -127,7 +129,7 @@ const NetworkModel& PacketModel() {
                                      Build,
                                      MemoryCost,
                                      RouteEntries,
-                                     ConnectionBytes,
+                                     ConnectionCost,
                                      Describe,
                                      "",
                                      scenario::CheckTcpMinRto,
