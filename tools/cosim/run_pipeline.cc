@@ -107,14 +107,16 @@ std::unique_ptr<OutputFolder> OpenOutput(const RunRequest& request,
   }
 }
 
-// What watches the run as it goes: link samples on the loop's slices, messages.csv.
+// What watches the run as it goes, writing as it goes: links.csv on the loop's slices,
+// messages.csv.
 struct RunWatchers {
   RunWatchers(const scenario::Scenario& scenario, const JobAssembly& assembly, OutputFolder& output)
-      : link_sample_s(scenario.output.link_sample_s), sampler(assembly.net.model) {
+      : link_sample_s(scenario.output.link_sample_s) {
     // Sampling links rides on the loop's slices: one slice per sample.
     if (link_sample_s > 0) {
-      sampler.Sample(ns3::Simulator::Now().GetSeconds());
-      after_slice = [this] { sampler.Sample(ns3::Simulator::Now().GetSeconds()); };
+      links_csv.emplace(assembly.net.model, assembly.job, output.Open(kLinksFile));
+      links_csv->Sample(ns3::Simulator::Now().GetSeconds());
+      after_slice = [this] { links_csv->Sample(ns3::Simulator::Now().GetSeconds()); };
     }
     if (scenario.output.messages == scenario::MessageLog::kCsv) {
       auto job = assembly.job;
@@ -128,7 +130,7 @@ struct RunWatchers {
   double slice_s() const { return link_sample_s > 0 ? link_sample_s : 100e-6; }
 
   double link_sample_s;
-  LinkSampler sampler;
+  std::optional<LinkSampler> links_csv;
   std::function<void()> after_slice;
   std::optional<MessagesCsvStream> messages_csv;
 };
@@ -245,10 +247,9 @@ void Write(const scenario::Scenario& scenario, const JobAssembly& assembly, cons
     watchers.messages_csv->Finish();
     written.push_back((dir / kMessagesFile).string());
   }
-  if (watchers.link_sample_s > 0) {
-    write(kLinksFile, [&](std::ostream& out) {
-      watchers.sampler.WriteCsv(result.network, result.summary.job_start_s, out);
-    });
+  if (watchers.links_csv) {
+    watchers.links_csv->Finish();
+    written.push_back((dir / kLinksFile).string());
   }
   if (scenario.output.trace == scenario::Timeline::kChrome) {
     write(kTraceFile, [&](std::ostream& out) { WriteChromeTrace(*job->GetRecords(), out); });

@@ -164,6 +164,12 @@ NboxJob::GetWorldSize() const
 }
 
 bool
+NboxJob::HasStarted() const
+{
+    return m_started;
+}
+
+bool
 NboxJob::IsFinished() const
 {
     if (!m_records || m_records->ranksFinished != GetWorldSize())

@@ -65,6 +65,8 @@ class NboxJob : public Object
     void Start();
 
     uint32_t GetWorldSize() const;
+    /** True once every connection is up and the ranks began (the records' jobStart is set). */
+    bool HasStarted() const;
     bool IsFinished() const;
     /**
      * True when the job can never finish: the ranks have started, some are unfinished, none is

@@ -13,8 +13,9 @@ namespace nbox::cosim {
 
 // results.json (an entry per collective instance and per iteration, the network's ports),
 // perf.json, traffic.csv (a line per rank pair and channel at most), trace.json with
-// output.trace = chrome (an event per op of every rank), links.csv with output.link_sample.
-// messages.csv (output.messages = csv) grows with every message and is not counted.
+// output.trace = chrome (an event per op of every rank). messages.csv (output.messages = csv)
+// grows with every message and links.csv (output.link_sample) with the simulated time: neither
+// is counted (both are written as the run goes, nothing of them held in memory).
 uint64_t EstimateOutputBytes(const scenario::Scenario& scenario, const JobAssembly& assembly);
 
 }  // namespace nbox::cosim
