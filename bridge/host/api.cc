@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -297,6 +298,68 @@ nboxResult_t nboxCommInitFromEnv(nboxComm_t* comm) {
     auto impl =
         nbox::host::Communicator::Create(static_cast<int>(world), id, static_cast<int>(rank));
     *comm = new nboxComm{std::move(impl)};
+  });
+}
+
+nboxResult_t nboxCommSplit(nboxComm_t comm, int color, int key, nboxComm_t* newcomm) {
+  constexpr const char* kCall = "nboxCommSplit";
+  return Guard([&] {
+    CheckComm(comm, kCall);
+    if (newcomm == nullptr) throw HostError(nboxInvalidArgument, "nboxCommSplit: newcomm is NULL");
+    *newcomm = nullptr;
+    if (color < 0 && color != NBOX_SPLIT_NOCOLOR) {
+      throw HostError(nboxInvalidArgument, "nboxCommSplit: color " + std::to_string(color) +
+                                               " is neither >= 0 nor NBOX_SPLIT_NOCOLOR");
+    }
+    if (nbox::host::t_group.depth > 0) {
+      throw HostError(nboxInvalidUsage, "nboxCommSplit: called inside nboxGroupStart/End");
+    }
+    if (comm->impl->under_simulation()) {
+      throw HostError(nboxInvalidUsage,
+                      "nboxCommSplit: a real rank of nbox-cosim cannot split its communicator "
+                      "yet (group communicators are not carried through the bridge)");
+    }
+    const int size = comm->impl->nranks();
+    const int me = comm->impl->rank();
+    // Runs one operation on `comm` to its end; a failure is the parent's, named as such.
+    auto run = [&](nboxResult_t result) {
+      if (result == nboxSuccess) return;
+      throw HostError(result, std::string("nboxCommSplit: exchanging colors and ids on the "
+                                          "parent communicator: ") +
+                                  nboxGetLastError(comm));
+    };
+    // Every rank's (color, key), then the ids of the new communicators' roots.
+    std::vector<int64_t> colors_and_keys(2 * static_cast<size_t>(size));
+    const int64_t mine[2] = {color, key};
+    nboxRequest_t request = nullptr;
+    run(nboxAllGather(mine, colors_and_keys.data(), 2, nboxInt64, comm, &request));
+    run(nboxWait(request));
+    std::vector<int> members;  // parent ranks of my color, in their new order
+    for (int r = 0; r < size; ++r) {
+      if (color != NBOX_SPLIT_NOCOLOR && colors_and_keys[2 * static_cast<size_t>(r)] == color) {
+        members.push_back(r);
+      }
+    }
+    std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+      return colors_and_keys[2 * static_cast<size_t>(a) + 1] <
+             colors_and_keys[2 * static_cast<size_t>(b) + 1];
+    });
+    // The first member of each color starts its communicator's bootstrap root.
+    nboxUniqueId own{};
+    const bool root = !members.empty() && members.front() == me;
+    if (root) {
+      const nboxResult_t made = nboxGetUniqueId(&own);
+      if (made != nboxSuccess) throw HostError(made, nbox::host::t_last_error);
+    }
+    std::vector<nboxUniqueId> ids(static_cast<size_t>(size));
+    run(nboxAllGather(&own, ids.data(), sizeof(nboxUniqueId), nboxUint8, comm, &request));
+    run(nboxWait(request));
+    if (members.empty()) return;  // NBOX_SPLIT_NOCOLOR
+    const auto position = std::find(members.begin(), members.end(), me) - members.begin();
+    auto impl = nbox::host::Communicator::Create(static_cast<int>(members.size()),
+                                                 ids[static_cast<size_t>(members.front())],
+                                                 static_cast<int>(position));
+    *newcomm = new nboxComm{std::move(impl)};
   });
 }
 

@@ -51,6 +51,9 @@ class Communicator {
   // fill their messages, payload = self), else nullptr. Cached like schedules.
   std::shared_ptr<const std::vector<uint32_t>> ContributionsFor(const coll::CollectiveSpec& spec);
   bool has_emulated_peers() const { return has_emulated_peers_; }
+  // Whether the plugin is nbox-cosim's (it has nboxNetExt_v2): the rank is a real rank of a
+  // simulated job.
+  bool under_simulation() const { return plugin_->ext2() != nullptr; }
 
   // The rank's clock in ns (nboxCommVirtualTimeNs): the plugin's virtual time under
   // nboxNetExt_v2, else the steady wall clock.

@@ -125,6 +125,35 @@ TEST_F(HostApi, OneRankCollectivesAreCopies) {
   EXPECT_EQ(nboxCommDestroy(comm), nboxSuccess);
 }
 
+// nboxCommSplit refuses what NCCL's refuses (a negative color other than NBOX_SPLIT_NOCOLOR, a
+// call inside a group, no place for the result) and leaves *newcomm NULL; a rank without color
+// gets NULL; one rank alone gets a communicator of one.
+TEST_F(HostApi, SplitRefusesBadArgumentsAndGivesNoColorNothing) {
+  nboxComm_t comm = SingleRank();
+  ASSERT_NE(comm, nullptr);
+  nboxComm_t part = reinterpret_cast<nboxComm_t>(&part);  // not NULL: the call must clear it
+  EXPECT_EQ(nboxCommSplit(comm, -2, 0, &part), nboxInvalidArgument);
+  EXPECT_EQ(part, nullptr);
+  EXPECT_NE(LastError().find("color -2 is neither >= 0 nor NBOX_SPLIT_NOCOLOR"), std::string::npos)
+      << LastError();
+  EXPECT_EQ(nboxCommSplit(comm, 0, 0, nullptr), nboxInvalidArgument);
+  EXPECT_EQ(nboxCommSplit(nullptr, 0, 0, &part), nboxInvalidArgument);
+  ASSERT_EQ(nboxGroupStart(), nboxSuccess);
+  EXPECT_EQ(nboxCommSplit(comm, 0, 0, &part), nboxInvalidUsage);
+  ASSERT_EQ(nboxGroupEnd(), nboxSuccess);
+  EXPECT_EQ(nboxCommSplit(comm, NBOX_SPLIT_NOCOLOR, 0, &part), nboxSuccess);
+  EXPECT_EQ(part, nullptr);
+  ASSERT_EQ(nboxCommSplit(comm, 7, 3, &part), nboxSuccess);
+  ASSERT_NE(part, nullptr);
+  int count = 0, rank = -1;
+  ASSERT_EQ(nboxCommCount(part, &count), nboxSuccess);
+  ASSERT_EQ(nboxCommUserRank(part, &rank), nboxSuccess);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(rank, 0);
+  EXPECT_EQ(nboxCommDestroy(part), nboxSuccess);
+  EXPECT_EQ(nboxCommDestroy(comm), nboxSuccess);
+}
+
 // Under a plugin without nboxNetExt_v2 (the TCP plugin) the rank's clock is the steady wall
 // clock and iteration marks go nowhere.
 TEST_F(HostApi, TheClockIsTheWallClockOutsideNboxCosim) {

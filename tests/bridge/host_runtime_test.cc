@@ -46,6 +46,10 @@ TEST_P(HostRuntimeRanks, AsynchronousCallsAndMixedGroups) {
   ExpectAllPassed(LaunchRanks("async", GetParam()));
 }
 
+TEST_P(HostRuntimeRanks, SplitByColorAndKeyThenSplitAgain) {
+  ExpectAllPassed(LaunchRanks("split", GetParam()));
+}
+
 INSTANTIATE_TEST_SUITE_P(World, HostRuntimeRanks, ::testing::Values(2, 3, 4, 8),
                          [](const auto& info) { return "W" + std::to_string(info.param); });
 

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -360,6 +361,72 @@ void ScenarioRecord(nboxComm_t comm) {
   CheckAllReduce(comm, nboxFloat32, nboxSum, 1000, false, 7);
 }
 
+// nboxCommSplit as NCCL's: the last rank takes no color (when there are three or more); the
+// others split by parity, ranked by descending parent rank (key = -rank). In each group, an
+// all-gather of the parent ranks shows the order, and an all-reduce of parent rank + 1 gives
+// the group's sum; then a split of the group in two halves by key alone runs one more
+// all-reduce. Every figure is worked out here from the parent ranks.
+void ScenarioSplit(nboxComm_t comm) {
+  const bool no_color = g_nranks >= 3 && g_rank == g_nranks - 1;
+  const int color = no_color ? NBOX_SPLIT_NOCOLOR : g_rank % 2;
+  nboxComm_t group = nullptr;
+  CHECK_OK(nboxCommSplit(comm, color, -g_rank, &group), comm);
+  if (no_color) {
+    if (group != nullptr) Fail("a rank without color got a communicator");
+    return;
+  }
+  std::vector<int> members;  // the parent ranks of my color, descending
+  for (int r = g_nranks - 1; r >= 0; --r) {
+    if (r % 2 == color && !(g_nranks >= 3 && r == g_nranks - 1)) members.push_back(r);
+  }
+  int size = 0, rank = -1;
+  CHECK_OK(nboxCommCount(group, &size), group);
+  CHECK_OK(nboxCommUserRank(group, &rank), group);
+  const int want_rank =
+      static_cast<int>(std::find(members.begin(), members.end(), g_rank) - members.begin());
+  if (size != static_cast<int>(members.size()) || rank != want_rank) {
+    Fail("split: rank " + std::to_string(rank) + " of " + std::to_string(size) + ", expected " +
+         std::to_string(want_rank) + " of " + std::to_string(members.size()));
+    CHECK_OK(nboxCommDestroy(group), nullptr);
+    return;
+  }
+  std::vector<int32_t> order(members.size(), -1);
+  const int32_t me = g_rank;
+  CHECK_OK(nboxAllGather(&me, order.data(), 1, nboxInt32, group, nullptr), group);
+  int64_t sum = g_rank + 1;
+  CHECK_OK(nboxAllReduce(&sum, &sum, 1, nboxInt64, nboxSum, group, nullptr), group);
+  CHECK_OK(nboxCommSynchronize(group), group);
+  int64_t want_sum = 0;
+  for (size_t i = 0; i < members.size(); ++i) {
+    want_sum += members[i] + 1;
+    if (order[i] != members[i]) {
+      Fail("split: member " + std::to_string(i) + " is parent rank " + std::to_string(order[i]) +
+           ", expected " + std::to_string(members[i]));
+    }
+  }
+  if (sum != want_sum) {
+    Fail("split: all-reduce gave " + std::to_string(sum) + ", expected " +
+         std::to_string(want_sum));
+  }
+  // A split of the split: the first half of the group (by its ranks) and the second.
+  const int half = size / 2;
+  nboxComm_t part = nullptr;
+  CHECK_OK(nboxCommSplit(group, rank < half ? 0 : 1, rank, &part), group);
+  int64_t part_sum = g_rank + 1;
+  CHECK_OK(nboxAllReduce(&part_sum, &part_sum, 1, nboxInt64, nboxSum, part, nullptr), part);
+  CHECK_OK(nboxCommSynchronize(part), part);
+  int64_t want_part = 0;
+  for (int i = rank < half ? 0 : half; i < (rank < half ? half : size); ++i) {
+    want_part += members[static_cast<size_t>(i)] + 1;
+  }
+  if (part_sum != want_part) {
+    Fail("split of a split: all-reduce gave " + std::to_string(part_sum) + ", expected " +
+         std::to_string(want_part));
+  }
+  CHECK_OK(nboxCommDestroy(part), nullptr);
+  CHECK_OK(nboxCommDestroy(group), nullptr);
+}
+
 void ScenarioAsync(nboxComm_t comm) {
   const size_t count = 20000;
   const int kOps = 4;
@@ -553,6 +620,8 @@ int main(int argc, char** argv) {
     ScenarioPointToPoint(comm, large);
   } else if (scenario == "async") {
     ScenarioAsync(comm);
+  } else if (scenario == "split") {
+    ScenarioSplit(comm);
   } else if (scenario == "record") {
     ScenarioRecord(comm);
   } else if (scenario == "die_idle") {

@@ -116,4 +116,24 @@ TEST(RealRankDisagreement, EndsTheRunNamingBothSidesAndKeepsTheLog) {
   fs::remove_all(dir);
 }
 
+// A real rank that splits its communicator is told plainly that group communicators do not
+// cross the bridge yet (rather than a bootstrap that nbox-cosim never answers), and the run
+// ends with the rank's failure.
+TEST(RealRankSplit, IsRefusedWithAReasonUntilGroupsCrossTheBridge) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("nbox-realrank-split-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const auto run = nbox::test_support::RunCommand(
+      std::string(NBOX_COSIM_PATH) + " tests/cosim/fixtures/realranks_matrix.ini --out " +
+      dir.string() + " --set 'realranks.launch=" + NBOX_HOST_WORKER_PATH + " split env self' 2>&1");
+  EXPECT_EQ(run.status, 1) << run.output;
+  EXPECT_NE(run.output.find("real rank 1 (pid "), std::string::npos) << run.output;
+  const std::string log = ReadFile(dir / "rank1.log");
+  EXPECT_NE(log.find("nboxCommSplit: a real rank of nbox-cosim cannot split its communicator "
+                     "yet"),
+            std::string::npos)
+      << log;
+  fs::remove_all(dir);
+}
+
 }  // namespace
