@@ -68,7 +68,11 @@ class Root : public BootstrapRootCore {
       has_joined_.assign(nranks_, false);
     }
     std::string problem;
-    if (join.nranks != nranks_) {
+    if (!join.members.empty()) {
+      problem = "rank " + std::to_string(join.rank) +
+                " joined as a member of a group of nbox-cosim's job, but this root serves a "
+                "communicator of its own";
+    } else if (join.nranks != nranks_) {
       problem = "rank " + std::to_string(join.rank) + " joined with nranks " +
                 std::to_string(join.nranks) + ", others with " + std::to_string(nranks_);
     } else if (join.rank < 0 || join.rank >= nranks_) {
@@ -98,7 +102,10 @@ class Root : public BootstrapRootCore {
     member.rank = join.rank;
     blobs_[join.rank] = std::move(join.blob);
     has_joined_[join.rank] = true;
-    if (++joined_ == nranks_) SendTable(&blobs_);
+    if (++joined_ == nranks_) {
+      SendTable(&blobs_);
+      StopAccepting();
+    }
   }
 
   const Clock::time_point join_deadline_;

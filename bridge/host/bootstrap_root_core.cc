@@ -32,7 +32,8 @@ BootstrapRootCore::BootstrapRootCore(UniqueFd listen_fd, uint64_t nonce, std::st
 
 void BootstrapRootCore::PollOnce(int timeout_ms) {
   std::vector<pollfd> fds;
-  if (!table_sent_) fds.push_back({listen_fd_.get(), POLLIN, 0});
+  const bool accepting = listen_fd_.get() >= 0;
+  if (accepting) fds.push_back({listen_fd_.get(), POLLIN, 0});
   const size_t first_member = fds.size();
   for (const auto& member : members_) fds.push_back({member->fd.get(), POLLIN, 0});
   const int n = poll(fds.data(), fds.size(), timeout_ms);
@@ -41,7 +42,7 @@ void BootstrapRootCore::PollOnce(int timeout_ms) {
     return;
   }
   if (n <= 0) return;
-  if (!table_sent_ && (fds[0].revents & POLLIN) != 0) AcceptAll();
+  if (accepting && (fds[0].revents & POLLIN) != 0) AcceptAll();
   // members_ may have grown; only the ones polled are looked at.
   for (size_t i = first_member; i < fds.size() && !finished_; ++i) {
     if (fds[i].revents != 0) ReadFrom(*members_[i - first_member]);
@@ -117,13 +118,13 @@ void BootstrapRootCore::Reject(Member& member, const std::string& what) {
   }
 }
 
-void BootstrapRootCore::SendTable(std::vector<std::vector<uint8_t>>* blobs) {
+void BootstrapRootCore::SendTable(std::vector<std::vector<uint8_t>>* blobs, int group) {
   std::vector<uint8_t> payload;
   for (const auto& blob : *blobs) payload.insert(payload.end(), blob.begin(), blob.end());
   const std::vector<uint8_t> frame = EncodeFrame(FrameType::kTable, payload);
   blobs->clear();
   for (const auto& member : members_) {
-    if (member->rank < 0) continue;
+    if (member->rank < 0 || member->group != group) continue;
     try {
       bridge::SendAll(member->fd.get(), frame.data(), frame.size(), Clock::now() + kSendTimeout,
                       "bootstrap root to rank " + std::to_string(member->rank));
@@ -132,11 +133,14 @@ void BootstrapRootCore::SendTable(std::vector<std::vector<uint8_t>>* blobs) {
       return;
     }
   }
+  if (group == 0) table_sent_ = true;
+}
+
+void BootstrapRootCore::StopAccepting() {
   for (auto& member : members_) {
     if (member->rank < 0) member->left = true;  // strangers
   }
-  listen_fd_.reset();  // no one else may join
-  table_sent_ = true;
+  listen_fd_.reset();
 }
 
 void BootstrapRootCore::Abort(const std::string& why) {

@@ -3,8 +3,9 @@
 // emulated ranks (bridge/server/cosim_bootstrap_root.cc).
 //
 // A root listens, accepts every process that connects, reads bootstrap frames from each
-// (bootstrap_wire.h) and hands the joins to OnJoin; it sends the table to the ranks that joined,
-// lets ranks leave with Bye, and when a rank's connection closes without Bye (its process ended
+// (bootstrap_wire.h) and hands the joins to OnJoin; it sends a communicator's table to the ranks
+// that joined it (a root may serve several communicators, each a group of its members), lets
+// ranks leave with Bye, and when a rank's connection closes without Bye (its process ended
 // or aborted) or a rank breaks the protocol, it tells every rank still connected (Abort) and
 // stops. Connections that never claimed a rank (strangers) are dropped quietly.
 // Single-threaded and non-blocking: everything happens inside PollOnce.
@@ -28,7 +29,7 @@ class BootstrapRootCore {
   BootstrapRootCore(const BootstrapRootCore&) = delete;
   BootstrapRootCore& operator=(const BootstrapRootCore&) = delete;
 
-  // Every rank that joined got the table.
+  // Every rank that joined the first communicator (group 0) got its table.
   bool table_sent() const { return table_sent_; }
   // The root stopped (after Abort); failure() says why.
   bool finished() const { return finished_; }
@@ -38,6 +39,7 @@ class BootstrapRootCore {
   struct Member {
     bridge::UniqueFd fd;
     int rank = -1;  // -1 until its join arrived
+    int group = 0;  // the communicator it joined (the caller's numbering)
     bool left = false;
     std::vector<uint8_t> input;  // bytes received and not yet parsed
   };
@@ -46,7 +48,7 @@ class BootstrapRootCore {
   BootstrapRootCore(bridge::UniqueFd listen_fd, uint64_t nonce, std::string error_prefix);
 
   // Waits up to `timeout_ms` (-1: no limit) for activity on the root's sockets and handles
-  // what is ready: accepts (until the table is sent), frames, byes and departures.
+  // what is ready: accepts (until StopAccepting), frames, byes and departures.
   void PollOnce(int timeout_ms);
   bool has_members() const { return !members_.empty(); }
 
@@ -59,9 +61,11 @@ class BootstrapRootCore {
   // A connection that does not speak the protocol: dropped, unless it claimed a rank (then the
   // whole job is aborted, naming it before `what`).
   void Reject(Member& member, const std::string& what);
-  // Sends every joined rank the concatenation of `blobs` (in rank order) and clears them; the
-  // remaining strangers are dropped and no one else may connect.
-  void SendTable(std::vector<std::vector<uint8_t>>* blobs);
+  // Sends every rank that joined communicator `group` the concatenation of `blobs` (in rank
+  // order) and clears them.
+  void SendTable(std::vector<std::vector<uint8_t>>* blobs, int group = 0);
+  // No one else may connect: the listening socket closes and the strangers are dropped.
+  void StopAccepting();
   // Tells every rank still connected why the job cannot go on, then stops.
   void Abort(const std::string& why);
 

@@ -72,6 +72,8 @@ std::vector<uint8_t> EncodeJoin(const JoinRequest& join) {
   Put32(payload, static_cast<uint32_t>(join.settings.size()));
   Put64(payload, join.chunk_bytes);
   payload.insert(payload.end(), join.settings.begin(), join.settings.end());
+  Put32(payload, static_cast<uint32_t>(join.members.size()));
+  for (int32_t member : join.members) Put32(payload, static_cast<uint32_t>(member));
   payload.insert(payload.end(), join.blob.begin(), join.blob.end());
   return payload;
 }
@@ -88,7 +90,16 @@ bool DecodeJoin(const std::vector<uint8_t>& payload, JoinRequest* join) {
   if (settings_bytes > payload.size() - kJoinFixedBytes) return false;
   const auto settings_begin = payload.begin() + kJoinFixedBytes;
   join->settings.assign(settings_begin, settings_begin + settings_bytes);
-  join->blob.assign(settings_begin + settings_bytes, payload.end());
+  size_t at = kJoinFixedBytes + settings_bytes;
+  if (payload.size() - at < 4) return false;
+  const uint64_t members = Get32(in + at);
+  at += 4;
+  if (members > (payload.size() - at) / 4) return false;
+  join->members.resize(members);
+  for (uint64_t i = 0; i < members; ++i, at += 4) {
+    join->members[i] = static_cast<int32_t>(Get32(in + at));
+  }
+  join->blob.assign(payload.begin() + static_cast<std::ptrdiff_t>(at), payload.end());
   return true;
 }
 

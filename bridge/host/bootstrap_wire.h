@@ -3,7 +3,9 @@
 //
 //   rank -> root  kJoin   nonce u64, nranks i32, rank i32, channels i32, settings length
 //                         u32, chunk_bytes u64, the rank's collective settings
-//                         (coll::EncodeSettings), then its blob of listen handles
+//                         (coll::EncodeSettings), the member count u32 and as many i32s
+//                         (the communicator's members as world ranks, in its rank order; none
+//                         for a communicator of its own), then its blob of listen handles
 //   root -> rank  kTable  every rank's blob, in rank order (sent once all ranks joined)
 //   rank -> root  kBye    the rank destroyed its communicator normally
 //   root -> rank  kAbort  text: why the communicator cannot go on (a rank died, bad join)
@@ -30,6 +32,9 @@ struct JoinRequest {
   int32_t channels = 0;
   uint64_t chunk_bytes = 0;
   std::string settings;  // coll::EncodeSettings of the rank's collective settings
+  // A group of a job that nbox-cosim serves: its members' world ranks, index = rank in it.
+  // Empty: the communicator is its own (the host runtime's root) or the job's world.
+  std::vector<int32_t> members;
   std::vector<uint8_t> blob;
 };
 

@@ -14,7 +14,7 @@ namespace nbox::bridge::server {
 using host::BootstrapRootCore;
 
 // nbox-cosim's root: only the real ranks join, and what they must agree with comes from the
-// scenario (options_).
+// scenario (options_): the world, then any of its groups.
 class CosimBootstrapRoot::Impl : public BootstrapRootCore {
  public:
   Impl(CosimBootstrapOptions options, BridgeServer* server, UniqueFd listen_fd, uint64_t nonce,
@@ -22,16 +22,13 @@ class CosimBootstrapRoot::Impl : public BootstrapRootCore {
       : BootstrapRootCore(std::move(listen_fd), nonce, ""),
         options_(std::move(options)),
         server_(server),
-        lanes_(options_.channels + 1),
         join_deadline_(Clock::now() + options_.join_timeout),
         unique_id_text_(std::move(unique_id_text)) {
-    real_count_ = static_cast<int>(std::count(options_.real.begin(), options_.real.end(), true));
-    blob_bytes_ = static_cast<size_t>(options_.world_size) * lanes_ * wire::kListenHandleBytes;
-    blobs_.assign(options_.world_size, {});
-    has_joined_.assign(options_.world_size, false);
-    for (int rank = 0; rank < options_.world_size; ++rank) {
-      if (!options_.real[rank]) blobs_[rank] = SyntheticBlob(rank);
-    }
+    CosimGroup world;
+    for (int rank = 0; rank < options_.world_size; ++rank) world.members.push_back(rank);
+    world.channels = options_.channels;
+    Serve(std::move(world));
+    for (const CosimGroup& group : options_.groups) Serve(group);
   }
 
   void Poll(std::chrono::milliseconds timeout) {
@@ -50,63 +47,126 @@ class CosimBootstrapRoot::Impl : public BootstrapRootCore {
 
   const std::string& unique_id_text() const { return unique_id_text_; }
   bool all_joined() const { return table_sent(); }
-  int joined() const { return joined_; }
+  int joined() const { return comms_.front().joined; }
+  int groups_joined() const {
+    return static_cast<int>(std::count_if(comms_.begin() + 1, comms_.end(), [](const Comm& c) {
+      return c.real_count > 0 && c.table_sent;
+    }));
+  }
 
  private:
-  // An emulated rank's blob: its synthetic listen for every (sender, lane), sender-major.
-  std::vector<uint8_t> SyntheticBlob(int rank) const {
-    std::vector<uint8_t> blob(blob_bytes_, 0);
-    for (int sender = 0; sender < options_.world_size; ++sender) {
+  // A communicator real ranks join: the world (comms_[0]) or a group.
+  struct Comm {
+    CosimGroup group;
+    int lanes = 0;  // channels + 1
+    int real_count = 0;
+    size_t blob_bytes = 0;
+    std::vector<std::vector<uint8_t>> blobs;  // by rank in it
+    std::vector<bool> has_joined;
+    int joined = 0;
+    bool table_sent = false;
+  };
+
+  void Serve(CosimGroup group) {
+    Comm comm;
+    comm.group = std::move(group);
+    comm.lanes = comm.group.channels + 1;
+    const int size = static_cast<int>(comm.group.members.size());
+    comm.blob_bytes = static_cast<size_t>(size) * comm.lanes * wire::kListenHandleBytes;
+    comm.blobs.assign(size, {});
+    comm.has_joined.assign(size, false);
+    for (int rank = 0; rank < size; ++rank) {
+      if (options_.real[comm.group.members[rank]]) {
+        ++comm.real_count;
+      } else {
+        comm.blobs[rank] = SyntheticBlob(comm, rank);
+      }
+    }
+    comms_.push_back(std::move(comm));
+  }
+
+  // An emulated member's blob: its synthetic listen for every (sender, lane), sender-major,
+  // in world ranks and the job's lanes.
+  static std::vector<uint8_t> SyntheticBlob(const Comm& comm, int rank) {
+    const auto& members = comm.group.members;
+    std::vector<uint8_t> blob(comm.blob_bytes, 0);
+    for (int sender = 0; sender < static_cast<int>(members.size()); ++sender) {
       if (sender == rank) continue;
-      for (int lane = 0; lane < lanes_; ++lane) {
+      for (int lane = 0; lane < comm.lanes; ++lane) {
         wire::ListenHandle handle;
-        handle.rank = static_cast<uint32_t>(rank);
-        handle.listen =
-            wire::SyntheticListenId(static_cast<uint32_t>(sender), static_cast<uint32_t>(lane));
+        handle.rank = static_cast<uint32_t>(members[rank]);
+        handle.listen = wire::SyntheticListenId(static_cast<uint32_t>(members[sender]),
+                                                static_cast<uint32_t>(comm.group.lane_base + lane));
         handle.nonce = 0;
-        wire::EncodeListenHandle(handle, blob.data() + Offset(sender, lane));
+        wire::EncodeListenHandle(handle, blob.data() + Offset(comm, sender, lane));
       }
     }
     return blob;
   }
 
-  size_t Offset(int sender, int lane) const {
-    return (static_cast<size_t>(sender) * lanes_ + lane) * wire::kListenHandleBytes;
+  static size_t Offset(const Comm& comm, int sender, int lane) {
+    return (static_cast<size_t>(sender) * comm.lanes + lane) * wire::kListenHandleBytes;
   }
 
   std::string JoinTimeoutText() const {
+    const Comm& world = comms_.front();
     std::string missing;
     for (int rank = 0; rank < options_.world_size; ++rank) {
-      if (options_.real[rank] && !has_joined_[rank]) {
+      if (options_.real[rank] && !world.has_joined[rank]) {
         missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
       }
     }
-    return "only " + std::to_string(joined_) + " of " + std::to_string(real_count_) +
+    return "only " + std::to_string(world.joined) + " of " + std::to_string(world.real_count) +
            " real ranks joined within " + std::to_string(options_.join_timeout.count()) +
            " ms (missing: " + missing + ")";
   }
 
   std::string RankName(int rank) const override { return "real rank " + std::to_string(rank); }
 
-  // What is wrong with a join, or "".
-  std::string CheckJoin(const host::JoinRequest& join) const {
-    const std::string who = "rank " + std::to_string(join.rank);
-    if (join.nranks != options_.world_size) {
-      return who + " joined with nranks " + std::to_string(join.nranks) + ", the job has " +
-             std::to_string(options_.world_size) + " ranks";
+  static std::string MemberList(const std::vector<int32_t>& members) {
+    std::string text;
+    for (int32_t member : members) text += (text.empty() ? "" : ",") + std::to_string(member);
+    return "[" + text + "]";
+  }
+
+  // The communicator a join names: the world without members, else the group of exactly
+  // those members; -1 when the scenario has none.
+  int Find(const host::JoinRequest& join) const {
+    if (join.members.empty()) return 0;
+    for (size_t i = 0; i < comms_.size(); ++i) {
+      if (std::equal(comms_[i].group.members.begin(), comms_[i].group.members.end(),
+                     join.members.begin(), join.members.end())) {
+        return static_cast<int>(i);
+      }
     }
-    if (join.rank < 0 || join.rank >= options_.world_size) {
-      return "a rank joined as rank " + std::to_string(join.rank) + " of " +
-             std::to_string(options_.world_size);
+    return -1;
+  }
+
+  // What is wrong with a join of `comm`, or "".
+  std::string CheckJoin(const Comm& comm, const host::JoinRequest& join) const {
+    const bool world = &comm == &comms_.front();
+    const int size = static_cast<int>(comm.group.members.size());
+    const std::string of = world ? std::string() : " of group " + MemberList(join.members);
+    const std::string who = "rank " + std::to_string(join.rank) + of;
+    if (join.nranks != size) {
+      return who + " joined with nranks " + std::to_string(join.nranks) + ", the " +
+             (world ? "job" : "group") + " has " + std::to_string(size) + " ranks";
     }
-    if (!options_.real[join.rank]) {
-      return who + " joined, but it is emulated in this job (NBOX_RANK of a real rank?)";
+    if (join.rank < 0 || join.rank >= size) {
+      return "a rank joined as rank " + std::to_string(join.rank) + " of " + std::to_string(size) +
+             of;
     }
-    if (has_joined_[join.rank]) return "two processes joined as " + who;
-    if (join.channels != options_.channels || join.chunk_bytes != options_.chunk_bytes) {
+    const int world_rank = comm.group.members[join.rank];
+    if (!options_.real[world_rank]) {
+      return who + " joined, but " +
+             (world ? "it is" : "world rank " + std::to_string(world_rank) + " is") +
+             " emulated in this job (NBOX_RANK of a real rank?)";
+    }
+    if (comm.has_joined[join.rank]) return "two processes joined as " + who;
+    if (join.channels != comm.group.channels || join.chunk_bytes != options_.chunk_bytes) {
       return who + " has NBOX_CHANNELS=" + std::to_string(join.channels) +
              " NBOX_CHUNK_BYTES=" + std::to_string(join.chunk_bytes) + ", the scenario has " +
-             std::to_string(options_.channels) + " and " + std::to_string(options_.chunk_bytes) +
+             std::to_string(comm.group.channels) + " and " + std::to_string(options_.chunk_bytes) +
              " (emulated ranks must build the same schedules)";
     }
     if (!options_.settings.empty() && join.settings != options_.settings) {
@@ -114,9 +174,9 @@ class CosimBootstrapRoot::Impl : public BootstrapRootCore {
              host::SettingsDifference(join.settings, options_.settings) +
              " (NBOX_COLLECTIVES; emulated ranks must build the same schedules)";
     }
-    if (join.blob.size() != blob_bytes_) {
+    if (join.blob.size() != comm.blob_bytes) {
       return who + " sent a table of " + std::to_string(join.blob.size()) + " bytes, expected " +
-             std::to_string(blob_bytes_) + " (not the nbox plugin's handles?)";
+             std::to_string(comm.blob_bytes) + " (not the nbox plugin's handles?)";
     }
     return "";
   }
@@ -127,15 +187,32 @@ class CosimBootstrapRoot::Impl : public BootstrapRootCore {
       Reject(member, "did not present this job's unique id");
       return;
     }
-    std::string problem = CheckJoin(join);
+    const int index = Find(join);
+    if (index < 0) {
+      // Told too (it claims the world rank it names), as the job's other real ranks are.
+      const bool named = join.rank >= 0 && join.rank < static_cast<int>(join.members.size()) &&
+                         join.members[join.rank] >= 0 &&
+                         join.members[join.rank] < options_.world_size;
+      member.rank = named ? join.members[join.rank] : -1;
+      Abort("rank " + std::to_string(join.rank) + " joined a group of world ranks " +
+            MemberList(join.members) +
+            ", but no communicator of the scenario's workload has exactly those members in "
+            "that order");
+      return;
+    }
+    Comm& comm = comms_[static_cast<size_t>(index)];
+    std::string problem = CheckJoin(comm, join);
+    const auto& members = comm.group.members;
+    const int size = static_cast<int>(members.size());
     // Every handle must be the nbox plugin's own listen of this rank; each is registered with
-    // the server as the listen for its (sender, lane).
-    for (int sender = 0; sender < options_.world_size && problem.empty(); ++sender) {
+    // the server as the listen for its (sender, lane), in world ranks and the job's lanes.
+    for (int sender = 0; sender < size && problem.empty(); ++sender) {
       if (sender == join.rank) continue;
-      for (int lane = 0; lane < lanes_ && problem.empty(); ++lane) {
+      for (int lane = 0; lane < comm.lanes && problem.empty(); ++lane) {
+        const int world_rank = members[join.rank];
         wire::ListenHandle handle;
-        if (!wire::DecodeListenHandle(join.blob.data() + Offset(sender, lane), &handle) ||
-            handle.rank != static_cast<uint32_t>(join.rank) ||
+        if (!wire::DecodeListenHandle(join.blob.data() + Offset(comm, sender, lane), &handle) ||
+            handle.rank != static_cast<uint32_t>(world_rank) ||
             wire::IsSyntheticListenId(handle.listen)) {
           problem = "rank " + std::to_string(join.rank) + "'s handle for sender " +
                     std::to_string(sender) + " lane " + std::to_string(lane) +
@@ -144,33 +221,37 @@ class CosimBootstrapRoot::Impl : public BootstrapRootCore {
           break;
         }
         try {
-          server_->RegisterListen(join.rank, handle.listen, sender, lane);
+          server_->RegisterListen(world_rank, handle.listen, members[sender],
+                                  comm.group.lane_base + lane);
         } catch (const std::invalid_argument& error) {
           problem = error.what();
         }
       }
     }
     if (!problem.empty()) {
-      member.rank = join.rank >= 0 && join.rank < options_.world_size ? join.rank : -1;
+      member.rank = join.rank >= 0 && join.rank < size ? members[join.rank] : -1;
       Abort(problem);
       return;
     }
-    member.rank = join.rank;
-    blobs_[join.rank] = std::move(join.blob);
-    has_joined_[join.rank] = true;
-    if (++joined_ == real_count_) SendTable(&blobs_);
+    member.rank = members[join.rank];
+    member.group = index;
+    comm.blobs[join.rank] = std::move(join.blob);
+    comm.has_joined[join.rank] = true;
+    if (++comm.joined < comm.real_count) return;
+    SendTable(&comm.blobs, index);
+    comm.table_sent = true;
+    // Once every communicator real ranks can join has its table, no one else may connect.
+    if (std::all_of(comms_.begin(), comms_.end(),
+                    [](const Comm& c) { return c.real_count == 0 || c.table_sent; })) {
+      StopAccepting();
+    }
   }
 
   const CosimBootstrapOptions options_;
   BridgeServer* const server_;
-  const int lanes_;
   const Clock::time_point join_deadline_;
-  int real_count_ = 0;
-  size_t blob_bytes_ = 0;
   const std::string unique_id_text_;
-  std::vector<std::vector<uint8_t>> blobs_;
-  std::vector<bool> has_joined_;
-  int joined_ = 0;
+  std::vector<Comm> comms_;
 };
 
 namespace {
@@ -186,6 +267,21 @@ std::unique_ptr<CosimBootstrapRoot::Impl> MakeImpl(CosimBootstrapOptions options
   if (options.channels < 1) {
     throw BridgeServerError("bootstrap root: channels " + std::to_string(options.channels) +
                             " (at least 1)");
+  }
+  for (const CosimGroup& group : options.groups) {
+    std::vector<bool> seen(static_cast<size_t>(options.world_size), false);
+    for (int member : group.members) {
+      if (member < 0 || member >= options.world_size || seen[static_cast<size_t>(member)]) {
+        throw BridgeServerError("bootstrap root: a group names world rank " +
+                                std::to_string(member) + " twice or outside the world");
+      }
+      seen[static_cast<size_t>(member)] = true;
+    }
+    if (group.members.empty() || group.channels < 1 || group.lane_base < 0) {
+      throw BridgeServerError(
+          "bootstrap root: a group needs members, channels >= 1 and a "
+          "lane base >= 0");
+    }
   }
   host::UniqueIdContents contents;
   contents.nonce = host::RandomBootstrapNonce();
@@ -218,6 +314,9 @@ bool CosimBootstrapRoot::all_joined() const {
 }
 int CosimBootstrapRoot::joined() const {
   return impl_->joined();
+}
+int CosimBootstrapRoot::groups_joined() const {
+  return impl_->groups_joined();
 }
 std::string CosimBootstrapRoot::failure() const {
   return impl_->failure();

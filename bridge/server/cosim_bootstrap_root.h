@@ -14,6 +14,12 @@
 //   - then watches the real ranks' bootstrap connections like the runtime's root: a real rank
 //     that leaves without its Bye is reported to the others (Abort) and through failure().
 //
+// Groups (docs/DESIGN.md, "Real ranks in group communicators"): a join that names members
+// (world ranks, in the group's order) joins the job's communicator of exactly those members,
+// whenever it comes. Its handles are registered on that communicator's lanes (lane base +
+// lane) with world ranks, an emulated member's synthetic handles name its world rank and
+// those lanes, and the group's table goes to its real members once all of them joined.
+//
 // Single-threaded and non-blocking, like BridgeServer: everything happens inside Poll, which
 // must run on the server's thread (it calls RegisterListen).
 #pragma once
@@ -28,6 +34,15 @@
 
 namespace nbox::bridge::server {
 
+// A communicator of the job other than the world, as the emulated ranks hold it: its members'
+// world ranks (index = rank in it), the first of the job's lanes it uses and its channels (its
+// lanes are lane_base .. lane_base + channels, the last one for Send/Recv).
+struct CosimGroup {
+  std::vector<int> members;
+  int lane_base = 0;
+  int channels = 1;
+};
+
 struct CosimBootstrapOptions {
   int world_size = 1;
   std::vector<bool> real;    // index = rank; which ranks join (the server's ServerOptions::real)
@@ -38,8 +53,10 @@ struct CosimBootstrapOptions {
   std::string settings;
   // Where the root listens: an IP literal or interface name, port chosen by the OS.
   std::string address = "127.0.0.1";
-  // Real ranks must all join within this; afterwards failure() says who is missing.
+  // Real ranks must all join the world within this; afterwards failure() says who is missing.
   std::chrono::milliseconds join_timeout{std::chrono::seconds(60)};
+  // The communicators real ranks may join after the world (groups of the workload).
+  std::vector<CosimGroup> groups;
 };
 
 class CosimBootstrapRoot {
@@ -57,8 +74,10 @@ class CosimBootstrapRoot {
   // accepts, joins (registering listens with the server), the table, byes and departures.
   void Poll(std::chrono::milliseconds timeout);
 
-  // Every real rank joined and got the table.
+  // Every real rank joined the world and got its table.
   bool all_joined() const;
+  // The groups whose real members all joined and got their table (the world not counted).
+  int groups_joined() const;
   int joined() const;
   // "" while all is well; else why the job's bootstrap failed (a rank left without Bye, a bad
   // join, the join timeout), e.g. "only 1 of 2 real ranks joined within 60000 ms (missing: 3)".

@@ -33,7 +33,7 @@ constexpr uint64_t kChunk = 1 << 20;
 class Job {
  public:
   explicit Job(std::chrono::milliseconds join_timeout = std::chrono::seconds(10),
-               std::string settings = "") {
+               std::string settings = "", std::vector<CosimGroup> groups = {}) {
     ServerOptions options = Options(kWorld);
     options.real = {true, false, true, false};
     server_ = std::make_unique<BridgeServer>(options, &sink_);
@@ -44,6 +44,7 @@ class Job {
     root.chunk_bytes = kChunk;
     root.settings = std::move(settings);
     root.join_timeout = join_timeout;
+    root.groups = std::move(groups);
     root_ = std::make_unique<CosimBootstrapRoot>(root, server_.get());
     thread_ = std::thread([this] {
       while (!stop_.load()) {
@@ -94,11 +95,26 @@ std::vector<uint8_t> RealBlob(int rank) {
   return blob;
 }
 
+// The blob of the member of `members` (world ranks) at `rank`: its listen for (sender, lane)
+// has id `base` + sender * kLanes + lane, in its world rank's name.
+std::vector<uint8_t> GroupBlob(const std::vector<int>& members, int rank, uint64_t base) {
+  const int size = static_cast<int>(members.size());
+  std::vector<uint8_t> blob(size * kLanes * wire::kListenHandleBytes, 0);
+  for (int sender = 0; sender < size; ++sender) {
+    if (sender == rank) continue;
+    for (int lane = 0; lane < kLanes; ++lane) {
+      wire::EncodeListenHandle(wire::ListenHandle{static_cast<uint32_t>(members[rank]),
+                                                  base + sender * kLanes + lane, 7, 0},
+                               blob.data() + (sender * kLanes + lane) * wire::kListenHandleBytes);
+    }
+  }
+  return blob;
+}
+
 class Member {
  public:
   Member(const Job& job, int rank, int channels = kChannels, uint64_t nonce = 0,
          std::string settings = "") {
-    fd_ = ConnectBlocking(job.root_address(), Deadline(), "root");
     host::JoinRequest join;
     join.nonce = nonce != 0 ? nonce : job.nonce();
     join.nranks = kWorld;
@@ -107,8 +123,19 @@ class Member {
     join.chunk_bytes = kChunk;
     join.settings = std::move(settings);
     join.blob = RealBlob(rank);
-    const auto frame = host::EncodeFrame(host::FrameType::kJoin, host::EncodeJoin(join));
-    SendAll(fd_.get(), frame.data(), frame.size(), Deadline(), "root");
+    Send(job, join);
+  }
+  // A member of a group: rank `rank` of `members` (world ranks), listen ids from `base`.
+  Member(const Job& job, const std::vector<int>& members, int rank, uint64_t base) {
+    host::JoinRequest join;
+    join.nonce = job.nonce();
+    join.nranks = static_cast<int32_t>(members.size());
+    join.rank = rank;
+    join.channels = kChannels;
+    join.chunk_bytes = kChunk;
+    join.members.assign(members.begin(), members.end());
+    join.blob = GroupBlob(members, rank, base);
+    Send(job, join);
   }
   // The root's answer: (type, payload).
   std::pair<host::FrameType, std::vector<uint8_t>> Answer() {
@@ -128,6 +155,11 @@ class Member {
   void Close() { fd_.reset(); }
 
  private:
+  void Send(const Job& job, const host::JoinRequest& join) {
+    fd_ = ConnectBlocking(job.root_address(), Deadline(), "root");
+    const auto frame = host::EncodeFrame(host::FrameType::kJoin, host::EncodeJoin(join));
+    SendAll(fd_.get(), frame.data(), frame.size(), Deadline(), "root");
+  }
   static Clock::time_point Deadline() { return Clock::now() + std::chrono::seconds(5); }
   UniqueFd fd_;
 };
@@ -262,6 +294,91 @@ TEST(CosimBootstrapRoot, AStrangerWithAnotherNonceIsDroppedAndTheJobGoesOn) {
   Member two(job, 2);
   EXPECT_EQ(zero.Answer().first, host::FrameType::kTable);
   EXPECT_EQ(two.Answer().first, host::FrameType::kTable);
+}
+
+// A group of the job (world ranks 2, 3 and 0, in that order, on the job's lanes 2 and 3), joined
+// after the world by its real members 2 and 0: its table holds their blobs and, for emulated
+// world rank 3, synthetic handles naming world rank 3 and the job's lanes, and their listens are
+// registered with the server in world ranks on the job's lanes. A group without real members
+// is served too and waits for no one.
+TEST(CosimBootstrapRoot, AGroupJoinsAfterTheWorldInWorldRanksOnItsOwnLanes) {
+  const std::vector<int> group = {2, 3, 0};
+  Job job(std::chrono::seconds(10), "", {{group, 2, kChannels}, {{1, 3}, 4, kChannels}});
+  Member zero(job, 0);
+  Member two(job, 2);
+  ASSERT_EQ(zero.Answer().first, host::FrameType::kTable);
+  ASSERT_EQ(two.Answer().first, host::FrameType::kTable);
+  Member first(job, group, 0, 500);  // world rank 2
+  Member third(job, group, 2, 600);  // world rank 0
+  const auto [type, table] = first.Answer();
+  ASSERT_EQ(type, host::FrameType::kTable) << Text(table);
+  const size_t blob_bytes = group.size() * kLanes * wire::kListenHandleBytes;
+  ASSERT_EQ(table.size(), group.size() * blob_bytes);
+  EXPECT_EQ(std::vector<uint8_t>(table.begin(), table.begin() + blob_bytes),
+            GroupBlob(group, 0, 500));
+  EXPECT_EQ(std::vector<uint8_t>(table.begin() + 2 * blob_bytes, table.end()),
+            GroupBlob(group, 2, 600));
+  for (int sender = 0; sender < 3; ++sender) {
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const uint8_t* handle =
+          table.data() + blob_bytes + (sender * kLanes + lane) * wire::kListenHandleBytes;
+      wire::ListenHandle decoded;
+      if (sender == 1) {
+        EXPECT_FALSE(wire::DecodeListenHandle(handle, &decoded)) << "its own entry is zeros";
+        continue;
+      }
+      ASSERT_TRUE(wire::DecodeListenHandle(handle, &decoded));
+      EXPECT_EQ(decoded.rank, 3u);
+      EXPECT_EQ(decoded.listen, wire::SyntheticListenId(group[sender], 2 + lane));
+    }
+  }
+  EXPECT_EQ(third.Answer().first, host::FrameType::kTable);
+  job.With([&](BridgeServer& server, CosimBootstrapRoot& root) {
+    EXPECT_EQ(root.groups_joined(), 1);
+    // World rank 2's listen for world rank 0 on the group's first lane (job lane 2) is taken.
+    EXPECT_THROW(server.RegisterListen(2, 500 + 2 * kLanes, 0, 2), std::invalid_argument);
+    EXPECT_THROW(server.RegisterListen(0, 600 + 0 * kLanes + 1, 2, 3), std::invalid_argument);
+    return 0;
+  });
+}
+
+TEST(CosimBootstrapRoot, AGroupTheScenarioDoesNotHaveAbortsTheJobNamingItsMembers) {
+  Job job(std::chrono::seconds(10), "", {{{2, 3, 0}, 2, kChannels}});
+  Member zero(job, 0);
+  Member two(job, 2);
+  ASSERT_EQ(zero.Answer().first, host::FrameType::kTable);
+  ASSERT_EQ(two.Answer().first, host::FrameType::kTable);
+  Member wrong(job, {0, 3, 2}, 0, 500);
+  const auto [type, text] = wrong.Answer();
+  EXPECT_EQ(type, host::FrameType::kAbort);
+  EXPECT_EQ(Text(text),
+            "rank 0 joined a group of world ranks [0,3,2], but no communicator of the "
+            "scenario's workload has exactly those members in that order");
+}
+
+// A join carries its group's members between its settings and its blob; a payload cut anywhere
+// in them, or claiming more members than it holds, does not decode.
+TEST(BootstrapJoinWire, MembersRoundTripAndTruncationIsRefused) {
+  host::JoinRequest join;
+  join.nonce = 42;
+  join.nranks = 3;
+  join.rank = 1;
+  join.channels = 2;
+  join.chunk_bytes = kChunk;
+  join.settings = "s";
+  join.members = {5, 0, 9};
+  join.blob = {1, 2, 3};
+  const std::vector<uint8_t> payload = host::EncodeJoin(join);
+  host::JoinRequest back;
+  ASSERT_TRUE(host::DecodeJoin(payload, &back));
+  EXPECT_EQ(back.members, join.members);
+  EXPECT_EQ(back.blob, join.blob);
+  EXPECT_EQ(back.settings, "s");
+  const size_t members_end = host::kJoinFixedBytes + 1 + 4 + 3 * 4;
+  for (size_t cut = host::kJoinFixedBytes + 1; cut < members_end; ++cut) {
+    const std::vector<uint8_t> shorter(payload.begin(), payload.begin() + cut);
+    EXPECT_FALSE(host::DecodeJoin(shorter, &back)) << "cut at " << cut;
+  }
 }
 
 }  // namespace
