@@ -63,10 +63,10 @@ class FakeRealRank
 {
   public:
     FakeRealRank(uint32_t rank, const nbox::coll::CollectiveSpec& spec, int iterations, bool mirror,
-                 Ptr<NboxRealRankGateway> gateway, Ptr<NboxJob> job)
+                 Ptr<NboxRealRankGateway> gateway, Ptr<NboxJob> job, int scheduleRank = -1)
         : m_rank(rank)
         , m_spec(spec)
-        , m_schedule(nbox::coll::BuildRankSchedule(spec, rank))
+        , m_schedule(nbox::coll::BuildRankSchedule(spec, scheduleRank < 0 ? rank : scheduleRank))
         , m_iterations(iterations)
         , m_mirror(mirror)
         , m_gateway(gateway)
@@ -93,8 +93,20 @@ class FakeRealRank
     RecvCompleted(uint64_t request, uint32_t sender, uint64_t bytes)
     {
         const nbox::coll::Step& step = Complete(request, StepKind::kRecv);
-        EXPECT_EQ(static_cast<uint32_t>(step.peer), sender) << "rank " << m_rank;
+        EXPECT_EQ(WorldRank(step.peer), sender) << "rank " << m_rank;
         EXPECT_EQ(step.bytes, bytes) << "rank " << m_rank;
+    }
+
+    /**
+     * Its schedule (built for `scheduleRank`) is a group communicator's: `members` are the
+     * group's world ranks, its lanes start at `laneBase` (posts name world ranks and the job's
+     * lanes, as a real rank's do through the bridge).
+     */
+    void
+    InGroup(std::vector<uint32_t> members, uint32_t laneBase)
+    {
+        m_members = std::move(members);
+        m_laneBase = laneBase;
     }
 
     bool
@@ -150,18 +162,27 @@ class FakeRealRank
         {
             const nbox::coll::Step& step = m_schedule.steps[id];
             const uint64_t request = (static_cast<uint64_t>(m_iteration) << 32) | id;
+            const uint32_t lane = m_laneBase + static_cast<uint32_t>(step.channel);
             if (step.kind == StepKind::kSend)
             {
-                m_gateway->PostSend(m_rank, step.peer, step.channel, request, step.bytes);
+                m_gateway->PostSend(m_rank, WorldRank(step.peer), lane, request, step.bytes);
             }
             else
             {
-                m_gateway->PostRecv(m_rank, step.peer, step.channel, request, step.bytes);
+                m_gateway->PostRecv(m_rank, WorldRank(step.peer), lane, request, step.bytes);
             }
         }
     }
 
+    uint32_t
+    WorldRank(int peer) const
+    {
+        return m_members.empty() ? static_cast<uint32_t>(peer) : m_members.at(peer);
+    }
+
     uint32_t m_rank;
+    std::vector<uint32_t> m_members; //!< a group's world ranks; empty: the world
+    uint32_t m_laneBase = 0;
     nbox::coll::CollectiveSpec m_spec;
     nbox::coll::RankSchedule m_schedule;
     int m_iterations;
@@ -337,6 +358,88 @@ IterationOf(const JobResult& result, uint32_t rank, int iteration)
     }
     ADD_FAILURE() << "no record of rank " << rank << " iteration " << iteration;
     return NboxIterationRecord{rank, iteration, Time(), Time()};
+}
+
+/**
+ * A job of three communicators: the world of 4 and the groups {2, 0} and {1, 3}; every rank
+ * runs `iterations` all-reduces of `bytes` on its group (slot 1). With `realTwo`, world rank 2
+ * (rank 0 of group {2, 0}) runs for real through the gateway, in world ranks on the group's
+ * lanes. Returns the records (and whether the job finished).
+ */
+JobResult
+RunGroupJob(bool realTwo, uint64_t bytes, int iterations)
+{
+    const int world = 4;
+    const auto topology = nbox::topo::MakeStar(world, kRateBps, kLatencyS);
+    const auto rankToHost = nbox::topo::PlaceRanks(topology, world);
+    NboxNetworkConfig config;
+    config.mtu = kMtu;
+    auto network = NboxNetworkHelper(config).Install(topology);
+    auto transport = CreateObject<NboxTcpTransport>(network, rankToHost);
+
+    nbox::work::JobPrograms programs;
+    programs.communicators = {{"world", nbox::work::Parallelism::kOther, {0, 1, 2, 3}},
+                              {"g20", nbox::work::Parallelism::kTensor, {2, 0}},
+                              {"g13", nbox::work::Parallelism::kTensor, {1, 3}}};
+    programs.rank_comms = {{0, 1}, {0, 2}, {0, 1}, {0, 2}};
+    programs.stream_names = {"tp"};
+    auto program = std::make_shared<nbox::work::RankProgram>(
+        nbox::work::RepeatedCollectiveProgram(CollectiveOp::kAllReduce, bytes, iterations));
+    for (auto& op : program->ops)
+    {
+        op.comm = 1;
+    }
+    programs.programs.assign(world, program);
+    std::vector<bool> isReal(world, false);
+    if (realTwo)
+    {
+        isReal[2] = true;
+        programs.programs[2] = nullptr;
+    }
+
+    NboxJobHelper helper;
+    helper.SetCommunicatorAttribute("Channels", UintegerValue(1));
+    helper.SetRealRanks(realTwo ? isReal : std::vector<bool>{});
+    auto communicators = helper.CreateCommunicators(transport, programs);
+    const Ptr<NboxCommunicator> group = communicators.communicators.at(1);
+    auto job = helper.Install(programs, communicators);
+
+    JobResult result;
+    result.records = job->GetRecords();
+    auto gateway = CreateObject<NboxRealRankGateway>();
+    std::unique_ptr<FakeRealRank> two;
+    if (realTwo)
+    {
+        gateway->Setup(job->GetCommunicator(), transport, isReal, job->GetRecords());
+        gateway->AddGroup(group);
+        gateway->AddGroup(communicators.communicators.at(2)); // no real member: not added
+        nbox::coll::CollectiveSpec spec = group->MakeSpec(CollectiveOp::kAllReduce, bytes);
+        two = std::make_unique<FakeRealRank>(2, spec, iterations, false, gateway, job, 0);
+        two->InGroup({2, 0}, group->GetLaneBase());
+        gateway->onSendComplete
+            = [&two](uint32_t, uint64_t request, Time) { two->SendCompleted(request); };
+        gateway->onDeliverFromEmulated
+            = [&two](uint32_t, uint64_t request, uint32_t sender, uint64_t bytes, Time)
+        { two->RecvCompleted(request, sender, bytes); };
+        transport->WhenAllConnected([&two]() { two->Start(); });
+    }
+    const Time limit = Seconds(1);
+    uint64_t events = 0;
+    while (!job->IsFinished() && Simulator::Now() < limit
+           && (events == 0 || Simulator::GetEventCount() > events))
+    {
+        events = Simulator::GetEventCount();
+        Simulator::Stop(limit - Simulator::Now());
+        Simulator::Run();
+    }
+    result.finished = job->IsFinished();
+    result.gateway = gateway->GetStats();
+    if (two)
+    {
+        EXPECT_TRUE(two->Ended());
+    }
+    gateway->Dispose();
+    return result;
 }
 
 class NboxRealRankGatewayTest : public NboxNs3Test
@@ -681,11 +784,32 @@ TEST_F(NboxNs3Test, MembersThatCutACollectiveDifferentlyEndTheRunNamingBoth)
 TEST_F(NboxRealRankPairTest, PostsOfEmulatedRanksAreRefused)
 {
     EXPECT_DEATH(m_gateway->PostSend(2, 0, 0, 1, 10), "PostSend from rank 2, which is emulated");
-    EXPECT_DEATH(m_gateway->PostRecv(0, 0, 0, 1, 10), "receives from rank 0");
     NboxCommWork work;
     work.bytes = 1024;
     work.label = "x";
     EXPECT_DEATH(m_comm->Issue(1, work), "issued on external rank 1");
+}
+
+// What a real program can get wrong ends the run with the reason, never an abort: a receive
+// from itself (here), a send on a lane no communicator with real members uses (below).
+TEST_F(NboxRealRankPairTest, AReceiveFromItselfFailsTheRunNamingIt)
+{
+    m_gateway->PostRecv(0, 0, 0, 1, 10);
+    EXPECT_NE(m_records->GetFailure().find("real rank 0 receives from rank 0 (lane 0), not "
+                                           "another rank of the 3-rank job"),
+              std::string::npos)
+        << m_records->GetFailure();
+}
+
+TEST_F(NboxRealRankPairTest, ASendOnALaneOfNoCommunicatorFailsTheRun)
+{
+    m_gateway->PostSend(0, 1, 7, 1, 10);
+    EXPECT_NE(m_records->GetFailure().find(
+                  "real rank 0 sends to rank 1 on lane 7, which no communicator with real "
+                  "members uses"),
+              std::string::npos)
+        << m_records->GetFailure();
+    EXPECT_EQ(m_gateway->GetStats().sendsPosted, 0u);
 }
 
 /** IsStalled and IsFinished of a job with a real rank that never gets its message. */
@@ -723,6 +847,28 @@ TEST_F(NboxRealRankGatewayTest, StallIsReportedOnlyWhenTheOwnerSaysTheRealRankWa
     EXPECT_FALSE(job->IsStalled());
     EXPECT_DEATH(job->RealRankEnded(1), "real rank 1 ended twice");
     gateway->Dispose();
+}
+
+/**
+ * A real rank in a group communicator (docs/DESIGN.md, "Real ranks in group communicators"):
+ * world rank 2 runs its group's all-reduces with world rank 0 through the gateway, posting
+ * world ranks on the group's lanes; every rank's iterations start and end as in the
+ * all-emulated run of the same job, and the real rank's messages are the group's: 2 sends and
+ * 2 receives of S/2 per iteration (a ring of two).
+ */
+TEST_F(NboxRealRankGatewayTest, ARealRankInAGroupMatchesAllEmulated)
+{
+    const uint64_t bytes = 1 << 20;
+    const int iterations = 2;
+    const JobResult withReal = RunGroupJob(true, bytes, iterations);
+    Reset();
+    const JobResult allEmulated = RunGroupJob(false, bytes, iterations);
+    ASSERT_TRUE(withReal.finished);
+    ASSERT_TRUE(allEmulated.finished);
+    ExpectSameIterations(withReal, allEmulated, 4, iterations);
+    EXPECT_EQ(withReal.gateway.sendsPosted, 2u * iterations);
+    EXPECT_EQ(withReal.gateway.recvsCompleted, 2u * iterations);
+    EXPECT_EQ(withReal.gateway.bytesSent, bytes * iterations);
 }
 
 } // namespace

@@ -251,6 +251,12 @@ NboxCommunicator::GetSize() const
 }
 
 uint32_t
+NboxCommunicator::GetLaneBase() const
+{
+    return m_laneBase;
+}
+
+uint32_t
 NboxCommunicator::GetMember(uint32_t rank) const
 {
     NS_ABORT_MSG_IF(rank >= m_members.size(), "no rank " << rank << " in communicator '" << m_name

@@ -110,6 +110,8 @@ class NboxCommunicator : public Object
 
     /** Lanes the communicator uses from its lane base: its channels and the p2p lane. */
     uint32_t GetLaneCount() const;
+    /** The first of the job's transport lanes it uses. */
+    uint32_t GetLaneBase() const;
     uint32_t GetSize() const;
     /** The world rank of member `rank`. */
     uint32_t GetMember(uint32_t rank) const;

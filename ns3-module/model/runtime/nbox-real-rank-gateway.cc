@@ -50,16 +50,90 @@ NboxRealRankGateway::Setup(Ptr<NboxCommunicator> comm, Ptr<NboxTransport> transp
     m_records = records;
     m_isReal = isReal;
     m_outstanding.assign(isReal.size(), 0);
-    m_comm->SetExternalRanks(std::move(isReal),
-                             [this](uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes) {
-                                 ArriveAtReal(dst, src, channel, Arrival{false, 0, bytes});
-                             });
+    Attach(comm);
+}
+
+void
+NboxRealRankGateway::AddGroup(Ptr<NboxCommunicator> comm)
+{
+    NS_ABORT_MSG_IF(!m_comm, "NboxRealRankGateway::AddGroup before Setup");
+    for (uint32_t rank = 0; rank < comm->GetSize(); ++rank)
+    {
+        if (IsReal(comm->GetMember(rank)))
+        {
+            Attach(comm);
+            return;
+        }
+    }
+}
+
+void
+NboxRealRankGateway::Attach(Ptr<NboxCommunicator> comm)
+{
+    Group group;
+    group.comm = comm;
+    group.laneBase = comm->GetLaneBase();
+    group.lanes = comm->GetLaneCount();
+    group.rankOf.assign(m_isReal.size(), -1);
+    std::vector<bool> isExternal(comm->GetSize());
+    std::vector<uint32_t> members(comm->GetSize());
+    for (uint32_t rank = 0; rank < comm->GetSize(); ++rank)
+    {
+        members[rank] = comm->GetMember(rank);
+        group.rankOf.at(members[rank]) = static_cast<int32_t>(rank);
+        isExternal[rank] = m_isReal[members[rank]];
+    }
+    const uint32_t laneBase = group.laneBase;
+    comm->SetExternalRanks(
+        std::move(isExternal),
+        [this, members, laneBase](uint32_t dst, uint32_t src, uint32_t channel, uint64_t bytes) {
+            ArriveAtReal(members[dst], members[src], laneBase + channel, Arrival{false, 0, bytes});
+        });
+    m_groups.push_back(std::move(group));
+}
+
+const NboxRealRankGateway::Group*
+NboxRealRankGateway::GroupOfLane(uint32_t lane) const
+{
+    for (const Group& group : m_groups)
+    {
+        if (lane >= group.laneBase && lane < group.laneBase + group.lanes)
+        {
+            return &group;
+        }
+    }
+    return nullptr;
+}
+
+std::string
+NboxRealRankGateway::CheckPeer(uint32_t rank, uint32_t peer, uint32_t lane, const char* what) const
+{
+    std::ostringstream why;
+    if (peer >= m_isReal.size() || peer == rank)
+    {
+        why << "real rank " << rank << " " << what << " rank " << peer << " (lane " << lane
+            << "), not another rank of the " << m_isReal.size() << "-rank job";
+        return why.str();
+    }
+    const Group* group = GroupOfLane(lane);
+    if (group == nullptr)
+    {
+        why << "real rank " << rank << " " << what << " rank " << peer << " on lane " << lane
+            << ", which no communicator with real members uses";
+    }
+    else if (group->rankOf[rank] < 0 || group->rankOf[peer] < 0)
+    {
+        why << "real rank " << rank << " " << what << " rank " << peer << " on lane " << lane
+            << " of communicator '" << group->comm->GetName() << "', whose members they are not";
+    }
+    return why.str();
 }
 
 void
 NboxRealRankGateway::DoDispose()
 {
     m_comm = nullptr;
+    m_groups.clear();
     m_transport = nullptr;
     m_records = nullptr;
     onSendComplete = nullptr;
@@ -96,10 +170,12 @@ NboxRealRankGateway::PostSend(uint32_t rank, uint32_t peer, uint32_t lane, uint6
 {
     NS_LOG_FUNCTION(this << rank << peer << lane << request << bytes);
     CheckRank(rank, "PostSend");
-    NS_ABORT_MSG_IF(peer >= m_isReal.size() || peer == rank,
-                    "real rank " << rank << " sends to rank " << peer << " (lane " << lane
-                                 << "), not another rank of the " << m_isReal.size()
-                                 << "-rank job");
+    const std::string wrong = CheckPeer(rank, peer, lane, "sends to");
+    if (!wrong.empty())
+    {
+        m_records->Fail("the ranks' schedules disagree: " + wrong);
+        return;
+    }
     m_stats.sendsPosted++;
     m_stats.bytesSent += bytes;
     m_outstanding[rank]++;
@@ -123,7 +199,11 @@ NboxRealRankGateway::OnSendDelivered(uint32_t rank, uint32_t peer, uint32_t lane
     }
     else
     {
-        m_comm->DeliverExternal(peer, rank, lane, bytes);
+        // The communicator of the lane, in its own ranks and channels (PostSend checked both).
+        const Group& group = *GroupOfLane(lane);
+        group.comm->DeliverExternal(static_cast<uint32_t>(group.rankOf[peer]),
+                                    static_cast<uint32_t>(group.rankOf[rank]),
+                                    lane - group.laneBase, bytes);
     }
     m_stats.sendsCompleted++;
     m_outstanding[rank]--;
@@ -139,10 +219,12 @@ NboxRealRankGateway::PostRecv(uint32_t rank, uint32_t peer, uint32_t lane, uint6
 {
     NS_LOG_FUNCTION(this << rank << peer << lane << request << capacity);
     CheckRank(rank, "PostRecv");
-    NS_ABORT_MSG_IF(peer >= m_isReal.size() || peer == rank,
-                    "real rank " << rank << " receives from rank " << peer << " (lane " << lane
-                                 << "), not another rank of the " << m_isReal.size()
-                                 << "-rank job");
+    const std::string wrong = CheckPeer(rank, peer, lane, "receives from");
+    if (!wrong.empty())
+    {
+        m_records->Fail("the ranks' schedules disagree: " + wrong);
+        return;
+    }
     m_stats.recvsPosted++;
     m_outstanding[rank]++;
     Inbox& inbox = m_inboxes[InboxKey{peer, rank, lane}];

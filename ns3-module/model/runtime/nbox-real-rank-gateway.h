@@ -93,6 +93,15 @@ class NboxRealRankGateway : public Object
     void Setup(Ptr<NboxCommunicator> comm, Ptr<NboxTransport> transport, std::vector<bool> isReal,
                Ptr<NboxJobRecords> records);
 
+    /**
+     * A group communicator of the job with real members (docs/DESIGN.md, "Real ranks in group
+     * communicators"): after Setup, before Simulator::Run. Its real members' posts on its lanes
+     * (lane base + channel: ranks and lanes are always the job's, world ranks on transport
+     * lanes) reach its emulated members as arrivals on that channel, and its emulated members'
+     * messages to real members come back here. A group without a real member is not added.
+     */
+    void AddGroup(Ptr<NboxCommunicator> comm);
+
     bool IsReal(uint32_t rank) const;
     /** The lowest real rank: the one whose collectives mirror mode repeats. */
     uint32_t GetLowestRealRank() const;
@@ -124,8 +133,7 @@ class NboxRealRankGateway : public Object
      * Returns true if it issued.
      */
     bool MirrorCollective(uint32_t rank, nbox::coll::CollectiveOp op, uint64_t bytes, int root,
-                          uint32_t elementBytes,
-                          const std::string& label, int iteration);
+                          uint32_t elementBytes, const std::string& label, int iteration);
 
     /**
      * A real rank's iteration marks, called at their virtual time; EndIteration appends an
@@ -177,6 +185,22 @@ class NboxRealRankGateway : public Object
 
     using InboxKey = std::tuple<uint32_t, uint32_t, uint32_t>; //!< (src, dst, lane)
 
+    /** A communicator real ranks take part in: the world (first) or a group. */
+    struct Group
+    {
+        Ptr<NboxCommunicator> comm;
+        uint32_t laneBase = 0;
+        uint32_t lanes = 0;
+        std::vector<int32_t> rankOf; //!< world rank -> rank in it, -1 for a non-member
+    };
+
+    /** Makes `comm`'s real members external, their arrivals coming here in the job's terms. */
+    void Attach(Ptr<NboxCommunicator> comm);
+    /** The communicator whose lanes hold `lane`, or nullptr. */
+    const Group* GroupOfLane(uint32_t lane) const;
+    /** Why real rank `rank` cannot talk to `peer` on `lane`, or "" (a wrong post). */
+    std::string CheckPeer(uint32_t rank, uint32_t peer, uint32_t lane, const char* what) const;
+
     void CheckRank(uint32_t rank, const char* what) const;
     void OnSendDelivered(uint32_t rank, uint32_t peer, uint32_t lane, uint64_t request,
                          uint64_t bytes);
@@ -187,6 +211,7 @@ class NboxRealRankGateway : public Object
                  const Arrival& arrival);
 
     Ptr<NboxCommunicator> m_comm;
+    std::vector<Group> m_groups; //!< the world, then the groups with real members
     Ptr<NboxTransport> m_transport;
     Ptr<NboxJobRecords> m_records;
     std::vector<bool> m_isReal;
