@@ -3,17 +3,12 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "collectives/log2.h"
 #include "collectives/nccl_constants.h"
 #include "collectives/protocol.h"
 
 namespace nbox::coll {
 namespace {
-
-int Log2Floor(uint64_t value) {
-  int log = 0;
-  while (value >>= 1) ++log;
-  return log;
-}
 
 // The steps of a ring running `op` over `ranks` ranks, as NCCL counts them.
 int RingSteps(CollectiveOp op, int ranks) {

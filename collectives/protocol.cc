@@ -4,23 +4,11 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "collectives/log2.h"
 #include "collectives/nccl_constants.h"
 
 namespace nbox::coll {
 namespace {
-
-int Log2Ceil(int value) {
-  int log = 0;
-  while ((1 << log) < value) ++log;
-  return log;
-}
-
-// NCCL's log2i: a tree over `value` nodes is this deep in its model.
-int Log2Floor(int value) {
-  int log = 0;
-  while (value >>= 1) ++log;
-  return log;
-}
 
 // NCCL's algorithm row of its tables: the tree's for a tree, the ring's for everything else.
 bool IsTree(Algorithm algorithm) {

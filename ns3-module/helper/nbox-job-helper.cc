@@ -42,6 +42,12 @@ NboxJobHelper::SetRealRanks(std::vector<bool> isReal)
     m_isReal = std::move(isReal);
 }
 
+bool
+NboxJobHelper::IsReal(uint32_t rank) const
+{
+    return !m_isReal.empty() && m_isReal[rank];
+}
+
 Ptr<NboxJob>
 NboxJobHelper::Install(Ptr<NboxNetwork> network, Ptr<NboxTransport> transport,
                        const std::vector<std::shared_ptr<const nbox::work::RankProgram>>& programs,
@@ -87,10 +93,9 @@ NboxJobHelper::CreateCommunicators(Ptr<NboxTransport> transport,
     NS_ABORT_MSG_IF(programs.communicators.empty()
                         || programs.communicators.front().ranks.size() != worldSize,
                     "the job's first communicator must be the world");
-    auto isReal = [this](uint32_t rank) { return !m_isReal.empty() && m_isReal[rank]; };
     for (uint32_t rank = 0; rank < worldSize; ++rank)
     {
-        NS_ABORT_MSG_IF(!isReal(rank) && !programs.programs[rank],
+        NS_ABORT_MSG_IF(!IsReal(rank) && !programs.programs[rank],
                         "emulated rank " << rank << " has no program");
     }
     try
@@ -133,7 +138,6 @@ NboxJobHelper::Install(const nbox::work::JobPrograms& programs, NboxJobCommunica
                     "Install was given " << created.communicators.size()
                                          << " communicators for programs of "
                                          << programs.communicators.size());
-    auto isReal = [this](uint32_t rank) { return !m_isReal.empty() && m_isReal[rank]; };
     const Ptr<NboxJobRecords> records = created.records;
     std::vector<Ptr<NboxCommunicator>>& communicators = created.communicators;
     const Ptr<NboxTransport> transport = created.transport;
@@ -143,7 +147,7 @@ NboxJobHelper::Install(const nbox::work::JobPrograms& programs, NboxJobCommunica
     std::set<std::tuple<int, uint32_t, int>> transfers; // (communicator, rank in it, peer)
     for (uint32_t rank = 0; rank < worldSize; ++rank)
     {
-        if (isReal(rank))
+        if (IsReal(rank))
         {
             continue;
         }
@@ -183,7 +187,7 @@ NboxJobHelper::Install(const nbox::work::JobPrograms& programs, NboxJobCommunica
     std::vector<Ptr<NboxRankApp>> ranks;
     for (uint32_t rank = 0; rank < worldSize; ++rank)
     {
-        if (isReal(rank))
+        if (IsReal(rank))
         {
             continue; // placed like any rank (the transport knows its host), but has no app
         }

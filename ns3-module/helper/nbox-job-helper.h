@@ -102,6 +102,8 @@ class NboxJobHelper
         const std::vector<int>& rankToHost) const;
 
   private:
+    /** Whether SetRealRanks made `rank` real. */
+    bool IsReal(uint32_t rank) const;
     ObjectFactory m_communicatorFactory;
     ObjectFactory m_rankAppFactory;
     std::optional<nbox::coll::CollectiveSettings> m_collectiveSettings;
