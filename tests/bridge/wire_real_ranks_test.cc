@@ -1,4 +1,4 @@
-// What issue 3's real ranks with emulated peers added to the wire: the OpReport frame and
+// What real ranks with emulated peers added to the wire: the OpReport frame and
 // Complete's synthetic flag against hand-written layouts and every rule of their strict
 // decoding, and the shared listen handle with its synthetic listen ids; and ArrivalLag, a
 // realtime rank's own lag figures (protocol version 3 on).

@@ -1,5 +1,5 @@
 // ScheduleStepBound: what a run's memory estimate counts per rank, computed without building
-// a schedule (issue 10 part 5). It must hold for every rank of every algorithm, and for the
+// a schedule. It must hold for every rank of every algorithm, and for the
 // tree it must not grow with the world.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Export -> import of every shipped workload kind (issue 15 part 3): the workload written as
+// Export -> import of every shipped workload kind: the workload written as
 // Chakra traces and run again as workload.kind = chakra on the same network gives the same
 // iteration times, bit for bit, and the same collectives.
 #include <gtest/gtest.h>

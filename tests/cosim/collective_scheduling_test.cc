@@ -1,4 +1,4 @@
-// Issue 13, part 4: which waiting collective starts next (collectives.order) and how many run
+// Which waiting collective starts next (collectives.order) and how many run
 // at once (collectives.concurrent), on a 4-rank star. Three all-reduces A, B, C are issued at
 // once on one stream; A starts at once (nothing runs), B and C wait. Hand-derived from the
 // ring's alpha-beta time T(S) of tests/cosim/alpha_beta.h:

@@ -215,7 +215,7 @@ TEST_F(CosimCli, MessagesNoReceiveTookFailTheRun) {
       << results.at("status");
 }
 
-// Issue 12: every documented tcp_min_rto runs. At 100 us and 1 us the delayed-ACK timeout
+// Every documented tcp_min_rto runs. At 100 us and 1 us the delayed-ACK timeout
 // (200 us) followed the key's range only after it became half the minimum RTO.
 TEST_F(CosimCli, EveryDocumentedMinimumRtoRuns) {
   // The smallest this network allows is 1.44 us (9002 bytes over two 100 Gb/s links).
@@ -258,7 +258,7 @@ TEST_F(CosimCli, TheDelayedAckTimeoutDecidesWhetherEverySegmentIsAcked) {
   }
 }
 
-// Issue 12: with 1 Mb/s host links and a 1 ms timeout, TCP retransmitted on a lossless
+// With 1 Mb/s host links and a 1 ms timeout, TCP retransmitted on a lossless
 // network for thousands of simulated seconds; a timeout below the smallest round trip is now
 // refused, naming both keys and the round trip (2 x 1502 bytes at 1 Mb/s: 24.0 ms).
 TEST_F(CosimCli, AMinimumRtoBelowTheSmallestRoundTripIsRefused) {
@@ -272,7 +272,7 @@ TEST_F(CosimCli, AMinimumRtoBelowTheSmallestRoundTripIsRefused) {
       << run.output;
 }
 
-// Issue 12: a bad output path was found only after the whole simulation.
+// A bad output path was found only after the whole simulation.
 TEST_F(CosimCli, AnUnusableOutputPathIsRefusedBeforeSimulating) {
   fs::create_directories(dir_);
   const fs::path file = dir_ / "a-file";
@@ -286,7 +286,7 @@ TEST_F(CosimCli, AnUnusableOutputPathIsRefusedBeforeSimulating) {
   EXPECT_EQ(ReadFile(file), "keep me");
 }
 
-// Issue 12: SIGINT printed nothing and the run's results were lost. Now the loop stops at the
+// SIGINT printed nothing and the run's results were lost. Now the loop stops at the
 // next slice and the partial results are written, marked, with exit status 1.
 TEST_F(CosimCli, SigintWritesThePartialResultsMarkedStopped) {
   // The signal goes once the run has used 0.3 s of CPU, well into its simulation (its handlers
@@ -327,11 +327,11 @@ TEST_F(CosimCli, AnAllToAllVsEmptyPairsAreOpenedButCarryNothing) {
   EXPECT_NE(check.output.find("(24704 of 32768 carrying)"), std::string::npos) << check.output;
 }
 
-// Issue 12: 16,384 ranks on a message-level model held their ring schedules at once (some
+// 16,384 ranks on a message-level model held their ring schedules at once (some
 // 260 GiB) and died part-way; the estimate refuses such a run before any work, naming the part
 // that does not fit and the keys that shrink it, with exit status 3, and the analytical model
-// (no schedules) is accepted. Since issue 10 part 5 a ring is held a few ring steps at a time
-// (collectives/step_source.h): the same 16,384 ranks fit with the ring, and with the tree,
+// (no schedules) is accepted. Since rings stream their steps, a ring is held a few ring steps at a
+// time (collectives/step_source.h): the same 16,384 ranks fit with the ring, and with the tree,
 // whose steps are per chunk of one rank's buffer. What does not fit: the tree cut into 4 KiB
 // chunks (64 MiB / 2 channels / 4 KiB x 8 steps per chunk x 16,384 ranks, some 260 GiB), and
 // the direct all-reduce, whose every rank connects to every other on both channels
@@ -368,7 +368,7 @@ TEST_F(CosimCli, AJobWhoseSchedulesCannotFitIsRefusedBeforeAnyWork) {
   }
 }
 
-// Issue 14 part 4 on the flow model: a sprayed connection's bytes split at every switch
+// On the flow model, a sprayed connection's bytes split at every switch
 // (NboxFlowPaths::SprayedShares), as the RoCE switches' round-robin spreads its packets. On
 // whatif-roce-spray.ini with PFC alone (work-conserving, so the fluid model applies), the flow
 // model's steady iteration is within 5% of the packet model's, sprayed and with ECMP's collision
@@ -393,7 +393,7 @@ TEST_F(CosimCli, SprayingOnTheFlowModelFollowsThePacketModel) {
   EXPECT_GT(flow_ecmp, 1.5 * flow_spray);
 }
 
-// Issue 12: a fat-tree of k = 64 on the packet model filled the machine while it was being
+// A fat-tree of k = 64 on the packet model filled the machine while it was being
 // built. The network's build is estimated from its links and route entries before anything is
 // built (about 2.1 GiB for k = 40, tools/bench/nbox-bench-memory) and refused, with exit
 // status 3, when it cannot fit: here under an address-space limit of 1.5 GiB (ulimit -v), which
@@ -462,7 +462,7 @@ TEST_F(CosimCli, ProgramsThatCannotFitAreRefusedBeforeTheyAreBuilt) {
   EXPECT_NE(bad.output.find("--memory: expected"), std::string::npos) << bad.output;
 }
 
-// Issue 12: 1 Mb/s host links with a TCP minimum RTO of 1 ms retransmitted for thousands of
+// 1 Mb/s host links with a TCP minimum RTO of 1 ms retransmitted for thousands of
 // simulated seconds. The scenario's rule refused it for built-in topologies only; a topology
 // file's slowest link now counts too, once the file is read: 2 x (9000 + 2) x 8 / 1 Mb/s =
 // 144 ms is the smallest round trip there, so 100 ms is refused (exit 2) and 200 ms accepted.

@@ -1,4 +1,4 @@
-// network.routing = flowlet and spray end to end (issue 14 part 4), on
+// network.routing = flowlet and spray end to end, on
 // scenarios/whatif-roce-spray.ini: 8 ranks on a 4:1 leaf-spine whose seed hashes both ring
 // flows of a leaf onto one spine, so per-flow ECMP runs the all-reduce at half the rate the
 // fabric has (scenarios/README.md).

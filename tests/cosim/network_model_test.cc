@@ -1,5 +1,5 @@
 // network.model through nbox-cosim as a user runs it: the flow and analytical models against
-// the packet model (the reference) on the shapes issue 10 names — a ring all-reduce on a star
+// the packet model (the reference) on the shapes that matter — a ring all-reduce on a star
 // (and the direct and halving-doubling ones),
 // a 2:1 oversubscribed leaf-spine crossed by every ring hop, an incast (a DLRM's embedding
 // all-to-all on one switch), the hierarchical all-reduce on a rail fabric, a 64-GPU
@@ -84,7 +84,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"HybridParallel64Gpus", "tests/cosim/fixtures/models/hybrid_64.ini", false}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
-// Issue 13: the report and results.json name the algorithm each collective ran with: the
+// The report and results.json name the algorithm each collective ran with: the
 // ring by default, the one collectives.allreduce names, and the hierarchical one on servers.
 TEST_F(NetworkModels, TheReportNamesEachCollectivesAlgorithm) {
   const struct {
@@ -115,7 +115,7 @@ TEST_F(NetworkModels, TheReportNamesEachCollectivesAlgorithm) {
   }
 }
 
-// Every all-reduce algorithm runs on both transports (issue 13's "done when"): on RoCE the
+// Every all-reduce algorithm runs on both transports: on RoCE the
 // same schedules deliver the same payload, message for message, as on TCP.
 TEST_F(NetworkModels, EveryAllReduceAlgorithmRunsOnRoceAndTcpAlike) {
   for (const std::string algorithm : {"tree", "halving-doubling", "direct"}) {
@@ -240,7 +240,7 @@ TEST_F(NetworkModels, AutoPicksTheTreeBelowNcclsBoundaryAndTheRingAbove) {
 // All-gathers and reduce-scatters (FSDP's, on 16 rail GPUs) run direct when their keys say
 // so, and every model moves the same payload. The analytical model, which leaves out TCP and
 // queueing, cannot be slower than the packet model (here it is 17% faster: every rank opens 15
-// connections and the job lasts 1.5 ms; README.md, issue 13's row).
+// connections and the job lasts 1.5 ms; README.md's status table).
 TEST_F(NetworkModels, DirectAllGatherAndReduceScatterOfAnFsdpJob) {
   const std::string args =
       "tests/cosim/fixtures/models/hybrid_64.ini --set job.world_size=16 --set servers.count=2 "

@@ -186,7 +186,7 @@ TEST_F(RealRanksEndToEnd, OneRealRankMatchesTheAllEmulatedJob) {
   }
 }
 
-// Issue 13, part 3: the real rank builds its schedules from the emulated ranks' settings
+// The real rank builds its schedules from the emulated ranks' settings
 // (NBOX_COLLECTIVES), so every all-reduce algorithm runs with a real rank and the bench's own
 // check of the result (W x its input) passes, and its iteration is the all-emulated job's
 // within 3%, as the ring's (above). The tree's root leaves each all-reduce 0.4 s before its
@@ -261,7 +261,7 @@ TEST_F(RealRanksEndToEnd, AllToAllRunsWithARealRankDirectAndHierarchical) {
   }
 }
 
-// The real-rank loop over the fast network models (issue 10: "the real-rank loop works with
+// The real-rank loop over the fast network models ("the real-rank loop works with
 // every model"): the real rank's iteration is the all-emulated job's on the same model. On the
 // analytical model the emulated job times collectives whole while the real rank's run message
 // by message, each alpha-beta: a 4-rank ring on a star is where the two agree.

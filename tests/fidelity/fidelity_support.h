@@ -1,4 +1,4 @@
-// Helpers of the fidelity test (issue 3): running a job as the namespace ground truth
+// Helpers of the fidelity test: running a job as the namespace ground truth
 // (netns_job.sh), reading the jobs' RESULT lines, and the alpha-beta closed form the ground
 // truth is checked against.
 #pragma once

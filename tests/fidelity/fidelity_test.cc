@@ -1,4 +1,4 @@
-// Fidelity against a real network (issue 3, part 6). The ground truth is the job with all W
+// Fidelity against a real network. The ground truth is the job with all W
 // ranks real, each in its own network namespace behind a Linux bridge with HTB-shaped host
 // links (netns_job.sh), over the plain TCP plugin. It is first checked against the alpha-beta
 // closed form (the shaping works: a ring all-reduce cannot beat the link, and a bandwidth-bound

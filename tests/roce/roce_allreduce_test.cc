@@ -124,7 +124,7 @@ double RunCrossingRing(double fabric_bps, uint64_t bytes, uint32_t mtu, const ch
 // target the run started from: on average within 30% of the work-conserving time (measured
 // 1.21x). With the DCQCN paper's rule every cut also lowers the target and recovery is
 // additive: on average at least 1.5x it (measured 1.71x), and slower than the NICs' rule on
-// every seed (this was the "3.5x instead of 2x" of issue 14, against the non-blocking fabric;
+// every seed (this was the "3.5x instead of 2x" once, against the non-blocking fabric;
 // scenarios/README.md discusses it).
 TEST(RoceOversubscription, TwoToOneSlowsTheAllReduceByTheTheoreticalRatio) {
   const uint64_t bytes = 32 << 20;
@@ -159,7 +159,7 @@ TEST(RoceOversubscription, TwoToOneSlowsTheAllReduceByTheTheoreticalRatio) {
   EXPECT_GE(paper_rule_sum / kSeeds, 1.5);
 }
 
-// Issue 14 part 4: per-flow ECMP against per-packet spraying. Two leaves of four hosts, two
+// Per-flow ECMP against per-packet spraying. Two leaves of four hosts, two
 // spines, every leaf-spine link 50 Gb/s (4:1); a ring over consecutive hosts on two channels
 // leaves each leaf once per channel, so two flows meet at a leaf's two uplinks. Apart, each
 // runs at 50 Gb/s, as fast as the host links let two channels go anyway (the non-blocking

@@ -1,5 +1,5 @@
 // Runs a bare collective program on a RoCE fabric built from a topology, for the validation
-// tests of the RoCE path (issue 4, part 4).
+// tests of the RoCE path.
 #pragma once
 
 #include <functional>

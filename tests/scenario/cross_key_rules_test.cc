@@ -24,7 +24,7 @@ TEST(CrossKeyRules, StarNeedsAHostPerRank) {
   EXPECT_EQ(LoadError(kEmpty, {"topology.hosts=32", "job.world_size=32"}), "");
 }
 
-// Issue 12: a chunk of 1..7 bytes passed the key and failed inside the collectives.
+// A chunk of 1..7 bytes passed the key and failed inside the collectives.
 TEST(CrossKeyRules, ChunkIsZeroOrAtLeastOneElementOfTheWidestType) {
   EXPECT_EQ(LoadError(kEmpty, {"collectives.chunk=3"}),
             kEmpty +

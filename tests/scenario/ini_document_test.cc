@@ -102,7 +102,7 @@ TEST(ParseIni, ReportsOverlongLinesAndKeepsCounting) {
   EXPECT_EQ(document.entries[0].line, 3);
 }
 
-// Issue 12: input that another reader would split or end differently is refused, naming the
+// Input that another reader would split or end differently is refused, naming the
 // line, instead of silently dropping the rest.
 TEST(ParseIni, TextAfterASectionHeaderIsAnError) {
   const IniDocument document = ParseIni("[job] world_size = 3\n[network] ; a comment is fine\n");

@@ -45,7 +45,7 @@ TEST(LoadErrors, BadValueSaysWhatWasExpected) {
             "number of bytes from 576 to 9216");
 }
 
-// A huge bad value is cut in the message (issue 12: a 2 MB token was echoed whole).
+// A huge bad value is cut in the message (a 2 MB token was echoed whole).
 TEST(LoadErrors, ALongBadValueIsShortened) {
   const std::string value(5000, '9');
   EXPECT_EQ(LoadError("scenarios/default.ini", {"network.mtu=" + value}),

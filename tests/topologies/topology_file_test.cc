@@ -124,7 +124,7 @@ TEST(TopoFile, DuplicateNameNamesTheFirstDeclaration) {
                   "duplicate name 'h2' (first declared on line 1)");
 }
 
-// Issue 12 (found by the topology fuzzer's slow inputs): ranges multiply, and a link
+// Found by the topology fuzzer's slow inputs: ranges multiply, and a link
 // statement between two ranges of 100,000 asked for 10^10 links until memory ran out.
 TEST(TopoFile, NodeAndLinkCountsAreBoundedBeforeAnythingIsBuilt) {
   ExpectFileError("host h0..h99999\nswitch s0..s99999\nlink h0..h99999 s0..s99999 1Gbps 1us\n", 3,
@@ -148,7 +148,7 @@ TEST(TopoFile, BadRatesAndLatencies) {
   ExpectFileError(nodes + "link h0 s0 1Gbps -1us\n", 3, "latency '-1us'");
 }
 
-// The scenario keys' ranges hold in files too (issue 12): 0.1 bps died of SIGFPE in ns-3,
+// The scenario keys' ranges hold in files too: 0.1 bps died of SIGFPE in ns-3,
 // 0.5-10 bps of a TCP transport fatal error, and 1e300 s ran as 0 s.
 TEST(TopoFile, RatesAndLatenciesHaveTheScenarioKeysRanges) {
   const std::string nodes = "host h0\nswitch s0\n";

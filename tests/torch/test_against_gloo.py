@@ -1,4 +1,4 @@
-"""The nbox torch.distributed backend against torch's own gloo backend (issue 11): every
+"""The nbox torch.distributed backend against torch's own gloo backend: every
 supported operation on 2 and 3 ranks gives exactly gloo's result (inputs whose results are
 exact), and DDP training gives gloo's losses and parameters (to float rounding: the two
 backends add in different orders). All ranks are real processes on this machine; the nbox

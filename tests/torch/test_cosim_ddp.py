@@ -1,4 +1,4 @@
-"""An unmodified PyTorch DDP script as a real rank under nbox-cosim (issue 11):
+"""An unmodified PyTorch DDP script as a real rank under nbox-cosim:
 
 - bridge/torch/examples/train_ddp.py as rank 0 of 4 (ranks 1-3 emulated, mirroring it,
   payload = self) gives, step for step, the losses rank 0 prints when all 4 ranks are real

@@ -1,4 +1,4 @@
-"""Record small, run large for a hybrid-parallel job (issue 15): a real 4-rank PyTorch job
+"""Record small, run large for a hybrid-parallel job: a real 4-rank PyTorch job
 (rank_hybrid.py: tensor pairs, data-parallel groups) is recorded through the nbox backend
 (NBOX_PROFILE_TRACE), then replayed by nbox-cosim scaled to 8 ranks in replicas of 2
 (workload.trace_replica = 2). The independent expectation is the same script run with 8 real

@@ -1,4 +1,4 @@
-// Chakra export (issue 15 part 1): a hand-checked small program node by node, point-to-point
+// Chakra export: a hand-checked small program node by node, point-to-point
 // tags as nbox matches messages, and a hybrid-parallel transformer job written and read back:
 // every dependency names an earlier node, the collectives' bytes and the compute time are the
 // programs', node for node.

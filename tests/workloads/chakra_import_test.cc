@@ -1,4 +1,4 @@
-// Reading Chakra traces written by someone else (issue 15 parts 2 and 3): the fixture's bytes
+// Reading Chakra traces written by someone else: the fixture's bytes
 // are put together here by hand from the published schema (et_def.proto's field numbers and
 // protobuf's wire format), not by nbox's writer or protoc's classes; what nbox makes of them
 // is checked op by op. And what it refuses: node types and collectives it does not have,

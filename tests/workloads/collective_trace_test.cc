@@ -129,7 +129,7 @@ TEST(CollectiveTrace, RefusalsNameFileLineAndReason) {
                        0),
             0u)
       << ErrorOf(good + "{not json\n");
-  // A number nlohmann cannot hold is refused at its line too (issue 12: it named no file).
+  // A number nlohmann cannot hold is refused at its line too (it named no file).
   EXPECT_EQ(ErrorOf(good + "{\"count\": 1e400}\n").rfind("t.jsonl:3: not a line of JSON", 0), 0u);
   EXPECT_EQ(ErrorOf("[1,2]\n"), "t.jsonl:1: expected a JSON object");
 
@@ -154,7 +154,7 @@ TEST(CollectiveTrace, RefusalsNameFileLineAndReason) {
   LineSpec zero{0, "AllReduce", "0"};
   EXPECT_EQ(ErrorOf(Line(zero)),
             "t.jsonl:1: \"count\" is 0; NCCL launches no collective of 0 elements");
-  // Issue 12: a 4 TB collective was accepted and ran for ever; the limit is the bucket key's.
+  // A 4 TB collective was accepted and ran for ever; the limit is the bucket key's.
   LineSpec huge{0, "AllReduce", "1000000000000"};
   EXPECT_EQ(ErrorOf(Line(huge)),
             "t.jsonl:1: AllReduce of 4000000000000 bytes (\"count\" 1000000000000 of "
