@@ -193,9 +193,10 @@ ComputeCost ComputeModel::Attention(const AttentionCall& call, bool backward) co
       cost.launch_s = kKernelOverheadS;
       return cost;
     }
-    // Without a measured rate (b200), at the achievable matmul rate: attention's upper bound.
+    // Without a measured rate (b200), at the achievable BF16 matmul rate: attention's upper
+    // bound. BF16 in FP8 training too, as below (FP8 recipes keep attention in BF16).
     const double rate = gpu->attention.empty()
-                            ? AchievableFlops()
+                            ? gpu->achievable_bf16_flops
                             : AttentionRate(*gpu, call.head_dim, call.queries, call.causal);
     cost.attention_s = (backward ? kFlashBackwardToForward : 1) * call.ForwardFlops() / rate;
     cost.launch_s = kKernelOverheadS;

@@ -96,6 +96,22 @@ TEST(ComputeModel, FlashAttentionBetweenMeasuredLengths) {
 // Unfused attention (flash off): two batched GEMMs per head and the softmax and dropout passes
 // over every score, 9 bytes each forward: on an A100 with 2 x 16 heads of 64 over 2048 tokens,
 // 2 x 16 x 2048^2 x 9 = 1.208 GB at 2.039 TB/s = 0.5925 ms of memory-bound time.
+// Flash attention on a GPU without a measured attention rate (B200), in FP8 training: at the
+// achievable BF16 matmul rate (attention stays in BF16), not the FP8 one. Causal, head dim 128,
+// 8192 tokens, 32 heads: 4 x 32 x 8192^2 x 128 / 2 = 549.76 GFLOPs at 1745 TFLOP/s = 0.31505 ms.
+TEST(ComputeModel, UnmeasuredFlashAttentionRunsAtTheBf16RateInFp8Training) {
+  AttentionCall call;
+  call.heads = 32;
+  call.head_dim = 128;
+  call.queries = 8192;
+  call.keys = 8192;
+  call.causal = true;
+  const double flops = 4.0 * 32 * 8192 * 8192 * 128 / 2;
+  EXPECT_NEAR(OnGpu("b200", Precision::kFp8).Attention(call, false).attention_s, flops / 1745.0e12,
+              1e-12);
+  EXPECT_NEAR(OnGpu("b200", Precision::kFp8).Attention(call, false).attention_s, 0.31505e-3, 1e-8);
+}
+
 TEST(ComputeModel, UnfusedAttentionMovesItsScores) {
   AttentionCall call;
   call.batch = 2;
