@@ -219,6 +219,30 @@ struct JobResult
     std::vector<Time> callbackTimes;
 };
 
+/**
+ * Runs the simulator until `job` finishes, nothing is left to run or 1 s of simulated time
+ * passed (a guard against a hang); each time Run() returns, its time goes to `runReturns`.
+ */
+void
+RunUntilFinished(Ptr<NboxJob> job, std::vector<Time>* runReturns)
+{
+    // The job stops the simulator when it finishes; the limit only guards against a hang.
+    const Time limit = Seconds(1);
+    // (Simulator::IsFinished() cannot tell an empty queue here: it is also true after Stop().)
+    uint64_t events = 0;
+    while (!job->IsFinished() && Simulator::Now() < limit
+           && (events == 0 || Simulator::GetEventCount() > events))
+    {
+        events = Simulator::GetEventCount();
+        Simulator::Stop(limit - Simulator::Now());
+        Simulator::Run();
+        if (runReturns != nullptr)
+        {
+            runReturns->push_back(Simulator::Now());
+        }
+    }
+}
+
 JobResult
 RunJob(const JobSpec& spec)
 {
@@ -322,18 +346,7 @@ RunJob(const JobSpec& spec)
             });
     }
 
-    // The job stops the simulator when it finishes; the limit only guards against a hang.
-    const Time limit = Seconds(1);
-    // (Simulator::IsFinished() cannot tell an empty queue here: it is also true after Stop().)
-    uint64_t events = 0;
-    while (!job->IsFinished() && Simulator::Now() < limit
-           && (events == 0 || Simulator::GetEventCount() > events))
-    {
-        events = Simulator::GetEventCount();
-        Simulator::Stop(limit - Simulator::Now());
-        Simulator::Run();
-        result.runReturns.push_back(Simulator::Now());
-    }
+    RunUntilFinished(job, &result.runReturns);
     result.finished = job->IsFinished();
     result.transport = transport->GetStats();
     result.gateway = gateway->GetStats();
@@ -423,15 +436,7 @@ RunGroupJob(bool realTwo, uint64_t bytes, int iterations)
         { two->RecvCompleted(request, sender, bytes); };
         transport->WhenAllConnected([&two]() { two->Start(); });
     }
-    const Time limit = Seconds(1);
-    uint64_t events = 0;
-    while (!job->IsFinished() && Simulator::Now() < limit
-           && (events == 0 || Simulator::GetEventCount() > events))
-    {
-        events = Simulator::GetEventCount();
-        Simulator::Stop(limit - Simulator::Now());
-        Simulator::Run();
-    }
+    RunUntilFinished(job, nullptr);
     result.finished = job->IsFinished();
     result.gateway = gateway->GetStats();
     if (two)
