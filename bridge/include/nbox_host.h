@@ -110,6 +110,7 @@ nboxResult_t nboxCommDestroy(nboxComm_t comm);
  * get an error as for a rank that died. */
 nboxResult_t nboxCommAbort(nboxComm_t comm);
 nboxResult_t nboxCommCount(const nboxComm_t comm, int* count);
+nboxResult_t nboxCommUserRank(const nboxComm_t comm, int* rank);
 
 /* As ncclCommSplit: collective over `comm` (every rank calls it, outside a group). The ranks
  * that pass the same color >= 0 form a new communicator, ranked by key, ties by their rank in
@@ -119,7 +120,6 @@ nboxResult_t nboxCommCount(const nboxComm_t comm, int* count);
  * communicators are not carried through the bridge yet. */
 #define NBOX_SPLIT_NOCOLOR (-1)
 nboxResult_t nboxCommSplit(nboxComm_t comm, int color, int key, nboxComm_t* newcomm);
-nboxResult_t nboxCommUserRank(const nboxComm_t comm, int* rank);
 
 /* sendbuff == recvbuff is in place. count elements per rank. */
 nboxResult_t nboxAllReduce(const void* sendbuff, void* recvbuff, size_t count,

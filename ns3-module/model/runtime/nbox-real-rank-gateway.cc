@@ -32,7 +32,7 @@ NboxRealRankGateway::Setup(Ptr<NboxCommunicator> comm, Ptr<NboxTransport> transp
                            std::vector<bool> isReal, Ptr<NboxJobRecords> records)
 {
     NS_ABORT_MSG_IF(!comm || !transport || !records, "NboxRealRankGateway::Setup: null argument");
-    NS_ABORT_MSG_IF(m_comm, "NboxRealRankGateway::Setup called twice");
+    NS_ABORT_MSG_IF(!m_groups.empty(), "NboxRealRankGateway::Setup called twice");
     NS_ABORT_MSG_IF(isReal.size() != comm->GetSize(),
                     "NboxRealRankGateway::Setup: " << isReal.size() << " flags for a world of "
                                                    << comm->GetSize());
@@ -45,7 +45,6 @@ NboxRealRankGateway::Setup(Ptr<NboxCommunicator> comm, Ptr<NboxTransport> transp
         }
     }
     NS_ABORT_MSG_IF(m_lowestReal == isReal.size(), "NboxRealRankGateway::Setup: no real rank");
-    m_comm = comm;
     m_transport = transport;
     m_records = records;
     m_isReal = isReal;
@@ -56,7 +55,7 @@ NboxRealRankGateway::Setup(Ptr<NboxCommunicator> comm, Ptr<NboxTransport> transp
 void
 NboxRealRankGateway::AddGroup(Ptr<NboxCommunicator> comm)
 {
-    NS_ABORT_MSG_IF(!m_comm, "NboxRealRankGateway::AddGroup before Setup");
+    NS_ABORT_MSG_IF(m_groups.empty(), "NboxRealRankGateway::AddGroup before Setup");
     for (uint32_t rank = 0; rank < comm->GetSize(); ++rank)
     {
         if (IsReal(comm->GetMember(rank)))
@@ -132,7 +131,6 @@ NboxRealRankGateway::CheckPeer(uint32_t rank, uint32_t peer, uint32_t lane, cons
 void
 NboxRealRankGateway::DoDispose()
 {
-    m_comm = nullptr;
     m_groups.clear();
     m_transport = nullptr;
     m_records = nullptr;
@@ -298,7 +296,7 @@ NboxRealRankGateway::MirrorCollective(uint32_t rank, nbox::coll::CollectiveOp op
     }
     if (m_connected.insert({op, bytes, root, elementBytes}).second)
     {
-        m_comm->ConnectFor(op, bytes, root, elementBytes);
+        World()->ConnectFor(op, bytes, root, elementBytes);
     }
     NboxCommWork work;
     work.op = op;
@@ -311,7 +309,7 @@ NboxRealRankGateway::MirrorCollective(uint32_t rank, nbox::coll::CollectiveOp op
     {
         if (!m_isReal[peer])
         {
-            m_comm->Issue(peer, work);
+            World()->Issue(peer, work);
         }
     }
     m_stats.collectivesMirrored++;

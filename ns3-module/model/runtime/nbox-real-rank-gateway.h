@@ -196,6 +196,13 @@ class NboxRealRankGateway : public Object
 
     /** Makes `comm`'s real members external, their arrivals coming here in the job's terms. */
     void Attach(Ptr<NboxCommunicator> comm);
+    /** The job's world communicator (Setup's): the one mirror mode issues on. */
+    Ptr<NboxCommunicator>
+    World() const
+    {
+        return m_groups.front().comm;
+    }
+
     /** The communicator whose lanes hold `lane`, or nullptr. */
     const Group* GroupOfLane(uint32_t lane) const;
     /** Why real rank `rank` cannot talk to `peer` on `lane`, or "" (a wrong post). */
@@ -210,8 +217,7 @@ class NboxRealRankGateway : public Object
     void Deliver(uint32_t dst, uint32_t src, uint32_t lane, const PostedRecv& recv,
                  const Arrival& arrival);
 
-    Ptr<NboxCommunicator> m_comm;
-    std::vector<Group> m_groups; //!< the world, then the groups with real members
+    std::vector<Group> m_groups; //!< the world (Setup's), then the groups with real members
     Ptr<NboxTransport> m_transport;
     Ptr<NboxJobRecords> m_records;
     std::vector<bool> m_isReal;
