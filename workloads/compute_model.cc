@@ -153,6 +153,12 @@ double ComputeModel::AchievableFlops() const {
   return precision == Precision::kFp8 ? gpu->achievable_fp8_flops : gpu->achievable_bf16_flops;
 }
 
+ComputeModel ComputeModel::InBf16() const {
+  ComputeModel bf16 = *this;
+  bf16.precision = Precision::kBf16;
+  return bf16;
+}
+
 ComputeCost ComputeModel::Gemms(const std::vector<Gemm>& gemms) const {
   ComputeCost cost;
   for (const Gemm& g : gemms) {
@@ -210,9 +216,7 @@ ComputeCost ComputeModel::Attention(const AttentionCall& call, bool backward) co
                      heads};
   std::vector<Gemm> products = {scores, context};
   if (backward) products = {scores, scores, context, context};
-  ComputeModel bf16 = *this;  // attention stays in bf16 in FP8 training
-  bf16.precision = Precision::kBf16;
-  const ComputeCost matmuls = bf16.Gemms(products);
+  const ComputeCost matmuls = InBf16().Gemms(products);  // attention stays in BF16
   cost.attention_s = matmuls.gemm_s;
   cost.launch_s = matmuls.launch_s;
   const double bytes_per_score =

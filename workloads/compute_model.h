@@ -107,6 +107,9 @@ struct ComputeModel {
 
   // The matmul rate a GEMM of that precision reaches at best on the preset (kModel).
   double AchievableFlops() const;
+  // The same model on BF16 tensor cores: for the kernels FP8 recipes keep in BF16 (attention's
+  // products; the output layer, which is Megatron's own linear layer, not Transformer Engine's).
+  ComputeModel InBf16() const;
   // `profile`'s time for the GEMM or attention call, or nullopt where it has none.
   std::optional<double> Measured(const Gemm& gemm) const;
   std::optional<double> Measured(const AttentionCall& call, bool backward) const;

@@ -122,10 +122,15 @@ void ValidateTransformerConfig(const TransformerConfig& c) {
            "needs the distributed optimizer (data_parallel_mode zero1 or zero2), whose parameter "
            "all-gathers it overlaps");
   }
-  if (c.overlap_grad_reduce && c.data_parallel_mode != DataParallelMode::kZero1) {
+  if (c.overlap_grad_reduce.value_or(false) && c.data_parallel_mode == DataParallelMode::kFsdp) {
     Reject("overlap_grad_reduce",
-           "applies to data_parallel_mode zero1 (ddp and zero2 always overlap their gradient "
-           "reduction with the backward, fsdp reduces layer by layer)");
+           "applies to data_parallel_mode ddp, zero1 and zero2 (fsdp reduces layer by layer, "
+           "after each layer's backward)");
+  }
+  if (c.tp_comm_overlap && !c.sequence_parallel) {
+    Reject("tp_comm_overlap",
+           "needs sequence_parallel (Transformer Engine overlaps the sequence-parallel "
+           "all-gathers and reduce-scatters with the GEMMs beside them)");
   }
   if (c.shared_expert_overlap && s.shared_expert_ffn == 0) {
     Reject("shared_expert_overlap", "needs a shared expert (shape.shared_expert_ffn > 0)");

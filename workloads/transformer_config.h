@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "workloads/compute_model.h"
 #include "workloads/parallel_layout.h"
 #include "workloads/pipeline_schedule.h"
+#include "workloads/transformer_kernels.h"
 #include "workloads/transformer_shape.h"
 
 namespace nbox::work {
@@ -51,10 +53,15 @@ struct TransformerConfig {
   // during the next iteration's first forward, bucket by bucket, each issued when the forward
   // reaches the one before it (overlap_param_gather); false: after the step, all waited for.
   bool overlap_param_gather = false;
-  // zero1 (Megatron's distributed optimizer): the gradients are reduce-scattered bucket by
-  // bucket during the last micro-batch's backward (Megatron's overlap_grad_reduce); false:
-  // after the backward. ddp, zero2 and fsdp always overlap theirs.
-  bool overlap_grad_reduce = false;
+  // ddp, zero1, zero2: the gradients are reduced bucket by bucket during the last
+  // micro-batch's backward (Megatron's overlap_grad_reduce); false: after the whole backward.
+  // Unset: the mode's default (OverlapsGradientReduction). fsdp reduces layer by layer.
+  std::optional<bool> overlap_grad_reduce;
+  // Transformer Engine's tensor-parallel communication overlap (Megatron's tp_comm_overlap,
+  // needs sequence_parallel): each block's all-gather and reduce-scatter beside its GEMMs.
+  bool tp_comm_overlap = false;
+  // The cross entropy's kernels (per operation; transformer_kernels.h counts their bytes).
+  CrossEntropyKernels cross_entropy = CrossEntropyKernels::kUnfused;
   // MoE with a shared expert: its projections run while the token all-to-alls do
   // (Megatron-core's moe_shared_expert_overlap); false: after the combine.
   bool shared_expert_overlap = false;

@@ -67,6 +67,18 @@ AttentionCall CoreAttention(const TransformerShape& s, double batch, double quer
   return call;
 }
 
+CrossEntropyPasses CrossEntropyPerLogit(CrossEntropyKernels kernels) {
+  switch (kernels) {
+    case CrossEntropyKernels::kUnfused:
+      return {38, 6, 14, 2};
+    case CrossEntropyKernels::kFused:
+      return {22, 3, 6, 1};
+    case CrossEntropyKernels::kTe:
+      return {6, 2, 4, 1};
+  }
+  return {};
+}
+
 LayerMemoryPasses LayerMemory(const TransformerShape& s, int t, bool sequence_parallel,
                               int mlp_width, double element_bytes) {
   const double h = s.hidden;

@@ -137,6 +137,25 @@ class StageBuilder {
     return MemoryPasses(p.mlp_bytes_per_token, p.mlp_kernels, backward);
   }
 
+  // The output layer (in BF16: Megatron's own linear layer, outside Transformer Engine's FP8)
+  // and, per operation, the cross entropy over this rank's logits.
+  ComputeCost LogitsForward() const {
+    const ComputeModel bf16 = c_.compute.InBf16();
+    const ComputeCost gemm = bf16.Gemms({LogitsGemm(c_.shape, tokens_, t_)});
+    if (!PerOperation()) return gemm;
+    const CrossEntropyPasses loss = CrossEntropyPerLogit(c_.cross_entropy);
+    return gemm +
+           c_.compute.MemoryBound(loss.forward_bytes_per_logit * Logits(), loss.forward_kernels);
+  }
+  ComputeCost LogitsBackward() const {
+    const std::vector<Gemm> gemm = {LogitsGemm(c_.shape, tokens_, t_)};
+    if (!PerOperation()) return Forward(gemm) * c_.backward_to_forward;
+    const CrossEntropyPasses loss = CrossEntropyPerLogit(c_.cross_entropy);
+    return c_.compute.InBf16().Gemms(BackwardGemms(gemm)) +
+           c_.compute.MemoryBound(loss.backward_bytes_per_logit * Logits(), loss.backward_kernels);
+  }
+  double Logits() const { return tokens_ * c_.shape.vocab / t_; }
+
   std::vector<Gemm> AttentionLinear() const { return AttentionLinearGemms(c_.shape, tokens_, t_); }
   std::vector<Gemm> DenseMlp() const {
     return MlpGemms(c_.shape, tokens_, t_, c_.shape.DenseFfn());
@@ -155,6 +174,64 @@ class StageBuilder {
   }
   void TpBefore(const std::string& label) {
     if (sp_) Tp(label + " ag", Coll::kAllGather, activation_);
+  }
+
+  // --- tensor-parallel communication overlap (Transformer Engine's userbuffers) -------------
+
+  bool OverlapsTp() const { return sp_ && c_.tp_comm_overlap; }
+
+  // A GEMM's two backward products apart: the input's gradient and the weight's (by
+  // utilisation, half of backward_to_forward times the forward each).
+  ComputeCost DataGradient(const Gemm& g) const {
+    return PerOperation() ? c_.compute.Gemms({BackwardGemms({g})[0]})
+                          : Forward({g}) * (c_.backward_to_forward / 2);
+  }
+  ComputeCost WeightGradient(const Gemm& g) const {
+    return PerOperation() ? c_.compute.Gemms({BackwardGemms({g})[1]})
+                          : Forward({g}) * (c_.backward_to_forward / 2);
+  }
+
+  // A GEMM's cost while a Transformer Engine communication kernel holds kOverlapSms of the SMs
+  // (its pipelined and bulk overlaps; set_sm_margin): compute-bound work slows by the share of
+  // SMs it lost. By utilisation the SMs are not known and nothing changes.
+  ComputeCost OnSmsLeft(ComputeCost cost) const {
+    if (!PerOperation()) return cost;
+    const double sms = c_.compute.gpu->sms;
+    cost.gemm_s *= sms / (sms - kOverlapSms);
+    return cost;
+  }
+
+  // A sequence-parallel block with its all-gather beside its leading GEMM and its
+  // reduce-scatter beside its trailing GEMMs, as Transformer Engine's userbuffers run them by
+  // default (transformer_engine/pytorch/module/base.py, initialize_ub): the all-gather as a
+  // ring exchange over the copy engines in t chunks, so the leading GEMM's own chunk (1/t of
+  // it) needs nothing gathered and the rest runs while the other chunks arrive; `middle` issues
+  // what lies between; `before` must be done before the reduction can start, and `beside`
+  // runs with it, on the SMs the reduction leaves (OnSmsLeft).
+  void OverlappedTpBlock(const std::string& name, const ComputeCost& lead,
+                         const std::function<void()>& middle, const ComputeCost& before,
+                         const ComputeCost& beside) {
+    const double own = 1.0 / t_;
+    const uint32_t gather = Push(CollectiveOp(it_, name + " ag", Coll::kAllGather, activation_,
+                                              kTensorSlot, kTpStream, mb_));
+    Compute(name + " lead", lead * (1 - own));
+    Wait(gather);
+    Compute(name + " lead chunk", lead * own);
+    middle();
+    Compute(name + " before rs", before);
+    const uint32_t reduce = Push(CollectiveOp(it_, name + " rs", Coll::kReduceScatter, activation_,
+                                              kTensorSlot, kTpStream, mb_));
+    Compute(name + " beside rs", OnSmsLeft(beside));
+    Wait(reduce);
+  }
+
+  // The forward's trailing GEMM beside its reduce-scatter, pipelined in kPipelineSplits chunks:
+  // the first chunk before the reduction starts (the SMs already held), the rest beside it.
+  void OverlappedTpForward(const std::string& name, const ComputeCost& lead,
+                           const std::function<void()>& middle, const ComputeCost& tail) {
+    const ComputeCost slowed = OnSmsLeft(tail);
+    OverlappedTpBlock(name, lead, middle, slowed * (1.0 / kPipelineSplits),
+                      tail * (1 - 1.0 / kPipelineSplits));
   }
 
   // "F3", or "F3c1" for chunk 1's with interleaving.
@@ -246,15 +323,17 @@ class StageBuilder {
         zero ? Coll::kReduceScatter : Coll::kAllReduce, bucket.bytes, slot, kDpStream));
   }
 
-  // Whether buckets are reduced as the last micro-batch's backward closes them: always for ddp
-  // and zero2, for zero1 with overlap_grad_reduce (fsdp reduces layer by layer).
+  // Whether buckets are reduced as the last micro-batch's backward closes them, unless
+  // overlap_grad_reduce says otherwise: for ddp and zero2 (PyTorch's DDP and ZeRO-2 reduce
+  // from the autograd hooks), not for zero1 (Megatron-core's default). fsdp reduces layer by
+  // layer, neither way.
   bool OverlapsGradientReduction() const {
     switch (c_.data_parallel_mode) {
       case DataParallelMode::kDdp:
       case DataParallelMode::kZero2:
-        return true;
+        return c_.overlap_grad_reduce.value_or(true);
       case DataParallelMode::kZero1:
-        return c_.overlap_grad_reduce;
+        return c_.overlap_grad_reduce.value_or(false);
       case DataParallelMode::kFsdp:
         return false;
     }
@@ -495,8 +574,46 @@ class StageBuilder {
       FsdpBeforeLayer('F', i, i + 1);
       if (i > 0) GatheredBeforeLayer(i);
     }
-    TpBefore(name + " attn");
     const TransformerShape& s = c_.shape;
+    if (OverlapsTp()) {
+      // The QKV projection beside the all-gather, the output projection beside the
+      // reduce-scatter; a latent attention's other projections in between.
+      const std::vector<Gemm> gemms = AttentionLinear();
+      const std::vector<Gemm> inner(gemms.begin() + 1, gemms.end() - 1);
+      OverlappedTpForward(
+          name + " attn", Forward({gemms.front()}),
+          [&] {
+            const ComputeCost rest = Forward(inner) + AttentionMemory(false);
+            if (cp_ == 1) {
+              Compute(name + " attn", rest + CoreAttention(false));
+            } else {
+              Compute(name + " attn", rest);
+              CoreAttentionForward(name + " attn core");
+            }
+          },
+          Forward({gemms.back()}));
+    } else {
+      LayerAttentionForward(name);
+    }
+    if (s.IsMoeLayer(layer)) {
+      MoeForward(i, name);
+      return;
+    }
+    if (OverlapsTp()) {
+      const std::vector<Gemm> mlp = DenseMlp();
+      OverlappedTpForward(
+          name + " mlp", Forward({mlp.front()}),
+          [&] { Compute(name + " mlp", MlpMemory(s.DenseFfn(), false)); }, Forward({mlp.back()}));
+      return;
+    }
+    TpBefore(name + " mlp");
+    Compute(name + " mlp", Forward(DenseMlp()) + MlpMemory(s.DenseFfn(), false));
+    TpAfter(name + " mlp");
+  }
+
+  // The attention block's forward with its tensor-parallel collectives waited for around it.
+  void LayerAttentionForward(const std::string& name) {
+    TpBefore(name + " attn");
     const ComputeCost linear = Forward(AttentionLinear()) + AttentionMemory(false);
     if (cp_ == 1) {
       Compute(name + " attn", linear + CoreAttention(false));
@@ -506,13 +623,6 @@ class StageBuilder {
       CoreAttentionForward(name + " attn core");
     }
     TpAfter(name + " attn");
-    if (s.IsMoeLayer(layer)) {
-      MoeForward(i, name);
-      return;
-    }
-    TpBefore(name + " mlp");
-    Compute(name + " mlp", Forward(DenseMlp()) + MlpMemory(s.DenseFfn(), false));
-    TpAfter(name + " mlp");
   }
 
   void LayerBackward(int i) {
@@ -523,11 +633,52 @@ class StageBuilder {
     const TransformerShape& s = c_.shape;
     if (s.IsMoeLayer(layer)) {
       MoeBackward(i, name);
+    } else if (OverlapsTp()) {
+      // The second projection's input gradient beside the all-gather of the output gradient;
+      // the first's weight gradient beside the reduce-scatter of its input gradient (bulk).
+      const std::vector<Gemm> mlp = DenseMlp();
+      OverlappedTpBlock(
+          name + " mlp", DataGradient(mlp.back()),
+          [&] {
+            Compute(name + " mlp", WeightGradient(mlp.back()) + MlpMemory(s.DenseFfn(), true));
+          },
+          DataGradient(mlp.front()), WeightGradient(mlp.front()));
     } else {
       TpBefore(name + " mlp");
       Compute(name + " mlp", Backward(DenseMlp()) + MlpMemory(s.DenseFfn(), true));
       TpAfter(name + " mlp");
     }
+    if (OverlapsTp()) {
+      const std::vector<Gemm> gemms = AttentionLinear();
+      const std::vector<Gemm> inner(gemms.begin() + 1, gemms.end() - 1);
+      OverlappedTpBlock(
+          name + " attn", DataGradient(gemms.back()),
+          [&] {
+            if (c_.recompute == Recompute::kSelective) {
+              CoreAttentionForward(name + " attn recompute");
+            }
+            const ComputeCost rest =
+                WeightGradient(gemms.back()) + Backward(inner) + AttentionMemory(true);
+            if (cp_ == 1) {
+              Compute(name + " attn", rest + CoreAttention(true));
+            } else {
+              CoreAttentionBackward(name + " attn core", CoreAttention(true));
+              Compute(name + " attn", rest);
+            }
+          },
+          DataGradient(gemms.front()), WeightGradient(gemms.front()));
+    } else {
+      LayerAttentionBackward(name);
+    }
+    if (c_.data_parallel_mode == DataParallelMode::kFsdp && dc_ > 1) {
+      Push(CollectiveOp(it_, name + " fsdp rs", Coll::kReduceScatter,
+                        ch_->dense_params[i] * c_.gradient_bytes, kDataSlot, kDpStream, mb_));
+    }
+    if (OverlapsGradientReduction() && mb_ == last_backward_) CloseBuckets(i);
+  }
+
+  // The attention block's backward with its tensor-parallel collectives waited for around it.
+  void LayerAttentionBackward(const std::string& name) {
     TpBefore(name + " attn");
     // Selective recomputation redoes the core attention, which needs no tensor-parallel
     // communication: it sits between the column-parallel QKV and the row-parallel projection.
@@ -541,11 +692,6 @@ class StageBuilder {
       Compute(name + " attn", linear);
     }
     TpAfter(name + " attn");
-    if (c_.data_parallel_mode == DataParallelMode::kFsdp && dc_ > 1) {
-      Push(CollectiveOp(it_, name + " fsdp rs", Coll::kReduceScatter,
-                        ch_->dense_params[i] * c_.gradient_bytes, kDataSlot, kDpStream, mb_));
-    }
-    if (OverlapsGradientReduction() && mb_ == last_backward_) CloseBuckets(i);
   }
 
   // Tokens each tensor-parallel rank routes: its sequence share with sequence parallelism
@@ -667,7 +813,7 @@ class StageBuilder {
     if (ch_->last) {
       const std::string name = Mb('F') + " logits";
       TpBefore(name);
-      Compute(name, Forward({LogitsGemm(c_.shape, tokens_, t_)}));
+      Compute(name, LogitsForward());
       // Vocabulary-parallel cross entropy: max, target logit and sum of exponentials, each an
       // all-reduce of one fp32 per token (Megatron's _VocabParallelCrossEntropy).
       const auto per_token = static_cast<uint64_t>(tokens_) * 4;
@@ -682,7 +828,7 @@ class StageBuilder {
     if (c_.data_parallel_mode == DataParallelMode::kFsdp) FsdpGather('B', ch_->layers - 1);
     if (ch_->last) {
       const std::string name = Mb('B') + " logits";
-      Compute(name, Backward({LogitsGemm(c_.shape, tokens_, t_)}));
+      Compute(name, LogitsBackward());
       TpAfter(name);
     }
     for (int i = ch_->layers - 1; i >= 0; --i) LayerBackward(i);
@@ -706,7 +852,7 @@ class StageBuilder {
 
   void Finish() {
     mb_ = -1;
-    if (c_.data_parallel_mode == DataParallelMode::kZero1 && !OverlapsGradientReduction()) {
+    if (c_.data_parallel_mode != DataParallelMode::kFsdp && !OverlapsGradientReduction()) {
       for (ModelChunk& chunk : chunks_) {
         ch_ = &chunk;
         for (int i = chunk.layers - 1; i >= 0; --i) CloseBuckets(i);

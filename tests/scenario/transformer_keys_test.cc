@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "scenario_test_support.h"
 #include "tools/cosim/scenario/workload_config.h"
@@ -153,13 +154,44 @@ TEST(TransformerKeys, OverlappedParameterGathersNeedTheDistributedOptimizer) {
   EXPECT_TRUE(TransformerConfigOf(s).overlap_param_gather);
 }
 
-TEST(TransformerKeys, OverlappedGradientReductionIsTheDistributedOptimizers) {
-  EXPECT_THAT(LoadError(kJob, {"workload.overlap_grad_reduce=on"}),
-              HasSubstr("workload.overlap_grad_reduce = on (--set): applies to "
-                        "data_parallel_mode zero1"));
-  EXPECT_TRUE(TransformerConfigOf(LoadScenario(kJob, {"workload.overlap_grad_reduce=on",
-                                                      "workload.data_parallel_mode=zero1"}))
-                  .overlap_grad_reduce);
+// overlap_grad_reduce left at auto takes the mode's default (set by the program); on or off
+// applies to ddp, zero1 and zero2. fsdp reduces layer by layer: on is refused, off is what it
+// does anyway.
+TEST(TransformerKeys, GradientReductionOverlapIsAutoOnOrOffButNotForFsdp) {
+  EXPECT_FALSE(TransformerConfigOf(LoadScenario(kJob, {})).overlap_grad_reduce.has_value());
+  EXPECT_EQ(TransformerConfigOf(LoadScenario(kJob, {"workload.overlap_grad_reduce=off"}))
+                .overlap_grad_reduce,
+            std::optional<bool>(false));
+  EXPECT_EQ(TransformerConfigOf(LoadScenario(kJob, {"workload.overlap_grad_reduce=on",
+                                                    "workload.data_parallel_mode=zero1"}))
+                .overlap_grad_reduce,
+            std::optional<bool>(true));
+  EXPECT_FALSE(TransformerConfigOf(LoadScenario(kJob, {"workload.overlap_grad_reduce=auto",
+                                                       "workload.data_parallel_mode=fsdp"}))
+                   .overlap_grad_reduce.has_value());
+  EXPECT_EQ(TransformerConfigOf(LoadScenario(kJob, {"workload.overlap_grad_reduce=off",
+                                                    "workload.data_parallel_mode=fsdp"}))
+                .overlap_grad_reduce,
+            std::optional<bool>(false));
+  EXPECT_THAT(
+      LoadError(kJob, {"workload.overlap_grad_reduce=on", "workload.data_parallel_mode=fsdp"}),
+      HasSubstr("workload.overlap_grad_reduce = on (--set): applies to "
+                "data_parallel_mode ddp, zero1 and zero2"));
+  EXPECT_THAT(LoadError(kJob, {"workload.overlap_grad_reduce=sometimes"}),
+              HasSubstr("auto, on or off"));
+}
+
+TEST(TransformerKeys, TensorParallelOverlapNeedsSequenceParallelism) {
+  EXPECT_THAT(LoadError(kJob, {"workload.tp_comm_overlap=on", "workload.tensor_parallel=2"}),
+              HasSubstr("workload.tp_comm_overlap = on (--set): needs sequence_parallel"));
+  EXPECT_TRUE(TransformerConfigOf(
+                  LoadScenario(kJob, {"workload.tp_comm_overlap=on", "workload.tensor_parallel=2",
+                                      "workload.sequence_parallel=on"}))
+                  .tp_comm_overlap);
+  EXPECT_EQ(TransformerConfigOf(LoadScenario(kJob, {"workload.cross_entropy=te"})).cross_entropy,
+            work::CrossEntropyKernels::kTe);
+  EXPECT_THAT(LoadError(kJob, {"workload.cross_entropy=liger"}),
+              HasSubstr("one of unfused, fused, te"));
 }
 
 // compute = model needs a GPU preset with tensor cores of the precision; a GPU or a precision

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
 
+#include "tests/workloads/small_transformer.h"
 #include "workloads/gpu_preset.h"
 #include "workloads/program.h"
 #include "workloads/transformer.h"
@@ -51,6 +53,18 @@ TEST(ComputeModel, ASkinnyGemmIsBoundByMemory) {
 TEST(ComputeModel, AGemmSmallerThanTheGpuKeepsOnlySomeSMsBusy) {
   const ComputeCost cost = OnGpu("a100").Gemms({{512, 256, 64}});
   EXPECT_NEAR(cost.gemm_s, 2.0 * 512 * 256 * 64 / (271.2e12 * 4 / 108), 1e-12);
+}
+
+// Layers of h = 1024 (8 heads, a GeLU MLP of 4096) over one 2048-token sequence on an H100,
+// t-way tensor parallel.
+TransformerConfig MidSizedLayers(int t, Precision precision) {
+  TransformerConfig c = testing::SmallTransformer(t, 1, 1, 1, PipelineSchedule::kOneFOneB);
+  c.shape.hidden = 1024;
+  c.shape.heads = 8;
+  c.shape.ffn = 4096;
+  c.shape.seq_len = 2048;
+  c.compute = OnGpu("h100", precision);
+  return c;
 }
 
 // FP8 halves the inputs' bytes and uses the FP8 rate: H100 at 1402.6 TFLOP/s. Its input is
@@ -220,6 +234,80 @@ int LargestTensorParallel(TransformerConfig c) {
 
 // Every preset runs per operation at t = 1 and at its largest legal t: one rank's program has
 // compute, its kinds add up to its durations, and a wider t gives each rank less to compute.
+// The output layer of an FP8 job runs in BF16 (Megatron's own linear layer, not Transformer
+// Engine's), and the cross entropy moves every logit in fp32. One layer of h = 1024, a
+// vocabulary of 32,768, 2048 tokens on an H100, t = 1. Logits: 2048 x 32768 x 1024, 16 x 128
+// tiles of 16 k-slices = 32,768 units in 249 rounds of 132 (32,868 slots); 137.44 GFLOPs at
+// 794.5 TFLOP/s (BF16, not FP8's 1402.6) / (32768 / 32868) = 173.51 us, compute-bound (its
+// 205.5 MB take 61 us). Cross entropy: 2048 x 32768 logits x 38 bytes = 2.55 GB at 3.35 TB/s =
+// 761.4 us in 6 kernels. Backward: the two gradient GEMMs (2048 x 1024 x 32768 and 1024 x
+// 32768 x 2048, each 32,768 units: the same 173.51 us) and 14 bytes a logit, 280.5 us in 2.
+// Megatron's fused kernels: 22 bytes a logit in 3 kernels forward, 6 in 1 backward; Transformer
+// Engine's: 6 in 2 forward, 4 in 1 backward.
+TEST(ComputeModel, TheOutputLayerRunsInBf16AndTheCrossEntropyMovesItsLogits) {
+  TransformerConfig c = MidSizedLayers(1, Precision::kFp8);
+  c.shape.layers = 1;
+  c.shape.vocab = 32768;
+  const double gemm = 2.0 * 2048 * 32768 * 1024 / (794.5e12 * 32768 / 32868);
+  const double logits = 2048.0 * 32768;
+  struct Expected {
+    CrossEntropyKernels kernels;
+    const char* name;
+    double forward_bytes, backward_bytes;
+    int forward_kernels, backward_kernels;  // the GEMMs' included
+  };
+  for (const Expected& e : {Expected{CrossEntropyKernels::kUnfused, "unfused", 38, 14, 7, 4},
+                            Expected{CrossEntropyKernels::kFused, "fused", 22, 6, 4, 3},
+                            Expected{CrossEntropyKernels::kTe, "te", 6, 4, 3, 3}}) {
+    SCOPED_TRACE(e.name);
+    c.cross_entropy = e.kernels;
+    const JobPrograms job = MakeTransformerJob(c);
+    int found = 0;
+    for (const Op& op : job.programs.front()->ops) {
+      if (op.label == "F0 logits") {
+        ++found;
+        EXPECT_NEAR(op.cost.gemm_s, gemm, 1e-10);
+        EXPECT_NEAR(op.cost.memory_s, e.forward_bytes * logits / 3.35e12, 1e-10);
+        EXPECT_NEAR(op.cost.launch_s, e.forward_kernels * 4e-6, 1e-12);
+      } else if (op.label == "B0 logits") {
+        ++found;
+        EXPECT_NEAR(op.cost.gemm_s, 2 * gemm, 1e-10);
+        EXPECT_NEAR(op.cost.memory_s, e.backward_bytes * logits / 3.35e12, 1e-10);
+        EXPECT_NEAR(op.cost.launch_s, e.backward_kernels * 4e-6, 1e-12);
+      }
+    }
+    EXPECT_EQ(found, 2);
+  }
+}
+
+// With tensor-parallel overlap on an H100 (t = 2, sequence parallelism): the forward's second
+// MLP projection is pipelined with its reduce-scatter in 4 chunks, all on the 116 SMs the
+// communication kernel's 16 leave: a quarter before the reduction (x 132 / 116), three
+// quarters beside it (the same); the first projection beside the ring-exchange all-gather keeps
+// every SM: half of it before its own chunk, half after. The backward's first projection: its
+// input gradient before the reduce-scatter at full speed, its weight gradient beside it slowed.
+TEST(ComputeModel, TensorParallelOverlapCostsTheGemmsBesideItTheirSms) {
+  TransformerConfig c = MidSizedLayers(2, Precision::kBf16);
+  c.sequence_parallel = true;
+  c.tp_comm_overlap = true;
+  const ComputeModel& m = c.compute;
+  const Gemm fc1{2048, 4096 / 2, 1024};
+  const Gemm fc2{2048, 1024, 4096 / 2};
+  const double slow = 132.0 / 116;
+  const JobPrograms job = MakeTransformerJob(c);
+  std::map<std::string, double> gemm;
+  for (const Op& op : job.programs.front()->ops) {
+    if (op.kind == OpKind::kCompute) gemm[op.label] = op.cost.gemm_s;
+  }
+  EXPECT_NEAR(gemm.at("F0 L0 mlp lead"), m.Gemms({fc1}).gemm_s / 2, 1e-12);
+  EXPECT_NEAR(gemm.at("F0 L0 mlp lead chunk"), m.Gemms({fc1}).gemm_s / 2, 1e-12);
+  EXPECT_NEAR(gemm.at("F0 L0 mlp before rs"), m.Gemms({fc2}).gemm_s / 4 * slow, 1e-12);
+  EXPECT_NEAR(gemm.at("F0 L0 mlp beside rs"), m.Gemms({fc2}).gemm_s * 3 / 4 * slow, 1e-12);
+  const std::vector<Gemm> fc1_backward = BackwardGemms({fc1});
+  EXPECT_NEAR(gemm.at("B0 L0 mlp before rs"), m.Gemms({fc1_backward[0]}).gemm_s, 1e-12);
+  EXPECT_NEAR(gemm.at("B0 L0 mlp beside rs"), m.Gemms({fc1_backward[1]}).gemm_s * slow, 1e-12);
+}
+
 TEST(ComputeModel, EveryPresetRunsAtOneAndItsLargestTensorParallelism) {
   for (const std::string& name : TransformerPresetNames()) {
     TransformerConfig c;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -165,7 +166,10 @@ struct WorkloadSection {
   work::Recompute recompute = work::Recompute::kNone;
   bool flash_attention = true;
   bool overlap_param_gather = false;  // zero1, zero2: gather parameters during the next forward
-  bool overlap_grad_reduce = false;   // zero1: reduce-scatter gradients during the backward
+  // Reduce gradients during the last backward; unset: on for ddp and zero2, off for zero1.
+  std::optional<bool> overlap_grad_reduce;
+  bool tp_comm_overlap = false;  // Transformer Engine's tensor-parallel communication overlap
+  work::CrossEntropyKernels cross_entropy = work::CrossEntropyKernels::kUnfused;
   work::ContextParallelComm context_parallel_comm = work::ContextParallelComm::kP2p;
   int context_a2a = 0;                // a2a+p2p: context ranks per all-to-all block
   uint64_t activation_bytes = 2;      // per activation (and weight) element: bf16

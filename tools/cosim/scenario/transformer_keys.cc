@@ -192,10 +192,25 @@ std::vector<KeySpec> TransformerKeys() {
        "before it (Megatron's overlap_param_gather); off: after the optimizer step, waited for",
        Switch(work(&WorkloadSection::overlap_param_gather))},
       {"workload", "overlap_grad_reduce",
-       "transformer, moe with zero1: the gradients are reduce-scattered bucket by bucket as the "
-       "last micro-batch's backward finishes each (Megatron's overlap_grad_reduce); off: after "
-       "the backward. ddp and zero2 always overlap theirs",
-       Switch(work(&WorkloadSection::overlap_grad_reduce))},
+       "transformer, moe with ddp, zero1 or zero2: the gradients are reduced bucket by bucket "
+       "as the last micro-batch's backward finishes each (Megatron's overlap_grad_reduce); off: "
+       "after the whole backward (Megatron-LM's local DDP of 2021 did so). auto: on for ddp and "
+       "zero2, off for zero1; fsdp reduces layer by layer",
+       AutoSwitch(work(&WorkloadSection::overlap_grad_reduce))},
+      {"workload", "tp_comm_overlap",
+       "transformer, moe with sequence_parallel: each layer's all-gather runs beside its first "
+       "GEMM and its reduce-scatter beside its last, chunk by chunk (Megatron's tp_comm_overlap, "
+       "Transformer Engine's userbuffers); off: each waited for before and after the block",
+       Switch(work(&WorkloadSection::tp_comm_overlap))},
+      {"workload", "cross_entropy",
+       "transformer, moe, compute = model or profile: the loss's kernels, as Megatron's "
+       "cross_entropy_loss_fusion and cross_entropy_fusion_impl choose them: unfused (52 bytes a "
+       "logit in 8 kernels), fused (Megatron's jit-fused functions: 28 in 4) or te (Transformer "
+       "Engine's Triton kernels: 10 in 3)",
+       EnumChoice(work(&WorkloadSection::cross_entropy),
+                  {{work::CrossEntropyKernels::kUnfused, "unfused"},
+                   {work::CrossEntropyKernels::kFused, "fused"},
+                   {work::CrossEntropyKernels::kTe, "te"}})},
       {"workload", "sequence_parallel",
        "transformer, moe: Megatron's sequence parallelism (tensor-parallel all-reduces become "
        "all-gather + reduce-scatter; needed with tensor and expert parallelism together)",

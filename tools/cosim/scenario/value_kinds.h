@@ -221,6 +221,27 @@ ValueKind Switch(Field<Section, bool> field) {
   return kind;
 }
 
+// `auto` (nothing set: the setting's default, which may depend on other keys) or a switch.
+template <typename Section>
+ValueKind AutoSwitch(Field<Section, std::optional<bool>> field) {
+  ValueKind kind;
+  kind.expected = "auto, on or off (also true/false, yes/no, 1/0)";
+  kind.parse = [=](std::string_view text, Scenario& scenario) {
+    if (text == "auto") {
+      field.In(scenario).reset();
+      return true;
+    }
+    const std::optional<bool> value = ReadSwitch(text);
+    if (value) field.In(scenario) = *value;
+    return value.has_value();
+  };
+  kind.format = [=](const Scenario& scenario) {
+    const std::optional<bool>& value = field.In(scenario);
+    return std::string(!value ? "auto" : *value ? "on" : "off");
+  };
+  return kind;
+}
+
 // Any text; `expected` says what it means ("a file path").
 template <typename Section>
 ValueKind Text(Field<Section, std::string> field, std::string expected) {

@@ -38,6 +38,7 @@ const std::pair<std::string_view, std::string_view> kFieldKeys[] = {
     {"TransformerConfig.pad_to_capacity", "workload.pad_to_capacity"},
     {"TransformerConfig.overlap_param_gather", "workload.overlap_param_gather"},
     {"TransformerConfig.overlap_grad_reduce", "workload.overlap_grad_reduce"},
+    {"TransformerConfig.tp_comm_overlap", "workload.tp_comm_overlap"},
     {"TransformerConfig.shared_expert_overlap", "workload.shared_expert_overlap"},
     {"ParallelDims.tensor", "workload.tensor_parallel"},
     {"ParallelDims.pipeline", "workload.pipeline_parallel"},
@@ -157,6 +158,8 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   c.flash_attention = w.flash_attention;
   c.overlap_param_gather = w.overlap_param_gather;
   c.overlap_grad_reduce = w.overlap_grad_reduce;
+  c.cross_entropy = w.cross_entropy;
+  c.tp_comm_overlap = w.tp_comm_overlap;
   c.shared_expert_overlap = w.shared_expert_overlap;
   c.context_parallel_comm = w.context_parallel_comm;
   c.context_a2a = w.context_a2a;
