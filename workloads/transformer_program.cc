@@ -140,21 +140,23 @@ class StageBuilder {
   // The output layer (in BF16: Megatron's own linear layer, outside Transformer Engine's FP8)
   // and, per operation, the cross entropy over this rank's logits.
   ComputeCost LogitsForward() const {
-    const ComputeModel bf16 = c_.compute.InBf16();
-    const ComputeCost gemm = bf16.Gemms({LogitsGemm(c_.shape, tokens_, t_)});
-    if (!PerOperation()) return gemm;
-    const CrossEntropyPasses loss = CrossEntropyPerLogit(c_.cross_entropy);
-    return gemm +
-           c_.compute.MemoryBound(loss.forward_bytes_per_logit * Logits(), loss.forward_kernels);
+    return c_.compute.InBf16().Gemms({LogitsGemm(c_.shape, tokens_, t_)}) + Loss(false);
   }
   ComputeCost LogitsBackward() const {
     const std::vector<Gemm> gemm = {LogitsGemm(c_.shape, tokens_, t_)};
-    if (!PerOperation()) return Forward(gemm) * c_.backward_to_forward;
-    const CrossEntropyPasses loss = CrossEntropyPerLogit(c_.cross_entropy);
-    return c_.compute.InBf16().Gemms(BackwardGemms(gemm)) +
-           c_.compute.MemoryBound(loss.backward_bytes_per_logit * Logits(), loss.backward_kernels);
+    const ComputeCost gemms = PerOperation() ? c_.compute.InBf16().Gemms(BackwardGemms(gemm))
+                                             : Forward(gemm) * c_.backward_to_forward;
+    return gemms + Loss(true);
   }
-  double Logits() const { return tokens_ * c_.shape.vocab / t_; }
+  ComputeCost Loss(bool backward) const {
+    if (!PerOperation()) return {};
+    const CrossEntropyPasses loss = CrossEntropyPerLogit(c_.cross_entropy);
+    const double logits = tokens_ * c_.shape.vocab / t_;
+    return backward ? c_.compute.MemoryBound(loss.backward_bytes_per_logit * logits,
+                                             loss.backward_kernels)
+                    : c_.compute.MemoryBound(loss.forward_bytes_per_logit * logits,
+                                             loss.forward_kernels);
+  }
 
   std::vector<Gemm> AttentionLinear() const { return AttentionLinearGemms(c_.shape, tokens_, t_); }
   std::vector<Gemm> DenseMlp() const {
@@ -226,7 +228,8 @@ class StageBuilder {
   }
 
   // The forward's trailing GEMM beside its reduce-scatter, pipelined in kPipelineSplits chunks:
-  // the first chunk before the reduction starts (the SMs already held), the rest beside it.
+  // the first chunk before the reduction starts, the rest beside it; all of them on the SMs the
+  // reduction's kernel leaves (set_sm_margin holds them for the whole GEMM).
   void OverlappedTpForward(const std::string& name, const ComputeCost& lead,
                            const std::function<void()>& middle, const ComputeCost& tail) {
     const ComputeCost slowed = OnSmsLeft(tail);

@@ -188,10 +188,16 @@ TEST(TransformerKeys, TensorParallelOverlapNeedsSequenceParallelism) {
                   LoadScenario(kJob, {"workload.tp_comm_overlap=on", "workload.tensor_parallel=2",
                                       "workload.sequence_parallel=on"}))
                   .tp_comm_overlap);
-  EXPECT_EQ(TransformerConfigOf(LoadScenario(kJob, {"workload.cross_entropy=te"})).cross_entropy,
+  // The loss's kernels are timed per operation only; by utilisation they mean nothing.
+  EXPECT_EQ(TransformerConfigOf(LoadScenario(kJob, {"workload.cross_entropy=te",
+                                                    "workload.compute=model", "workload.gpu=h100"}))
+                .cross_entropy,
             work::CrossEntropyKernels::kTe);
   EXPECT_THAT(LoadError(kJob, {"workload.cross_entropy=liger"}),
               HasSubstr("one of unfused, fused, te"));
+  EXPECT_THAT(LoadError(kJob, {"workload.cross_entropy=fused"}),
+              HasSubstr("workload.cross_entropy = fused (--set) is not used by "
+                        "workload.compute = util"));
 }
 
 // compute = model needs a GPU preset with tensor cores of the precision; a GPU or a precision

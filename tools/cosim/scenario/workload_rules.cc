@@ -139,12 +139,12 @@ void CheckDlrm(RuleContext& context) {
 }
 
 // workload.compute = model (and profile, which falls back on it for shapes the profile did not
-// measure) needs a GPU preset that has tensor cores of workload.precision; workload.gpu and
-// workload.precision mean nothing to compute = util. False when refused.
+// measure) needs a GPU preset that has tensor cores of workload.precision; workload.gpu,
+// workload.precision and the loss's kernels mean nothing to compute = util. False when refused.
 bool CheckComputeModel(RuleContext& context) {
   const WorkloadSection& w = context.scenario().workload;
   if (w.compute == ComputeChoice::kUtil) {
-    for (const char* key : {"workload.gpu", "workload.precision"}) {
+    for (const char* key : {"workload.gpu", "workload.precision", "workload.cross_entropy"}) {
       const ValueKind& value = KeyByFullName(key).value;
       if (context.Given(key) && value.format(context.scenario()) != value.format(Scenario{})) {
         context.Fail(
