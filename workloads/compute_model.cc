@@ -59,16 +59,19 @@ double RoundEfficiency(const Gemm& g, int sms) {
   return units / (std::ceil(units / sms) * sms);
 }
 
-// The measured rate of attention at `seq_len` for the preset's head dimension closest to
+// The measured rate of an attention kernel at `seq_len` for its head dimension closest to
 // `head_dim` (the larger one on a tie), log-linear between measured lengths, the end values
 // beyond them.
-double AttentionRate(const GpuPreset& gpu, double head_dim, double seq_len, bool causal) {
-  const AttentionRates* best = &gpu.attention.front();
-  for (const AttentionRates& rates : gpu.attention) {
+double AttentionRate(const AttentionKernelRates& kernel, double head_dim, double seq_len,
+                     bool causal, bool backward) {
+  const AttentionRates* best = &kernel.by_head_dim.front();
+  for (const AttentionRates& rates : kernel.by_head_dim) {
     if (std::abs(rates.head_dim - head_dim) <= std::abs(best->head_dim - head_dim)) best = &rates;
   }
   const std::vector<double>& lens = best->seq_lens;
-  const std::vector<double>& rate = causal ? best->causal : best->full;
+  const std::vector<double>& rate = backward
+                                        ? (causal ? best->causal_backward : best->full_backward)
+                                        : (causal ? best->causal_forward : best->full_forward);
   if (seq_len <= lens.front()) return rate.front();
   if (seq_len >= lens.back()) return rate.back();
   size_t i = 1;
@@ -199,11 +202,12 @@ ComputeCost ComputeModel::Attention(const AttentionCall& call, bool backward) co
       cost.launch_s = kKernelOverheadS;
       return cost;
     }
-    // Without a measured rate (b200), at the achievable BF16 matmul rate: attention's upper
+    // Without a measured kernel (b200), at the achievable BF16 matmul rate: attention's upper
     // bound. BF16 in FP8 training too, as below (FP8 recipes keep attention in BF16).
-    const double rate = gpu->attention.empty()
-                            ? gpu->achievable_bf16_flops
-                            : AttentionRate(*gpu, call.head_dim, call.queries, call.causal);
+    const AttentionKernelRates* kernel = gpu->AttentionOf(attention_kernel);
+    const double rate = kernel == nullptr ? gpu->achievable_bf16_flops
+                                          : AttentionRate(*kernel, call.head_dim, call.queries,
+                                                          call.causal, backward);
     cost.attention_s = (backward ? kFlashBackwardToForward : 1) * call.ForwardFlops() / rate;
     cost.launch_s = kKernelOverheadS;
     return cost;
@@ -252,6 +256,13 @@ void ValidateComputeModel(const ComputeModel& model, const std::string& owner) {
     if (!(model.AchievableFlops() > 0)) {
       throw std::invalid_argument(owner + ".gpu " + model.gpu->name + " has no " +
                                   std::string(ToString(model.precision)) + " tensor cores");
+    }
+    if (model.attention_kernel != AttentionKernel::kAuto &&
+        model.gpu->AttentionOf(model.attention_kernel) == nullptr) {
+      throw std::invalid_argument(owner + ".attention_kernel " +
+                                  std::string(ToString(model.attention_kernel)) +
+                                  " was not measured on the " + model.gpu->name +
+                                  " (measured: " + model.gpu->AttentionKernelNames() + ")");
     }
     return;
   }

@@ -87,6 +87,8 @@ struct ComputeModel {
   // kModel
   const GpuPreset* gpu = nullptr;
   Precision precision = Precision::kBf16;
+  // Flash attention's kernel: one measured on `gpu`; kAuto, the one Transformer Engine picks.
+  AttentionKernel attention_kernel = AttentionKernel::kAuto;
   // Measured kernel times (compute = profile): a shape it holds takes its time; null: none.
   std::shared_ptr<const KernelProfile> profile;
 

@@ -200,6 +200,31 @@ TEST(TransformerKeys, TensorParallelOverlapNeedsSequenceParallelism) {
                         "workload.compute = util"));
 }
 
+// The attention kernel is one the GPU preset has measured rates of; it times the fused kernel
+// per operation, so unfused attention or compute = util refuses it.
+TEST(TransformerKeys, TheAttentionKernelIsOneMeasuredOnTheGpu) {
+  EXPECT_EQ(TransformerConfigOf(LoadScenario(kJob, {"workload.attention_kernel=flash2",
+                                                    "workload.compute=model", "workload.gpu=h100"}))
+                .compute.attention_kernel,
+            work::AttentionKernel::kFlash2);
+  EXPECT_EQ(TransformerConfigOf(LoadScenario(kJob, {"workload.compute=model", "workload.gpu=h100"}))
+                .compute.attention_kernel,
+            work::AttentionKernel::kAuto);
+  EXPECT_THAT(
+      LoadError(kJob,
+                {"workload.attention_kernel=cudnn", "workload.compute=model", "workload.gpu=a100"}),
+      HasSubstr("workload.attention_kernel = cudnn (--set) was not measured on the NVIDIA A100 "
+                "SXM4 80GB (workload.gpu = a100 (--set)): its measured kernels are flash2"));
+  EXPECT_THAT(LoadError(kJob, {"workload.attention_kernel=flash2", "workload.compute=model",
+                               "workload.gpu=h100", "workload.flash_attention=off"}),
+              HasSubstr("runs attention unfused"));
+  EXPECT_THAT(LoadError(kJob, {"workload.attention_kernel=flash2"}),
+              HasSubstr("workload.attention_kernel = flash2 (--set) is not used by "
+                        "workload.compute = util"));
+  EXPECT_THAT(LoadError(kJob, {"workload.attention_kernel=flash3"}),
+              HasSubstr("one of auto, flash2, cudnn"));
+}
+
 // compute = model needs a GPU preset with tensor cores of the precision; a GPU or a precision
 // given to compute = util means nothing and is refused.
 TEST(TransformerKeys, PerOperationComputeNeedsAGpuPreset) {

@@ -19,11 +19,13 @@
 namespace nbox::work {
 namespace {
 
-ComputeModel OnGpu(const char* name, Precision precision = Precision::kBf16) {
+ComputeModel OnGpu(const char* name, Precision precision = Precision::kBf16,
+                   AttentionKernel attention = AttentionKernel::kAuto) {
   ComputeModel model;
   model.mode = ComputeModel::Mode::kModel;
   model.gpu = FindGpuPreset(name);
   model.precision = precision;
+  model.attention_kernel = attention;
   return model;
 }
 
@@ -82,17 +84,51 @@ TEST(ComputeModel, Fp8UsesItsOwnRateAndCastsItsInput) {
 }
 
 // Flash attention at a measured length: H100, causal, head dim 128, 4096 tokens, 32 heads:
-// 4 x 32 x 4096^2 x 128 / 2 = 137.44 GFLOPs at 294 TFLOP/s = 0.46748 ms forward, 2.5 times that
-// backward.
+// 4 x 32 x 4096^2 x 128 / 2 = 137.44 GFLOPs. FlashAttention-2 (forward and backward measured
+// together at 294 TFLOP/s): 0.46748 ms forward, 2.5 times that backward.
 TEST(ComputeModel, FlashAttentionAtAMeasuredLength) {
   AttentionCall call;
   call.heads = 32;
   call.head_dim = 128;
   call.queries = call.keys = 4096;
-  const ComputeModel model = OnGpu("h100");
+  const ComputeModel model = OnGpu("h100", Precision::kBf16, AttentionKernel::kFlash2);
   EXPECT_NEAR(model.Attention(call, false).attention_s, 137.438953472e9 / 294e12, 1e-12);
   EXPECT_NEAR(model.Attention(call, true).attention_s, 2.5 * 137.438953472e9 / 294e12, 1e-12);
   EXPECT_NEAR(model.Attention(call, false).attention_s, 0.46748e-3, 1e-8);
+}
+
+// The same call on cuDNN's kernel, which Transformer Engine picks on Hopper (auto): forward at
+// its causal 518 TFLOP/s, 0.26533 ms; backward (343.6 GFLOPs) at the unmasked backward's 499
+// scaled by the mask's forward cost 518 / 609, 424.44 TFLOP/s: 0.80954 ms.
+TEST(ComputeModel, CudnnAttentionIsHoppersAndTimesEachPassAtItsOwnRate) {
+  AttentionCall call;
+  call.heads = 32;
+  call.head_dim = 128;
+  call.queries = call.keys = 4096;
+  const ComputeModel model = OnGpu("h100");
+  EXPECT_NEAR(model.Attention(call, false).attention_s, 0.26533e-3, 1e-8);
+  EXPECT_NEAR(model.Attention(call, true).attention_s, 0.80954e-3, 1e-8);
+  EXPECT_DOUBLE_EQ(
+      OnGpu("h100", Precision::kBf16, AttentionKernel::kCudnn).Attention(call, true).attention_s,
+      model.Attention(call, true).attention_s);
+  // The A100 has FlashAttention-2 only, which auto takes there.
+  EXPECT_DOUBLE_EQ(
+      OnGpu("a100").Attention(call, false).attention_s,
+      OnGpu("a100", Precision::kBf16, AttentionKernel::kFlash2).Attention(call, false).attention_s);
+}
+
+// A kernel the preset has no measurement of is refused by name.
+TEST(ComputeModel, AnUnmeasuredAttentionKernelIsRefused) {
+  try {
+    ValidateComputeModel(OnGpu("a100", Precision::kBf16, AttentionKernel::kCudnn), "workload");
+    FAIL() << "cudnn on an a100 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("cudnn was not measured on the a100 (measured: flash2)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(
+      ValidateComputeModel(OnGpu("h100", Precision::kBf16, AttentionKernel::kFlash2), "workload"));
 }
 
 // Between measured lengths the rate is log-linear: 3000 tokens lie ln(3000/2048)/ln 2 = 0.5508
@@ -103,7 +139,9 @@ TEST(ComputeModel, FlashAttentionBetweenMeasuredLengths) {
   call.head_dim = 96;
   call.queries = call.keys = 3000;
   const double rate = 265e12 + std::log(3000.0 / 2048) / std::log(2.0) * 29e12;
-  EXPECT_NEAR(OnGpu("h100").Attention(call, false).attention_s, call.ForwardFlops() / rate, 1e-15);
+  EXPECT_NEAR(
+      OnGpu("h100", Precision::kBf16, AttentionKernel::kFlash2).Attention(call, false).attention_s,
+      call.ForwardFlops() / rate, 1e-15);
   EXPECT_NEAR(rate, 280.97e12, 0.01e12);
 }
 
@@ -177,9 +215,26 @@ TEST(GpuPresets, FiguresAreTheirSources) {
   EXPECT_DOUBLE_EQ(h200->achievable_fp8_flops, 1453.4e12);
   EXPECT_DOUBLE_EQ(b200->achievable_bf16_flops, 1745.0e12);
   EXPECT_EQ(a100->achievable_fp8_flops, 0);  // no FP8 tensor cores
-  // FlashAttention-2's benchmark figures: A100 causal head dim 128 at 2k, H100 at 16k.
-  EXPECT_DOUBLE_EQ(a100->attention[1].causal[2], 155e12);
-  EXPECT_DOUBLE_EQ(h100->attention[1].causal[5], 328e12);
+  // FlashAttention-2's benchmark figures (forward and backward together): A100 causal head
+  // dim 128 at 2k, H100 at 16k.
+  const AttentionRates& a100_flash2 = a100->AttentionOf(AttentionKernel::kFlash2)->by_head_dim[1];
+  EXPECT_DOUBLE_EQ(a100_flash2.causal_forward[2], 155e12);
+  EXPECT_DOUBLE_EQ(a100_flash2.causal_backward[2], 155e12);
+  EXPECT_DOUBLE_EQ(h100->AttentionOf(AttentionKernel::kFlash2)->by_head_dim[1].causal_forward[5],
+                   328e12);
+  // cuDNN's in the FlashAttention-3 paper (Figures 5 and 6): head dim 128, causal forward at 8k,
+  // unmasked backward at 16k; head dim 64, causal forward at 512.
+  const AttentionKernelRates* cudnn = h100->AttentionOf(AttentionKernel::kCudnn);
+  ASSERT_NE(cudnn, nullptr);
+  EXPECT_DOUBLE_EQ(cudnn->by_head_dim[1].causal_forward[4], 529e12);
+  EXPECT_DOUBLE_EQ(cudnn->by_head_dim[1].full_backward[5], 516e12);
+  EXPECT_DOUBLE_EQ(cudnn->by_head_dim[0].causal_forward[0], 225e12);
+  // Transformer Engine's choice: cuDNN on Hopper, FlashAttention-2 on the A100, none measured
+  // on the B200.
+  EXPECT_EQ(h100->AttentionOf(AttentionKernel::kAuto)->kernel, AttentionKernel::kCudnn);
+  EXPECT_EQ(h200->AttentionOf(AttentionKernel::kAuto)->kernel, AttentionKernel::kCudnn);
+  EXPECT_EQ(a100->AttentionOf(AttentionKernel::kAuto)->kernel, AttentionKernel::kFlash2);
+  EXPECT_EQ(b200->AttentionOf(AttentionKernel::kAuto), nullptr);
   EXPECT_EQ(FindGpuPreset("v100"), nullptr);
 }
 

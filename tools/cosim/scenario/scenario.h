@@ -165,6 +165,7 @@ struct WorkloadSection {
   bool sequence_parallel = false;
   work::Recompute recompute = work::Recompute::kNone;
   bool flash_attention = true;
+  work::AttentionKernel attention_kernel = work::AttentionKernel::kAuto;
   bool overlap_param_gather = false;  // zero1, zero2: gather parameters during the next forward
   // Reduce gradients during the last backward; unset: on for ddp and zero2, off for zero1.
   std::optional<bool> overlap_grad_reduce;

@@ -228,6 +228,16 @@ std::vector<KeySpec> TransformerKeys() {
        "The memory estimate depends on it, and with compute = model the attention's time (one "
        "fused kernel, or two batched GEMMs and softmax and dropout passes)",
        Switch(work(&WorkloadSection::flash_attention))},
+      {"workload", "attention_kernel",
+       "transformer, moe, compute = model or profile, flash_attention = on: the fused attention "
+       "kernel whose measured rates time it: flash2 (FlashAttention-2) or cudnn (cuDNN's, "
+       "Transformer Engine's FusedAttention); auto: the one Transformer Engine picks on the GPU "
+       "(cudnn on h100 and h200, flash2 on a100; the b200 has none measured and runs attention "
+       "at its achievable BF16 matmul rate)",
+       EnumChoice(work(&WorkloadSection::attention_kernel),
+                  {{work::AttentionKernel::kAuto, "auto"},
+                   {work::AttentionKernel::kFlash2, "flash2"},
+                   {work::AttentionKernel::kCudnn, "cudnn"}})},
       {"workload", "activation_bytes",
        "transformer, moe: bytes per activation and weight element (2: bf16)",
        Bytes(work(&WorkloadSection::activation_bytes), 1, 8)},

@@ -171,6 +171,7 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
     c.compute.mode = work::ComputeModel::Mode::kModel;
     c.compute.gpu = work::FindGpuPreset(w.gpu);
     c.compute.precision = w.precision;
+    c.compute.attention_kernel = w.attention_kernel;
   }
   if (w.compute == ComputeChoice::kProfile) {
     c.compute.profile =

@@ -139,12 +139,14 @@ void CheckDlrm(RuleContext& context) {
 }
 
 // workload.compute = model (and profile, which falls back on it for shapes the profile did not
-// measure) needs a GPU preset that has tensor cores of workload.precision; workload.gpu,
-// workload.precision and the loss's kernels mean nothing to compute = util. False when refused.
+// measure) needs a GPU preset that has tensor cores of workload.precision and, when named, the
+// attention kernel measured; workload.gpu, workload.precision and the loss's and attention's
+// kernels mean nothing to compute = util. False when refused.
 bool CheckComputeModel(RuleContext& context) {
   const WorkloadSection& w = context.scenario().workload;
   if (w.compute == ComputeChoice::kUtil) {
-    for (const char* key : {"workload.gpu", "workload.precision", "workload.cross_entropy"}) {
+    for (const char* key : {"workload.gpu", "workload.precision", "workload.cross_entropy",
+                            "workload.attention_kernel"}) {
       const ValueKind& value = KeyByFullName(key).value;
       if (context.Given(key) && value.format(context.scenario()) != value.format(Scenario{})) {
         context.Fail(
@@ -168,6 +170,24 @@ bool CheckComputeModel(RuleContext& context) {
                              context.Describe("workload.precision"),
                              context.Describe("workload.gpu"), gpu->description));
     return false;
+  }
+  if (w.attention_kernel != work::AttentionKernel::kAuto) {
+    if (!w.flash_attention) {
+      context.Fail(
+          fmt::format("{} times the fused attention kernel, but {} runs attention "
+                      "unfused: drop the kernel or set flash_attention = on",
+                      context.Describe("workload.attention_kernel"),
+                      context.Describe("workload.flash_attention")));
+      return false;
+    }
+    if (gpu->AttentionOf(w.attention_kernel) == nullptr) {
+      context.Fail(
+          fmt::format("{} was not measured on the {} ({}): its measured kernels are {}, "
+                      "or set attention_kernel = auto",
+                      context.Describe("workload.attention_kernel"), gpu->description,
+                      context.Describe("workload.gpu"), gpu->AttentionKernelNames()));
+      return false;
+    }
   }
   return true;
 }
