@@ -107,11 +107,12 @@ ProtocolCost CostOf(Protocol protocol, Algorithm algorithm, CollectiveOp op,
 namespace {
 
 double LatencyMicros(Protocol protocol, Algorithm algorithm, CollectiveOp op,
-                     const ProtocolGroup& group, bool physical) {
+                     const ProtocolGroup& group, bool physical, bool with_base = true) {
   if (protocol == Protocol::kIdeal || group.ranks < 2) return 0;
   const ProtocolCost cost = CostOf(protocol, algorithm, op, group);
   const Hops hops = CriticalPathHops(algorithm, op, group, physical);
-  return cost.base_us + hops.intra * cost.intra_hop_us + hops.inter * cost.inter_hop_us;
+  return (with_base ? cost.base_us : 0) + hops.intra * cost.intra_hop_us +
+         hops.inter * cost.inter_hop_us;
 }
 
 }  // namespace
@@ -119,6 +120,11 @@ double LatencyMicros(Protocol protocol, Algorithm algorithm, CollectiveOp op,
 double CriticalPathLatencyMicros(Protocol protocol, Algorithm algorithm, CollectiveOp op,
                                  const ProtocolGroup& group) {
   return LatencyMicros(protocol, algorithm, op, group, /*physical=*/true);
+}
+
+double CriticalPathHopMicros(Protocol protocol, Algorithm algorithm, CollectiveOp op,
+                             const ProtocolGroup& group) {
+  return LatencyMicros(protocol, algorithm, op, group, /*physical=*/true, /*with_base=*/false);
 }
 
 double NcclLatencyMicros(Protocol protocol, Algorithm algorithm, CollectiveOp op,

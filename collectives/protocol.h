@@ -53,6 +53,10 @@ ProtocolCost CostOf(Protocol protocol, Algorithm algorithm, CollectiveOp op,
 // model) adds to its traffic; a simulated schedule pays the same hop by hop.
 double CriticalPathLatencyMicros(Protocol protocol, Algorithm algorithm, CollectiveOp op,
                                  const ProtocolGroup& group);
+// Its hops alone (the latency above less the base latency): what a pipelined ring can hide
+// behind its chunks, as its messages do on the message-level models.
+double CriticalPathHopMicros(Protocol protocol, Algorithm algorithm, CollectiveOp op,
+                             const ProtocolGroup& group);
 
 // The same as NCCL's tuner counts it: a ring all-reduce over nodes of one rank each counts
 // 2 x nodes crossings in 2 (W - 1) hops (and -2 hops inside a node).

@@ -89,7 +89,8 @@ TEST_F(NboxAnalyticalTransportTest, RingAllReduceOnAStarIsTheAlphaBetaTime)
     // steps of 1 MB (a quarter of the buffer) each.
     const double lane = 2.0 * 3 / 4 * bytes;
     const double expected = 6 * MessageDelay(bytes / 4) + WireBytes(lane) * 8 / kRate;
-    const Time t = star.transport->TimeCollective(RingAllReduce(4, bytes), {0, 1, 2, 3}, 0);
+    const Time t
+        = star.transport->TimeCollective(RingAllReduce(4, bytes), {0, 1, 2, 3}, 0, Seconds(0));
     EXPECT_NEAR(t.GetSeconds(), expected, 2e-9);
     RunFor(Seconds(1));
     // Bytes conserved: every lane's wire bytes on both ports of its path.
@@ -103,7 +104,9 @@ TEST_F(NboxAnalyticalTransportTest, ARingWithSlackIsBoundByItsBusiestLaneAlone)
     // Four hosts on a switch, host 0's link 100x slower and every link 1 ms long: the ring
     // 0 -> 1 -> 2 -> 3 -> 0 has two slow lanes (out of and into host 0) and two fast ones.
     // The lock-step sum (mean busy time + 6 steps x mean latency, about 25 + 12 ms) is below
-    // the slow lanes' busy time (50 ms), which the ring cannot beat: that is the time.
+    // the slow lanes' busy time (48 ms), which the ring cannot beat: that is the time, and
+    // the last message's arrival after it: 2 ms of links and its last packet (366 wire bytes)
+    // forwarded onto the slow link into host 0.
     nbox::topo::Topology topology;
     const auto sw = topology.AddSwitch("s0");
     for (int h = 0; h < 4; ++h)
@@ -116,8 +119,37 @@ TEST_F(NboxAnalyticalTransportTest, ARingWithSlackIsBoundByItsBusiestLaneAlone)
     auto transport = CreateObject<NboxAnalyticalTransport>(network, std::vector<int>{0, 1, 2, 3});
     const uint64_t bytes = 8000000;
     const double lane = 2.0 * 3 / 4 * bytes;
-    const Time t = transport->TimeCollective(RingAllReduce(4, bytes), {0, 1, 2, 3}, 0);
-    EXPECT_NEAR(t.GetSeconds(), WireBytes(lane) * 8 / 1e9, 2e-9);
+    const Time t = transport->TimeCollective(RingAllReduce(4, bytes), {0, 1, 2, 3}, 0, Seconds(0));
+    EXPECT_NEAR(t.GetSeconds(), WireBytes(lane) * 8 / 1e9 + 2e-3 + 366 * 8 / 1e9, 2e-9);
+}
+
+TEST_F(NboxAnalyticalTransportTest, AChunkedRingHidesItsLatenciesBehindItsChunks)
+{
+    // The 4 MB all-reduce above cut into 250 kB chunks: 4 a step. A chunk waits for its
+    // predecessor's step and the chunk ahead on its lane, so the critical path is 6 x (chunk +
+    // latency) + 3 chunks = 9 / 24 of the lane's busy time + 6 latencies (about 1.8 + 0.01
+    // ms), below the busy time (4.9 ms): the ring runs at its lanes' rate, from its first
+    // message's hop to its last one's arrival. A protocol's hops of 1 ms in all (1/6 ms a
+    // step) hide there too but the first; hops of 10 ms do not (10 + 1.8 + 0.01 ms).
+    Star star(4);
+    const uint64_t bytes = 4000000;
+    const double lane = 2.0 * 3 / 4 * bytes;
+    const double busy = WireBytes(lane) * 8 / kRate;
+    nbox::coll::CollectiveSpec spec = RingAllReduce(4, bytes);
+    spec.chunk_bytes = 250000;
+    EXPECT_NEAR(star.transport->TimeCollective(spec, {0, 1, 2, 3}, 0, Seconds(0)).GetSeconds(),
+                busy + MessageDelay(250000), 2e-9);
+    EXPECT_NEAR(star.transport->TimeCollective(spec, {0, 1, 2, 3}, 0, MilliSeconds(1)).GetSeconds(),
+                1e-3 / 6 + busy + MessageDelay(250000), 2e-9);
+    const double path = 10e-3 + busy * 9 / 24 + 6 * MessageDelay(250000);
+    EXPECT_NEAR(
+        star.transport->TimeCollective(spec, {0, 1, 2, 3}, 0, MilliSeconds(10)).GetSeconds(), path,
+        2e-9);
+    // Unchunked, a step is one message: every hop's latency adds to the busy time.
+    EXPECT_NEAR(
+        star.transport->TimeCollective(RingAllReduce(4, bytes), {0, 1, 2, 3}, 0, MilliSeconds(1))
+            .GetSeconds(),
+        1e-3 + 6 * MessageDelay(bytes / 4) + busy, 2e-9);
 }
 
 TEST_F(NboxAnalyticalTransportTest, TheFactorDividesOnlyTheBandwidthTerm)
@@ -127,7 +159,8 @@ TEST_F(NboxAnalyticalTransportTest, TheFactorDividesOnlyTheBandwidthTerm)
     const uint64_t bytes = 4000000;
     const double lane = 2.0 * 3 / 4 * bytes;
     const double expected = 6 * MessageDelay(bytes / 4) + WireBytes(lane) * 8 / kRate / 0.5;
-    const Time t = star.transport->TimeCollective(RingAllReduce(4, bytes), {0, 1, 2, 3}, 0);
+    const Time t
+        = star.transport->TimeCollective(RingAllReduce(4, bytes), {0, 1, 2, 3}, 0, Seconds(0));
     EXPECT_NEAR(t.GetSeconds(), expected, 2e-9);
 }
 

@@ -242,7 +242,8 @@ NboxAnalyticalTransport::GetFactor(nbox::coll::CollectiveOp op) const
 
 NboxAnalyticalTransport::Timed
 NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
-                                 const std::vector<uint32_t>& members, uint32_t laneBase)
+                                 const std::vector<uint32_t>& members, uint32_t laneBase,
+                                 double hopSeconds)
 {
     using Overlap = nbox::coll::CriticalPath::Overlap;
     const nbox::coll::CriticalPath path = nbox::coll::CriticalPathOf(spec);
@@ -279,6 +280,8 @@ NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
     std::vector<double> busySum(stages);
     std::vector<double> alphaMax(stages);
     std::vector<double> alphaSum(stages);
+    std::vector<double> chunkSum(stages);
+    std::vector<double> busiestAlpha(stages);
     std::vector<uint64_t> lanes(stages);
     nbox::coll::ForEachLane(
         spec,
@@ -291,17 +294,27 @@ NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
                 busy = std::max(busy, 8 * m_portLoad[s.port] / m_network->GetPortRateBps(s.port));
             }
             const auto stage = static_cast<size_t>(lane.stage);
+            const double busiestBefore = busyMax[stage];
             busyMax[stage] = std::max(busyMax[stage], busy);
             busySum[stage] += busy;
             // The latency of the lane's typical message, whose last packet the route's further
             // hops store and forward: a step's share of the lane's bytes, cut into chunks.
             const auto steps = static_cast<uint64_t>(std::max(1, path.steps[stage]));
             uint64_t message = (lane.bytes + steps - 1) / steps;
+            uint64_t chunks = 1;
             if (spec.chunk_bytes > 0)
             {
+                chunks = (message + spec.chunk_bytes - 1) / spec.chunk_bytes;
                 message = std::min(message, spec.chunk_bytes);
             }
+            chunkSum[stage] += static_cast<double>(chunks);
             const double alpha = m_network->GetDeliveryDelaySeconds(c.ports, message);
+            if (busy >= busiestBefore)
+            {
+                // Of the busiest lanes, the one whose last message takes longest to arrive.
+                busiestAlpha[stage]
+                    = busy > busiestBefore ? alpha : std::max(busiestAlpha[stage], alpha);
+            }
             alphaMax[stage] = std::max(alphaMax[stage], alpha);
             alphaSum[stage] += alpha;
             ++lanes[stage];
@@ -322,12 +335,27 @@ NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
     {
     case Overlap::kRing:
     {
-        double lockStep = 0;
+        // A step of q chunks moves on chunk by chunk: a chunk waits for its predecessor's
+        // step and for the chunk ahead of it on its lane, so the critical path crosses the
+        // steps with one chunk each and fills the last step's other q - 1 chunks:
+        // steps x (chunk + latency) + (q - 1) x chunk, chunk = busy / (steps x q). One chunk a
+        // step is the lock-step ring; the protocol's hops lie on the same path.
+        double lockStep = hopSeconds;
+        int totalSteps = 0;
         for (size_t stage = 0; stage < stages; ++stage)
         {
-            lockStep += mean(busySum, stage) / factor + path.steps[stage] * mean(alphaSum, stage);
+            const int steps = std::max(1, path.steps[stage]);
+            totalSteps += steps;
+            const double chunks = std::max(1.0, mean(chunkSum, stage));
+            lockStep += mean(busySum, stage) / factor * (steps + chunks - 1) / (steps * chunks)
+                      + steps * mean(alphaSum, stage);
         }
-        seconds = std::max(busiest, lockStep);
+        // The busiest lane cannot start before its first message's hop nor end before its
+        // last message arrives.
+        const size_t last = static_cast<size_t>(std::max_element(busyMax.begin(), busyMax.end())
+                                                - busyMax.begin());
+        const double busiestPath = hopSeconds / totalSteps + busiest + busiestAlpha[last];
+        seconds = std::max(busiestPath, lockStep);
         break;
     }
     case Overlap::kChain:
@@ -353,6 +381,10 @@ NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
         }
         break;
     }
+    }
+    if (path.overlap != Overlap::kRing)
+    {
+        seconds += hopSeconds; // a chain's, tree's or round's hops are all on its path
     }
     timed.duration = SecondsRoundedUp(seconds);
     return timed;
@@ -415,19 +447,20 @@ NboxAnalyticalTransport::StageBusyTimes(const nbox::coll::CollectiveSpec& spec,
 
 Time
 NboxAnalyticalTransport::TimeCollective(const nbox::coll::CollectiveSpec& spec,
-                                        const std::vector<uint32_t>& members, uint32_t laneBase)
+                                        const std::vector<uint32_t>& members, uint32_t laneBase,
+                                        Time hopLatency)
 {
     // A communicator's members, channels, servers and element size never change, so its lane
     // base and the spec's varying fields identify a timing; all-to-all-v sizes vary per call.
     const auto key
         = std::make_tuple(laneBase, static_cast<int>(spec.op), static_cast<int>(spec.algorithm),
-                          spec.bytes, spec.chunk_bytes, spec.root);
+                          spec.bytes, spec.chunk_bytes, spec.root, hopLatency.GetNanoSeconds());
     const bool reusable = spec.op != nbox::coll::CollectiveOp::kAllToAllV;
     auto it = reusable ? m_timed.find(key) : m_timed.end();
     Timed computed;
     if (it == m_timed.end())
     {
-        computed = Compute(spec, members, laneBase);
+        computed = Compute(spec, members, laneBase, hopLatency.GetSeconds());
         if (reusable)
         {
             it = m_timed.emplace(key, std::move(computed)).first;

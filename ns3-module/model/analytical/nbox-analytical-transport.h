@@ -63,7 +63,8 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
 
     // NboxCollectiveTimer
     Time TimeCollective(const nbox::coll::CollectiveSpec& spec,
-                        const std::vector<uint32_t>& members, uint32_t laneBase) override;
+                        const std::vector<uint32_t>& members, uint32_t laneBase,
+                        Time hopLatency) override;
 
     /** The effective-bandwidth factor C of `op` (attribute AllReduceFactor, ...). */
     double GetFactor(nbox::coll::CollectiveOp op) const;
@@ -106,7 +107,7 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     /** Counts an operation whose longest overlap on its ports was `overlap` (if any). */
     void CountContention(Time overlap);
     Timed Compute(const nbox::coll::CollectiveSpec& spec, const std::vector<uint32_t>& members,
-                  uint32_t laneBase);
+                  uint32_t laneBase, double hopSeconds);
     /**
      * Per stage of `spec`'s critical path, its busiest lane's busy time counting only that
      * stage's bytes on each port (CriticalPath::Overlap::kSequential).
@@ -119,7 +120,7 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     NboxConnectionIndex m_connectionIds;
     std::vector<Connection> m_connections;
     /** Timings by lane base (one per communicator) and the spec's fields that shape them. */
-    std::map<std::tuple<uint32_t, int, int, uint64_t, uint64_t, int>, Timed> m_timed;
+    std::map<std::tuple<uint32_t, int, int, uint64_t, uint64_t, int, int64_t>, Timed> m_timed;
     std::vector<double> m_portLoad;    //!< scratch, per port, all zero between computations
     std::vector<double> m_portPackets; //!< scratch, likewise
     std::vector<double> m_stageLoad;   //!< scratch, per port: one stage's bytes, likewise

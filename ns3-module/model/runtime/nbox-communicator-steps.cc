@@ -102,22 +102,28 @@ NboxCommunicator::StartTimed(uint32_t rank, Running& running, NboxCollectiveTime
         const uint64_t element = spec.element_bytes;
         spec.bytes = (nbox::coll::WireBytes(spec.bytes, share) + element - 1) / element * element;
     }
-    const double latencyUs = nbox::coll::CriticalPathLatencyMicros(spec.protocol, spec.algorithm,
-                                                                   spec.op, ProtocolGroupOf());
-    const Time latency = NanoSeconds(std::llround(latencyUs * 1000));
-    if (latency.IsZero())
+    const nbox::coll::ProtocolGroup group = ProtocolGroupOf();
+    const double hopsUs
+        = nbox::coll::CriticalPathHopMicros(spec.protocol, spec.algorithm, spec.op, group);
+    const double latencyUs
+        = nbox::coll::CriticalPathLatencyMicros(spec.protocol, spec.algorithm, spec.op, group);
+    const Time hops = NanoSeconds(std::llround(hopsUs * 1000));
+    const Time base = NanoSeconds(std::llround(latencyUs * 1000)) - hops;
+    if (base.IsZero())
     {
-        FinishTimed(running.tag, timer.TimeCollective(spec, m_members, m_laneBase));
+        FinishTimed(running.tag, timer.TimeCollective(spec, m_members, m_laneBase, hops));
         return;
     }
-    // The protocol's latencies first, then its bytes on the links.
+    // The protocol's base latency first (its kernel's start), then the collective, whose
+    // timer pays the hops as its critical path has them.
     ++m_protocolWaits;
     const uint64_t tag = running.tag;
-    Simulator::Schedule(latency,
-                        [this, spec, tag, &timer]()
+    Simulator::Schedule(base,
+                        [this, spec, tag, hops, &timer]()
                         {
                             --m_protocolWaits;
-                            FinishTimed(tag, timer.TimeCollective(spec, m_members, m_laneBase));
+                            FinishTimed(tag,
+                                        timer.TimeCollective(spec, m_members, m_laneBase, hops));
                         });
 }
 

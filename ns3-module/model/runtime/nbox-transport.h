@@ -53,13 +53,15 @@ class NboxCollectiveTimer
     virtual ~NboxCollectiveTimer() = default;
 
     /**
-     * How long collective `spec` takes from the moment its last member starts it, among
-     * `members` (world ranks; index = rank in the group) on lanes laneBase + channel. Counts
-     * its bytes in the transport's and the ports' counters, as sent now and delivered when
-     * it ends.
+     * How long collective `spec` takes from the moment its last member starts it (its
+     * protocol's base latency paid), among `members` (world ranks; index = rank in the group)
+     * on lanes laneBase + channel. `hopLatency` is the protocol's latency over the hops of its
+     * critical path (collectives/protocol.h), which its messages pay hop by hop. Counts its
+     * bytes in the transport's and the ports' counters, as sent now and delivered when it ends.
      */
     virtual Time TimeCollective(const nbox::coll::CollectiveSpec& spec,
-                                const std::vector<uint32_t>& members, uint32_t laneBase)
+                                const std::vector<uint32_t>& members, uint32_t laneBase,
+                                Time hopLatency)
         = 0;
 };
 
