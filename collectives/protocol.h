@@ -49,8 +49,9 @@ ProtocolCost CostOf(Protocol protocol, Algorithm algorithm, CollectiveOp op,
 // all-gather and reduce-scatter W - 1, nodes - 1 between servers; broadcast and reduce W, nodes
 // between servers; tree: 2 x (ranks per node - 1) hops inside and 2 x floor(log2 nodes)
 // between, half that for a broadcast or reduce; direct: one hop per phase; halving-doubling:
-// one per round), never more crossings than hops. What a collective timed whole (the analytical
-// model) adds to its traffic; a simulated schedule pays the same hop by hop.
+// one per round), never more crossings than hops. A simulated schedule pays the base once and
+// every hop as its messages take it; a collective timed whole (the analytical model) pays the
+// base first and the hops on its critical path.
 double CriticalPathLatencyMicros(Protocol protocol, Algorithm algorithm, CollectiveOp op,
                                  const ProtocolGroup& group);
 // Its hops alone (the latency above less the base latency): what a pipelined ring can hide

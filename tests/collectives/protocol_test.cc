@@ -86,6 +86,10 @@ TEST(Protocols, TheCriticalPathCountsEveryHop) {
   EXPECT_NEAR(CriticalPathLatencyMicros(Protocol::kSimple, Algorithm::kRing,
                                         CollectiveOp::kAllReduce, kTwoServers),
               152.8, 1e-9);
+  // Its hops alone, which a pipelined ring can hide behind its chunks: 26 x 3.4 + 4 x 14.0.
+  EXPECT_NEAR(CriticalPathHopMicros(Protocol::kSimple, Algorithm::kRing, CollectiveOp::kAllReduce,
+                                    kTwoServers),
+              144.4, 1e-9);
   // A GPU per host: every one of the 14 hops crosses (NCCL's count would be 16 crossings and
   // -2 hops inside, at PCI's 5.7 us with no NVLink): 8.4 + 14 x 14.0 = 204.4 us.
   EXPECT_NEAR(CriticalPathLatencyMicros(Protocol::kSimple, Algorithm::kRing,

@@ -329,7 +329,9 @@ NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
     const double factor = GetFactor(spec.op);
     auto mean = [&](const std::vector<double>& sum, size_t stage)
     { return lanes[stage] > 0 ? sum[stage] / static_cast<double>(lanes[stage]) : 0.0; };
-    const double busiest = *std::max_element(busyMax.begin(), busyMax.end()) / factor;
+    const auto busiestStage
+        = static_cast<size_t>(std::max_element(busyMax.begin(), busyMax.end()) - busyMax.begin());
+    const double busiest = busyMax[busiestStage] / factor;
     double seconds = 0;
     switch (path.overlap)
     {
@@ -352,9 +354,7 @@ NboxAnalyticalTransport::Compute(const nbox::coll::CollectiveSpec& spec,
         }
         // The busiest lane cannot start before its first message's hop nor end before its
         // last message arrives.
-        const size_t last = static_cast<size_t>(std::max_element(busyMax.begin(), busyMax.end())
-                                                - busyMax.begin());
-        const double busiestPath = hopSeconds / totalSteps + busiest + busiestAlpha[last];
+        const double busiestPath = hopSeconds / totalSteps + busiest + busiestAlpha[busiestStage];
         seconds = std::max(busiestPath, lockStep);
         break;
     }
