@@ -1,6 +1,7 @@
 #include "collectives/all_to_all.h"
 
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -60,7 +61,45 @@ uint64_t SendBlockOffset(const CollectiveSpec& spec, int src, int dst) {
   return offset;
 }
 
+// Calls visit(src, dst) for every block rank `rank` relays in the hierarchical all-to-all:
+// from a GPU of its own server to one of its local index elsewhere (the only pairs
+// HierarchicalRelay can give it), O(world_size) of them.
+template <typename Visit>
+void ForEachRelayedBlock(const CollectiveSpec& spec, int rank, Visit visit) {
+  const int gpus = spec.ranks_per_server;
+  const int server = rank / gpus;
+  for (int src = server * gpus; src < (server + 1) * gpus; ++src) {
+    for (int dst = rank % gpus; dst < spec.world_size; dst += gpus) {
+      if (HierarchicalRelay(spec, src, dst) == rank) visit(src, dst);
+    }
+  }
+}
+
+void CheckAllToAllSteps(const CollectiveSpec& spec, int rank, const std::string& schedule) {
+  const uint64_t steps = AllToAllStepCount(spec, rank);
+  if (steps <= kMaxStepsPerRank) return;
+  throw std::invalid_argument("CollectiveSpec.chunk_bytes: " + std::to_string(spec.chunk_bytes) +
+                              " is too small: the " + schedule + " schedule of rank " +
+                              std::to_string(rank) + " would have " + std::to_string(steps) +
+                              " steps (limit " + std::to_string(kMaxStepsPerRank) + ")");
+}
+
 }  // namespace
+
+uint64_t AllToAllStepCount(const CollectiveSpec& spec, int rank) {
+  uint64_t steps = 0;
+  for (int peer = 0; peer < spec.world_size; ++peer) {
+    if (peer == rank) continue;
+    steps += ChunksOf(spec, AllToAllBytes(spec, rank, peer)) +
+             ChunksOf(spec, AllToAllBytes(spec, peer, rank));
+  }
+  if (spec.algorithm == Algorithm::kHierarchical) {
+    ForEachRelayedBlock(spec, rank, [&](int src, int dst) {
+      steps += 2 * ChunksOf(spec, AllToAllBytes(spec, src, dst));
+    });
+  }
+  return steps;
+}
 
 uint64_t AllToAllBytes(const CollectiveSpec& spec, int src, int dst) {
   if (spec.op == CollectiveOp::kAllToAllV) {
@@ -86,21 +125,11 @@ RankSchedule BuildDirectAllToAllRankSchedule(const CollectiveSpec& spec, int ran
   const int world = spec.world_size;
   uint64_t send_total = 0;
   uint64_t recv_total = 0;
-  uint64_t chunks = 0;
   for (int peer = 0; peer < world; ++peer) {
     send_total += AllToAllBytes(spec, rank, peer);
     recv_total += AllToAllBytes(spec, peer, rank);
-    if (peer != rank) {
-      chunks += ChunksOf(spec, AllToAllBytes(spec, rank, peer)) +
-                ChunksOf(spec, AllToAllBytes(spec, peer, rank));
-    }
   }
-  if (chunks > kMaxStepsPerRank) {
-    throw std::invalid_argument("CollectiveSpec.chunk_bytes: " + std::to_string(spec.chunk_bytes) +
-                                " is too small: the all-to-all schedule of rank " +
-                                std::to_string(rank) + " would have " + std::to_string(chunks) +
-                                " steps (limit " + std::to_string(kMaxStepsPerRank) + ")");
-  }
+  CheckAllToAllSteps(spec, rank, "all-to-all");
 
   // Regions: the send blocks in destination order, then the receive blocks in source order.
   size_t next_index = 0;
@@ -140,25 +169,19 @@ RankSchedule BuildHierarchicalAllToAllRankSchedule(const CollectiveSpec& spec, i
 
   // Regions: send blocks by destination, receive blocks by source, then relayed pieces in
   // block order. Offsets as the direct algorithm's for the first two.
+  CheckAllToAllSteps(spec, rank, "hierarchical all-to-all");
   size_t next_index = 0;
   uint64_t offset = 0;
-  uint64_t chunks = 0;
   std::vector<std::vector<std::vector<Region>>> send(static_cast<size_t>(world));
   std::vector<std::vector<std::vector<Region>>> recv(static_cast<size_t>(world));
   for (int peer = 0; peer < world; ++peer) {
     const uint64_t bytes = AllToAllBytes(spec, rank, peer);
-    if (peer != rank) {
-      send[static_cast<size_t>(peer)] = CutBlock(spec, bytes, offset, next_index);
-      chunks += ChunksOf(spec, bytes);
-    }
+    if (peer != rank) send[static_cast<size_t>(peer)] = CutBlock(spec, bytes, offset, next_index);
     offset += bytes;
   }
   for (int peer = 0; peer < world; ++peer) {
     const uint64_t bytes = AllToAllBytes(spec, peer, rank);
-    if (peer != rank) {
-      recv[static_cast<size_t>(peer)] = CutBlock(spec, bytes, offset, next_index);
-      chunks += ChunksOf(spec, bytes);
-    }
+    if (peer != rank) recv[static_cast<size_t>(peer)] = CutBlock(spec, bytes, offset, next_index);
     offset += bytes;
   }
   std::map<std::pair<int, int>, std::vector<std::vector<Region>>> relayed;  // (src, dst)
@@ -167,15 +190,8 @@ RankSchedule BuildHierarchicalAllToAllRankSchedule(const CollectiveSpec& spec, i
       if (relay(src, dst) != rank) continue;
       const uint64_t bytes = AllToAllBytes(spec, src, dst);
       relayed[{src, dst}] = CutBlock(spec, bytes, offset, next_index);
-      chunks += 2 * ChunksOf(spec, bytes);
       offset += bytes;
     }
-  }
-  if (chunks > kMaxStepsPerRank) {
-    throw std::invalid_argument("CollectiveSpec.chunk_bytes: " + std::to_string(spec.chunk_bytes) +
-                                " is too small: the hierarchical all-to-all schedule of rank " +
-                                std::to_string(rank) + " would have " + std::to_string(chunks) +
-                                " steps (limit " + std::to_string(kMaxStepsPerRank) + ")");
   }
 
   RankScheduleBuilder steps(rank, offset, next_index);
@@ -225,19 +241,17 @@ uint64_t AllToAllSenderOffset(const CollectiveSpec& spec, int rank, uint64_t off
     position += bytes;
   }
   if (spec.algorithm == Algorithm::kHierarchical) {
-    // The pairs this rank relays, in the builder's (src, dst) order: src a GPU of its own
-    // server, dst one of its local index elsewhere (HierarchicalRelay), O(world) of them:
-    // a real rank asks this for every message from an emulated peer.
-    const int gpus = spec.ranks_per_server;
-    const int server = rank / gpus;
-    for (int src = server * gpus; src < (server + 1) * gpus; ++src) {
-      for (int dst = rank % gpus; dst < world; dst += gpus) {
-        if (HierarchicalRelay(spec, src, dst) != rank) continue;
-        const uint64_t bytes = AllToAllBytes(spec, src, dst);
-        if (offset < position + bytes) return SendBlockOffset(spec, src, dst) + (offset - position);
-        position += bytes;
+    // The pairs this rank relays, in the builder's (src, dst) order, O(world) of them: a real
+    // rank asks this for every message from an emulated peer.
+    std::optional<uint64_t> found;
+    ForEachRelayedBlock(spec, rank, [&](int src, int dst) {
+      const uint64_t bytes = AllToAllBytes(spec, src, dst);
+      if (!found && offset < position + bytes) {
+        found = SendBlockOffset(spec, src, dst) + (offset - position);
       }
-    }
+      position += bytes;
+    });
+    if (found) return *found;
   }
   throw outside();
 }

@@ -27,6 +27,13 @@ uint64_t AllToAllBytesSent(const CollectiveSpec& spec, int rank);
 
 RankSchedule BuildDirectAllToAllRankSchedule(const CollectiveSpec& spec, int rank);
 
+// The steps rank `rank`'s all-to-all schedule has (spec.algorithm's: kDirect or
+// kHierarchical), counted without building it in O(world_size): a Send per chunk it sends, a
+// Recv per chunk it receives, and, hierarchical, a Recv and a Send per chunk it relays. What
+// each builder checks against kMaxStepsPerRank, and what a run's memory estimate counts for
+// the rank: an all-to-all-v's rows differ, so no bound on every rank would do.
+uint64_t AllToAllStepCount(const CollectiveSpec& spec, int rank);
+
 // Hierarchical all-to-all over servers of G = ranks_per_server ranks (rank r is local index
 // r % G of server r / G): a block from (server a, local i) to (server b, local j) goes
 // directly when a = b (inside the server) or i = j (on rail i), and otherwise in two hops, first

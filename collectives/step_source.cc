@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "collectives/all_to_all.h"
 #include "collectives/layout.h"
 #include "collectives/ring_step_source.h"
 
@@ -25,7 +26,9 @@ std::unique_ptr<StepSource> BuildRankStepSource(const CollectiveSpec& spec, int 
   return std::make_unique<RingStepSource>(spec, rank);
 }
 
-uint64_t HeldStepBound(const CollectiveSpec& spec) {
+uint64_t HeldStepBound(const CollectiveSpec& spec, int rank) {
+  const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
+  if (all_to_all) return AllToAllStepCount(spec, rank);
   const uint64_t whole = ScheduleStepBound(spec);
   if (!IsStreamedRing(spec)) return whole;
   // A ring step sends and receives one block per channel; a block has at most

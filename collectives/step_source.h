@@ -61,10 +61,12 @@ class WholeScheduleSource : public StepSource {
 // BuildRankSchedule throws.
 std::unique_ptr<StepSource> BuildRankStepSource(const CollectiveSpec& spec, int rank);
 
-// About the most steps a StepTracker on BuildRankStepSource(spec, r) holds at once, for a
-// memory estimate: a whole schedule's ScheduleStepBound, a ring's three ring steps (two were
-// measured with every rank of a world in step, tests/collectives/step_tracker_test.cc; a rank
-// that starts late holds more, the messages that came early). `spec` must be valid.
-uint64_t HeldStepBound(const CollectiveSpec& spec);
+// About the most steps a StepTracker on BuildRankStepSource(spec, rank) holds at once, for a
+// memory estimate: an all-to-all's own count of the rank's steps (AllToAllStepCount: an
+// all-to-all-v's rows differ), any other whole schedule's ScheduleStepBound, a ring's three
+// ring steps (two were measured with every rank of a world in step,
+// tests/collectives/step_tracker_test.cc; a rank that starts late holds more, the messages that
+// came early). `spec` must be valid.
+uint64_t HeldStepBound(const CollectiveSpec& spec, int rank);
 
 }  // namespace nbox::coll

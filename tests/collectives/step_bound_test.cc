@@ -4,9 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
+#include <random>
 #include <stdexcept>
+#include <vector>
 
+#include "collectives/all_to_all.h"
 #include "collectives/schedule.h"
+#include "collectives/step_source.h"
 #include "collectives_test_util.h"
 
 namespace nbox::coll {
@@ -82,6 +87,57 @@ TEST(CollectivesStepBound, TheTreeBoundDoesNotGrowWithTheWorld) {
   spec.chunk_bytes = 0;
   EXPECT_EQ(LargestRankSchedule(spec), 4u * 1023 * 2);
   EXPECT_GE(ScheduleStepBound(spec), 4u * 1023 * 2);
+}
+
+// An all-to-all-v's rows differ, so a rank's steps are its own: a Send per chunk of every
+// block it sends, a Recv per chunk of every block it receives. Hand count, 3 ranks, 2 channels,
+// 8-byte chunks of 4-byte elements: rank 0 sends 20 bytes to rank 1 (5 elements: slices of 3
+// and 2, chunks 2 + 1 and 1: 3 Sends) and 4 to rank 2 (1 element, one slice: 1 Send); it
+// receives 0 from rank 1 and 16 from rank 2 (4 elements: 2 + 2, 1 + 1: 2 Recvs). 6 steps, while
+// rank 1, which only receives rank 0's 20 bytes, has 3. The all-to-all-v has no `bytes`: a
+// bound from it alone would count none.
+TEST(CollectivesStepBound, AnAllToAllVCountsEachRanksOwnSteps) {
+  CollectiveSpec spec = Spec(CollectiveOp::kAllToAllV, 3, 0, 2, 8);
+  spec.algorithm = Algorithm::kDirect;
+  spec.counts = std::make_shared<const std::vector<uint64_t>>(
+      std::vector<uint64_t>{0, 20, 4, 0, 0, 0, 16, 0, 0});
+  EXPECT_EQ(AllToAllStepCount(spec, 0), 6u);
+  EXPECT_EQ(AllToAllStepCount(spec, 1), 3u);
+  EXPECT_EQ(AllToAllStepCount(spec, 2), 1u + 2u);
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_EQ(HeldStepBound(spec, rank), BuildRankSchedule(spec, rank).steps.size());
+  }
+}
+
+// The count is the builder's, rank by rank, for seeded rows (zeros among them) on the direct
+// and the hierarchical algorithm, whatever the channels, chunks and servers.
+TEST(CollectivesStepBound, TheAllToAllCountIsTheBuiltScheduleOfEveryRank) {
+  std::mt19937_64 rng(11);
+  int checked = 0;
+  for (Algorithm algorithm : {Algorithm::kDirect, Algorithm::kHierarchical}) {
+    for (int world : {1, 2, 4, 6, 9}) {
+      for (int channels : {1, 3}) {
+        for (uint64_t chunk : {0, 8, 12}) {
+          auto counts = std::make_shared<std::vector<uint64_t>>();
+          for (int i = 0; i < world * world; ++i) counts->push_back((rng() % 9) * 4);
+          for (bool uniform : {false, true}) {
+            CollectiveSpec spec = Spec(uniform ? CollectiveOp::kAllToAll : CollectiveOp::kAllToAllV,
+                                       world, uniform ? 4 * 29 : 0, channels, chunk);
+            spec.algorithm = algorithm;
+            spec.ranks_per_server = algorithm == Algorithm::kHierarchical ? 3 : 0;
+            if (!uniform) spec.counts = counts;
+            if (algorithm == Algorithm::kHierarchical && world % 3 != 0) continue;
+            for (int rank = 0; rank < world; ++rank) {
+              EXPECT_EQ(AllToAllStepCount(spec, rank), BuildRankSchedule(spec, rank).steps.size())
+                  << ToString(algorithm) << " W=" << world << " rank " << rank;
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 200);
 }
 
 }  // namespace

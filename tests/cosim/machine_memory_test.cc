@@ -74,5 +74,21 @@ TEST(AvailableMemoryBytes, ALimitBoundsTheRoomByWhatTheProcessHoldsNow) {
   EXPECT_LE(limited, machine);
 }
 
+// The schedules live while collectives run; the report is built after the last one. A run
+// holds one or the other at its peak, so the estimate adds the larger: network 20, connections
+// 1, programs 2, records 3, and the larger of schedules 5 and report 4: 31 MiB, not 35.
+TEST(MemoryEstimateTotal, CountsTheLargerOfTheSchedulesAndTheReportNotBoth) {
+  cosim::MemoryEstimate e;
+  e.network_bytes = 20 * kMiB;
+  e.connection_bytes = 1 * kMiB;
+  e.program_bytes = 2 * kMiB;
+  e.record_bytes = 3 * kMiB;
+  e.schedule_bytes = 5 * kMiB;
+  e.report_bytes = 4 * kMiB;
+  EXPECT_EQ(e.total_bytes(), 31 * kMiB);
+  e.report_bytes = 9 * kMiB;
+  EXPECT_EQ(e.total_bytes(), 35 * kMiB);
+}
+
 }  // namespace
 }  // namespace nbox::testing

@@ -48,11 +48,13 @@ void AddScheduleMemory(const work::JobPrograms& job,
     uint64_t largest = 0;
     for (const auto& op : program->ops) {
       if (op.kind != work::OpKind::kCollective) continue;
-      const auto& comm = *communicators[static_cast<size_t>(slots[static_cast<size_t>(op.comm)])];
+      const int index = slots[static_cast<size_t>(op.comm)];
+      const auto& comm = *communicators[static_cast<size_t>(index)];
       if (!comm.BuildsCollectiveSchedules()) continue;
-      largest =
-          std::max(largest, coll::HeldStepBound(comm.MakeSpec(op.collective, op.bytes, op.counts,
-                                                              op.root, op.element_bytes)));
+      const coll::CollectiveSpec spec =
+          comm.MakeSpec(op.collective, op.bytes, op.counts, op.root, op.element_bytes);
+      const int me = work::RankIn(job.communicators[static_cast<size_t>(index)], rank);
+      largest = std::max(largest, coll::HeldStepBound(spec, me));
     }
     estimate.schedule_steps += largest;
   }
@@ -156,7 +158,8 @@ void RefuseUnlessItFits(const MemoryEstimate& e, uint64_t available, const scena
       e.schedules_counted
           ? fmt::format(
                 "; {:.1f} GiB for its collective schedules: {} steps over the emulated "
-                "ranks, {} bytes each, held at once",
+                "ranks, {} bytes each, held at once (while it runs: the report comes after, "
+                "the larger of the two counted)",
                 static_cast<double>(e.schedule_bytes) / kGiB, e.schedule_steps,
                 kBytesPerScheduleStep)
           : ", before its collective schedules are counted";

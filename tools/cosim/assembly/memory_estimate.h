@@ -9,6 +9,7 @@
 // limits".
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -42,10 +43,10 @@ inline constexpr double kBytesPerScheduleStep = 130;
 // connections change: a direct all-reduce at W = 256 on 1, 2 and 4 channels. Idle, where
 // millions of them make it exact, a DLRM job's all-to-alls (nbox-bench-run-memory's
 // calibration rows): analytical 235 bytes (2,048 GPUs, 8.4 million connections, nearly all
-// idle), flow 575 bytes (1,024 GPUs, 1.8 million idle; 531 at 512). The packet model's idle
-// connection is charged as a carrying one (not measured apart). Each network model gives its
-// own (NetworkModel's connection_cost), as it gives its build's cost per link and route entry
-// (memory_cost).
+// idle), flow 432 bytes (1,024 GPUs, 1.8 million idle, freed pages returned at once). The packet
+// model's idle connection is charged as a carrying one (not measured apart). Each network model
+// gives its own (NetworkModel's connection_cost), as it gives its build's cost per link and route
+// entry (memory_cost).
 
 struct MemoryEstimate {
   uint64_t links = 0;
@@ -62,9 +63,13 @@ struct MemoryEstimate {
   uint64_t report_bytes = 0;          // the report built from them at the end
   uint64_t collective_instances = 0;  // the report's entries
   bool run_forecast = false;          // the run's counts are forecast (run_records_forecast.h)
+  // The schedules live while collectives run and the report is built after the last one has
+  // completed, so the run peaks with the larger of the two, never both (a GPT-3 175B run on the
+  // flow model peaked writing its report, every schedule gone: tools/bench/README.md, "Memory
+  // of a whole run").
   uint64_t total_bytes() const {
-    return network_bytes + schedule_bytes + connection_bytes + program_bytes + record_bytes +
-           report_bytes;
+    return network_bytes + connection_bytes + program_bytes + record_bytes +
+           std::max(schedule_bytes, report_bytes);
   }
 };
 

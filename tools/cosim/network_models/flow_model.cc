@@ -21,9 +21,10 @@ BuiltNetwork Build(const scenario::Scenario& s, const topo::Topology& topology,
 
 ConnectionMemoryCost ConnectionCost(const scenario::Scenario&) {
   // Measured (memory_estimate.h): a carrying connection 2.4 KiB (a direct all-reduce's, from
-  // 1 to 4 channels at W = 256: its flow in the solver, its messages); an idle one 575 bytes
-  // (its record, route and empty queue; DLRM's 1.8 million at W = 1,024).
-  return {2.4 * 1024, 575};
+  // 1 to 4 channels at W = 256: its flow in the solver, its messages); an idle one 432 bytes
+  // (its record, route and empty queue; DLRM's 1.8 million at W = 1,024, with freed pages
+  // returned at once: tools/jemalloc_options.cc).
+  return {2.4 * 1024, 432};
 }
 
 std::string Describe(const SettingText& setting) {
