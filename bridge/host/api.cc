@@ -103,12 +103,8 @@ std::string Describe(const char* what, size_t count, nboxDataType_t type) {
 
 coll::CollectiveSpec SpecFor(const Communicator& comm, coll::CollectiveOp op, uint64_t bytes,
                              nboxDataType_t type) {
-  // The communicator spans the job's ranks 0 .. n-1 in order; its members per server are
-  // decided by the rule an emulated rank's communicator uses (collectives/group_servers.h).
-  const coll::CollectiveSettings& settings = comm.collectives();
-  return coll::SpecFromSettings(
-      settings, op, bytes, ElementBytes(type), comm.nranks(),
-      coll::ConsecutiveRanksPerServer(0, comm.nranks(), settings.ranks_per_server));
+  return coll::SpecFromSettings(comm.collectives(), op, bytes, ElementBytes(type), comm.nranks(),
+                                comm.group_ranks_per_server());
 }
 
 // A point-to-point transfer as a schedule: the buffer in chunk_bytes messages to or from
@@ -315,9 +311,12 @@ nboxResult_t nboxCommSplit(nboxComm_t comm, int color, int key, nboxComm_t* newc
       throw HostError(nboxInvalidUsage, "nboxCommSplit: called inside nboxGroupStart/End");
     }
     if (comm->impl->under_simulation()) {
+      // The colors would be exchanged with emulated ranks, whose programs have no such
+      // exchange; the scenario already knows each group's members.
       throw HostError(nboxInvalidUsage,
                       "nboxCommSplit: a real rank of nbox-cosim cannot split its communicator "
-                      "yet (group communicators are not carried through the bridge)");
+                      "(its emulated peers do not exchange colors): name the group's members "
+                      "with nboxCommInitGroup");
     }
     const int size = comm->impl->nranks();
     const int me = comm->impl->rank();
@@ -360,6 +359,75 @@ nboxResult_t nboxCommSplit(nboxComm_t comm, int color, int key, nboxComm_t* newc
                                                  ids[static_cast<size_t>(members.front())],
                                                  static_cast<int>(position));
     *newcomm = new nboxComm{std::move(impl)};
+  });
+}
+
+nboxResult_t nboxCommInitGroup(nboxComm_t comm, int nmembers, const int* members,
+                               nboxComm_t* newcomm) {
+  constexpr const char* kCall = "nboxCommInitGroup";
+  return Guard([&] {
+    CheckComm(comm, kCall);
+    if (newcomm == nullptr)
+      throw HostError(nboxInvalidArgument, "nboxCommInitGroup: newcomm is NULL");
+    *newcomm = nullptr;
+    if (nbox::host::t_group.depth > 0) {
+      throw HostError(nboxInvalidUsage, "nboxCommInitGroup: called inside nboxGroupStart/End");
+    }
+    const int size = comm->impl->nranks();
+    const int me = comm->impl->rank();
+    if (nmembers < 1 || nmembers > size || members == nullptr) {
+      throw HostError(nboxInvalidArgument, "nboxCommInitGroup: nmembers " +
+                                               std::to_string(nmembers) + " is not in 1.." +
+                                               std::to_string(size) + " (or members is NULL)");
+    }
+    const std::vector<int> list(members, members + nmembers);
+    std::vector<bool> seen(static_cast<size_t>(size), false);
+    for (int member : list) {
+      if (member < 0 || member >= size || seen[static_cast<size_t>(member)]) {
+        throw HostError(nboxInvalidArgument, "nboxCommInitGroup: member " + std::to_string(member) +
+                                                 (member < 0 || member >= size
+                                                      ? " is not a rank of the communicator (0.." +
+                                                            std::to_string(size - 1) + ")"
+                                                      : " is listed twice"));
+      }
+      seen[static_cast<size_t>(member)] = true;
+    }
+    const auto position = std::find(list.begin(), list.end(), me) - list.begin();
+    if (position == nmembers) {
+      throw HostError(nboxInvalidArgument, "nboxCommInitGroup: rank " + std::to_string(me) +
+                                               " is not among the members");
+    }
+    if (comm->impl->under_simulation()) {
+      // nbox-cosim's root knows the job's communicators: the join names the members as job
+      // ranks, and the root answers for the emulated ones.
+      std::vector<int> world(list.size());
+      for (size_t i = 0; i < list.size(); ++i) world[i] = comm->impl->world_rank(list[i]);
+      *newcomm = new nboxComm{nbox::host::Communicator::Create(
+          nmembers, comm->impl->id(), static_cast<int>(position), std::move(world))};
+      return;
+    }
+    // The first member's fresh id, sent to the others on the parent.
+    auto run = [&](nboxResult_t result) {
+      if (result == nboxSuccess) return;
+      throw HostError(result, std::string("nboxCommInitGroup: sending the group's id on the "
+                                          "parent communicator: ") +
+                                  nboxGetLastError(comm));
+    };
+    nboxUniqueId id{};
+    nboxRequest_t request = nullptr;
+    if (position == 0) {
+      const nboxResult_t made = nboxGetUniqueId(&id);
+      if (made != nboxSuccess) throw HostError(made, nbox::host::t_last_error);
+      for (int i = 1; i < nmembers; ++i) {
+        run(nboxSend(&id, sizeof(id), nboxUint8, list[static_cast<size_t>(i)], comm, &request));
+        run(nboxWait(request));
+      }
+    } else {
+      run(nboxRecv(&id, sizeof(id), nboxUint8, list.front(), comm, &request));
+      run(nboxWait(request));
+    }
+    *newcomm =
+        new nboxComm{nbox::host::Communicator::Create(nmembers, id, static_cast<int>(position))};
   });
 }
 

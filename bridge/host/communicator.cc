@@ -31,13 +31,18 @@ constexpr size_t kScheduleCacheSize = 32;
 Communicator::Communicator(int nranks, int rank, RuntimeConfig config)
     : nranks_(nranks), rank_(rank), config_(std::move(config)) {}
 
-int Communicator::channels() const {
-  const coll::CollectiveSettings& settings = config_.collectives;
-  return coll::GroupChannels(
-      settings, nranks_, coll::ConsecutiveRanksPerServer(0, nranks_, settings.ranks_per_server));
+int Communicator::group_ranks_per_server() const {
+  const int gpus = config_.collectives.ranks_per_server;
+  return world_members_.empty() ? coll::ConsecutiveRanksPerServer(0, nranks_, gpus)
+                                : coll::GroupRanksPerServer(world_members_, gpus);
 }
 
-std::unique_ptr<Communicator> Communicator::Create(int nranks, const nboxUniqueId& id, int rank) {
+int Communicator::channels() const {
+  return coll::GroupChannels(config_.collectives, nranks_, group_ranks_per_server());
+}
+
+std::unique_ptr<Communicator> Communicator::Create(int nranks, const nboxUniqueId& id, int rank,
+                                                   std::vector<int> world_members) {
   if (nranks < 1) {
     throw HostError(nboxInvalidArgument,
                     "nboxCommInitRank: nranks " + std::to_string(nranks) + " is less than 1");
@@ -47,9 +52,21 @@ std::unique_ptr<Communicator> Communicator::Create(int nranks, const nboxUniqueI
                                              " is not in 0.." + std::to_string(nranks - 1));
   }
   const UniqueIdContents contents = DecodeUniqueId(id);
+  if (!world_members.empty() && static_cast<int>(world_members.size()) != nranks) {
+    throw HostError(nboxInternalError,
+                    "Communicator::Create: " + std::to_string(world_members.size()) +
+                        " members for " + std::to_string(nranks) + " ranks");
+  }
   std::unique_ptr<Communicator> comm(new Communicator(nranks, rank, ConfigFromEnvironment()));
+  comm->id_ = id;
+  comm->world_members_ = std::move(world_members);
   // Before joining: a trace file that cannot be opened fails this rank's init, not a collective.
-  comm->recorder_ = CollectiveRecorder::FromEnvironment(contents.nonce, nranks, rank);
+  // A group of a job joins with its world's id: its trace lines need an id of their own.
+  uint64_t comm_id = contents.nonce;
+  for (int member : comm->world_members_) {
+    comm_id = (comm_id ^ static_cast<uint64_t>(member + 1)) * 0x100000001b3ULL;  // FNV-1a step
+  }
+  comm->recorder_ = CollectiveRecorder::FromEnvironment(comm_id, nranks, rank);
   comm->plugin_ = NetPlugin::Load(comm->config_.plugin);
   ncclNet_v11_t& net = comm->plugin_->net();
   ncclNetCommConfig_v11_t net_config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
@@ -74,6 +91,7 @@ std::unique_ptr<Communicator> Communicator::Create(int nranks, const nboxUniqueI
   join.channels = comm->channels();
   join.chunk_bytes = comm->config_.collectives.chunk_bytes;
   join.settings = coll::EncodeSettings(comm->config_.collectives);
+  join.members.assign(comm->world_members_.begin(), comm->world_members_.end());
   join.blob = comm->connections_->Listen();
   const auto blobs = comm->bootstrap_.Join(contents, join, comm->config_.bootstrap_timeout);
   comm->connections_->SetPeerHandles(blobs);

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include "bridge/host/bootstrap_client.h"
 #include "bridge/host/collective_recorder.h"
@@ -28,14 +29,27 @@ namespace nbox::host {
 class Communicator {
  public:
   // Loads the plugin, listens, joins through the bootstrap and starts the runtime thread.
-  // Throws HostError.
-  static std::unique_ptr<Communicator> Create(int nranks, const nboxUniqueId& id, int rank);
+  // `world_members`: the job's ranks of this communicator's ranks (index = rank), for a group
+  // of a job whose world is `id`'s (nboxCommInitGroup; nbox-cosim's root takes the scenario's
+  // communicator of exactly those members); empty for a communicator of its own, which spans
+  // ranks 0 .. nranks - 1. Throws HostError.
+  static std::unique_ptr<Communicator> Create(int nranks, const nboxUniqueId& id, int rank,
+                                              std::vector<int> world_members = {});
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
+  // The id it joined with (a group of its job joins through the same root).
+  const nboxUniqueId& id() const { return id_; }
+  // The job's rank of its rank `rank`.
+  int world_rank(int rank) const {
+    return world_members_.empty() ? rank : world_members_[static_cast<size_t>(rank)];
+  }
+  // Its members per server, by the rule an emulated rank's communicator uses
+  // (collectives/group_servers.h): of its members' job ranks, or of ranks 0 .. n-1.
+  int group_ranks_per_server() const;
   // The channels its collectives split over: collectives.channels, or for auto the rule an
   // emulated rank's communicator uses (coll::GroupChannels).
   int channels() const;
@@ -100,6 +114,8 @@ class Communicator {
   const int nranks_;
   const int rank_;
   const RuntimeConfig config_;
+  nboxUniqueId id_{};
+  std::vector<int> world_members_;  // empty: ranks 0 .. nranks_ - 1
   std::shared_ptr<NetPlugin> plugin_;
   void* net_ctx_ = nullptr;
   std::unique_ptr<Connections> connections_;

@@ -116,10 +116,21 @@ nboxResult_t nboxCommUserRank(const nboxComm_t comm, int* rank);
  * that pass the same color >= 0 form a new communicator, ranked by key, ties by their rank in
  * `comm`; with NBOX_SPLIT_NOCOLOR a rank takes part but gets *newcomm = NULL. The new
  * communicator has the collective settings of the environment, as nboxCommInitRank's. Under
- * libnccl-net-nbox.so (a real rank of nbox-cosim) it is refused with nboxInvalidUsage: group
- * communicators are not carried through the bridge yet. */
+ * libnccl-net-nbox.so (a real rank of nbox-cosim) it is refused with nboxInvalidUsage: the
+ * emulated ranks do not exchange colors; nboxCommInitGroup names a group by its members. */
 #define NBOX_SPLIT_NOCOLOR (-1)
 nboxResult_t nboxCommSplit(nboxComm_t comm, int color, int key, nboxComm_t* newcomm);
+
+/* A communicator of the ranks `members` of `comm` (nmembers distinct ranks of `comm`, in the new
+ * communicator's rank order). Collective over the members only: each calls it with the same
+ * list, the other ranks of `comm` do not call it (torch.distributed.new_group's shape, where
+ * nboxCommSplit needs every rank). Outside nbox-cosim the first member makes the group's id and
+ * sends it to the others on `comm`. A real rank of nbox-cosim joins, through its job's bootstrap
+ * root, the scenario's communicator whose members are exactly these (as job ranks, in this
+ * order), whose other members may be emulated; a list the scenario has no communicator for is
+ * refused, naming it. The settings are the environment's, as nboxCommInitRank's. */
+nboxResult_t nboxCommInitGroup(nboxComm_t comm, int nmembers, const int* members,
+                               nboxComm_t* newcomm);
 
 /* sendbuff == recvbuff is in place. count elements per rank. */
 nboxResult_t nboxAllReduce(const void* sendbuff, void* recvbuff, size_t count,

@@ -154,6 +154,39 @@ TEST_F(HostApi, SplitRefusesBadArgumentsAndGivesNoColorNothing) {
   EXPECT_EQ(nboxCommDestroy(comm), nboxSuccess);
 }
 
+// nboxCommInitGroup refuses a member list that is not distinct ranks of the communicator with
+// the caller among them, a call inside a group and no place for the result, leaving *newcomm
+// NULL; one rank alone gets a communicator of one.
+TEST_F(HostApi, InitGroupRefusesBadMembersAndMakesAGroupOfOne) {
+  nboxComm_t comm = SingleRank();
+  ASSERT_NE(comm, nullptr);
+  nboxComm_t part = reinterpret_cast<nboxComm_t>(&part);  // not NULL: the call must clear it
+  const int outside[1] = {1};
+  EXPECT_EQ(nboxCommInitGroup(comm, 1, outside, &part), nboxInvalidArgument);
+  EXPECT_EQ(part, nullptr);
+  EXPECT_NE(LastError().find("member 1 is not a rank of the communicator (0..0)"),
+            std::string::npos)
+      << LastError();
+  const int twice[2] = {0, 0};
+  EXPECT_EQ(nboxCommInitGroup(comm, 2, twice, &part), nboxInvalidArgument);
+  const int self[1] = {0};
+  EXPECT_EQ(nboxCommInitGroup(comm, 0, self, &part), nboxInvalidArgument);
+  EXPECT_EQ(nboxCommInitGroup(comm, 1, nullptr, &part), nboxInvalidArgument);
+  EXPECT_EQ(nboxCommInitGroup(comm, 1, self, nullptr), nboxInvalidArgument);
+  ASSERT_EQ(nboxGroupStart(), nboxSuccess);
+  EXPECT_EQ(nboxCommInitGroup(comm, 1, self, &part), nboxInvalidUsage);
+  ASSERT_EQ(nboxGroupEnd(), nboxSuccess);
+  ASSERT_EQ(nboxCommInitGroup(comm, 1, self, &part), nboxSuccess);
+  ASSERT_NE(part, nullptr);
+  int count = 0, rank = -1;
+  ASSERT_EQ(nboxCommCount(part, &count), nboxSuccess);
+  ASSERT_EQ(nboxCommUserRank(part, &rank), nboxSuccess);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(rank, 0);
+  EXPECT_EQ(nboxCommDestroy(part), nboxSuccess);
+  EXPECT_EQ(nboxCommDestroy(comm), nboxSuccess);
+}
+
 // Under a plugin without nboxNetExt_v2 (the TCP plugin) the rank's clock is the steady wall
 // clock and iteration marks go nowhere.
 TEST_F(HostApi, TheClockIsTheWallClockOutsideNboxCosim) {

@@ -50,6 +50,10 @@ TEST_P(HostRuntimeRanks, SplitByColorAndKeyThenSplitAgain) {
   ExpectAllPassed(LaunchRanks("split", GetParam()));
 }
 
+TEST_P(HostRuntimeRanks, GroupsNamedByTheirMembersOnlyTheMembersCall) {
+  ExpectAllPassed(LaunchRanks("group", GetParam()));
+}
+
 INSTANTIATE_TEST_SUITE_P(World, HostRuntimeRanks, ::testing::Values(2, 3, 4, 8),
                          [](const auto& info) { return "W" + std::to_string(info.param); });
 

@@ -427,6 +427,84 @@ void ScenarioSplit(nboxComm_t comm) {
   CHECK_OK(nboxCommDestroy(group), nullptr);
 }
 
+// nboxCommInitGroup, torch's new_group shape: only the members call. First an all-reduce of
+// rank + 1 on the parent; then the odd parent ranks form a group in descending order, the even
+// ones in ascending order (a lone rank's group has one member); an all-gather of the parent
+// ranks shows each group's order, an all-reduce of parent rank + 1 its sum, and a group of the
+// group's first two members (as ranks of the group) one more all-reduce. Every figure is worked
+// out here from the parent ranks; where the peers hold this rank's data (a real rank of
+// nbox-cosim with payload = self), from this rank's alone.
+void ScenarioGroup(nboxComm_t comm) {
+  // What member `rank` contributes, as this rank sees it.
+  auto of = [](int rank) { return g_peers_hold_my_data ? g_rank : rank; };
+  int64_t world_sum = g_rank + 1;
+  CHECK_OK(nboxAllReduce(&world_sum, &world_sum, 1, nboxInt64, nboxSum, comm, nullptr), comm);
+  CHECK_OK(nboxCommSynchronize(comm), comm);
+  int64_t want_world = 0;
+  for (int r = 0; r < g_nranks; ++r) want_world += of(r) + 1;
+  if (world_sum != want_world) {
+    Fail("group: the parent's all-reduce gave " + std::to_string(world_sum) + ", expected " +
+         std::to_string(want_world));
+  }
+  std::vector<int> members;
+  if (g_rank % 2 == 1) {
+    for (int r = g_nranks - 1; r >= 0; --r) {
+      if (r % 2 == 1) members.push_back(r);
+    }
+  } else {
+    for (int r = 0; r < g_nranks; r += 2) members.push_back(r);
+  }
+  nboxComm_t group = nullptr;
+  CHECK_OK(nboxCommInitGroup(comm, static_cast<int>(members.size()), members.data(), &group), comm);
+  int size = 0, rank = -1;
+  CHECK_OK(nboxCommCount(group, &size), group);
+  CHECK_OK(nboxCommUserRank(group, &rank), group);
+  const int want_rank =
+      static_cast<int>(std::find(members.begin(), members.end(), g_rank) - members.begin());
+  if (size != static_cast<int>(members.size()) || rank != want_rank) {
+    Fail("group: rank " + std::to_string(rank) + " of " + std::to_string(size) + ", expected " +
+         std::to_string(want_rank) + " of " + std::to_string(members.size()));
+    CHECK_OK(nboxCommDestroy(group), nullptr);
+    return;
+  }
+  std::vector<int32_t> order(members.size(), -1);
+  const int32_t me = g_rank;
+  CHECK_OK(nboxAllGather(&me, order.data(), 1, nboxInt32, group, nullptr), group);
+  int64_t sum = g_rank + 1;
+  CHECK_OK(nboxAllReduce(&sum, &sum, 1, nboxInt64, nboxSum, group, nullptr), group);
+  CHECK_OK(nboxCommSynchronize(group), group);
+  int64_t want_sum = 0;
+  for (size_t i = 0; i < members.size(); ++i) {
+    want_sum += of(members[i]) + 1;
+    if (order[i] != of(members[i])) {
+      Fail("group: member " + std::to_string(i) + " is parent rank " + std::to_string(order[i]) +
+           ", expected " + std::to_string(of(members[i])));
+    }
+  }
+  if (sum != want_sum) {
+    Fail("group: all-reduce gave " + std::to_string(sum) + ", expected " +
+         std::to_string(want_sum));
+  }
+  if (size >= 2 && rank < 2) {
+    const int pair[2] = {1, 0};  // the group's ranks 1 and 0, in that order
+    nboxComm_t part = nullptr;
+    CHECK_OK(nboxCommInitGroup(group, 2, pair, &part), group);
+    int part_rank = -1;
+    CHECK_OK(nboxCommUserRank(part, &part_rank), part);
+    int64_t part_sum = g_rank + 1;
+    CHECK_OK(nboxAllReduce(&part_sum, &part_sum, 1, nboxInt64, nboxSum, part, nullptr), part);
+    CHECK_OK(nboxCommSynchronize(part), part);
+    const int64_t want_part = of(members[0]) + of(members[1]) + 2;
+    if (part_rank != 1 - rank || part_sum != want_part) {
+      Fail("group of a group: rank " + std::to_string(part_rank) + ", all-reduce " +
+           std::to_string(part_sum) + ", expected rank " + std::to_string(1 - rank) + " and " +
+           std::to_string(want_part));
+    }
+    CHECK_OK(nboxCommDestroy(part), nullptr);
+  }
+  CHECK_OK(nboxCommDestroy(group), nullptr);
+}
+
 void ScenarioAsync(nboxComm_t comm) {
   const size_t count = 20000;
   const int kOps = 4;
@@ -622,6 +700,8 @@ int main(int argc, char** argv) {
     ScenarioAsync(comm);
   } else if (scenario == "split") {
     ScenarioSplit(comm);
+  } else if (scenario == "group") {
+    ScenarioGroup(comm);
   } else if (scenario == "record") {
     ScenarioRecord(comm);
   } else if (scenario == "die_idle") {
