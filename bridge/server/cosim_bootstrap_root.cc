@@ -129,17 +129,25 @@ class CosimBootstrapRoot::Impl : public BootstrapRootCore {
     return "[" + text + "]";
   }
 
-  // The communicator a join names: the world without members, else the group of exactly
-  // those members; -1 when the scenario has none.
+  // The communicator a join names: the world without members, else the first group of
+  // exactly those members that this rank has not joined yet (a program may make several
+  // groups of the same members, as the workload may; the world's members name a group too);
+  // -1 when the scenario has none.
   int Find(const host::JoinRequest& join) const {
     if (join.members.empty()) return 0;
+    int any = -1;
     for (size_t i = 0; i < comms_.size(); ++i) {
-      if (std::equal(comms_[i].group.members.begin(), comms_[i].group.members.end(),
-                     join.members.begin(), join.members.end())) {
-        return static_cast<int>(i);
+      const Comm& comm = comms_[i];
+      if (!std::equal(comm.group.members.begin(), comm.group.members.end(), join.members.begin(),
+                      join.members.end())) {
+        continue;
       }
+      const bool free = join.rank >= 0 && join.rank < static_cast<int>(comm.has_joined.size()) &&
+                        !comm.has_joined[static_cast<size_t>(join.rank)];
+      if (free) return static_cast<int>(i);
+      if (any < 0) any = static_cast<int>(i);  // CheckJoin names the second join
     }
-    return -1;
+    return any;
   }
 
   // What is wrong with a join of `comm`, or "".
@@ -240,11 +248,8 @@ class CosimBootstrapRoot::Impl : public BootstrapRootCore {
     if (++comm.joined < comm.real_count) return;
     SendTable(&comm.blobs, index);
     comm.table_sent = true;
-    // Once every communicator real ranks can join has its table, no one else may connect.
-    if (std::all_of(comms_.begin(), comms_.end(),
-                    [](const Comm& c) { return c.real_count == 0 || c.table_sent; })) {
-      StopAccepting();
-    }
+    // The root keeps accepting for the whole run: a real rank may join a group at any time, and
+    // one that names a group the scenario lacks is told so (above), not refused a connection.
   }
 
   const CosimBootstrapOptions options_;

@@ -116,10 +116,10 @@ TEST(RealRankDisagreement, EndsTheRunNamingBothSidesAndKeepsTheLog) {
   fs::remove_all(dir);
 }
 
-// A real rank that splits its communicator is told plainly that group communicators do not
-// cross the bridge yet (rather than a bootstrap that nbox-cosim never answers), and the run
-// ends with the rank's failure.
-TEST(RealRankSplit, IsRefusedWithAReasonUntilGroupsCrossTheBridge) {
+// A real rank that splits its communicator is told plainly that its emulated peers do not
+// exchange colors and what to call instead (rather than a bootstrap that nbox-cosim never
+// answers), and the run ends with the rank's failure.
+TEST(RealRankSplit, IsRefusedWithAReasonAndTheCallToUseInstead) {
   const fs::path dir =
       fs::temp_directory_path() / ("nbox-realrank-split-" + std::to_string(getpid()));
   fs::remove_all(dir);
@@ -130,7 +130,8 @@ TEST(RealRankSplit, IsRefusedWithAReasonUntilGroupsCrossTheBridge) {
   EXPECT_NE(run.output.find("real rank 1 (pid "), std::string::npos) << run.output;
   const std::string log = ReadFile(dir / "rank1.log");
   EXPECT_NE(log.find("nboxCommSplit: a real rank of nbox-cosim cannot split its communicator "
-                     "yet"),
+                     "(its emulated peers do not exchange colors): name the group's members "
+                     "with nboxCommInitGroup"),
             std::string::npos)
       << log;
   fs::remove_all(dir);

@@ -88,22 +88,41 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_
 
 namespace {
 
-// Real ranks run the host runtime's world communicator only (bridge/): a workload that splits
-// the world into groups, sends point to point or overlaps several streams cannot have real
-// ranks yet.
-void RefuseGroupsWithRealRanks(const scenario::Scenario& s, const work::JobPrograms& programs) {
-  bool transfers = false;
-  for (const auto& program : programs.programs) {
-    for (const auto& op : program->ops) transfers |= op.kind == work::OpKind::kTransfers;
+// What real ranks can run: each communicator of the job is one runtime (bridge/host) that
+// runs its operations in call order, so a communicator's ops must all be on one stream, and a
+// workload with groups needs emulated peers that run their own programs (mirror mode repeats
+// the lowest real rank's calls on the world). Point-to-point transfers cannot yet.
+void RefuseWhatRealRanksCannotRun(const scenario::Scenario& s, const work::JobPrograms& programs) {
+  const std::string where = s.path + ": [realranks] with workload.kind = " + s.workload.kind + ": ";
+  std::map<int, int> stream_of;  // job communicator -> the one stream its ops are on
+  for (size_t rank = 0; rank < programs.programs.size(); ++rank) {
+    const auto& slots = programs.rank_comms[rank];
+    for (const auto& op : programs.programs[rank]->ops) {
+      if (op.kind == work::OpKind::kTransfers) {
+        throw std::invalid_argument(
+            where +
+            "its programs send point to point (pipeline stages?), which real ranks "
+            "cannot run yet; use a workload of collectives only");
+      }
+      if (op.kind != work::OpKind::kCollective) continue;
+      const int comm = slots[static_cast<size_t>(op.comm)];
+      const auto [it, added] = stream_of.emplace(comm, op.stream);
+      if (!added && it->second != op.stream) {
+        const auto& names = programs.stream_names;
+        throw std::invalid_argument(
+            where + "communicator '" + programs.communicators[static_cast<size_t>(comm)].name +
+            "' has ops on streams '" + names[static_cast<size_t>(it->second)] + "' and '" +
+            names[static_cast<size_t>(op.stream)] +
+            "'; a real rank runs each communicator's ops in call order, one stream each");
+      }
+    }
   }
-  if (programs.communicators.size() > 1 || programs.stream_names.size() > 1 || transfers) {
+  if (programs.communicators.size() > 1 && s.realranks.peers == scenario::RealRankPeers::kMirror) {
     throw std::invalid_argument(
-        s.path + ": [realranks] with workload.kind = " + s.workload.kind + ": its programs use " +
-        std::to_string(programs.communicators.size()) + " communicators, " +
-        std::to_string(programs.stream_names.size()) + " streams" +
-        (transfers ? " and point-to-point transfers" : "") +
-        "; real ranks run the world communicator on one stream only (the bridge has no "
-        "communicator groups yet), so use workload.kind = ddp with real ranks");
+        where + "its programs use " + std::to_string(programs.communicators.size()) +
+        " communicators; realranks.peers = mirror repeats the lowest real rank's calls on the "
+        "world only: set realranks.peers = workload, so that every emulated rank runs its own "
+        "program, groups included");
   }
 }
 
@@ -158,7 +177,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
                                   ns3::UintegerValue(s.collectives.concurrent));
   work::JobPrograms programs = a.workload.programs;
   if (!s.realranks.ranks.empty()) {
-    RefuseGroupsWithRealRanks(s, programs);
+    RefuseWhatRealRanksCannotRun(s, programs);
     // Real ranks get no app; in mirror mode the emulated ranks run no program of their own
     // (the gateway issues the real rank's collectives on their streams).
     std::vector<bool> is_real(s.job.world_size, false);

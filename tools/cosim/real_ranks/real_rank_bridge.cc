@@ -128,6 +128,10 @@ void RealRankBridge::Fail(const std::string& why) {
   ns3::Simulator::Stop();
 }
 
+void RealRankBridge::AddToFailure(const std::string& more) {
+  if (!failure_.empty() && failure_.find(more) == std::string::npos) failure_ += "; " + more;
+}
+
 void RealRankBridge::NoteCompletion(int rank, uint64_t delivery_ns) {
   if (Tracing())
     std::cerr << fmt::format("trace: complete r{} d={} wall={}\n", rank, delivery_ns,

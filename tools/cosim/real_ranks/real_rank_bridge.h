@@ -72,6 +72,8 @@ class RealRankBridge : public bridge::server::BridgeSink {
   const std::string& failure() const { return failure_; }
   // A fatal problem found outside the sink (a child that died, a signal, a timeout).
   void Fail(const std::string& why);
+  // Adds what explains the failure (once; nothing when there is none).
+  void AddToFailure(const std::string& more);
 
   // "; real rank 0's last call: #3, allgather of 1 int64 (8 bytes)" for every real rank that
   // reported one: the real side of a schedule the emulated side disagrees with.

@@ -94,6 +94,21 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   auto gateway = ns3::CreateObject<ns3::NboxRealRankGateway>();
   gateway->Setup(assembly.job->GetCommunicator(), assembly.transport, real,
                  assembly.job->GetRecords());
+  // The workload's groups: a real member's posts on a group's lanes reach its emulated members
+  // (the gateway keeps only those with a real member), and the root lets real members join them.
+  const auto& communicators = assembly.job->GetCommunicators();
+  std::vector<server::CosimGroup> groups;
+  for (size_t i = 1; i < communicators.size(); ++i) {
+    const auto& comm = communicators[i];
+    gateway->AddGroup(comm);
+    server::CosimGroup group;
+    for (uint32_t rank = 0; rank < comm->GetSize(); ++rank) {
+      group.members.push_back(static_cast<int>(comm->GetMember(rank)));
+    }
+    group.lane_base = static_cast<int>(comm->GetLaneBase());
+    group.channels = static_cast<int>(comm->GetChannels());
+    groups.push_back(std::move(group));
+  }
 
   // Virtual time 0 is now: realtime ranks' clocks and ns-3 run from here with the wall clock.
   const auto origin = Clock::now();
@@ -126,6 +141,7 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   root_options.chunk_bytes = collectives.chunk_bytes;
   root_options.settings = coll::EncodeSettings(collectives);
   root_options.address = RootAddress(s);
+  root_options.groups = std::move(groups);
   // The root gives up a little after the loop's own join timeout, which names the ranks missing.
   root_options.join_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(s.realranks.join_timeout_s * 1e3) + 2000);
@@ -234,6 +250,11 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
   }
   if (bridge.failure().empty() && !assembly.job->GetRecords()->GetFailure().empty()) {
     pacer.Stalled();
+  }
+  // A root that refused a join (a group the scenario lacks, other settings) says why the rank
+  // left, whichever of its exit and its closed connection was noticed first.
+  if (!bridge.failure().empty() && !root.failure().empty()) {
+    bridge.AddToFailure("the bootstrap root: " + root.failure());
   }
 
   if (bridge.failure().empty()) {
