@@ -2,6 +2,7 @@
 // torch.distributed.Backend.register_backend calls (nbox_torch/__init__.py registers it).
 #include <pybind11/chrono.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 #include <torch/python.h>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -12,8 +13,10 @@ namespace {
 
 c10::intrusive_ptr<c10d::ProcessGroup> Create(const c10::intrusive_ptr<c10d::Store>& store,
                                               int rank, int size,
-                                              const std::chrono::milliseconds& /*timeout*/) {
-  return c10::make_intrusive<nbox::torch_backend::ProcessGroupNbox>(store, rank, size);
+                                              const std::chrono::milliseconds& /*timeout*/,
+                                              const std::vector<int64_t>& global_ranks) {
+  return c10::make_intrusive<nbox::torch_backend::ProcessGroupNbox>(store, rank, size,
+                                                                    global_ranks);
 }
 
 }  // namespace
@@ -30,5 +33,6 @@ PYBIND11_MODULE(_nbox_c10d, module) {
            pybind11::call_guard<pybind11::gil_scoped_release>());
   module.def("create", &Create, pybind11::arg("store"), pybind11::arg("rank"),
              pybind11::arg("world_size"), pybind11::arg("timeout"),
+             pybind11::arg("global_ranks") = std::vector<int64_t>{},
              pybind11::call_guard<pybind11::gil_scoped_release>());
 }

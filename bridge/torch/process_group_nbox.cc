@@ -1,6 +1,7 @@
 #include "bridge/torch/process_group_nbox.h"
 
 #include <c10/util/Exception.h>
+#include <c10/util/StringUtil.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +16,20 @@
 
 namespace nbox::torch_backend {
 namespace {
+
+// The default group's communicator, under nbox-cosim: what a new_group joins its group on.
+std::mutex g_world_mutex;
+nboxComm_t g_world = nullptr;
+
+nboxComm_t WorldCommunicator() {
+  std::lock_guard<std::mutex> lock(g_world_mutex);
+  return g_world;
+}
+
+void SetWorldCommunicator(nboxComm_t comm) {
+  std::lock_guard<std::mutex> lock(g_world_mutex);
+  g_world = comm;
+}
 
 constexpr char kIdKey[] = "nbox_unique_id";
 
@@ -103,11 +118,28 @@ class NboxWork : public c10d::Work {
 
 }  // namespace
 
-ProcessGroupNbox::ProcessGroupNbox(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size)
+ProcessGroupNbox::ProcessGroupNbox(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                   const std::vector<int64_t>& global_ranks)
     : c10d::ProcessGroup(rank, size) {
-  if (std::getenv("NBOX_UNIQUE_ID") != nullptr) {
+  if (std::getenv("NBOX_UNIQUE_ID") != nullptr && !global_ranks.empty()) {
+    // A new_group of a job launched by nbox-cosim: named by its members on the job's world.
+    const nboxComm_t world = WorldCommunicator();
+    TORCH_CHECK(world != nullptr,
+                "nbox backend: new_group before init_process_group(\"nbox\") made the world");
+    std::vector<int> members(global_ranks.begin(), global_ranks.end());
+    const nboxResult_t joined =
+        nboxCommInitGroup(world, static_cast<int>(members.size()), members.data(), &comm_);
+    TORCH_CHECK(joined == nboxSuccess, "nbox backend: joining the group of job ranks ",
+                c10::Join(",", global_ranks), " failed: ", nboxGetErrorString(joined), " (",
+                nboxGetLastError(world), ")");
+    int me = -1;
+    nboxCommUserRank(comm_, &me);
+    TORCH_CHECK(me == rank, "nbox backend: torch.distributed says rank ", rank,
+                " of the group, the group's members say ", me);
+  } else if (std::getenv("NBOX_UNIQUE_ID") != nullptr) {
     // Launched by nbox-cosim (or a launcher that set the id for every rank).
     Check(nboxCommInitFromEnv(&comm_), "joining the communicator of NBOX_UNIQUE_ID");
+    SetWorldCommunicator(comm_);
     int ranks = 0;
     int me = 0;
     nboxCommCount(comm_, &ranks);
@@ -180,6 +212,7 @@ ProcessGroupNbox::~ProcessGroupNbox() {
     completer_.join();
   }
   if (watchdog_.joinable()) watchdog_.join();
+  if (WorldCommunicator() == comm_) SetWorldCommunicator(nullptr);
   nboxCommDestroy(comm_);
 }
 

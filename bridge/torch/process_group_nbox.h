@@ -30,8 +30,13 @@ class ProcessGroupNbox : public c10d::ProcessGroup {
  public:
   // Joins (or, on rank 0, creates) the group's nbox communicator. The communicator's id comes
   // from NBOX_UNIQUE_ID when nbox-cosim launched this rank (the same for every rank of the
-  // job), else rank 0 creates one and hands it to the others through `store`.
-  ProcessGroupNbox(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size);
+  // job), else rank 0 creates one and hands it to the others through `store`. `global_ranks`:
+  // the job's ranks of a torch.distributed.new_group (empty for the default group); under
+  // nbox-cosim such a group joins, by its members, the scenario's communicator of the same
+  // ranks (nboxCommInitGroup on the default group's communicator), whose other members may be
+  // emulated and so cannot take part in a store exchange.
+  ProcessGroupNbox(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                   const std::vector<int64_t>& global_ranks = {});
   ~ProcessGroupNbox() override;
 
   const std::string getBackendName() const override { return "nbox"; }

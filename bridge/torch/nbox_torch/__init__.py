@@ -13,4 +13,15 @@ import torch.distributed as dist
 
 from . import _nbox_c10d
 
-dist.Backend.register_backend("nbox", _nbox_c10d.create)
+
+
+def _create(options, pg_options):
+    """torch's extended backend API: it passes a new_group's job ranks (empty for the default
+    group), which a real rank of nbox-cosim needs to join the scenario's group of those
+    ranks."""
+    del pg_options  # the nbox backend has no options
+    return _nbox_c10d.create(options.store, options.group_rank, options.group_size,
+                             options.timeout, list(options.global_ranks_in_group))
+
+
+dist.Backend.register_backend("nbox", _create, extended_api=True)
