@@ -342,6 +342,34 @@ TEST(CosimBootstrapRoot, AGroupJoinsAfterTheWorldInWorldRanksOnItsOwnLanes) {
   });
 }
 
+// A program may make two groups of the same members (a workload may have two communicators of
+// the same ranks): each join takes the first of them this rank has not joined, so the second
+// pair of joins gets the second group, its listens registered on its own lanes.
+TEST(CosimBootstrapRoot, TwoGroupsOfTheSameMembersAreJoinedInTurn) {
+  const std::vector<int> group = {2, 0};
+  Job job(std::chrono::seconds(10), "", {{group, 2, kChannels}, {group, 4, kChannels}});
+  Member zero(job, 0);
+  Member two(job, 2);
+  ASSERT_EQ(zero.Answer().first, host::FrameType::kTable);
+  ASSERT_EQ(two.Answer().first, host::FrameType::kTable);
+  Member first_two(job, group, 0, 500);
+  Member first_zero(job, group, 1, 600);
+  ASSERT_EQ(first_two.Answer().first, host::FrameType::kTable);
+  ASSERT_EQ(first_zero.Answer().first, host::FrameType::kTable);
+  Member second_two(job, group, 0, 700);
+  Member second_zero(job, group, 1, 800);
+  const auto [type, text] = second_two.Answer();
+  ASSERT_EQ(type, host::FrameType::kTable) << Text(text);
+  ASSERT_EQ(second_zero.Answer().first, host::FrameType::kTable);
+  job.With([&](BridgeServer& server, CosimBootstrapRoot& root) {
+    EXPECT_EQ(root.groups_joined(), 2);
+    // World rank 2's listens for world rank 0 on each group's first lane are taken.
+    EXPECT_THROW(server.RegisterListen(2, 500 + kLanes, 0, 2), std::invalid_argument);
+    EXPECT_THROW(server.RegisterListen(2, 700 + kLanes, 0, 4), std::invalid_argument);
+    return 0;
+  });
+}
+
 TEST(CosimBootstrapRoot, AGroupTheScenarioDoesNotHaveAbortsTheJobNamingItsMembers) {
   Job job(std::chrono::seconds(10), "", {{{2, 3, 0}, 2, kChannels}});
   Member zero(job, 0);

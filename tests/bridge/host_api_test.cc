@@ -125,6 +125,17 @@ TEST_F(HostApi, OneRankCollectivesAreCopies) {
   EXPECT_EQ(nboxCommDestroy(comm), nboxSuccess);
 }
 
+// `part` is a communicator of one rank, rank 0; destroys it.
+void ExpectAGroupOfOneAndDestroy(nboxComm_t part) {
+  ASSERT_NE(part, nullptr);
+  int count = 0, rank = -1;
+  ASSERT_EQ(nboxCommCount(part, &count), nboxSuccess);
+  ASSERT_EQ(nboxCommUserRank(part, &rank), nboxSuccess);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(rank, 0);
+  EXPECT_EQ(nboxCommDestroy(part), nboxSuccess);
+}
+
 // nboxCommSplit refuses what NCCL's refuses (a negative color other than NBOX_SPLIT_NOCOLOR, a
 // call inside a group, no place for the result) and leaves *newcomm NULL; a rank without color
 // gets NULL; one rank alone gets a communicator of one.
@@ -144,13 +155,7 @@ TEST_F(HostApi, SplitRefusesBadArgumentsAndGivesNoColorNothing) {
   EXPECT_EQ(nboxCommSplit(comm, NBOX_SPLIT_NOCOLOR, 0, &part), nboxSuccess);
   EXPECT_EQ(part, nullptr);
   ASSERT_EQ(nboxCommSplit(comm, 7, 3, &part), nboxSuccess);
-  ASSERT_NE(part, nullptr);
-  int count = 0, rank = -1;
-  ASSERT_EQ(nboxCommCount(part, &count), nboxSuccess);
-  ASSERT_EQ(nboxCommUserRank(part, &rank), nboxSuccess);
-  EXPECT_EQ(count, 1);
-  EXPECT_EQ(rank, 0);
-  EXPECT_EQ(nboxCommDestroy(part), nboxSuccess);
+  ExpectAGroupOfOneAndDestroy(part);
   EXPECT_EQ(nboxCommDestroy(comm), nboxSuccess);
 }
 
@@ -177,13 +182,7 @@ TEST_F(HostApi, InitGroupRefusesBadMembersAndMakesAGroupOfOne) {
   EXPECT_EQ(nboxCommInitGroup(comm, 1, self, &part), nboxInvalidUsage);
   ASSERT_EQ(nboxGroupEnd(), nboxSuccess);
   ASSERT_EQ(nboxCommInitGroup(comm, 1, self, &part), nboxSuccess);
-  ASSERT_NE(part, nullptr);
-  int count = 0, rank = -1;
-  ASSERT_EQ(nboxCommCount(part, &count), nboxSuccess);
-  ASSERT_EQ(nboxCommUserRank(part, &rank), nboxSuccess);
-  EXPECT_EQ(count, 1);
-  EXPECT_EQ(rank, 0);
-  EXPECT_EQ(nboxCommDestroy(part), nboxSuccess);
+  ExpectAGroupOfOneAndDestroy(part);
   EXPECT_EQ(nboxCommDestroy(comm), nboxSuccess);
 }
 

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -361,6 +362,44 @@ void ScenarioRecord(nboxComm_t comm) {
   CheckAllReduce(comm, nboxFloat32, nboxSum, 1000, false, 7);
 }
 
+// Checks that `group` has this rank at its place among `members` (parent ranks, in the group's
+// order), then runs an all-gather of the parent rank and an all-reduce of parent rank + 1 and
+// checks both, `of(m)` being the parent rank whose input member m holds. Returns the rank in the
+// group, or -1 when the group is not the one expected (then destroyed).
+int CheckGroup(nboxComm_t group, const std::vector<int>& members, const std::string& what,
+               const std::function<int(int)>& of) {
+  int size = 0, rank = -1;
+  CHECK_OK(nboxCommCount(group, &size), group);
+  CHECK_OK(nboxCommUserRank(group, &rank), group);
+  const int want_rank =
+      static_cast<int>(std::find(members.begin(), members.end(), g_rank) - members.begin());
+  if (size != static_cast<int>(members.size()) || rank != want_rank) {
+    Fail(what + ": rank " + std::to_string(rank) + " of " + std::to_string(size) + ", expected " +
+         std::to_string(want_rank) + " of " + std::to_string(members.size()));
+    CHECK_OK(nboxCommDestroy(group), nullptr);
+    return -1;
+  }
+  std::vector<int32_t> order(members.size(), -1);
+  const int32_t me = g_rank;
+  CHECK_OK(nboxAllGather(&me, order.data(), 1, nboxInt32, group, nullptr), group);
+  int64_t sum = g_rank + 1;
+  CHECK_OK(nboxAllReduce(&sum, &sum, 1, nboxInt64, nboxSum, group, nullptr), group);
+  CHECK_OK(nboxCommSynchronize(group), group);
+  int64_t want_sum = 0;
+  for (size_t i = 0; i < members.size(); ++i) {
+    want_sum += of(members[i]) + 1;
+    if (order[i] != of(members[i])) {
+      Fail(what + ": member " + std::to_string(i) + " is parent rank " + std::to_string(order[i]) +
+           ", expected " + std::to_string(of(members[i])));
+    }
+  }
+  if (sum != want_sum) {
+    Fail(what + ": all-reduce gave " + std::to_string(sum) + ", expected " +
+         std::to_string(want_sum));
+  }
+  return rank;
+}
+
 // nboxCommSplit as NCCL's: the last rank takes no color (when there are three or more); the
 // others split by parity, ranked by descending parent rank (key = -rank). In each group, an
 // all-gather of the parent ranks shows the order, and an all-reduce of parent rank + 1 gives
@@ -379,35 +418,9 @@ void ScenarioSplit(nboxComm_t comm) {
   for (int r = g_nranks - 1; r >= 0; --r) {
     if (r % 2 == color && !(g_nranks >= 3 && r == g_nranks - 1)) members.push_back(r);
   }
-  int size = 0, rank = -1;
-  CHECK_OK(nboxCommCount(group, &size), group);
-  CHECK_OK(nboxCommUserRank(group, &rank), group);
-  const int want_rank =
-      static_cast<int>(std::find(members.begin(), members.end(), g_rank) - members.begin());
-  if (size != static_cast<int>(members.size()) || rank != want_rank) {
-    Fail("split: rank " + std::to_string(rank) + " of " + std::to_string(size) + ", expected " +
-         std::to_string(want_rank) + " of " + std::to_string(members.size()));
-    CHECK_OK(nboxCommDestroy(group), nullptr);
-    return;
-  }
-  std::vector<int32_t> order(members.size(), -1);
-  const int32_t me = g_rank;
-  CHECK_OK(nboxAllGather(&me, order.data(), 1, nboxInt32, group, nullptr), group);
-  int64_t sum = g_rank + 1;
-  CHECK_OK(nboxAllReduce(&sum, &sum, 1, nboxInt64, nboxSum, group, nullptr), group);
-  CHECK_OK(nboxCommSynchronize(group), group);
-  int64_t want_sum = 0;
-  for (size_t i = 0; i < members.size(); ++i) {
-    want_sum += members[i] + 1;
-    if (order[i] != members[i]) {
-      Fail("split: member " + std::to_string(i) + " is parent rank " + std::to_string(order[i]) +
-           ", expected " + std::to_string(members[i]));
-    }
-  }
-  if (sum != want_sum) {
-    Fail("split: all-reduce gave " + std::to_string(sum) + ", expected " +
-         std::to_string(want_sum));
-  }
+  const int rank = CheckGroup(group, members, "split", [](int member) { return member; });
+  if (rank < 0) return;
+  const int size = static_cast<int>(members.size());
   // A split of the split: the first half of the group (by its ranks) and the second.
   const int half = size / 2;
   nboxComm_t part = nullptr;
@@ -456,35 +469,9 @@ void ScenarioGroup(nboxComm_t comm) {
   }
   nboxComm_t group = nullptr;
   CHECK_OK(nboxCommInitGroup(comm, static_cast<int>(members.size()), members.data(), &group), comm);
-  int size = 0, rank = -1;
-  CHECK_OK(nboxCommCount(group, &size), group);
-  CHECK_OK(nboxCommUserRank(group, &rank), group);
-  const int want_rank =
-      static_cast<int>(std::find(members.begin(), members.end(), g_rank) - members.begin());
-  if (size != static_cast<int>(members.size()) || rank != want_rank) {
-    Fail("group: rank " + std::to_string(rank) + " of " + std::to_string(size) + ", expected " +
-         std::to_string(want_rank) + " of " + std::to_string(members.size()));
-    CHECK_OK(nboxCommDestroy(group), nullptr);
-    return;
-  }
-  std::vector<int32_t> order(members.size(), -1);
-  const int32_t me = g_rank;
-  CHECK_OK(nboxAllGather(&me, order.data(), 1, nboxInt32, group, nullptr), group);
-  int64_t sum = g_rank + 1;
-  CHECK_OK(nboxAllReduce(&sum, &sum, 1, nboxInt64, nboxSum, group, nullptr), group);
-  CHECK_OK(nboxCommSynchronize(group), group);
-  int64_t want_sum = 0;
-  for (size_t i = 0; i < members.size(); ++i) {
-    want_sum += of(members[i]) + 1;
-    if (order[i] != of(members[i])) {
-      Fail("group: member " + std::to_string(i) + " is parent rank " + std::to_string(order[i]) +
-           ", expected " + std::to_string(of(members[i])));
-    }
-  }
-  if (sum != want_sum) {
-    Fail("group: all-reduce gave " + std::to_string(sum) + ", expected " +
-         std::to_string(want_sum));
-  }
+  const int rank = CheckGroup(group, members, "group", of);
+  if (rank < 0) return;
+  const int size = static_cast<int>(members.size());
   if (size >= 2 && rank < 2) {
     const int pair[2] = {1, 0};  // the group's ranks 1 and 0, in that order
     nboxComm_t part = nullptr;
