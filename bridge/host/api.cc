@@ -24,6 +24,7 @@
 #include "bridge/host/unique_id.h"
 #include "bridge/include/nbox_host.h"
 #include "collectives/group_servers.h"
+#include "collectives/point_to_point.h"
 
 struct nboxComm {
   std::unique_ptr<nbox::host::Communicator> impl;
@@ -107,25 +108,20 @@ coll::CollectiveSpec SpecFor(const Communicator& comm, coll::CollectiveOp op, ui
                                 comm.group_ranks_per_server());
 }
 
-// A point-to-point transfer as a schedule: the buffer in chunk_bytes messages to or from
-// `peer`, in order, none waiting for another.
+// A point-to-point transfer as a schedule: one message of the whole buffer on the
+// point-to-point lane, built as an emulated rank builds its transfers
+// (collectives/point_to_point.h), so that a real pipeline stage and its emulated neighbour
+// agree message for message. A transfer of 0 bytes has no message.
 std::shared_ptr<const coll::RankSchedule> PointToPointSchedule(const Communicator& comm,
                                                                coll::StepKind kind, int peer,
                                                                uint64_t bytes) {
-  auto schedule = std::make_shared<coll::RankSchedule>();
-  schedule->rank = comm.rank();
-  schedule->buffer_bytes = bytes;
-  const uint64_t chunk = comm.chunk_bytes();
-  for (uint64_t offset = 0; offset < bytes; offset += chunk) {
-    coll::Step step;
-    step.id = static_cast<uint32_t>(schedule->steps.size());
-    step.kind = kind;
-    step.peer = peer;
-    step.offset = offset;
-    step.bytes = std::min(chunk, bytes - offset);
-    schedule->steps.push_back(std::move(step));
+  if (bytes == 0) {
+    auto schedule = std::make_shared<coll::RankSchedule>();
+    schedule->rank = comm.rank();
+    return schedule;
   }
-  return schedule;
+  return std::make_shared<const coll::RankSchedule>(coll::BuildTransfersRankSchedule(
+      comm.rank(), comm.nranks(), {coll::Transfer{kind, peer, bytes}}, comm.channels()));
 }
 
 // What nboxNetExt_v2.reportOp gets for a call (`redop` -1: the call does not reduce).

@@ -38,7 +38,7 @@ TEST_P(HostRuntimeRanks, EveryCollectiveMatchesTheSerialReference) {
 
 TEST_P(HostRuntimeRanks, PointToPointInGroupsAndChains) {
   LaunchOptions options;
-  options.args = {"700001"};  // several 1 MiB chunks plus a remainder
+  options.args = {"700001"};  // more than the 1 MiB chunk of a collective, in one message
   ExpectAllPassed(LaunchRanks("p2p", GetParam(), options));
 }
 
@@ -48,6 +48,12 @@ TEST_P(HostRuntimeRanks, AsynchronousCallsAndMixedGroups) {
 
 TEST_P(HostRuntimeRanks, SplitByColorAndKeyThenSplitAgain) {
   ExpectAllPassed(LaunchRanks("split", GetParam()));
+}
+
+TEST_P(HostRuntimeRanks, APipelinesTransfersForwardAndBackward) {
+  LaunchOptions options;
+  options.args = {"300001"};
+  ExpectAllPassed(LaunchRanks("pipe", GetParam(), options));
 }
 
 TEST_P(HostRuntimeRanks, GroupsNamedByTheirMembersOnlyTheMembersCall) {

@@ -492,6 +492,37 @@ void ScenarioGroup(nboxComm_t comm) {
   CHECK_OK(nboxCommDestroy(group), nullptr);
 }
 
+// A pipeline's point-to-point pattern, each transfer its own blocking call: forward, rank r
+// receives `count` int32 from r - 1 and sends to r + 1; backward, it receives from r + 1 and
+// sends to r - 1. A received buffer holds its sender's values (P2pValue); from an emulated peer
+// under payload = self, what this rank's buffer held before (its peers hold its own data).
+void ScenarioPipe(nboxComm_t comm, size_t count) {
+  auto receive = [&](int from, const char* pass) {
+    Buffer in(nboxInt32, count);
+    for (size_t i = 0; i < count; ++i) in.Set(i, P2pValue(-1, g_rank, i));  // as before
+    CHECK_OK(nboxRecv(in.at(0), count, nboxInt32, from, comm, nullptr), comm);
+    CHECK_OK(nboxCommSynchronize(comm), comm);
+    const int sender = g_peers_hold_my_data ? -1 : from;
+    for (size_t i = 0; i < count; ++i) {
+      if (!in.Holds(i, P2pValue(sender, g_rank, i))) {
+        Fail(std::string(pass) + " from rank " + std::to_string(from) + ": element " +
+             std::to_string(i));
+        break;
+      }
+    }
+  };
+  auto send = [&](int to) {
+    Buffer out(nboxInt32, count);
+    for (size_t i = 0; i < count; ++i) out.Set(i, P2pValue(g_rank, to, i));
+    CHECK_OK(nboxSend(out.at(0), count, nboxInt32, to, comm, nullptr), comm);
+    CHECK_OK(nboxCommSynchronize(comm), comm);
+  };
+  if (g_rank > 0) receive(g_rank - 1, "forward");
+  if (g_rank < g_nranks - 1) send(g_rank + 1);
+  if (g_rank < g_nranks - 1) receive(g_rank + 1, "backward");
+  if (g_rank > 0) send(g_rank - 1);
+}
+
 void ScenarioAsync(nboxComm_t comm) {
   const size_t count = 20000;
   const int kOps = 4;
@@ -689,6 +720,8 @@ int main(int argc, char** argv) {
     ScenarioSplit(comm);
   } else if (scenario == "group") {
     ScenarioGroup(comm);
+  } else if (scenario == "pipe") {
+    ScenarioPipe(comm, large);
   } else if (scenario == "record") {
     ScenarioRecord(comm);
   } else if (scenario == "die_idle") {

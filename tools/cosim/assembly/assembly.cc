@@ -89,22 +89,18 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_
 namespace {
 
 // What real ranks can run: each communicator of the job is one runtime (bridge/host) that
-// runs its operations in call order, so a communicator's ops must all be on one stream, and a
-// workload with groups needs emulated peers that run their own programs (mirror mode repeats
-// the lowest real rank's calls on the world). Point-to-point transfers cannot yet.
+// runs its operations in call order, so a communicator's ops must all be on one stream; and a
+// workload with groups or point-to-point transfers needs emulated peers that run their own
+// programs (mirror mode repeats the lowest real rank's collectives on the world).
 void RefuseWhatRealRanksCannotRun(const scenario::Scenario& s, const work::JobPrograms& programs) {
   const std::string where = s.path + ": [realranks] with workload.kind = " + s.workload.kind + ": ";
   std::map<int, int> stream_of;  // job communicator -> the one stream its ops are on
+  bool transfers = false;
   for (size_t rank = 0; rank < programs.programs.size(); ++rank) {
     const auto& slots = programs.rank_comms[rank];
     for (const auto& op : programs.programs[rank]->ops) {
-      if (op.kind == work::OpKind::kTransfers) {
-        throw std::invalid_argument(
-            where +
-            "its programs send point to point (pipeline stages?), which real ranks "
-            "cannot run yet; use a workload of collectives only");
-      }
-      if (op.kind != work::OpKind::kCollective) continue;
+      transfers |= op.kind == work::OpKind::kTransfers;
+      if (op.kind != work::OpKind::kCollective && op.kind != work::OpKind::kTransfers) continue;
       const int comm = slots[static_cast<size_t>(op.comm)];
       const auto [it, added] = stream_of.emplace(comm, op.stream);
       if (!added && it->second != op.stream) {
@@ -117,12 +113,17 @@ void RefuseWhatRealRanksCannotRun(const scenario::Scenario& s, const work::JobPr
       }
     }
   }
-  if (programs.communicators.size() > 1 && s.realranks.peers == scenario::RealRankPeers::kMirror) {
+  if ((programs.communicators.size() > 1 || transfers) &&
+      s.realranks.peers == scenario::RealRankPeers::kMirror) {
+    const std::string what =
+        programs.communicators.size() > 1
+            ? "use " + std::to_string(programs.communicators.size()) + " communicators"
+            : "send point to point";
     throw std::invalid_argument(
-        where + "its programs use " + std::to_string(programs.communicators.size()) +
-        " communicators; realranks.peers = mirror repeats the lowest real rank's calls on the "
-        "world only: set realranks.peers = workload, so that every emulated rank runs its own "
-        "program, groups included");
+        where + "its programs " + what +
+        "; realranks.peers = mirror repeats the lowest real rank's collectives on the world "
+        "only: set realranks.peers = workload, so that every emulated rank runs its own "
+        "program, groups and transfers included");
   }
 }
 
