@@ -132,10 +132,12 @@ Schedule BuildSchedule(const CollectiveSpec& spec);
 RankSchedule BuildRankSchedule(const CollectiveSpec& spec, int rank);
 
 // About the most steps BuildRankSchedule(spec, r) has for any rank r, computed without
-// building it (what a run's memory estimate counts): each algorithm's own bound, the one its
-// builder checks against kMaxStepsPerRank; for the all-to-alls, which check none, a Send and a
-// Recv per chunk of the buffer, twice that for the hierarchical one (the pieces a rank relays):
-// a bound for kAllToAll, an estimate for kAllToAllV (its rows differ). `spec` must be valid.
+// building it: each algorithm's own bound, the one its builder checks against
+// kMaxStepsPerRank; for kAllToAll a Send and a Recv per chunk of the buffer, twice that for the
+// hierarchical one (the pieces a rank relays). Not for kAllToAllV, whose `bytes` are 0 and whose
+// rows differ: AllToAllStepCount (all_to_all.h) counts a rank's steps, and HeldStepBound
+// (step_source.h), what a run's memory estimate counts, uses it for every all-to-all.
+// `spec` must be valid.
 uint64_t ScheduleStepBound(const CollectiveSpec& spec);
 
 // A byte range [offset, offset + bytes) of a rank's buffer.
