@@ -167,9 +167,9 @@ RankSchedule BuildHierarchicalAllToAllRankSchedule(const CollectiveSpec& spec, i
   const int world = spec.world_size;
   auto relay = [&](int src, int dst) { return HierarchicalRelay(spec, src, dst); };
 
+  CheckAllToAllSteps(spec, rank, "hierarchical all-to-all");
   // Regions: send blocks by destination, receive blocks by source, then relayed pieces in
   // block order. Offsets as the direct algorithm's for the first two.
-  CheckAllToAllSteps(spec, rank, "hierarchical all-to-all");
   size_t next_index = 0;
   uint64_t offset = 0;
   std::vector<std::vector<std::vector<Region>>> send(static_cast<size_t>(world));
@@ -185,14 +185,11 @@ RankSchedule BuildHierarchicalAllToAllRankSchedule(const CollectiveSpec& spec, i
     offset += bytes;
   }
   std::map<std::pair<int, int>, std::vector<std::vector<Region>>> relayed;  // (src, dst)
-  for (int src = 0; src < world; ++src) {
-    for (int dst = 0; dst < world; ++dst) {
-      if (relay(src, dst) != rank) continue;
-      const uint64_t bytes = AllToAllBytes(spec, src, dst);
-      relayed[{src, dst}] = CutBlock(spec, bytes, offset, next_index);
-      offset += bytes;
-    }
-  }
+  ForEachRelayedBlock(spec, rank, [&](int src, int dst) {
+    const uint64_t bytes = AllToAllBytes(spec, src, dst);
+    relayed[{src, dst}] = CutBlock(spec, bytes, offset, next_index);
+    offset += bytes;
+  });
 
   RankScheduleBuilder steps(rank, offset, next_index);
   for (int src = 0; src < world; ++src) {

@@ -57,14 +57,14 @@ TEST_P(RealRankGroups, ARealRankJoinsItsGroupsByTheirMembers) {
   const auto& collectives = results.at("collectives");
   ASSERT_EQ(collectives.size(), 7u) << collectives.dump(1);
   int on_world = 0;
-  int on_pairs = 0;
+  int on_groups = 0;
   for (const auto& c : collectives) {
-    (c.at("group") == "world" ? on_world : on_pairs) += 1;
+    (c.at("group") == "world" ? on_world : on_groups) += 1;
     EXPECT_EQ(c.at("ranks"), c.at("group") == "world" ? 4 : 2) << c.dump();
     EXPECT_EQ(c.at("bytes"), 8) << c.dump();  // one int64, or one int32 from each of two
   }
   EXPECT_EQ(on_world, 1);
-  EXPECT_EQ(on_pairs, 6);
+  EXPECT_EQ(on_groups, 6);
   const auto& rank = results.at("real_ranks").at("ranks").at(0);
   EXPECT_EQ(rank.at("collectives_reported"), 4);
   EXPECT_EQ(rank.at("said_goodbye"), true);

@@ -53,7 +53,11 @@ void AddScheduleMemory(const work::JobPrograms& job,
       if (!comm.BuildsCollectiveSchedules()) continue;
       const coll::CollectiveSpec spec =
           comm.MakeSpec(op.collective, op.bytes, op.counts, op.root, op.element_bytes);
-      const int me = work::RankIn(job.communicators[static_cast<size_t>(index)], rank);
+      // Only an all-to-all's count depends on the rank (a linear search of its members).
+      const bool all_to_all = op.collective == coll::CollectiveOp::kAllToAll ||
+                              op.collective == coll::CollectiveOp::kAllToAllV;
+      const int me =
+          all_to_all ? work::RankIn(job.communicators[static_cast<size_t>(index)], rank) : 0;
       largest = std::max(largest, coll::HeldStepBound(spec, me));
     }
     estimate.schedule_steps += largest;
