@@ -277,14 +277,19 @@ class StageBuilder {
   // Bytes of gradients (and parameters, in parameter_bytes) this rank holds per stage layer,
   // dense parts (reduced over the data-parallel group) and experts (over the expert-data
   // group). The input embedding rides with the stage's lowest layer (its gradient is ready
-  // last), the untied output layer with its highest (ready first).
+  // last), the untied output layer with its highest (ready first). Megatron splits the
+  // matrices and the vocabulary over the tensor ranks and gives each the norms, routers and
+  // position table whole.
   void PlanGradients(ModelChunk& chunk) {
     const TransformerShape& s = c_.shape;
     for (int i = 0; i < chunk.layers; ++i) {
       const int layer = chunk.first_layer + i;
-      uint64_t dense = (s.LayerParameters(layer) - s.ExpertParameters(layer)) / t_;
-      if (chunk.first && i == 0) dense += s.EmbeddingParameters() / t_;
-      if (chunk.last && i == chunk.layers - 1) dense += (s.OutputParameters() + s.hidden) / t_;
+      const uint64_t whole = s.ReplicatedLayerParameters(layer);
+      uint64_t dense = (s.LayerParameters(layer) - s.ExpertParameters(layer) - whole) / t_ + whole;
+      if (chunk.first && i == 0) {
+        dense += (s.EmbeddingParameters() - s.PositionParameters()) / t_ + s.PositionParameters();
+      }
+      if (chunk.last && i == chunk.layers - 1) dense += s.OutputParameters() / t_ + s.hidden;
       chunk.dense_params.push_back(dense);
       chunk.expert_params.push_back(s.ExpertParameters(layer) / e_);
     }

@@ -194,9 +194,17 @@ uint64_t TransformerShape::LayerParameters(int layer) const {
   return AttentionParameters() + mlp + 2 * h;  // two norms
 }
 
-uint64_t TransformerShape::EmbeddingParameters() const {
+uint64_t TransformerShape::ReplicatedLayerParameters(int layer) const {
   const U h = static_cast<U>(hidden);
-  return static_cast<U>(vocab) * h + (learned_positions ? static_cast<U>(seq_len) * h : 0);
+  return 2 * h + (IsMoeLayer(layer) ? h * static_cast<U>(experts) : 0);
+}
+
+uint64_t TransformerShape::EmbeddingParameters() const {
+  return static_cast<U>(vocab) * static_cast<U>(hidden) + PositionParameters();
+}
+
+uint64_t TransformerShape::PositionParameters() const {
+  return learned_positions ? static_cast<U>(seq_len) * static_cast<U>(hidden) : 0;
 }
 
 uint64_t TransformerShape::OutputParameters() const {

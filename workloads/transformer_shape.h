@@ -64,11 +64,15 @@ struct TransformerShape {
   uint64_t AttentionParameters() const;
   uint64_t MlpParameters() const;  // one MLP of width ffn (one expert)
   uint64_t LayerParameters(int layer) const;
+  // What of a layer every tensor-parallel rank holds whole, as Megatron splits neither: its two
+  // norms and an MoE layer's router.
+  uint64_t ReplicatedLayerParameters(int layer) const;
   uint64_t ExpertParameters(int layer) const;  // the layer's routed experts (0 in a dense layer)
   uint64_t SharedExpertParameters() const;     // the shared expert of one layer (0 without)
   uint64_t EmbeddingParameters() const;        // the input embedding (and position table)
-  uint64_t OutputParameters() const;           // the output layer (0 when tied)
-  uint64_t Parameters() const;                 // the whole model
+  uint64_t PositionParameters() const;  // the learned position table (0 with rotary); not split
+  uint64_t OutputParameters() const;    // the output layer (0 when tied)
+  uint64_t Parameters() const;          // the whole model
 
   // Forward FLOPs per token of one layer's parts (2 FLOPs per multiply-add; Narayanan et al.
   // 2021, Eq. 3, generalised to GQA and gated MLPs), over a sequence of seq_len tokens.

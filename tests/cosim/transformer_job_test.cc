@@ -126,12 +126,15 @@ TEST(TransformerJob, EveryPairCarriesWhatMegatronsRulesSay) {
   // PP: every micro-batch's activations forward, their gradients back, b s h each.
   EXPECT_EQ((pairs.at({Parallelism::kPipeline, 2, 6})), m * s);
   EXPECT_EQ((pairs.at({Parallelism::kPipeline, 6, 2})), m * s);
-  // DP: a 2-rank ring all-reduce of the stage's gradients (its parameters / t, 2 bytes each)
-  // sends them once. Per layer: attention 4 h^2, MLP 2 h ffn, two norms 2h; stage 0 adds the
-  // embedding (vocab h), stage 1 the output layer (vocab h) and the final norm (h).
-  const uint64_t layer = 4 * kHidden * kHidden + 2 * kHidden * kFfn + 2 * kHidden;
-  const uint64_t stage0 = (2 * layer + kVocab * kHidden) / 2 * 2;
-  const uint64_t stage1 = (2 * layer + kVocab * kHidden + kHidden) / 2 * 2;
+  // DP: a 2-rank ring all-reduce of the stage's gradients (2 bytes each) sends them once.
+  // Megatron splits the matrices and the vocabulary over the t = 2 tensor ranks and gives each
+  // the norms whole. Per layer: attention 4 h^2 and MLP 2 h ffn split, two norms 2h whole;
+  // stage 0 adds the embedding (vocab h, split), stage 1 the output layer (vocab h, split) and
+  // the final norm (h, whole).
+  const uint64_t matrices = 4 * kHidden * kHidden + 2 * kHidden * kFfn;
+  const uint64_t norms = 2 * kHidden;
+  const uint64_t stage0 = ((2 * matrices + kVocab * kHidden) / 2 + 2 * norms) * 2;
+  const uint64_t stage1 = ((2 * matrices + kVocab * kHidden) / 2 + 2 * norms + kHidden) * 2;
   EXPECT_EQ((pairs.at({Parallelism::kData, 1, 3})), stage0);
   EXPECT_EQ((pairs.at({Parallelism::kData, 7, 5})), stage1);
   // Nothing else crosses between data-parallel replicas or pipeline stages.
@@ -329,8 +332,11 @@ TEST(TransformerJob, ContextParallelismPassesKeysAndValuesAroundTheRing) {
   const uint64_t local = kSeq / 2;
   const uint64_t kv = 2 * local * 2 * (kHidden / 4) * 2;
   const uint64_t s = local * kHidden * 2;
-  const uint64_t layer = 4 * kHidden * kHidden + 2 * kHidden * kFfn + 2 * kHidden;
-  const uint64_t gradients = (kLayers * layer + 2 * kVocab * kHidden + kHidden) / 2 * 2;
+  // A rank's gradients: the matrices and both vocabulary tables split over t = 2, the norms
+  // (two a layer and the final one) whole.
+  const uint64_t matrices = 4 * kHidden * kHidden + 2 * kHidden * kFfn;
+  const uint64_t gradients =
+      ((kLayers * matrices + 2 * kVocab * kHidden) / 2 + kLayers * 2 * kHidden + kHidden) * 2;
   struct Case {
     work::Recompute recompute;
     uint64_t rings;  // forward-equivalent passes of keys and values per layer and micro-batch
@@ -807,8 +813,10 @@ TEST_P(DataParallelModes, DataParallelTrafficPerMode) {
   const JobOutcome out = RunOnStar(setup, job);
   ASSERT_TRUE(out.finished);
   EXPECT_EQ(out.transport.bytesDelivered, out.schedule_bytes);
-  const uint64_t layer = 4 * kHidden * kHidden + 2 * kHidden * kFfn + 2 * kHidden;
-  const uint64_t n = (2 * layer + kVocab * kHidden) / 2;  // stage 0's parameters per rank
+  // Stage 0's parameters per rank: two layers' matrices and the embedding split over t = 2,
+  // their four norms whole.
+  const uint64_t matrices = 4 * kHidden * kHidden + 2 * kHidden * kFfn;
+  const uint64_t n = (2 * matrices + kVocab * kHidden) / 2 + 4 * kHidden;
   EXPECT_EQ((PairBytes(out, job).at({Parallelism::kData, 1, 3})), GetParam().bytes(n, 2));
 }
 
