@@ -189,6 +189,38 @@ NboxJob::IsFinished() const
     return true;
 }
 
+std::string
+NboxJob::DescribeUnfinishedOps(uint32_t limit) const
+{
+    std::string described;
+    uint32_t listed = 0;
+    uint32_t more = 0;
+    for (const auto& rank : m_ranks)
+    {
+        if (rank->IsFinished())
+        {
+            continue;
+        }
+        const std::string op = rank->DescribeUnfinishedOp();
+        if (op.empty())
+        {
+            continue;
+        }
+        if (listed == limit)
+        {
+            ++more;
+            continue;
+        }
+        described += "; emulated rank " + std::to_string(rank->GetRank()) + " waits in " + op;
+        ++listed;
+    }
+    if (more > 0)
+    {
+        described += "; " + std::to_string(more) + " more emulated ranks wait";
+    }
+    return described;
+}
+
 bool
 NboxJob::IsStalled() const
 {

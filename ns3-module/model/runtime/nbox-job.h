@@ -75,6 +75,12 @@ class NboxJob : public Object
      * programs or the schedules, or a real program that disagrees with its emulated peers).
      */
     bool IsStalled() const;
+    /**
+     * Where the emulated ranks that have not finished are held, for the error of a stalled or
+     * disagreeing job: "; emulated rank 4 waits in 'grad norm ar' of iteration 0: ..." for the
+     * first `limit` of them, then how many more; empty when none holds an op.
+     */
+    std::string DescribeUnfinishedOps(uint32_t limit) const;
     Ptr<NboxJobRecords> GetRecords() const;
     /** The world communicator (the one real ranks and mirror mode use). */
     Ptr<NboxCommunicator> GetCommunicator() const;

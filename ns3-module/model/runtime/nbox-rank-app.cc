@@ -6,6 +6,7 @@
 #include "ns3/simulator.h"
 
 #include <algorithm>
+#include <sstream>
 #include <utility>
 
 namespace ns3
@@ -93,6 +94,43 @@ NboxRankApp::IsIdle() const
 {
     return std::all_of(m_streams.begin(), m_streams.end(),
                        [](const Stream& s) { return s.waiting.empty() && s.running == 0; });
+}
+
+std::string
+NboxRankApp::DescribeUnfinishedOp() const
+{
+    const auto unfinished = std::find_if(m_issued.begin(), m_issued.end(),
+                                         [](const IssuedOp& issued) { return !issued.done; });
+    if (unfinished == m_issued.end())
+    {
+        return "";
+    }
+    const nbox::work::Op& op = m_program->ops[unfinished->op];
+    const Ptr<NboxCommunicator>& comm = m_comms.at(static_cast<size_t>(op.comm));
+    std::ostringstream out;
+    out << "'" << op.label << "' of iteration " << op.iteration << ": ";
+    if (op.kind == OpKind::kCollective)
+    {
+        out << nbox::coll::ToString(op.collective) << " of " << op.bytes << " bytes";
+    }
+    else
+    {
+        for (size_t i = 0; i < op.transfers.size(); ++i)
+        {
+            const nbox::coll::Transfer& t = op.transfers[i];
+            const bool send = t.kind == nbox::coll::StepKind::kSend;
+            out << (i > 0 ? ", " : "") << (send ? "send " : "receive ") << t.bytes
+                << (send ? " bytes to rank " : " bytes from rank ")
+                << comm->GetMember(static_cast<uint32_t>(t.peer));
+        }
+    }
+    out << " on " << comm->GetName() << " (world ranks ";
+    for (uint32_t member = 0; member < comm->GetSize(); ++member)
+    {
+        out << (member > 0 ? "," : "") << comm->GetMember(member);
+    }
+    out << ")";
+    return out.str();
 }
 
 void

@@ -60,6 +60,12 @@ class NboxRankApp : public Object
     bool IsComputing() const;
     /** True when every stream of the rank is idle. */
     bool IsIdle() const;
+    /**
+     * The oldest communication op the rank issued and has not finished, for an error that
+     * says where a stalled job holds it ("'grad norm ar' of iteration 0: AllReduce of 4 bytes
+     * on mp0 (world ranks 0,1,4,5)"); empty when there is none.
+     */
+    std::string DescribeUnfinishedOp() const;
 
   private:
     void DoDispose() override;

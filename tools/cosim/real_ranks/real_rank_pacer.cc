@@ -20,6 +20,8 @@ constexpr std::chrono::milliseconds kIdlePoll{10};
 // Realtime: the longest wait for news while a rank's promise holds ns-3 (a promise arriving
 // ends it).
 constexpr std::chrono::milliseconds kRealtimePoll{1};
+// Emulated ranks a stalled job's error names where they are held; the rest are counted.
+constexpr uint32_t kUnfinishedOpsNamed = 4;
 
 }  // namespace
 
@@ -78,15 +80,18 @@ bool RealRankPacer::JobStopped() const {
 }
 
 void RealRankPacer::Stalled() {
+  // Where the emulated ranks are held and what the real ranks called last name both sides of
+  // a disagreement.
+  const std::string held = job_->DescribeUnfinishedOps(kUnfinishedOpsNamed);
   if (const std::string& failure = job_->GetRecords()->GetFailure(); !failure.empty()) {
-    bridge_.Fail(failure + bridge_.LastCalls());
+    bridge_.Fail(failure + held + bridge_.LastCalls());
     return;
   }
   bridge_.Fail(fmt::format(
       "the job stalled at {:.6f} s simulated: every real rank waits on the simulation, no "
       "emulated rank computes and no message is in flight (the real program and the emulated "
-      "ranks' workload disagree, or a deadlock)",
-      ns3::Simulator::Now().GetSeconds()));
+      "ranks' workload disagree, or a deadlock){}{}",
+      ns3::Simulator::Now().GetSeconds(), held, bridge_.LastCalls()));
 }
 
 }  // namespace nbox::cosim
