@@ -10,40 +10,107 @@ namespace {
 
 constexpr int kUnreached = -1;
 
-// Hop distance of every vertex to `destination` over paths whose inner vertices are switches:
-// a breadth-first search that reaches hosts but never leaves one other than `destination`.
-// `hops` and `queue` are the caller's buffers, reused from one destination to the next.
-void HopsTo(const Graph& graph, Vertex destination, std::vector<int>& hops,
-            std::vector<Vertex>& queue) {
-  std::fill(hops.begin(), hops.end(), kUnreached);
-  queue.clear();
-  queue.push_back(destination);
-  hops[destination] = 0;
-  for (size_t next = 0; next < queue.size(); ++next) {
-    const Vertex u = queue[next];
-    if (u != destination && graph[u].kind == NodeKind::kHost) continue;
-    for (auto [e, end] = boost::out_edges(u, graph); e != end; ++e) {
+// The links between switches, per switch: a search towards a host only ever crosses these (no
+// host is transit), and a switch's next hops are among them or its link to the host itself. A
+// rail switch has thousands of links to GPUs and a few dozen to spines.
+struct SwitchLinks {
+  std::vector<size_t> first;  // per vertex: its first entry in `links` (first[v + 1]: the end)
+  std::vector<std::pair<uint32_t, Vertex>> links;  // (link id, the switch at its far end)
+};
+
+SwitchLinks SwitchLinksOf(const Graph& graph) {
+  SwitchLinks out;
+  const size_t vertex_count = boost::num_vertices(graph);
+  out.first.assign(vertex_count + 1, 0);
+  for (Vertex v = 0; v < vertex_count; ++v) {
+    out.first[v] = out.links.size();
+    if (graph[v].kind != NodeKind::kSwitch) continue;
+    for (auto [e, end] = boost::out_edges(v, graph); e != end; ++e) {
       const Vertex w = boost::target(*e, graph);
+      if (graph[w].kind == NodeKind::kSwitch) out.links.emplace_back(graph[*e].id, w);
+    }
+  }
+  out.first[vertex_count] = out.links.size();
+  return out;
+}
+
+// Hop distance to `destination` over paths whose inner vertices are switches, for the
+// destination's neighbours and every switch it reaches (a breadth-first search that steps from
+// the destination to its neighbours and then only from switch to switch); `reached` lists
+// them. Every other entry of `hops` stays kUnreached. `hops` is the caller's, all kUnreached
+// on entry; ClearHops puts back the entries a search set.
+void HopsTo(const Graph& graph, const SwitchLinks& switch_links, Vertex destination,
+            std::vector<int>& hops, std::vector<Vertex>& reached) {
+  reached.clear();
+  reached.push_back(destination);
+  hops[destination] = 0;
+  for (auto [e, end] = boost::out_edges(destination, graph); e != end; ++e) {
+    const Vertex w = boost::target(*e, graph);
+    if (hops[w] == kUnreached) {
+      hops[w] = 1;
+      reached.push_back(w);
+    }
+  }
+  for (size_t next = 1; next < reached.size(); ++next) {
+    const Vertex u = reached[next];
+    if (graph[u].kind != NodeKind::kSwitch) continue;
+    for (size_t i = switch_links.first[u]; i < switch_links.first[u + 1]; ++i) {
+      const Vertex w = switch_links.links[i].second;
       if (hops[w] == kUnreached) {
         hops[w] = hops[u] + 1;
-        queue.push_back(w);
+        reached.push_back(w);
       }
     }
   }
 }
 
-// Sets `next` to the links leaving `v` that lie on a shortest path to `destination`, in
-// ascending id, given the hop distances `hops` to it.
-void NextLinksTowards(const Graph& graph, Vertex v, Vertex destination,
-                      const std::vector<int>& hops, std::vector<uint32_t>& next) {
-  next.clear();
-  if (v == destination || hops[v] == kUnreached) return;
+void ClearHops(const std::vector<Vertex>& reached, std::vector<int>& hops) {
+  for (Vertex v : reached) hops[v] = kUnreached;
+}
+
+// The distance of a host that is not the destination, as the search would give it: one more
+// than its nearest neighbour that is the destination or a reached switch (another host is
+// never transit). Sets hops[v]; returns false when it is not reached.
+bool HostHops(const Graph& graph, Vertex v, Vertex destination, std::vector<int>& hops) {
+  int nearest = kUnreached;
   for (auto [e, end] = boost::out_edges(v, graph); e != end; ++e) {
     const Vertex w = boost::target(*e, graph);
-    // A neighbour one hop closer is a next hop only if it may forward (a switch) or is the
-    // destination itself; another host's distance is not a path through it.
     const bool may_carry = w == destination || graph[w].kind == NodeKind::kSwitch;
-    if (may_carry && hops[w] == hops[v] - 1) next.push_back(graph[*e].id);
+    if (may_carry && hops[w] != kUnreached && (nearest == kUnreached || hops[w] < nearest)) {
+      nearest = hops[w];
+    }
+  }
+  if (nearest == kUnreached) return false;
+  hops[v] = nearest + 1;
+  return true;
+}
+
+// Sets `next` to the links leaving `v` that lie on a shortest path to `destination`, in
+// ascending id, given the hop distances `hops` to it. A switch's are among its links to
+// switches and its links to the destination; a host's among all its links.
+void NextLinksTowards(const Graph& graph, const SwitchLinks& switch_links, Vertex v,
+                      Vertex destination, const std::vector<int>& hops,
+                      std::vector<uint32_t>& next) {
+  next.clear();
+  if (v == destination || hops[v] == kUnreached) return;
+  if (graph[v].kind == NodeKind::kSwitch) {
+    for (size_t i = switch_links.first[v]; i < switch_links.first[v + 1]; ++i) {
+      const auto [id, w] = switch_links.links[i];
+      if (hops[w] == hops[v] - 1) next.push_back(id);
+    }
+    if (hops[v] == 1) {
+      for (auto [e, end] = boost::out_edges(destination, graph); e != end; ++e) {
+        if (boost::target(*e, graph) == v) next.push_back(graph[*e].id);
+      }
+    }
+  } else {
+    for (auto [e, end] = boost::out_edges(v, graph); e != end; ++e) {
+      const Vertex w = boost::target(*e, graph);
+      // A neighbour one hop closer is a next hop only if it may forward (a switch) or is the
+      // destination itself; another host's distance is not a path through it.
+      const bool may_carry = w == destination || graph[w].kind == NodeKind::kSwitch;
+      if (may_carry && hops[w] == hops[v] - 1) next.push_back(graph[*e].id);
+    }
   }
   std::sort(next.begin(), next.end());
 }
@@ -232,20 +299,32 @@ Routes ComputeEqualCostRoutes(const Topology& topology) {
   routes.set_ids_.assign(row_vertices.size() * host_count, Routes::kEmptySet);
   routes.hops_.assign(row_vertices.size() * host_count, Routes::kFar);
 
-  std::vector<int> hops(vertex_count);
-  std::vector<Vertex> queue;
-  queue.reserve(vertex_count);
+  // One search per group of destinations; only the rows of what it reached are written (the
+  // rest keep the empty set and kFar), so a switch that cannot reach a host costs nothing for it
+  // (an NVSwitch reaches only its own server's GPUs).
+  const SwitchLinks switch_links = SwitchLinksOf(graph);
+  std::vector<Vertex> row_hosts;  // hosts with a row: their distance is derived per search
+  for (Vertex v : row_vertices) {
+    if (graph[v].kind != NodeKind::kSwitch) row_hosts.push_back(v);
+  }
+  std::vector<int> hops(vertex_count, kUnreached);
+  std::vector<Vertex> reached;
+  reached.reserve(vertex_count);
   std::vector<uint32_t> next;
   for (const std::vector<size_t>& group : DestinationGroups(topology)) {
     const Vertex first = topology.hosts[group.front()];
-    HopsTo(graph, first, hops, queue);
-    for (size_t row = 0; row < row_vertices.size(); ++row) {
-      const Vertex v = row_vertices[row];
+    HopsTo(graph, switch_links, first, hops, reached);
+    for (Vertex v : row_hosts) {
+      if (v != first && hops[v] == kUnreached && HostHops(graph, v, first, hops)) {
+        reached.push_back(v);
+      }
+    }
+    for (Vertex v : reached) {
+      const uint32_t row = routes.vertices_[v].row;
+      if (row == Routes::kNoRow) continue;
       uint32_t* row_ids = &routes.set_ids_[row * host_count];
       // Every vertex but the group's hosts is as far from each of them.
-      const uint16_t far = hops[v] == kUnreached || hops[v] >= Routes::kFar
-                               ? Routes::kFar
-                               : static_cast<uint16_t>(hops[v]);
+      const uint16_t far = hops[v] >= Routes::kFar ? Routes::kFar : static_cast<uint16_t>(hops[v]);
       for (size_t h : group) routes.hops_[row * host_count + h] = far;
       // (A group of several hosts is of single-homed hosts, whose entries name the switch.)
       if (group.size() > 1 && v == routes.vertices_[first].neighbour) {
@@ -253,10 +332,11 @@ Routes ComputeEqualCostRoutes(const Topology& topology) {
         for (size_t h : group) row_ids[h] = routes.vertices_[topology.hosts[h]].only_link_set;
         continue;
       }
-      NextLinksTowards(graph, v, first, hops, next);
+      NextLinksTowards(graph, switch_links, v, first, hops, next);
       const uint32_t id = interner.Intern(next);
       for (size_t h : group) row_ids[h] = id;
     }
+    ClearHops(reached, hops);
   }
   return routes;
 }

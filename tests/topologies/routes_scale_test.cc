@@ -142,6 +142,36 @@ TEST(TopoRoutesScale, DualHomedFabricAgreesWithBruteForce) {
   ExpectRoutesMatchBruteForce(DualHomedFabric(), 300);
 }
 
+// Hosts of more links than a host derives its routes from (Routes::kMaxDerivedLinks) keep a
+// row of their own: host 0 links to all 10 leaves and straight to host 1, host 2 to all 10;
+// every other host has one leaf. Their rows come from the switches a search reaches and from
+// the destination itself when it is a neighbour.
+TEST(TopoRoutesScale, HostsOfManyLinksAgreeWithBruteForce) {
+  Topology t;
+  constexpr int kHosts = 60, kLeaves = 10, kSpines = 3;
+  std::vector<Vertex> hosts, leaves;
+  for (int i = 0; i < kHosts; ++i) hosts.push_back(t.AddHost("h" + std::to_string(i)));
+  for (int i = 0; i < kLeaves; ++i) leaves.push_back(t.AddSwitch("leaf" + std::to_string(i)));
+  for (int i = 0; i < kSpines; ++i) {
+    const Vertex spine = t.AddSwitch("spine" + std::to_string(i));
+    for (Vertex leaf : leaves) t.AddLink(leaf, spine, 400e9, 1e-6);
+  }
+  for (int i = 0; i < kHosts; ++i) {
+    if (i == 0 || i == 2) {
+      for (Vertex leaf : leaves) t.AddLink(hosts[i], leaf, 100e9, 1e-6);
+    } else {
+      t.AddLink(hosts[i], leaves[i % kLeaves], 100e9, 1e-6);
+    }
+  }
+  t.AddLink(hosts[0], hosts[1], 100e9, 1e-6);
+  EXPECT_EQ(CountRouteRows(t), 2u + kLeaves + kSpines);
+  ExpectRoutesMatchBruteForce(t, 400);
+  const Routes routes = ComputeEqualCostRoutes(t);
+  // Host 0 reaches host 1 over their own link, host 2 (on every leaf) over all ten leaves.
+  EXPECT_EQ(routes.NextLinks(hosts[0], 1).size(), 1u);
+  EXPECT_EQ(routes.NextLinks(hosts[0], 2).size(), static_cast<size_t>(kLeaves));
+}
+
 TEST(TopoRoutesScale, DualHomedFabricPathCountByHand) {
   const Topology t = DualHomedFabric();
   const Routes routes = ComputeEqualCostRoutes(t);
