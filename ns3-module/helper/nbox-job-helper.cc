@@ -4,6 +4,7 @@
 #include "ns3/nbox-communicator.h"
 #include "ns3/nbox-rank-app.h"
 
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -142,7 +143,17 @@ NboxJobHelper::Install(const nbox::work::JobPrograms& programs, NboxJobCommunica
     std::vector<Ptr<NboxCommunicator>>& communicators = created.communicators;
     const Ptr<NboxTransport> transport = created.transport;
 
-    // Open every connection up front, as NCCL does at communicator init.
+    // Open every connection up front, as NCCL does at communicator init. Ranks of a stage share
+    // their program, so what each program communicates is gathered once (by communicator slot)
+    // and only mapped to each rank's communicators: a 16,384-rank job has a few distinct
+    // programs of thousands of ops each.
+    struct ProgramTraffic
+    {
+        std::set<std::tuple<int, nbox::coll::CollectiveOp, uint64_t, int>> collectives;
+        std::set<std::pair<int, int>> sends; // (slot, peer's rank in that communicator)
+    };
+
+    std::map<const nbox::work::RankProgram*, ProgramTraffic> trafficOf;
     std::set<std::tuple<int, nbox::coll::CollectiveOp, uint64_t, int>> collectives;
     std::set<std::tuple<int, uint32_t, int>> transfers; // (communicator, rank in it, peer)
     for (uint32_t rank = 0; rank < worldSize; ++rank)
@@ -151,26 +162,39 @@ NboxJobHelper::Install(const nbox::work::JobPrograms& programs, NboxJobCommunica
         {
             continue;
         }
-        const auto& slots = programs.rank_comms[rank];
-        for (const auto& op : programs.programs[rank]->ops)
+        const nbox::work::RankProgram* program = programs.programs[rank].get();
+        auto [it, inserted] = trafficOf.try_emplace(program);
+        if (inserted)
         {
-            if (op.kind == nbox::work::OpKind::kCollective)
+            for (const auto& op : program->ops)
             {
-                collectives.insert({slots[op.comm], op.collective, op.bytes, op.root});
-            }
-            else if (op.kind == nbox::work::OpKind::kTransfers)
-            {
-                const int comm = slots[op.comm];
-                const auto me = static_cast<uint32_t>(
-                    nbox::work::RankIn(programs.communicators[comm], static_cast<int>(rank)));
-                for (const auto& t : op.transfers)
+                if (op.kind == nbox::work::OpKind::kCollective)
                 {
-                    if (t.kind == nbox::coll::StepKind::kSend)
+                    it->second.collectives.insert({op.comm, op.collective, op.bytes, op.root});
+                }
+                else if (op.kind == nbox::work::OpKind::kTransfers)
+                {
+                    for (const auto& t : op.transfers)
                     {
-                        transfers.insert({comm, me, t.peer});
+                        if (t.kind == nbox::coll::StepKind::kSend)
+                        {
+                            it->second.sends.insert({op.comm, t.peer});
+                        }
                     }
                 }
             }
+        }
+        const auto& slots = programs.rank_comms[rank];
+        for (const auto& [slot, op, bytes, root] : it->second.collectives)
+        {
+            collectives.insert({slots[slot], op, bytes, root});
+        }
+        for (const auto& [slot, peer] : it->second.sends)
+        {
+            const int comm = slots[slot];
+            const auto me = static_cast<uint32_t>(
+                nbox::work::RankIn(programs.communicators[comm], static_cast<int>(rank)));
+            transfers.insert({comm, me, peer});
         }
     }
     for (const auto& [comm, op, bytes, root] : collectives)
