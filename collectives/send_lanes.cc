@@ -42,6 +42,24 @@ std::vector<SendLane> SendLanes(const CollectiveSpec& spec, int rank) {
   return lanes;
 }
 
+const std::vector<std::vector<SendLane>>& SendLanesCache::EveryRank(const CollectiveSpec& spec) {
+  auto every_rank = [&spec] {
+    std::vector<std::vector<SendLane>> lanes;
+    for (int rank = 0; rank < spec.world_size; ++rank) lanes.push_back(SendLanes(spec, rank));
+    return lanes;
+  };
+  if (spec.counts) {
+    uncached_ = every_rank();
+    return uncached_;
+  }
+  const Key key{spec.op,          spec.algorithm,     spec.world_size,
+                spec.bytes,       spec.element_bytes, spec.channels,
+                spec.chunk_bytes, spec.root,          spec.ranks_per_server};
+  auto it = lanes_.find(key);
+  if (it == lanes_.end()) it = lanes_.emplace(key, every_rank()).first;
+  return it->second;
+}
+
 uint64_t SendLaneBound(const CollectiveSpec& spec) {
   const auto world = static_cast<uint64_t>(spec.world_size);
   const auto channels = static_cast<uint64_t>(spec.channels);

@@ -2,6 +2,8 @@
 // cheap: what a transport opens up front, as NCCL connects at communicator init.
 #pragma once
 
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "collectives/schedule.h"
@@ -23,6 +25,21 @@ struct SendLane {
 // rank, from its first step on); otherwise it builds the rank's schedule and reads it, which
 // costs O(steps). Throws std::invalid_argument for an invalid spec or rank.
 std::vector<SendLane> SendLanes(const CollectiveSpec& spec, int rank);
+
+// SendLanes of every rank of a spec, kept for the next communicator of the same shape: a job
+// has many groups alike (every data-parallel ring of a tensor-parallel job, every gradient norm
+// over a model-parallel group), and a spec whose ring blocks are not all filled builds each
+// rank's schedule to find its lanes. Specs with all-to-all-v counts are not kept.
+class SendLanesCache {
+ public:
+  // SendLanes(spec, r) for r = 0 .. spec.world_size - 1.
+  const std::vector<std::vector<SendLane>>& EveryRank(const CollectiveSpec& spec);
+
+ private:
+  using Key = std::tuple<CollectiveOp, Algorithm, int, uint64_t, uint32_t, int, uint64_t, int, int>;
+  std::map<Key, std::vector<std::vector<SendLane>>> lanes_;
+  std::vector<std::vector<SendLane>> uncached_;
+};
 
 // At least SendLanes(spec, r).size() for every rank r, in O(1): what a memory estimate counts
 // before any connection is opened. Each algorithm's peers per channel: the ring's and the

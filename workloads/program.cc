@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 namespace nbox::work {
 namespace {
@@ -69,6 +71,26 @@ RankProgram RepeatProgram(const RankProgram& program, int times) {
     }
   }
   return repeated;
+}
+
+ProgramCommunication DistinctCommunication(const RankProgram& program) {
+  ProgramCommunication out;
+  using Signature = std::tuple<int, coll::CollectiveOp, uint64_t, int, uint32_t, const void*>;
+  std::set<Signature> seen;
+  std::set<std::pair<int, int>> sends;
+  for (const Op& op : program.ops) {
+    if (op.kind == OpKind::kCollective) {
+      const Signature signature{op.comm, op.collective,    op.bytes,
+                                op.root, op.element_bytes, op.counts.get()};
+      if (seen.insert(signature).second) out.collectives.push_back(&op);
+    } else if (op.kind == OpKind::kTransfers) {
+      for (const coll::Transfer& t : op.transfers) {
+        if (t.kind == coll::StepKind::kSend) sends.insert({op.comm, t.peer});
+      }
+    }
+  }
+  out.sends.assign(sends.begin(), sends.end());
+  return out;
 }
 
 int RankIn(const Communicator& communicator, int world_rank) {

@@ -132,4 +132,15 @@ void ValidateJobPrograms(const JobPrograms& job);
 // The rank of world rank `world_rank` in `communicator`, or -1 when it is not a member.
 int RankIn(const Communicator& communicator, int world_rank);
 
+// What a program communicates, each distinct thing once: one op of each distinct collective
+// (by communicator slot, operation, bytes, root, element size and all-to-all counts), in
+// program order, and the (communicator slot, peer's rank in it) pairs it sends to. Ranks of a
+// stage share their program, so a job's connections are found from these, once per program,
+// rather than from every op of every rank.
+struct ProgramCommunication {
+  std::vector<const Op*> collectives;
+  std::vector<std::pair<int, int>> sends;
+};
+ProgramCommunication DistinctCommunication(const RankProgram& program);
+
 }  // namespace nbox::work

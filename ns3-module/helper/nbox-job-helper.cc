@@ -143,17 +143,9 @@ NboxJobHelper::Install(const nbox::work::JobPrograms& programs, NboxJobCommunica
     std::vector<Ptr<NboxCommunicator>>& communicators = created.communicators;
     const Ptr<NboxTransport> transport = created.transport;
 
-    // Open every connection up front, as NCCL does at communicator init. Ranks of a stage share
-    // their program, so what each program communicates is gathered once (by communicator slot)
-    // and only mapped to each rank's communicators: a 16,384-rank job has a few distinct
-    // programs of thousands of ops each.
-    struct ProgramTraffic
-    {
-        std::set<std::tuple<int, nbox::coll::CollectiveOp, uint64_t, int>> collectives;
-        std::set<std::pair<int, int>> sends; // (slot, peer's rank in that communicator)
-    };
-
-    std::map<const nbox::work::RankProgram*, ProgramTraffic> trafficOf;
+    // Open every connection up front, as NCCL does at communicator init: what each distinct
+    // program communicates, mapped to each of its ranks' communicators.
+    std::map<const nbox::work::RankProgram*, nbox::work::ProgramCommunication> communicationOf;
     std::set<std::tuple<int, nbox::coll::CollectiveOp, uint64_t, int>> collectives;
     std::set<std::tuple<int, uint32_t, int>> transfers; // (communicator, rank in it, peer)
     for (uint32_t rank = 0; rank < worldSize; ++rank)
@@ -163,31 +155,16 @@ NboxJobHelper::Install(const nbox::work::JobPrograms& programs, NboxJobCommunica
             continue;
         }
         const nbox::work::RankProgram* program = programs.programs[rank].get();
-        auto [it, inserted] = trafficOf.try_emplace(program);
-        if (inserted)
+        auto it = communicationOf.find(program);
+        if (it == communicationOf.end())
         {
-            for (const auto& op : program->ops)
-            {
-                if (op.kind == nbox::work::OpKind::kCollective)
-                {
-                    it->second.collectives.insert({op.comm, op.collective, op.bytes, op.root});
-                }
-                else if (op.kind == nbox::work::OpKind::kTransfers)
-                {
-                    for (const auto& t : op.transfers)
-                    {
-                        if (t.kind == nbox::coll::StepKind::kSend)
-                        {
-                            it->second.sends.insert({op.comm, t.peer});
-                        }
-                    }
-                }
-            }
+            it = communicationOf.emplace(program, nbox::work::DistinctCommunication(*program))
+                     .first;
         }
         const auto& slots = programs.rank_comms[rank];
-        for (const auto& [slot, op, bytes, root] : it->second.collectives)
+        for (const nbox::work::Op* op : it->second.collectives)
         {
-            collectives.insert({slots[slot], op, bytes, root});
+            collectives.insert({slots[op->comm], op->collective, op->bytes, op->root});
         }
         for (const auto& [slot, peer] : it->second.sends)
         {
@@ -197,9 +174,10 @@ NboxJobHelper::Install(const nbox::work::JobPrograms& programs, NboxJobCommunica
             transfers.insert({comm, me, peer});
         }
     }
+    nbox::coll::SendLanesCache sendLanes;
     for (const auto& [comm, op, bytes, root] : collectives)
     {
-        communicators[comm]->ConnectFor(op, bytes, root);
+        communicators[comm]->ConnectFor(op, bytes, root, 0, &sendLanes);
     }
     for (const auto& [comm, rank, peer] : transfers)
     {

@@ -71,6 +71,31 @@ TEST(SendLanes, AreTheFirstSendsOfTheScheduleForEveryShape) {
   EXPECT_GT(checked, 1000);
 }
 
+// The cache answers each shape with every rank's lanes as the schedule gives them, once per
+// shape: a second communicator of the same shape gets the same table, a different size its
+// own, and an all-to-all-v (whose counts are not part of the key) is never kept.
+TEST(SendLanes, TheCacheKeepsEachShapesLanesOfEveryRank) {
+  SendLanesCache cache;
+  const CollectiveSpec ring = Spec(CollectiveOp::kAllReduce, Algorithm::kRing, 12, 4, 7, 3);
+  const auto& first = cache.EveryRank(ring);
+  ASSERT_EQ(first.size(), 12u);
+  for (int rank = 0; rank < 12; ++rank) EXPECT_EQ(first[rank], FromSchedule(ring, rank));
+  EXPECT_EQ(&cache.EveryRank(ring), &first) << "the same shape is built once";
+  const CollectiveSpec larger = Spec(CollectiveOp::kAllReduce, Algorithm::kRing, 12, 4, 5000, 3);
+  const auto& other = cache.EveryRank(larger);
+  EXPECT_NE(&other, &first);
+  for (int rank = 0; rank < 12; ++rank) EXPECT_EQ(other[rank], FromSchedule(larger, rank));
+
+  CollectiveSpec skewed = Spec(CollectiveOp::kAllToAllV, Algorithm::kDirect, 4, 0, 1, 2);
+  auto counts = std::make_shared<std::vector<uint64_t>>(16, 0);
+  (*counts)[0 * 4 + 1] = 8;  // only rank 0 sends, 8 bytes to rank 1
+  skewed.counts = counts;
+  skewed.bytes = 0;
+  const auto& skewed_lanes = cache.EveryRank(skewed);
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(skewed_lanes[rank], FromSchedule(skewed, rank));
+  EXPECT_EQ(skewed_lanes[1].size(), 0u);
+}
+
 // SendLaneBound holds for every rank of every algorithm and op it applies to (the ring's and
 // the direct algorithms' exactly where every block is filled).
 TEST(SendLanes, NeverMoreThanTheirBound) {

@@ -376,7 +376,8 @@ NboxCommunicator::BuildStepSource(uint32_t rank, const NboxCommWork& work) const
 }
 
 void
-NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes, int root, uint32_t elementBytes)
+NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes, int root, uint32_t elementBytes,
+                             nbox::coll::SendLanesCache* cache)
 {
     nbox::coll::CollectiveSpec spec = MakeSpec(op, bytes, nullptr, root, elementBytes);
     if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV)
@@ -388,11 +389,13 @@ NboxCommunicator::ConnectFor(CollectiveOp op, uint64_t bytes, int root, uint32_t
                                                      * static_cast<uint64_t>(GetChannels())
                                                      * m_members.size());
     }
+    // In the order of first use (the order the transport numbers its connections in);
+    // O(channels) per rank for a ring, so a world of thousands connects in linear time.
+    nbox::coll::SendLanesCache ownCache;
+    const auto& everyRank = (cache != nullptr ? cache : &ownCache)->EveryRank(spec);
     for (uint32_t rank = 0; rank < m_members.size(); ++rank)
     {
-        // In the order of first use (the order the transport numbers its connections in);
-        // O(channels) per rank for a ring, so a world of thousands connects in linear time.
-        for (const nbox::coll::SendLane& lane : nbox::coll::SendLanes(spec, static_cast<int>(rank)))
+        for (const nbox::coll::SendLane& lane : everyRank[rank])
         {
             m_transport->Connect(m_members[rank], m_members[lane.peer], m_laneBase + lane.channel);
         }

@@ -35,6 +35,7 @@
 #include "collectives/point_to_point.h"
 #include "collectives/protocol.h"
 #include "collectives/schedule.h"
+#include "collectives/send_lanes.h"
 #include "collectives/settings.h"
 #include "collectives/step_source.h"
 #include "collectives/step_tracker.h"
@@ -171,9 +172,12 @@ class NboxCommunicator : public Object
     std::unique_ptr<nbox::coll::StepSource> BuildStepSource(uint32_t rank,
                                                             const NboxCommWork& work) const;
 
-    /** Opens every connection a collective of this kind and size will use. */
+    /**
+     * Opens every connection a collective of this kind and size will use. `cache`, when given,
+     * keeps each shape's lanes for the job's other communicators of that shape.
+     */
     void ConnectFor(nbox::coll::CollectiveOp op, uint64_t bytes, int root = 0,
-                    uint32_t elementBytes = 0);
+                    uint32_t elementBytes = 0, nbox::coll::SendLanesCache* cache = nullptr);
     /** Opens the point-to-point connection from member `rank` to member `peer`. */
     void ConnectPointToPoint(uint32_t rank, uint32_t peer);
 

@@ -98,20 +98,24 @@ void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& j
   std::map<Key, std::map<int, uint64_t>> carrying_per_member;  // direct all-to-alls only
   std::set<Key> carrying_all;                                  // any other collective
   std::set<std::tuple<int, int, int>> pairs;  // transfers: (communicator, rank in it, peer)
+  // Ranks of a stage share their program: what it communicates is gathered once.
+  std::map<const work::RankProgram*, work::ProgramCommunication> communication_of;
   for (int rank = 0; rank < job.world_size(); ++rank) {
     const auto& program = job.programs[static_cast<size_t>(rank)];
     if (!program) continue;
+    auto found = communication_of.find(program.get());
+    if (found == communication_of.end()) {
+      found = communication_of.emplace(program.get(), work::DistinctCommunication(*program)).first;
+    }
     const auto& slots = job.rank_comms[static_cast<size_t>(rank)];
-    for (const auto& op : program->ops) {
+    for (const auto& [slot, peer] : found->second.sends) {
+      const int index = slots[static_cast<size_t>(slot)];
+      pairs.insert(
+          {index, work::RankIn(job.communicators[static_cast<size_t>(index)], rank), peer});
+    }
+    for (const work::Op* collective : found->second.collectives) {
+      const work::Op& op = *collective;
       const int index = slots[static_cast<size_t>(op.comm)];
-      if (op.kind == work::OpKind::kTransfers) {
-        const int me = work::RankIn(job.communicators[static_cast<size_t>(index)], rank);
-        for (const coll::Transfer& t : op.transfers) {
-          if (t.kind == coll::StepKind::kSend) pairs.insert({index, me, t.peer});
-        }
-        continue;
-      }
-      if (op.kind != work::OpKind::kCollective) continue;
       const auto& comm = *communicators[static_cast<size_t>(index)];
       const coll::CollectiveSpec spec =
           comm.MakeSpec(op.collective, op.bytes, op.counts, op.root, op.element_bytes);
