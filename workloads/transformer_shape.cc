@@ -27,6 +27,7 @@ TransformerShape Gpt3(std::string name, int layers, int hidden, int heads) {
   s.seq_len = 2048;
   s.tied_embeddings = true;
   s.learned_positions = true;
+  s.linear_bias = true;
   return s;
 }
 
@@ -47,9 +48,13 @@ TransformerShape Llama(std::string name, std::string source, int layers, int hid
   return s;
 }
 
-// An MLP of `width` hidden units: two matrices, three gated.
+// An MLP of `width` hidden units: two matrices, three gated; with linear biases, the first
+// matrices' (width each) and the last's (hidden).
 U MlpParametersOfWidth(const TransformerShape& s, int width) {
-  return (s.gated_mlp ? 3u : 2u) * static_cast<U>(s.hidden) * static_cast<U>(width);
+  const U h = static_cast<U>(s.hidden);
+  const U w = static_cast<U>(width);
+  const U first = s.gated_mlp ? 2u : 1u;
+  return (first + 1) * h * w + (s.linear_bias ? first * w + h : 0);
 }
 
 const std::vector<TransformerShape>& Presets() {
@@ -171,7 +176,7 @@ uint64_t TransformerShape::AttentionParameters() const {
   const U head = static_cast<U>(HeadDim());
   const U q = static_cast<U>(heads) * head;
   const U kv = static_cast<U>(KvHeads()) * head;
-  return h * (q + 2 * kv) + q * h;
+  return h * (q + 2 * kv) + q * h + (linear_bias ? q + 2 * kv + h : 0);
 }
 
 uint64_t TransformerShape::MlpParameters() const {
@@ -196,7 +201,15 @@ uint64_t TransformerShape::LayerParameters(int layer) const {
 
 uint64_t TransformerShape::ReplicatedLayerParameters(int layer) const {
   const U h = static_cast<U>(hidden);
-  return 2 * h + (IsMoeLayer(layer) ? h * static_cast<U>(experts) : 0);
+  // A row-parallel layer's bias is added after the reduction, whole on every rank: the
+  // attention's output and the MLP's last matrix (in an MoE layer, the shared expert's; each
+  // routed expert's is split with its expert).
+  U row_biases = 0;
+  if (linear_bias) {
+    if (!IsMla()) row_biases += h;
+    if (!IsMoeLayer(layer) || shared_expert_ffn > 0) row_biases += h;
+  }
+  return 2 * h + (IsMoeLayer(layer) ? h * static_cast<U>(experts) : 0) + row_biases;
 }
 
 uint64_t TransformerShape::EmbeddingParameters() const {

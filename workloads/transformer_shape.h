@@ -32,8 +32,11 @@ struct TransformerShape {
   int ffn = 0;  // hidden size of the MLP (of one expert's, in an MoE layer)
   int vocab = 0;
   int seq_len = 0;
-  bool gated_mlp = false;          // SwiGLU: three matrices (Llama, Mixtral); else two (GPT)
-  bool tied_embeddings = false;    // the output layer reuses the input embedding (GPT-3)
+  bool gated_mlp = false;        // SwiGLU: three matrices (Llama, Mixtral); else two (GPT)
+  bool tied_embeddings = false;  // the output layer reuses the input embedding (GPT-3)
+  // Biases on the linear layers (GPT-3, Megatron's add_bias_linear): QKV, the attention's
+  // output, the MLP's matrices and each expert's; none on MLA's projections or the router.
+  bool linear_bias = false;
   bool learned_positions = false;  // a seq_len x hidden position table (GPT-3); else rotary
   int experts = 0;                 // experts per MoE layer; 0 = dense
   int top_k = 0;                   // experts each token goes to

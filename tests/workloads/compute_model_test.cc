@@ -260,11 +260,12 @@ TEST(TransformerKernels, GemmsAddUpToTheLayersFlops) {
 }
 
 // GPT-3 1.3B's 24 heads of 128 on a hidden size of 2048 (Brown et al. Table 2.1): attention
-// is 3072 wide, so its projections hold 4 x 2048 x 3072 parameters.
+// is 3072 wide, so its projections hold 4 x 2048 x 3072 parameters, and their biases 3 x 3072
+// (QKV) and 2048 (the output).
 TEST(TransformerKernels, HeadsWiderThanTheHiddenSize) {
   const TransformerShape gpt = *FindTransformerPreset("gpt3-1.3b");
   EXPECT_EQ(gpt.HeadDim(), 128);
-  EXPECT_EQ(gpt.AttentionParameters(), 4u * 2048 * 3072);
+  EXPECT_EQ(gpt.AttentionParameters(), 4u * 2048 * 3072 + 3 * 3072 + 2048);
   EXPECT_NO_THROW(ValidateTransformerShape(gpt));
 }
 

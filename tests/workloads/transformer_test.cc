@@ -14,6 +14,7 @@
 
 #include "tests/workloads/small_transformer.h"
 #include "workloads/moe_routing.h"
+#include "workloads/transformer_program.h"
 
 namespace nbox::work {
 namespace {
@@ -39,7 +40,8 @@ std::string PassOrder(const RankProgram& program, int layer) {
 }
 
 TEST(TransformerShape, PresetsHaveTheirPublishedParameterCounts) {
-  // Parameters from the shape alone (biases not counted), against the published totals.
+  // Parameters from the shape alone (GPT-3's linear biases counted, LayerNorms' biases not),
+  // against the published totals.
   struct Expected {
     const char* name;
     double billions;
@@ -57,6 +59,35 @@ TEST(TransformerShape, PresetsHaveTheirPublishedParameterCounts) {
     EXPECT_NEAR(static_cast<double>(shape->Parameters()) / 1e9 / e.billions, 1.0, e.tolerance)
         << e.name << ": " << shape->Parameters();
   }
+}
+
+// Linear biases as Megatron's add_bias_linear places them, on a layer of h = 64, 4 heads, an
+// MLP of 256, counted by hand: QKV 3h and the output's h; GeLU's two matrices 256 and h,
+// SwiGLU's three 2 x 256 and h. Of a tensor rank's share (t = 2) the row-parallel biases (the
+// output's and the MLP's last, added after the reduction) are whole, with the two norms; the
+// column-parallel ones split.
+TEST(TransformerShape, LinearBiasesAreCountedWhereMegatronPutsThem) {
+  TransformerConfig c = testing::SmallTransformer(2, 1, 1, 1, PipelineSchedule::kOneFOneB);
+  c.shape.layers = 1;
+  c.shape.gated_mlp = false;
+  c.shape.linear_bias = false;
+  const uint64_t attention = 4 * 64 * 64, gelu = 2 * 64 * 256, norms = 2 * 64;
+  EXPECT_EQ(c.shape.LayerParameters(0), attention + gelu + norms);
+  EXPECT_EQ(c.shape.ReplicatedLayerParameters(0), norms);
+  const uint64_t unbiased = ParametersOf(c, StageOf(c, 0)).dense;
+
+  c.shape.linear_bias = true;
+  EXPECT_EQ(c.shape.AttentionParameters(), attention + 3 * 64 + 64);
+  EXPECT_EQ(c.shape.MlpParameters(), gelu + 256 + 64);
+  EXPECT_EQ(c.shape.ReplicatedLayerParameters(0), norms + 64 + 64);
+  // The rank's share grows by half of the split biases (3h + 256) and all of the others (2h).
+  EXPECT_EQ(ParametersOf(c, StageOf(c, 0)).dense, unbiased + (3 * 64 + 256) / 2 + 2 * 64);
+
+  c.shape.gated_mlp = true;
+  EXPECT_EQ(c.shape.MlpParameters(), 3 * 64 * 256 + 2 * 256 + 64);
+  // GPT-3 has them, Llama does not.
+  EXPECT_TRUE(FindTransformerPreset("gpt3-13b")->linear_bias);
+  EXPECT_FALSE(FindTransformerPreset("llama3-8b")->linear_bias);
 }
 
 TEST(TransformerShape, ActiveParametersCountTheSharedExpert) {

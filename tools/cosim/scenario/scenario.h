@@ -139,6 +139,7 @@ struct WorkloadSection {
   int head_dim = 0;                                    // 0 = the preset's (hidden / heads)
   MlpChoice mlp = MlpChoice::kPreset;                  // preset: custom's is swiglu
   PresetOnOff tied_embeddings = PresetOnOff::kPreset;  // preset: custom's is off
+  PresetOnOff bias = PresetOnOff::kPreset;             // linear biases; preset: custom's is off
   int ffn = 0;
   int vocab = 0;
   int seq_len = 0;

@@ -85,6 +85,13 @@ std::vector<KeySpec> TransformerKeys() {
        EnumChoice(work(&WorkloadSection::tied_embeddings), {{PresetOnOff::kPreset, "preset"},
                                                             {PresetOnOff::kOn, "on"},
                                                             {PresetOnOff::kOff, "off"}})},
+      {"workload", "bias",
+       "transformer, moe: on = biases on the linear layers (GPT-3, Megatron's add_bias_linear: "
+       "QKV, the attention's output, the MLP's and experts' matrices), off = none (Llama), or "
+       "the preset's (custom: off); they add parameters, so gradients and optimizer state",
+       EnumChoice(work(&WorkloadSection::bias), {{PresetOnOff::kPreset, "preset"},
+                                                 {PresetOnOff::kOn, "on"},
+                                                 {PresetOnOff::kOff, "off"}})},
       {"workload", "ffn",
        "transformer, moe: hidden size of the MLP (of one expert); 0 = the preset's",
        WholeNumber(work(&WorkloadSection::ffn), 0, kLarge)},

@@ -133,6 +133,7 @@ work::TransformerConfig TransformerConfigOf(const Scenario& s) {
   if (w.tied_embeddings != PresetOnOff::kPreset) {
     c.shape.tied_embeddings = w.tied_embeddings == PresetOnOff::kOn;
   }
+  if (w.bias != PresetOnOff::kPreset) c.shape.linear_bias = w.bias == PresetOnOff::kOn;
   Override(c.shape.ffn, w.ffn);
   Override(c.shape.vocab, w.vocab);
   Override(c.shape.seq_len, w.seq_len);
