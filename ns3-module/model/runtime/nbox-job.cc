@@ -228,10 +228,12 @@ NboxJob::IsStalled() const
     {
         return false;
     }
-    for (const auto& rank : m_ranks)
+    for (size_t i = 0; i < m_ranks.size(); ++i)
     {
-        if (rank->IsComputing())
+        const size_t rank = (m_computingHint + i) % m_ranks.size();
+        if (m_ranks[rank]->IsComputing())
         {
+            m_computingHint = rank;
             return false;
         }
     }

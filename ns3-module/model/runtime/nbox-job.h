@@ -105,6 +105,12 @@ class NboxJob : public Object
     std::vector<bool> m_isReal;      //!< empty: every rank is emulated
     std::vector<bool> m_realEnded;   //!< per rank
     std::vector<bool> m_realWaiting; //!< per rank
+    /**
+     * Where IsStalled's search for a computing rank starts: the one it found last, which is
+     * usually still computing (the loop asks after every slice of 100 us; a pipeline's idle
+     * first stage would otherwise be scanned each time).
+     */
+    mutable size_t m_computingHint = 0;
 };
 
 } // namespace ns3

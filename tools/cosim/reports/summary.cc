@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 namespace nbox::cosim {
 namespace {
@@ -110,17 +111,36 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
     uint64_t bytes = 0;
     double all_started = -std::numeric_limits<double>::infinity();
   };
-  std::map<std::tuple<int, std::string, uint32_t>, Instance> instances;
+  // Every member's record of an instance, gathered by (iteration, communicator, label): a hash
+  // map, since a 16,384-rank job has tens of millions of records (the instances' order is the
+  // sort's below, not the map's).
+  struct InstanceKey {
+    int iteration;
+    uint32_t comm;
+    const std::string* label;
+    bool operator==(const InstanceKey& o) const {
+      return iteration == o.iteration && comm == o.comm && *label == *o.label;
+    }
+  };
+  struct InstanceKeyHash {
+    size_t operator()(const InstanceKey& k) const {
+      const size_t h = std::hash<std::string>{}(*k.label);
+      return h ^ (static_cast<size_t>(k.iteration) * 0x9e3779b97f4a7c15ULL) ^
+             (static_cast<size_t>(k.comm) << 32);
+    }
+  };
+  std::unordered_map<InstanceKey, Instance, InstanceKeyHash> instances;
   for (const auto& c : records.collectives) {
     auto [it, inserted] =
-        instances.try_emplace({c.iteration, c.label, c.comm}, Instance{Span{}, &c, 0});
+        instances.try_emplace({c.iteration, c.comm, &c.label}, Instance{Span{}, &c, 0});
     it->second.span.Add(c.started.GetSeconds() - t0, c.finished.GetSeconds() - t0);
     // For transfers the peer's post of what the rank receives counts as its start.
     const double started = std::max(c.started, c.peersReady).GetSeconds() - t0;
     it->second.all_started = std::max(it->second.all_started, started);
     it->second.bytes = std::max(it->second.bytes, c.bytes);
   }
-  summary.collectives.reserve(instances.size());
+  std::vector<std::pair<CollectiveSummary, uint32_t>> sorted;  // with its communicator
+  sorted.reserve(instances.size());
   for (const auto& [key, inst] : instances) {
     const ns3::NboxCollectiveRecord& c = *inst.first;
     CollectiveSummary s;
@@ -144,13 +164,15 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
       s.busbw_bytes_per_s =
           s.algbw_bytes_per_s * (s.is_transfers ? 1.0 : coll::BusBandwidthFactor(s.op, s.ranks));
     }
-    summary.collectives.push_back(s);
+    sorted.emplace_back(s, key.comm);
   }
-  std::stable_sort(summary.collectives.begin(), summary.collectives.end(),
-                   [](const CollectiveSummary& a, const CollectiveSummary& b) {
-                     return std::tie(a.iteration, a.start_s, a.label, a.group) <
-                            std::tie(b.iteration, b.start_s, b.label, b.group);
-                   });
+  // Ties on the first four (the same label in two groups of one name) go by communicator.
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first.iteration, a.first.start_s, a.first.label, a.first.group, a.second) <
+           std::tie(b.first.iteration, b.first.start_s, b.first.label, b.first.group, b.second);
+  });
+  summary.collectives.reserve(sorted.size());
+  for (auto& [s, comm] : sorted) summary.collectives.push_back(std::move(s));
   return summary;
 }
 
