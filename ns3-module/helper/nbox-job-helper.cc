@@ -43,6 +43,12 @@ NboxJobHelper::SetRealRanks(std::vector<bool> isReal)
     m_isReal = std::move(isReal);
 }
 
+void
+NboxJobHelper::SetComputeTimeFactors(std::vector<double> factors)
+{
+    m_computeTimeFactors = std::move(factors);
+}
+
 bool
 NboxJobHelper::IsReal(uint32_t rank) const
 {
@@ -205,6 +211,14 @@ NboxJobHelper::Install(const nbox::work::JobPrograms& programs, NboxJobCommunica
         app->Setup(rank, programs.programs[rank], std::move(slots), std::move(ranksInSlots),
                    programs.stream_names.size(), records,
                    [rawJob](uint32_t r) { rawJob->RankFinished(r); });
+        if (!m_computeTimeFactors.empty())
+        {
+            NS_ABORT_MSG_IF(m_computeTimeFactors.size() != worldSize,
+                            "SetComputeTimeFactors was given " << m_computeTimeFactors.size()
+                                                               << " factors for " << worldSize
+                                                               << " ranks");
+            app->SetComputeTimeFactor(m_computeTimeFactors[rank]);
+        }
         ranks.push_back(app);
     }
     job->Setup(std::move(ranks), std::move(communicators), transport, records);

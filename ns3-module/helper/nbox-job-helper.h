@@ -61,6 +61,12 @@ class NboxJobHelper
     void SetRealRanks(std::vector<bool> isReal);
 
     /**
+     * Rank r's compute takes factors[r] times its program's durations (NboxRankApp::
+     * SetComputeTimeFactor); empty (the default): every rank as its program says.
+     */
+    void SetComputeTimeFactors(std::vector<double> factors);
+
+    /**
      * Checks that the programs fit together and creates one NboxCommunicator per
      * job.communicators entry (the first must be the world), carried by `transport`; opens no
      * connection. Aborts with a message naming the rank and op when the programs do not fit
@@ -107,7 +113,8 @@ class NboxJobHelper
     ObjectFactory m_communicatorFactory;
     ObjectFactory m_rankAppFactory;
     std::optional<nbox::coll::CollectiveSettings> m_collectiveSettings;
-    std::vector<bool> m_isReal; //!< empty: every rank emulated
+    std::vector<bool> m_isReal;               //!< empty: every rank emulated
+    std::vector<double> m_computeTimeFactors; //!< empty: 1 for every rank
 };
 
 } // namespace ns3

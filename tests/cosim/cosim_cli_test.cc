@@ -315,6 +315,37 @@ TEST_F(CosimCli, SigintWritesThePartialResultsMarkedStopped) {
   }
 }
 
+// A straggler: one of the 4 DDP ranks of tiny.ini 1.3 times slower makes every iteration's
+// compute (the busiest rank's) 1.3 times as long, since every rank computes the same; the
+// others' compute waits for it at the all-reduce, so the iteration grows by at most what the
+// straggler adds. A seeded spread of speeds gives the same iterations with the same seed.
+TEST_F(CosimCli, AStragglerMakesTheIterationsComputeItsSlowdownTimesAsLong) {
+  const auto base = RunCosim("tests/cosim/fixtures/tiny.ini --out " + (dir_ / "base").string());
+  ASSERT_EQ(base.status, 0) << base.output;
+  const auto slow = RunCosim(
+      "tests/cosim/fixtures/tiny.ini --set events.slow_gpus=2 --set "
+      "events.slowdown=1.3 --out " +
+      (dir_ / "slow").string());
+  ASSERT_EQ(slow.status, 0) << slow.output;
+  const auto a = ReadJson(dir_ / "base" / "results.json");
+  const auto b = ReadJson(dir_ / "slow" / "results.json");
+  for (size_t i = 0; i < a["iterations"].size(); ++i) {
+    const double compute = a["iterations"][i]["compute_s"].get<double>();
+    const double time = a["iterations"][i]["time_s"].get<double>();
+    // Each compute op lasts whole nanoseconds: a few hundred ops round by under a microsecond.
+    EXPECT_NEAR(b["iterations"][i]["compute_s"].get<double>(), 1.3 * compute, 1e-6);
+    EXPECT_GT(b["iterations"][i]["time_s"].get<double>(), time);
+    EXPECT_LE(b["iterations"][i]["time_s"].get<double>(), time + 0.3 * compute + 1e-9);
+  }
+  const std::string spread = "tests/cosim/fixtures/tiny.ini --set events.gpu_variation=0.05 --out ";
+  ASSERT_EQ(RunCosim(spread + (dir_ / "spread1").string()).status, 0);
+  ASSERT_EQ(RunCosim(spread + (dir_ / "spread2").string()).status, 0);
+  const auto s1 = ReadJson(dir_ / "spread1" / "results.json");
+  const auto s2 = ReadJson(dir_ / "spread2" / "results.json");
+  EXPECT_EQ(s1["iterations"], s2["iterations"]);
+  EXPECT_NE(s1["iterations"][0]["compute_s"], a["iterations"][0]["compute_s"]);
+}
+
 // The connections a DLRM job opens and the ones that carry bytes, counted by hand: 128 ranks, 64
 // embedding tables (one on each of ranks 0-63), 2 channels. The all-to-alls connect every pair
 // on both channels (128 x 127 x 2 = 32,512) and the MLPs' ring all-reduce each rank to its

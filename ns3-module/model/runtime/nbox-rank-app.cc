@@ -143,6 +143,13 @@ NboxRankApp::DoDispose()
 }
 
 void
+NboxRankApp::SetComputeTimeFactor(double factor)
+{
+    NS_ABORT_MSG_IF(!(factor > 0), "a compute time factor must be above 0, got " << factor);
+    m_computeTimeFactor = factor;
+}
+
+void
 NboxRankApp::Begin()
 {
     NS_ABORT_MSG_IF(!m_program, "NboxRankApp::Begin before Setup");
@@ -193,7 +200,8 @@ NboxRankApp::RunUntilBlocked()
         case OpKind::kCompute:
             m_computeStart = Simulator::Now();
             m_computing = true;
-            Simulator::Schedule(Seconds(op.duration_s), &NboxRankApp::EndCompute, this);
+            Simulator::Schedule(Seconds(op.duration_s * m_computeTimeFactor),
+                                &NboxRankApp::EndCompute, this);
             return;
         case OpKind::kWait:
         case OpKind::kWaitStream:
@@ -227,7 +235,7 @@ NboxRankApp::EndCompute()
         m_records->computeTotals.push_back(NboxComputeTotal{m_rank, op.iteration, 0.0, {}});
     }
     m_records->computeTotals[*m_computeTotal].seconds += seconds;
-    m_records->computeTotals[*m_computeTotal].cost += op.cost;
+    m_records->computeTotals[*m_computeTotal].cost += op.cost * m_computeTimeFactor;
     if (m_recordComputeOps)
     {
         m_records->compute.push_back(NboxComputeRecord{

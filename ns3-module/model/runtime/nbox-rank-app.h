@@ -49,6 +49,12 @@ class NboxRankApp : public Object
     void Begin();
 
     /**
+     * Every compute op of this rank takes `factor` times its program's duration (a slower or
+     * faster GPU than the workload's; its cost by kind scales alike). Default 1.
+     */
+    void SetComputeTimeFactor(double factor);
+
+    /**
      * Bytes the rank keeps for each communication op it has issued, for as long as it runs
      * (memory estimates count them before the run).
      */
@@ -126,6 +132,7 @@ class NboxRankApp : public Object
     /** Index in m_records->computeTotals of this rank's latest total, once it computed. */
     std::optional<size_t> m_computeTotal;
     bool m_recordComputeOps; //!< attribute RecordComputeOps
+    double m_computeTimeFactor = 1.0;
     Time m_iterationStart;
     int m_iteration; //!< of the last IterationBegin
     bool m_waiting;  //!< the op at m_next - 1 is a wait that has not ended

@@ -12,6 +12,7 @@
 #include "ns3/enum.h"
 #include "ns3/nbox-communicator.h"
 #include "ns3/nbox-job-helper.h"
+#include "tools/cosim/assembly/compute_speeds.h"
 #include "tools/cosim/assembly/event_scheduler.h"
 #include "tools/cosim/assembly/machine_memory.h"
 #include "tools/cosim/network_models.h"
@@ -176,6 +177,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
       ns3::StringValue(s.collectives.order == scenario::CollectiveOrder::kLifo ? "LIFO" : "FIFO"));
   helper.SetCommunicatorAttribute("MaxConcurrentCollectives",
                                   ns3::UintegerValue(s.collectives.concurrent));
+  helper.SetComputeTimeFactors(ComputeTimeFactors(s.events, s.job.world_size, s.job.seed));
   work::JobPrograms programs = a.workload.programs;
   if (!s.realranks.ranks.empty()) {
     RefuseWhatRealRanksCannotRun(s, programs);

@@ -245,6 +245,26 @@ void CheckRealRanks(RuleContext& context) {
   }
 }
 
+// Stragglers are named ranks of the job, and a slowdown names whom it slows.
+void CheckEvents(RuleContext& context) {
+  const EventsSection& events = context.scenario().events;
+  const int world = context.scenario().job.world_size;
+  if (events.slow_gpus.empty() != (events.slowdown == 1)) {
+    context.Fail(fmt::format("{} and {} go together: the ranks to slow and a factor above 1",
+                             context.Describe("events.slow_gpus"),
+                             context.Describe("events.slowdown")));
+    return;
+  }
+  for (int rank : events.slow_gpus) {
+    if (rank >= world) {
+      context.Fail(fmt::format("{} names rank {}, but {} has ranks 0 to {}",
+                               context.Describe("events.slow_gpus"), rank,
+                               context.Describe("job.world_size"), world - 1));
+      return;
+    }
+  }
+}
+
 // The hierarchical all-reduce and all-to-all need servers (topology.kind = rail). With rail, a
 // named preset fills the [servers] keys not given, and the ranks must fill whole servers. Other
 // kinds ignore [servers], as star ignores the leaf-spine keys.
@@ -364,6 +384,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   CheckWorkloadKind(context);
   ResolveTopologyFile(context, scenario_folder);
   CheckRealRanks(context);
+  CheckEvents(context);
   CheckMessageLog(context);
   ApplyServers(context);
   return context.TakeMessages();

@@ -406,6 +406,23 @@ std::vector<KeySpec> RealRanksKeys() {
   };
 }
 
+std::vector<KeySpec> EventsKeys() {
+  auto events = [](auto member) { return FieldOf(&Scenario::events, member); };
+  return {
+      {"events", "gpu_variation",
+       "standard deviation of each GPU's compute speed around the workload's, drawn once per "
+       "rank from job.seed (uniform, so every speed lies within 1 +- 1.73 x this): a fleet's "
+       "spread; 0 = every GPU alike",
+       Real(events(&EventsSection::gpu_variation), 0, 0.2)},
+      {"events", "slow_gpus",
+       "ranks whose GPU computes events.slowdown times as long as the others for the whole run "
+       "(stragglers); empty = none",
+       RankList(events(&EventsSection::slow_gpus), 65535)},
+      {"events", "slowdown", "how many times as long events.slow_gpus compute (1.3: 30% slower)",
+       Real(events(&EventsSection::slowdown), 1, 100)},
+  };
+}
+
 std::vector<KeySpec> DebugKeys() {
   auto debug = [](auto member) { return FieldOf(&Scenario::debug, member); };
   return {
@@ -464,6 +481,9 @@ const std::vector<SectionSpec>& ScenarioSections() {
       {"output", "What a run writes and shows."},
       {"realranks",
        "Real ranks in the loop: processes whose messages cross the simulated network."},
+      {"events",
+       "GPUs that are not all alike: a fleet's spread of compute speeds and stragglers, on "
+       "every network model (emulated ranks; a real rank computes as it does)."},
       {"debug", "Settings for debugging nbox itself; none changes a result."},
       {"servers",
        "Scale-up servers that topology.kind = rail is built of: GPUs on one NVSwitch, a NIC per "
@@ -475,9 +495,10 @@ const std::vector<SectionSpec>& ScenarioSections() {
 const std::vector<KeySpec>& ScenarioKeys() {
   static const std::vector<KeySpec> keys = [] {
     std::vector<KeySpec> all;
-    for (auto* group : {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, AnalyticalKeys,
-                        CollectivesKeys, WorkloadKeys, WorkloadTraceKeys, TransformerKeys, DlrmKeys,
-                        NcclTestsKeys, OutputKeys, RealRanksKeys, DebugKeys, ServersKeys}) {
+    for (auto* group :
+         {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, AnalyticalKeys, CollectivesKeys,
+          WorkloadKeys, WorkloadTraceKeys, TransformerKeys, DlrmKeys, NcclTestsKeys, OutputKeys,
+          RealRanksKeys, EventsKeys, DebugKeys, ServersKeys}) {
       for (KeySpec& key : group()) all.push_back(std::move(key));
     }
     return all;

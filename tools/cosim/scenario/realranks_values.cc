@@ -56,19 +56,6 @@ bool IsBridgeEndpoint(std::string_view text) {
   return host.find_first_of(":[] \t") == std::string_view::npos;
 }
 
-ValueKind RankList(Field<RealRanksSection, std::vector<int>> field, int max) {
-  ValueKind kind;
-  kind.expected = "a comma-separated list of distinct ranks from 0 to " + std::to_string(max) +
-                  ", such as 0 or 0,3; empty = none";
-  kind.parse = [=](std::string_view text, Scenario& scenario) {
-    std::optional<std::vector<int>> ranks = ReadRankList(text, max);
-    if (ranks) field.In(scenario) = std::move(*ranks);
-    return ranks.has_value();
-  };
-  kind.format = [=](const Scenario& scenario) { return RankListText(field.In(scenario)); };
-  return kind;
-}
-
 ValueKind BridgeEndpoint(Field<RealRanksSection, std::string> field) {
   ValueKind kind;
   kind.expected = "unix (a private Unix socket) or tcp:HOST:PORT (port 0 = any free port)";

@@ -225,6 +225,14 @@ struct RealRanksSection {
 };
 
 // Settings for debugging nbox itself; none changes a result.
+// GPUs that are not all alike: how long each emulated rank's compute takes against the
+// workload's figure (tools/cosim/assembly/compute_speeds.h).
+struct EventsSection {
+  double gpu_variation = 0;    // standard deviation of each GPU's speed around 1, seeded
+  std::vector<int> slow_gpus;  // ranks whose GPU computes `slowdown` times as long
+  double slowdown = 1;
+};
+
 struct DebugSection {
   double slowdown_s = 0;  // wall-clock pause per simulated event (real-rank runs only)
 };
@@ -304,6 +312,7 @@ struct Scenario {
   WorkloadSection workload;
   OutputSection output;
   RealRanksSection realranks;
+  EventsSection events;
   DebugSection debug;
   ServersSection servers;
   // Every key as "section.key" -> the effective value text (defaults included), for reports.
