@@ -226,8 +226,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::Enqueue(c10d::OpType type, nbox
                                                          std::function<void()> finish) {
   auto future =
       c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
+  std::vector<Pending> retired;  // released here, on the program's thread, after the lock
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    retired.swap(retired_);
     pending_.push_back({request, std::move(finish), std::move(outputs), future});
   }
   ready_.notify_one();
@@ -252,6 +254,7 @@ void ProcessGroupNbox::CompleteInOrder() {
           c10::Error(std::string("nbox backend: an operation failed: ") +
                          nboxGetErrorString(result) + " (" + nboxGetLastError(comm_) + ")",
                      "")));
+      Retire(std::move(next));
       continue;
     }
     try {
@@ -260,7 +263,18 @@ void ProcessGroupNbox::CompleteInOrder() {
     } catch (...) {
       next.future->setError(std::current_exception());
     }
+    Retire(std::move(next));
   }
+}
+
+// A completed operation's tensors are released by the program's thread, never by the
+// completion thread: dropping a tensor's last reference may take Python's lock, and a thread of
+// ours that asks for it once the interpreter is ending is ended by Python at once, through
+// frames that may not unwind (std::terminate). The waiter may wake and the script end before
+// the completion thread has let go of its references.
+void ProcessGroupNbox::Retire(Pending done) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  retired_.push_back(std::move(done));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNbox::broadcast(std::vector<at::Tensor>& tensors,

@@ -84,6 +84,8 @@ class ProcessGroupNbox : public c10d::ProcessGroup {
     std::vector<at::Tensor> outputs;
     c10::intrusive_ptr<c10::ivalue::Future> future;
   };
+  // Hands a completed operation to the program's thread to release (process_group_nbox.cc).
+  void Retire(Pending done);
 
   // Queues `request` for the completion thread and returns the Work the caller gets.
   c10::intrusive_ptr<c10d::Work> Enqueue(c10d::OpType type, nboxRequest_t request,
@@ -105,6 +107,7 @@ class ProcessGroupNbox : public c10d::ProcessGroup {
   std::condition_variable stopped_;  // the watchdog's: stopping
   std::deque<Pending> pending_;
   bool stopping_ = false;
+  std::vector<Pending> retired_;  // completed; released by the next Enqueue or the destructor
   std::thread completer_;
   std::thread watchdog_;  // not started with NBOX_ASYNC_ERROR_HANDLING=0
 };
