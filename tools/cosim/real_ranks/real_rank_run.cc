@@ -252,8 +252,10 @@ RealRankRun RunWithRealRanks(const scenario::Scenario& s, JobAssembly& assembly,
     pacer.Stalled();
   }
   // A root that refused a join (a group the scenario lacks, other settings) says why the rank
-  // left, whichever of its exit and its closed connection was noticed first.
-  if (!bridge.failure().empty() && !root.failure().empty()) {
+  // left, whichever of its exit and its closed connection was noticed first; once, when the
+  // rank's own error already carries the root's reason.
+  if (!bridge.failure().empty() && !root.failure().empty() &&
+      bridge.failure().find(root.failure()) == std::string::npos) {
     bridge.AddToFailure("the bootstrap root: " + root.failure());
   }
 
