@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 #include <utility>
 
 #include "collectives/all_to_all.h"
@@ -43,20 +44,18 @@ std::vector<SendLane> SendLanes(const CollectiveSpec& spec, int rank) {
 }
 
 const std::vector<std::vector<SendLane>>& SendLanesCache::EveryRank(const CollectiveSpec& spec) {
-  auto every_rank = [&spec] {
-    std::vector<std::vector<SendLane>> lanes;
-    for (int rank = 0; rank < spec.world_size; ++rank) lanes.push_back(SendLanes(spec, rank));
-    return lanes;
-  };
   if (spec.counts) {
-    uncached_ = every_rank();
-    return uncached_;
+    throw std::invalid_argument("SendLanesCache: an all-to-all-v's lanes depend on its counts");
   }
   const Key key{spec.op,          spec.algorithm,     spec.world_size,
                 spec.bytes,       spec.element_bytes, spec.channels,
                 spec.chunk_bytes, spec.root,          spec.ranks_per_server};
   auto it = lanes_.find(key);
-  if (it == lanes_.end()) it = lanes_.emplace(key, every_rank()).first;
+  if (it == lanes_.end()) {
+    std::vector<std::vector<SendLane>> lanes;
+    for (int rank = 0; rank < spec.world_size; ++rank) lanes.push_back(SendLanes(spec, rank));
+    it = lanes_.emplace(key, std::move(lanes)).first;
+  }
   return it->second;
 }
 

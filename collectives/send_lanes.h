@@ -29,7 +29,9 @@ std::vector<SendLane> SendLanes(const CollectiveSpec& spec, int rank);
 // SendLanes of every rank of a spec, kept for the next communicator of the same shape: a job
 // has many groups alike (every data-parallel ring of a tensor-parallel job, every gradient norm
 // over a model-parallel group), and a spec whose ring blocks are not all filled builds each
-// rank's schedule to find its lanes. Specs with all-to-all-v counts are not kept.
+// rank's schedule to find its lanes. A spec with all-to-all-v counts is no shape (its lanes
+// depend on the matrix): std::invalid_argument; connections are opened for its dense
+// all-to-all (NboxCommunicator::ConnectFor).
 class SendLanesCache {
  public:
   // SendLanes(spec, r) for r = 0 .. spec.world_size - 1.
@@ -38,7 +40,6 @@ class SendLanesCache {
  private:
   using Key = std::tuple<CollectiveOp, Algorithm, int, uint64_t, uint32_t, int, uint64_t, int, int>;
   std::map<Key, std::vector<std::vector<SendLane>>> lanes_;
-  std::vector<std::vector<SendLane>> uncached_;
 };
 
 // At least SendLanes(spec, r).size() for every rank r, in O(1): what a memory estimate counts

@@ -12,7 +12,7 @@
 #include "ns3/enum.h"
 #include "ns3/nbox-communicator.h"
 #include "ns3/nbox-job-helper.h"
-#include "tools/cosim/assembly/compute_speeds.h"
+#include "tools/cosim/assembly/compute_time_factors.h"
 #include "tools/cosim/assembly/event_scheduler.h"
 #include "tools/cosim/assembly/machine_memory.h"
 #include "tools/cosim/network_models.h"

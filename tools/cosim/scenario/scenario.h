@@ -226,7 +226,7 @@ struct RealRanksSection {
 
 // Settings for debugging nbox itself; none changes a result.
 // GPUs that are not all alike: how long each emulated rank's compute takes against the
-// workload's figure (tools/cosim/assembly/compute_speeds.h).
+// workload's figure (tools/cosim/assembly/compute_time_factors.h).
 struct EventsSection {
   double gpu_variation = 0;    // standard deviation of each GPU's speed around 1, seeded
   std::vector<int> slow_gpus;  // ranks whose GPU computes `slowdown` times as long

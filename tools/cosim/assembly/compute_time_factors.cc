@@ -1,4 +1,4 @@
-#include "tools/cosim/assembly/compute_speeds.h"
+#include "tools/cosim/assembly/compute_time_factors.h"
 
 #include <cmath>
 #include <random>

@@ -1,6 +1,6 @@
 // A fleet's spread of GPU speeds and its stragglers ([events]): the factors each rank's compute
 // time is multiplied by, against what the keys promise.
-#include "tools/cosim/assembly/compute_speeds.h"
+#include "tools/cosim/assembly/compute_time_factors.h"
 
 #include <gtest/gtest.h>
 
@@ -10,14 +10,14 @@
 namespace nbox::cosim {
 namespace {
 
-TEST(ComputeSpeeds, AlikeGpusNeedNoFactors) {
+TEST(ComputeTimeFactorsOf, AlikeGpusNeedNoFactors) {
   EXPECT_TRUE(ComputeTimeFactors(scenario::EventsSection{}, 64, 1).empty());
 }
 
 // 100,000 GPUs of speed spread 0.05: the speeds (1 / factor) are uniform within 1 +- sqrt(3) x
 // 0.05, so their mean is 1 and their standard deviation 0.05 (to the sampling error of 100,000
 // draws, well under 1%), and none lies outside that interval.
-TEST(ComputeSpeeds, TheSpreadHasTheStandardDeviationAsked) {
+TEST(ComputeTimeFactorsOf, TheSpreadHasTheStandardDeviationAsked) {
   scenario::EventsSection events;
   events.gpu_variation = 0.05;
   const std::vector<double> factors = ComputeTimeFactors(events, 100000, 7);
@@ -36,7 +36,7 @@ TEST(ComputeSpeeds, TheSpreadHasTheStandardDeviationAsked) {
   EXPECT_NEAR(std::sqrt(squares / 100000 - mean * mean), 0.05, 0.0005);
 }
 
-TEST(ComputeSpeeds, TheSameSeedGivesTheSameFleet) {
+TEST(ComputeTimeFactorsOf, TheSameSeedGivesTheSameFleet) {
   scenario::EventsSection events;
   events.gpu_variation = 0.02;
   EXPECT_EQ(ComputeTimeFactors(events, 512, 1), ComputeTimeFactors(events, 512, 1));
@@ -47,7 +47,7 @@ TEST(ComputeSpeeds, TheSameSeedGivesTheSameFleet) {
   EXPECT_TRUE(std::equal(small.begin(), small.end(), large.begin()));
 }
 
-TEST(ComputeSpeeds, SlowGpusTakeTheSlowdownOnTopOfTheirSpeed) {
+TEST(ComputeTimeFactorsOf, SlowGpusTakeTheSlowdownOnTopOfTheirSpeed) {
   scenario::EventsSection events;
   events.slow_gpus = {3, 5};
   events.slowdown = 1.3;
