@@ -228,6 +228,36 @@ TEST_F(NboxAnalyticalTransportTest, MessagesQueueAtTheirSendingNicAndShareNothin
     EXPECT_NEAR(star.transport->GetStats().longestContentionSeconds, serialisation, 2e-9);
 }
 
+// A rate change acts on what is timed after it: the ring all-reduce of the first test, timed
+// again once host 0's link runs at half the rate, is bound by its two lanes through that link
+// (6 MB each at half the rate; the other lanes' busy time is below it); a message of connection
+// 0 -> 1, opened before the change, leaves at the new rate.
+TEST_F(NboxAnalyticalTransportTest, ARateChangeActsOnWhatIsTimedAfterIt)
+{
+    Star star(4);
+    const uint64_t bytes = 4000000;
+    const double lane = 2.0 * 3 / 4 * bytes;
+    const auto ring = RingAllReduce(4, bytes);
+    const double before
+        = star.transport->TimeCollective(ring, {0, 1, 2, 3}, 0, Seconds(0)).GetSeconds();
+    EXPECT_NEAR(before, 6 * MessageDelay(bytes / 4) + WireBytes(lane) * 8 / kRate, 2e-9);
+    star.network->SetPortRate(0, kRate / 2);
+    star.network->SetPortRate(1, kRate / 2);
+    const double after
+        = star.transport->TimeCollective(ring, {0, 1, 2, 3}, 0, Seconds(0)).GetSeconds();
+    // The lanes' mean busy time plus 6 latencies (about 1.5 x 4.8 ms + 6 x 0.23 ms) is below
+    // the slow lanes' busy time alone; a lane into host 0 pays its last packet onto the slow
+    // link.
+    const double lastPacket = bytes / 4 - std::floor((bytes / 4 - 1) / kPayload) * kPayload;
+    const double slowTail = 2 * kLatency + (lastPacket + kOverhead) * 8 / (kRate / 2);
+    EXPECT_NEAR(after, WireBytes(lane) * 8 / (kRate / 2) + slowTail, 2e-9);
+    Time delivered;
+    star.transport->Send(0, 1, 0, bytes, [&]() { delivered = Simulator::Now(); });
+    RunFor(Seconds(1));
+    EXPECT_NEAR(delivered.GetSeconds(), WireBytes(bytes) * 8 / (kRate / 2) + MessageDelay(bytes),
+                2e-9);
+}
+
 } // namespace
 } // namespace test
 } // namespace ns3

@@ -143,6 +143,61 @@ TEST_F(NboxFlowTransportTest, AFlowAloneSlowsToHalfWhenAnotherJoinsItsLink)
     EXPECT_NEAR(longDone.GetSeconds(), 4 * f + TailSeconds(3 * megabyte), 3e-9);
 }
 
+// A message alone on its links, delivered with one event scheduled at its start, is
+// rescheduled when its sender's link drops to half the rate after 1 MB of its 3: the other
+// 2 MB take 2 x 2 F. The second hop (the switch to the receiver) keeps its rate, so the tail
+// is as before.
+TEST_F(NboxFlowTransportTest, AMessageAloneSlowsWhenItsLinkDegrades)
+{
+    Star star(2);
+    const uint64_t megabyte = 1000000;
+    const double f = FluidSeconds(megabyte, kRate);
+    Time delivered;
+    star.transport->Send(0, 1, 0, 3 * megabyte, [&]() { delivered = Simulator::Now(); });
+    Simulator::Schedule(Seconds(f),
+                        [&]()
+                        {
+                            star.network->SetPortRate(
+                                0, kRate / 2); // link 0 (host 0 - switch), both ways
+                            star.network->SetPortRate(1, kRate / 2);
+                        });
+    RunFor(Seconds(1));
+    EXPECT_NEAR(delivered.GetSeconds(), f + 4 * f + TailSeconds(3 * megabyte), 3e-9);
+    EXPECT_DOUBLE_EQ(star.network->GetPortRateBps(0), kRate / 2);
+}
+
+// Two flows into one receiver share its link, 1 MB each at half the rate; when that link is
+// raised to twice the rate after F (each has sent half), each is held by its own sender's link
+// instead and sends its last half at the full rate: F / 2 more. The last packet's second hop
+// now runs at twice the rate.
+TEST_F(NboxFlowTransportTest, FlowsSharingALinkSpeedUpWhenItsRateRises)
+{
+    Star star(3);
+    const uint64_t megabyte = 1000000;
+    const double f = FluidSeconds(megabyte, kRate);
+    std::vector<Time> delivered(2);
+    for (uint32_t sender = 0; sender < 2; ++sender)
+    {
+        star.transport->Send(sender, 2, 0, megabyte,
+                             [&delivered, sender]() { delivered[sender] = Simulator::Now(); });
+    }
+    Simulator::Schedule(Seconds(f),
+                        [&]()
+                        {
+                            star.network->SetPortRate(
+                                4, 2 * kRate); // link 2 (host 2 - switch), both ways
+                            star.network->SetPortRate(5, 2 * kRate);
+                        });
+    RunFor(Seconds(1));
+    const double lastPacketBits
+        = (megabyte - (megabyte - 1) / 1448 * 1448 + kTcpPacketOverhead) * 8;
+    const double tail = 2 * kLatency + lastPacketBits / (2 * kRate);
+    for (uint32_t sender = 0; sender < 2; ++sender)
+    {
+        EXPECT_NEAR(delivered[sender].GetSeconds(), f + f / 2 + tail, 3e-9) << sender;
+    }
+}
+
 // A message alone on its links is delivered with no event at the end of its sending; what
 // comes after that end must find its links free: a new message on the same connection, and a
 // flow of another connection over the receiver's link, both at the full rate.

@@ -48,6 +48,34 @@ TEST(NboxMaxMinSolver, FlowsOnOneLinkShareItEqually)
     EXPECT_DOUBLE_EQ(solver.GetRate(c), 6);
 }
 
+// Link A (10) carries f1 and f2, link B (10) carries f2 and f3: 5 each. B degraded to 2 holds
+// f2 and f3 at 1 each, and f1 takes the rest of A, 9: a lower capacity raises a rate elsewhere.
+// Back to 10, every flow returns to 5.
+TEST(NboxMaxMinSolver, ACapacityChangeMovesTheRatesOfItsWholeComponent)
+{
+    NboxMaxMinSolver solver;
+    const uint32_t linkA = solver.AddResource(10);
+    const uint32_t linkB = solver.AddResource(10);
+    const uint32_t f1 = solver.AddFlow({{linkA, 1}});
+    const uint32_t f2 = solver.AddFlow({{linkA, 1}, {linkB, 1}});
+    const uint32_t f3 = solver.AddFlow({{linkB, 1}});
+    Solve(solver);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f1), 5);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f2), 5);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f3), 5);
+    solver.SetCapacity(linkB, 2);
+    EXPECT_EQ(Solve(solver).size(), 3u);
+    EXPECT_DOUBLE_EQ(solver.GetCapacity(linkB), 2);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f1), 9);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f2), 1);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f3), 1);
+    solver.SetCapacity(linkB, 10);
+    EXPECT_EQ(Solve(solver).size(), 3u);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f1), 5);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f2), 5);
+    EXPECT_DOUBLE_EQ(solver.GetRate(f3), 5);
+}
+
 // Link A (10) carries f1 and f2, link B (4) carries f2 and f3. B is the first bottleneck at 2
 // each; f1 then takes what is left of A: 10 - 2 = 8. A removal changes only flows held back on
 // the removed flow's links.

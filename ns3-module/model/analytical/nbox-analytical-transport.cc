@@ -102,6 +102,8 @@ NboxAnalyticalTransport::NboxAnalyticalTransport(Ptr<NboxFlowNetwork> network,
     m_stageLoad.assign(network->GetNPorts(), 0.0);
     m_nicIdleAt.assign(network->GetNPorts(), Time());
     m_portBusyUntil.assign(network->GetNPorts(), Time());
+    // Raw pointer: the network must not keep its transport alive (DoDispose removes it).
+    m_network->AddRateListener(this, [this](uint32_t port) { PortRateChanged(port); });
 }
 
 NboxAnalyticalTransport::~NboxAnalyticalTransport() = default;
@@ -109,9 +111,44 @@ NboxAnalyticalTransport::~NboxAnalyticalTransport() = default;
 void
 NboxAnalyticalTransport::DoDispose()
 {
+    if (m_network)
+    {
+        m_network->RemoveRateListener(this);
+    }
     m_network = nullptr;
     m_timed.clear();
     NboxTransport::DoDispose();
+}
+
+double
+NboxAnalyticalTransport::SlowestRateBps(const std::vector<NboxFlowPaths::PortShare>& shares) const
+{
+    double slowest = std::numeric_limits<double>::infinity();
+    for (const NboxFlowPaths::PortShare& s : shares)
+    {
+        // A sprayed connection's bytes leave a port at its rate over its share of them.
+        slowest = std::min(slowest, m_network->GetPortRateBps(s.port) / s.share);
+    }
+    return slowest;
+}
+
+void
+NboxAnalyticalTransport::PortRateChanged(uint32_t port)
+{
+    // Collectives and messages timed from now on see the new rate; those timed already keep
+    // the time they were given (the model times each once, when it starts).
+    m_timed.clear();
+    for (Connection& c : m_connections)
+    {
+        for (const NboxFlowPaths::PortShare& s : c.shares)
+        {
+            if (s.port == port)
+            {
+                c.slowestRateBps = SlowestRateBps(c.shares);
+                break;
+            }
+        }
+    }
 }
 
 uint32_t
@@ -124,12 +161,7 @@ NboxAnalyticalTransport::GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t 
     }
     Connection c;
     c.ports = m_network->RouteNewConnection(srcRank, dstRank, c.shares);
-    c.slowestRateBps = std::numeric_limits<double>::infinity();
-    for (const NboxFlowPaths::PortShare& s : c.shares)
-    {
-        // A sprayed connection's bytes leave a port at its rate over its share of them.
-        c.slowestRateBps = std::min(c.slowestRateBps, m_network->GetPortRateBps(s.port) / s.share);
-    }
+    c.slowestRateBps = SlowestRateBps(c.shares);
     const auto id = static_cast<uint32_t>(m_connections.size());
     m_connections.push_back(std::move(c));
     m_connectionIds.Add(srcRank, dstRank, channel, id);

@@ -99,6 +99,10 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     };
 
     uint32_t GetOrOpen(uint32_t srcRank, uint32_t dstRank, uint32_t channel);
+    /** The rate at which a connection over `shares` leaves its slowest port, in bits/s. */
+    double SlowestRateBps(const std::vector<NboxFlowPaths::PortShare>& shares) const;
+    /** After the network's SetPortRate: cached timings dropped, connections re-rated. */
+    void PortRateChanged(uint32_t port);
     /**
      * Notes that an operation occupies `port` from `start` to `end`; returns how long the
      * port's earlier operations still ran then (the contention this model ignores).

@@ -8,6 +8,7 @@
 #include "ns3/ppp-header.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -250,6 +251,39 @@ NboxFlowNetwork::GetPortRateBps(uint32_t port) const
     return m_ports.at(port).rateBps;
 }
 
+void
+NboxFlowNetwork::SetPortRate(uint32_t port, double rateBps)
+{
+    NS_ABORT_MSG_IF(port >= m_ports.size(), "NboxFlowNetwork: no port " << port);
+    NS_ABORT_MSG_UNLESS(rateBps > 0, "NboxFlowNetwork: a port's rate must be positive");
+    // What crossed the port so far is counted at the rates it had.
+    if (m_flush)
+    {
+        m_flush();
+    }
+    m_ports[port].rateBps = rateBps;
+    m_solver.SetCapacity(port, rateBps / 8);
+    for (const auto& [owner, listener] : m_rateListeners)
+    {
+        listener(port);
+    }
+}
+
+void
+NboxFlowNetwork::AddRateListener(const void* owner, std::function<void(uint32_t port)> listener)
+{
+    m_rateListeners.emplace_back(owner, std::move(listener));
+}
+
+void
+NboxFlowNetwork::RemoveRateListener(const void* owner)
+{
+    m_rateListeners.erase(std::remove_if(m_rateListeners.begin(), m_rateListeners.end(),
+                                         [owner](const auto& entry)
+                                         { return entry.first == owner; }),
+                          m_rateListeners.end());
+}
+
 double
 NboxFlowNetwork::GetPortLatencySeconds(uint32_t port) const
 {
@@ -350,6 +384,7 @@ void
 NboxFlowNetwork::DoDispose()
 {
     m_flush = nullptr;
+    m_rateListeners.clear();
     NboxNetworkModel::DoDispose();
 }
 

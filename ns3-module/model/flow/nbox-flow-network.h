@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ns3
@@ -74,6 +75,18 @@ class NboxFlowNetwork : public NboxNetworkModel
     double GetWireRatio() const;
 
     double GetPortRateBps(uint32_t port) const;
+    /**
+     * From now on port `port` runs at `rateBps` (wire bits per second): the solver's capacity
+     * changes with it and every listener (AddRateListener) is told, so that what crosses the
+     * port moves at the new rate from this instant.
+     */
+    void SetPortRate(uint32_t port, double rateBps) override;
+    /**
+     * `listener` is called with the port after each SetPortRate, until RemoveRateListener with
+     * the same `owner` (a transport on this network, which removes itself when disposed).
+     */
+    void AddRateListener(const void* owner, std::function<void(uint32_t port)> listener);
+    void RemoveRateListener(const void* owner);
     double GetPortLatencySeconds(uint32_t port) const;
 
     /** Wire bytes of a message of `bytes` payload: its packets, the last one short. */
@@ -142,6 +155,7 @@ class NboxFlowNetwork : public NboxNetworkModel
     std::vector<Port> m_ports;
     NboxMaxMinSolver m_solver;
     std::function<void()> m_flush;
+    std::vector<std::pair<const void*, std::function<void(uint32_t)>>> m_rateListeners;
     std::vector<int> m_rankToHost;
     std::vector<uint32_t> m_openedAtHost; //!< per host: connections it opened
     uint32_t m_openedInJob;

@@ -42,6 +42,10 @@ NboxFlowTransport::NboxFlowTransport(Ptr<NboxFlowNetwork> network,
     m_network = network;
     // Raw pointer: the network must not keep its transport alive (DoDispose clears it).
     m_network->SetFlush([this]() { Flush(); });
+    // The network has flushed every connection up to now at the old rates and changed the
+    // solver's capacity: the connections through the port get their new rates at this instant
+    // (a lone head among them is rescheduled by Solve like any other whose rate changed).
+    m_network->AddRateListener(this, [this](uint32_t) { ScheduleSolve(); });
 }
 
 NboxFlowTransport::~NboxFlowTransport() = default;
@@ -59,6 +63,7 @@ NboxFlowTransport::DoDispose()
     if (m_network)
     {
         m_network->SetFlush(nullptr);
+        m_network->RemoveRateListener(this);
     }
     m_network = nullptr;
     NboxTransport::DoDispose();

@@ -29,6 +29,24 @@ NboxMaxMinSolver::GetCapacity(uint32_t resource) const
     return m_resources.at(resource).capacity;
 }
 
+void
+NboxMaxMinSolver::SetCapacity(uint32_t resource, double capacity)
+{
+    NS_ABORT_MSG_UNLESS(resource < m_resources.size() && capacity > 0,
+                        "NboxMaxMinSolver: bad capacity " << capacity << " for resource "
+                                                          << resource);
+    Resource& r = m_resources[resource];
+    r.capacity = capacity;
+    if (!r.touched)
+    {
+        r.touched = true;
+        m_touched.push_back(resource);
+    }
+    // Resumed filling keeps the rates below its level; a capacity change may lower any of
+    // them, so the component is filled from the bottom.
+    m_removedLevel = 0;
+}
+
 uint32_t
 NboxMaxMinSolver::AddFlow(const std::vector<Use>& uses)
 {

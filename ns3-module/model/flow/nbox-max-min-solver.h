@@ -63,6 +63,11 @@ class NboxMaxMinSolver
     uint32_t AddResource(double capacity);
     uint32_t GetNResources() const;
     double GetCapacity(uint32_t resource) const;
+    /**
+     * Gives `resource` a new `capacity` (> 0); the next Solve() refills the flows connected to
+     * it from scratch (a capacity change can move every rate of its component either way).
+     */
+    void SetCapacity(uint32_t resource, double capacity);
 
     /**
      * Adds a flow over `uses` (at least one, resources distinct and existing) and returns its

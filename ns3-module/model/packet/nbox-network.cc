@@ -1,6 +1,7 @@
 #include "nbox-network.h"
 
 #include "ns3/callback.h"
+#include "ns3/data-rate.h"
 #include "ns3/log.h"
 #include "ns3/net-device.h"
 #include "ns3/node.h"
@@ -84,6 +85,17 @@ uint32_t
 NboxNetwork::GetNPorts() const
 {
     return static_cast<uint32_t>(m_ports.size());
+}
+
+void
+NboxNetwork::SetPortRate(uint32_t port, double rateBps)
+{
+    NS_ABORT_MSG_IF(port >= m_ports.size(), "NboxNetwork: no port " << port);
+    NS_ABORT_MSG_UNLESS(rateBps >= 1, "NboxNetwork: a port's rate must be at least 1 bit/s");
+    // Both kinds of device (PointToPointNetDevice, NboxRoceNetDevice) read this attribute for
+    // each packet they start.
+    m_ports[port].device->SetAttribute("DataRate",
+                                       DataRateValue(DataRate(static_cast<uint64_t>(rateBps))));
 }
 
 Ptr<NetDevice>

@@ -46,6 +46,11 @@ class NboxNetwork : public NboxNetworkModel
     NboxNetworkStats GetStats() const override;
     void SamplePorts(std::vector<PortSample>& samples) const override;
     uint32_t GetNPorts() const override;
+    /**
+     * The port's device serialises at `rateBps` from its next packet on (the one on the wire
+     * finishes at the old rate), as an interface renegotiated to a lower speed would.
+     */
+    void SetPortRate(uint32_t port, double rateBps) override;
     /** The device and queue disc of port `portIndex` (in GetStats().ports order). */
     Ptr<NetDevice> GetPortDevice(uint32_t portIndex) const;
     Ptr<QueueDisc> GetPortQueueDisc(uint32_t portIndex) const;

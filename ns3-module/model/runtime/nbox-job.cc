@@ -5,6 +5,8 @@
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 
+#include <algorithm>
+
 namespace ns3
 {
 
@@ -260,6 +262,16 @@ NboxJob::IsStalled() const
         }
     }
     return true;
+}
+
+Ptr<NboxRankApp>
+NboxJob::GetRankApp(uint32_t rank) const
+{
+    // The apps are in rank order, the real ranks left out.
+    const auto it = std::lower_bound(m_ranks.begin(), m_ranks.end(), rank,
+                                     [](const Ptr<NboxRankApp>& app, uint32_t r)
+                                     { return app->GetRank() < r; });
+    return it != m_ranks.end() && (*it)->GetRank() == rank ? *it : nullptr;
 }
 
 Ptr<NboxJobRecords>

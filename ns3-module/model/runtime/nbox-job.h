@@ -82,6 +82,8 @@ class NboxJob : public Object
      */
     std::string DescribeUnfinishedOps(uint32_t limit) const;
     Ptr<NboxJobRecords> GetRecords() const;
+    /** The app of emulated rank `rank`; null for a real rank or a rank outside the job. */
+    Ptr<NboxRankApp> GetRankApp(uint32_t rank) const;
     /** The world communicator (the one real ranks and mirror mode use). */
     Ptr<NboxCommunicator> GetCommunicator() const;
     const std::vector<Ptr<NboxCommunicator>>& GetCommunicators() const;

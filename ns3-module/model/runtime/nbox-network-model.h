@@ -87,6 +87,13 @@ class NboxNetworkModel : public Object
 
     /** Number of ports (twice the number of links). */
     virtual uint32_t GetNPorts() const = 0;
+
+    /**
+     * From now on port `port` (numbered as GetStats().ports) sends at `rateBps`, wire bits per
+     * second: a degraded or restored link. What it carries later moves at the new rate; how a
+     * message already on its way is affected is the model's (its README says).
+     */
+    virtual void SetPortRate(uint32_t port, double rateBps) = 0;
 };
 
 } // namespace ns3
