@@ -78,6 +78,7 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_
         a.topology.hosts.size()));
   }
   a.rank_to_host = topo::PlaceRanks(a.topology, s.job.world_size);
+  a.changes = ResolveTimedChanges(s, a.topology);
   a.memory = EstimateNetworkMemory(s, a.topology);
   RefuseUnlessItFits(a.memory, available_bytes, s);
   BuiltNetwork built = BuildNetworkModel(s, a.topology, a.rank_to_host);
@@ -177,7 +178,9 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
       ns3::StringValue(s.collectives.order == scenario::CollectiveOrder::kLifo ? "LIFO" : "FIFO"));
   helper.SetCommunicatorAttribute("MaxConcurrentCollectives",
                                   ns3::UintegerValue(s.collectives.concurrent));
-  helper.SetComputeTimeFactors(ComputeTimeFactors(s.events, s.job.world_size, s.job.seed));
+  const std::vector<double> fleet_factors =
+      ComputeTimeFactors(s.events, s.job.world_size, s.job.seed);
+  helper.SetComputeTimeFactors(fleet_factors);
   work::JobPrograms programs = a.workload.programs;
   if (!s.realranks.ranks.empty()) {
     RefuseWhatRealRanksCannotRun(s, programs);
@@ -213,6 +216,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   RefuseUnlessItFits(a.memory, available_bytes, s);
   a.job = helper.Install(programs, std::move(communicators));
   ReserveRunRecords(a.records, *a.job->GetRecords());
+  ScheduleTimedChanges(a.net.changes, fleet_factors, a.net.model, a.job);
   return a;
 }
 

@@ -11,6 +11,7 @@
 #include "ns3/nbox-transport.h"
 #include "tools/cosim/assembly/memory_estimate.h"
 #include "tools/cosim/assembly/run_records.h"
+#include "tools/cosim/assembly/timed_changes.h"
 #include "tools/cosim/assembly/workload_registry.h"
 #include "tools/cosim/scenario/scenario.h"
 #include "topologies/topology.h"
@@ -28,6 +29,8 @@ struct NetworkAssembly {
   ns3::Ptr<ns3::NboxNetwork> network;
   // The model's messages: NboxTcpTransport, NboxRoceTransport, NboxFlowTransport.
   ns3::Ptr<ns3::NboxTransport> transport;
+  // [events] at, with the ports of each link change (AssembleJob schedules them).
+  std::vector<ResolvedChange> changes;
 };
 
 struct JobAssembly {

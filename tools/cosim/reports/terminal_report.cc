@@ -84,8 +84,8 @@ void PrintMemoryEstimate(const RunResult& r, std::ostream& out) {
       bytes("gradients_bytes"), bytes("optimizer_bytes"), bytes("activations_bytes"), check);
 }
 
-// GPUs that are not all alike ([events]), when the scenario says so.
-void PrintGpuEvents(const RunResult& r, std::ostream& out) {
+// GPUs that are not all alike and changes during the run ([events]), when the scenario has them.
+void PrintEvents(const RunResult& r, std::ostream& out) {
   const scenario::EventsSection& events = r.scenario.events;
   std::vector<std::string> parts;
   if (!events.slow_gpus.empty()) {
@@ -97,13 +97,17 @@ void PrintGpuEvents(const RunResult& r, std::ostream& out) {
         fmt::format("GPU speeds spread {:.1f}% (seeded by job.seed)", 100 * events.gpu_variation));
   }
   if (!parts.empty()) out << fmt::format("  gpus       {}\n", fmt::join(parts, "; "));
+  if (!events.changes.empty()) {
+    out << fmt::format("  changes    {} (simulated time from the start)\n",
+                       Setting(r, "events.at"));
+  }
 }
 
 // What ran: the workload on every rank, or with real ranks who ran what. In mirror mode no
 // workload runs; the emulated ranks repeat the real rank's collectives (the collectives
 // table's instances) and the iterations are the ones the real ranks marked.
 void PrintWorkload(const RunResult& r, const RankRoles& roles, std::ostream& out) {
-  PrintGpuEvents(r, out);
+  PrintEvents(r, out);
   if (roles.simulated_job()) {
     out << fmt::format("  workload   {}, {} ranks\n", WorkloadText(r),
                        Setting(r, "job.world_size"));

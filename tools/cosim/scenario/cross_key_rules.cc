@@ -10,6 +10,7 @@
 #include "common/units.h"
 #include "tools/cosim/scenario/key_schema.h"
 #include "tools/cosim/scenario/rule_context.h"
+#include "tools/cosim/scenario/timed_change_values.h"
 #include "tools/cosim/scenario/workload_rules.h"
 #include "topologies/servers.h"
 
@@ -261,6 +262,25 @@ void CheckEvents(RuleContext& context) {
                                context.Describe("events.slow_gpus"), rank,
                                context.Describe("job.world_size"), world - 1));
       return;
+    }
+  }
+  // A real rank's GPU is the one it runs on: nbox does not time its compute.
+  const std::vector<int>& real = context.scenario().realranks.ranks;
+  for (const TimedChange& change : events.changes) {
+    for (int rank : change.ranks) {
+      if (rank >= world) {
+        context.Fail(fmt::format("[events] at = '{}' names rank {}, but {} has ranks 0 to {}",
+                                 TimedChangeText(change), rank, context.Describe("job.world_size"),
+                                 world - 1));
+        return;
+      }
+      if (std::find(real.begin(), real.end(), rank) != real.end()) {
+        context.Fail(fmt::format(
+            "[events] at = '{}' slows rank {}, which {} makes real: a real rank computes on "
+            "its own GPU, which nbox does not time",
+            TimedChangeText(change), rank, context.Describe("realranks.ranks")));
+        return;
+      }
     }
   }
 }

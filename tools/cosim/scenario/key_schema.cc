@@ -8,6 +8,7 @@
 #include "tools/cosim/scenario/nccl_tests_keys.h"
 #include "tools/cosim/scenario/realranks_values.h"
 #include "tools/cosim/scenario/roce_keys.h"
+#include "tools/cosim/scenario/timed_change_values.h"
 #include "tools/cosim/scenario/transformer_keys.h"
 #include "topologies/servers.h"
 #include "workloads/ddp.h"
@@ -420,6 +421,12 @@ std::vector<KeySpec> EventsKeys() {
        RankList(events(&EventsSection::slow_gpus), 65535)},
       {"events", "slowdown", "how many times as long events.slow_gpus compute (1.3: 30% slower)",
        Real(events(&EventsSection::slowdown), 1, 100)},
+      {"events", "at",
+       "a change to the cluster at a moment of the run, on every network model: GPUs slowing "
+       "down (a straggler from then on; compute already started keeps its time) or a link's "
+       "rate (a degraded link: what crosses it from then on moves at the new rate); may be "
+       "given many times",
+       TimedChanges(events(&EventsSection::changes))},
   };
 }
 
@@ -482,8 +489,10 @@ const std::vector<SectionSpec>& ScenarioSections() {
       {"realranks",
        "Real ranks in the loop: processes whose messages cross the simulated network."},
       {"events",
-       "GPUs that are not all alike: a fleet's spread of compute speeds and stragglers, on "
-       "every network model (emulated ranks; a real rank computes as it does)."},
+       "A cluster that is not ideal, on every network model: GPUs that are not all alike (a "
+       "fleet's spread of compute speeds, stragglers; emulated ranks, a real rank computes as it "
+       "does) and changes at moments of the run (GPUs slowing down, links degraded or "
+       "restored). Times are simulated, from the run's start, as in results.json."},
       {"debug", "Settings for debugging nbox itself; none changes a result."},
       {"servers",
        "Scale-up servers that topology.kind = rail is built of: GPUs on one NVSwitch, a NIC per "

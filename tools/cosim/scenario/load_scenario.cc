@@ -124,7 +124,7 @@ class Loader {
         continue;
       }
       const auto [earlier, first] = file_lines_.emplace(key->FullName(), entry.line);
-      if (!first) {
+      if (!first && !key->value.repeatable) {
         AtLine(entry.line, fmt::format("duplicate key '{}' in [{}]; first set on line {}",
                                        entry.key, entry.section, earlier->second));
         continue;
@@ -160,7 +160,7 @@ class Loader {
       return;
     }
     const auto earlier = overridden_.find(key->FullName());
-    if (earlier != overridden_.end()) {
+    if (earlier != overridden_.end() && !key->value.repeatable) {
       Add(0, fmt::format("{}: {} is already set by --set {}", where, key->FullName(),
                          earlier->second));
       return;

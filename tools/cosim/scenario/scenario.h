@@ -227,10 +227,24 @@ struct RealRanksSection {
 // Settings for debugging nbox itself; none changes a result.
 // GPUs that are not all alike: how long each emulated rank's compute takes against the
 // workload's figure (tools/cosim/assembly/compute_time_factors.h).
+// A change to the cluster at a moment of the run ([events] at): a GPU slowing down (or back to
+// its speed), or a link's rate changing (tools/cosim/assembly/timed_changes.h carries them out).
+struct TimedChange {
+  enum class Kind { kGpuSlowdown, kLinkRate };
+  double at_s = 0;  // simulated time from the run's start
+  Kind kind = Kind::kGpuSlowdown;
+  std::vector<int> ranks;  // kGpuSlowdown: whose GPUs
+  double slowdown = 1;     // kGpuSlowdown: their compute takes this many times as long from then
+  std::string node_a;      // kLinkRate: the links joining these two nodes of the topology
+  std::string node_b;
+  double rate_bps = 0;  // kLinkRate: each direction's rate from then on
+};
+
 struct EventsSection {
   double gpu_variation = 0;    // standard deviation of each GPU's speed around 1, seeded
   std::vector<int> slow_gpus;  // ranks whose GPU computes `slowdown` times as long
   double slowdown = 1;
+  std::vector<TimedChange> changes;  // in the order given; each `at` key adds one
 };
 
 struct DebugSection {

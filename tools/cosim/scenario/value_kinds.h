@@ -28,6 +28,9 @@ struct ValueKind {
   std::function<std::string(const Scenario& scenario)> format;
   // The names a value may take, when it is one of a few (for "did you mean").
   std::vector<std::string> choices;
+  // A key that may be given more than once (in the file and by --set): each value adds to
+  // what the earlier ones set, and `format` writes them all in one text `parse` reads back.
+  bool repeatable = false;
 };
 
 // A member of a member of Scenario: FieldOf(&Scenario::network, &NetworkSection::mtu).

@@ -1,0 +1,106 @@
+#include "tools/cosim/scenario/timed_change_values.h"
+
+#include <fmt/format.h>
+
+#include "tools/cosim/scenario/realranks_values.h"
+#include "topologies/topology.h"
+
+namespace nbox::scenario {
+namespace {
+
+// The largest rank a change may name (as [events] slow_gpus) and its slowdown's range (as
+// [events] slowdown: 1 puts a GPU back to its speed).
+constexpr int kMaxRank = 65535;
+constexpr double kMaxSlowdown = 100;
+
+std::vector<std::string_view> Words(std::string_view text) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    const size_t start = i;
+    while (i < text.size() && text[i] != ' ' && text[i] != '\t') ++i;
+    if (i > start) words.push_back(text.substr(start, i - start));
+  }
+  return words;
+}
+
+}  // namespace
+
+std::optional<TimedChange> ReadTimedChange(std::string_view text) {
+  const std::vector<std::string_view> words = Words(text);
+  if (words.size() < 2) return std::nullopt;
+  TimedChange change;
+  const std::optional<double> at = ReadDuration(words[0]);
+  if (!at || *at < 0 || *at > kLatestChangeS) return std::nullopt;
+  change.at_s = *at;
+  if (words[1] == "gpu" && words.size() == 5 && words[3] == "slowdown") {
+    change.kind = TimedChange::Kind::kGpuSlowdown;
+    std::optional<std::vector<int>> ranks = ReadRankList(words[2], kMaxRank);
+    const std::optional<double> slowdown = ReadReal(words[4]);
+    if (!ranks || ranks->empty() || !slowdown || *slowdown < 1 || *slowdown > kMaxSlowdown) {
+      return std::nullopt;
+    }
+    change.ranks = std::move(*ranks);
+    change.slowdown = *slowdown;
+    return change;
+  }
+  if (words[1] == "link" && words.size() == 6 && words[4] == "rate") {
+    change.kind = TimedChange::Kind::kLinkRate;
+    const std::optional<double> rate = ReadRate(words[5]);
+    if (words[2] == words[3] || !rate || *rate < topo::kMinLinkRateBps ||
+        *rate > topo::kMaxLinkRateBps) {
+      return std::nullopt;
+    }
+    change.node_a = std::string(words[2]);
+    change.node_b = std::string(words[3]);
+    change.rate_bps = *rate;
+    return change;
+  }
+  return std::nullopt;
+}
+
+std::string TimedChangeText(const TimedChange& change) {
+  if (change.kind == TimedChange::Kind::kGpuSlowdown) {
+    return fmt::format("{} gpu {} slowdown {}", DurationText(change.at_s),
+                       RankListText(change.ranks), RealText(change.slowdown));
+  }
+  return fmt::format("{} link {} {} rate {}", DurationText(change.at_s), change.node_a,
+                     change.node_b, RateText(change.rate_bps));
+}
+
+ValueKind TimedChanges(Field<EventsSection, std::vector<TimedChange>> field) {
+  ValueKind kind;
+  kind.expected = fmt::format(
+      "TIME gpu RANKS slowdown X (X from 1 to {}: from TIME on those GPUs compute X times as "
+      "long; 1 = their own speed again) or TIME link NODE NODE rate RATE (every link joining "
+      "the two nodes runs at RATE each way from TIME on), TIME from 0s to {}, such as '2ms gpu "
+      "3 slowdown 1.3' or '1s link leaf0 spine1 rate 100Gbps'; give the key once per change",
+      RealText(kMaxSlowdown), DurationText(kLatestChangeS));
+  kind.repeatable = true;
+  kind.parse = [=](std::string_view text, Scenario& scenario) {
+    // "a; b" is what format writes for several, "" for none; all of them or none are taken.
+    std::vector<TimedChange> read;
+    while (!Words(text).empty()) {
+      const size_t semicolon = text.find(';');
+      std::optional<TimedChange> change = ReadTimedChange(text.substr(0, semicolon));
+      if (!change) return false;
+      read.push_back(std::move(*change));
+      text = semicolon == std::string_view::npos ? std::string_view() : text.substr(semicolon + 1);
+    }
+    std::vector<TimedChange>& changes = field.In(scenario);
+    changes.insert(changes.end(), read.begin(), read.end());
+    return true;
+  };
+  kind.format = [=](const Scenario& scenario) {
+    std::string text;
+    for (const TimedChange& change : field.In(scenario)) {
+      if (!text.empty()) text += "; ";
+      text += TimedChangeText(change);
+    }
+    return text;
+  };
+  return kind;
+}
+
+}  // namespace nbox::scenario
