@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nbox::topo {
@@ -183,6 +184,14 @@ class Routes {
 // share one: O(destinations searched * (vertices + links)) time; memory
 // O(hosts * switches) set ids and hop counts plus the distinct sets.
 Routes ComputeEqualCostRoutes(const Topology& topology);
+// The same routes over every link but `failed_links` (link ids): what the fabric's routing
+// converges to once they are down. The link ids in the sets are the topology's.
+Routes ComputeEqualCostRoutes(const Topology& topology, const std::vector<uint32_t>& failed_links);
+// Of `hosts` (host indices), the first pair that no path joins once `failed_links` are down
+// (hosts are never transit); nullopt when every pair is still joined.
+std::optional<std::pair<size_t, size_t>> FindHostsCutOff(const Topology& topology,
+                                                         const std::vector<uint32_t>& failed_links,
+                                                         const std::vector<size_t>& hosts);
 // The vertices ComputeEqualCostRoutes keeps a row of host_count() set ids and hop counts for
 // (the switches and the hosts with no or more than Routes::kMaxDerivedLinks links), for
 // estimating its memory before it is built.

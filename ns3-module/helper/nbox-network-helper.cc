@@ -510,7 +510,8 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
     InternetStackHelper stack;
     stack.SetIpv6StackInstall(false); // nbox addresses and routes IPv4 only
     stack.SetRoutingHelper(EcmpRoutingFactory());
-    // ns-3's TCP with a hashed lookup of established connections (model/tcp/nbox-tcp-l4-protocol.h).
+    // ns-3's TCP with a hashed lookup of established connections
+    // (model/tcp/nbox-tcp-l4-protocol.h).
     stack.SetTcp(m_config.tcpHashedLookup ? "ns3::NboxTcpL4Protocol" : "ns3::TcpL4Protocol");
     for (const Ptr<Node>& node : nodes)
     {
@@ -603,6 +604,24 @@ NboxNetworkHelper::Build(const nbox::topo::Topology& topology,
                              IsSwitch(topology, link.vertex[side]), link.device[side],
                              link.queueDisc[side]);
         }
+    }
+    if (m_config.reroutable)
+    {
+        NS_ABORT_MSG_IF(m_config.flowletTimeoutSeconds > 0,
+                        "NboxNetworkHelper: links that fail cannot re-route flowlets");
+        // Every node's routes replaced by those of the links left, as the fabric's routing
+        // converges to them.
+        auto kept = std::make_shared<const Topology>(topology);
+        network->SetRouteInstaller(
+            [kept, nodes, links, seed = m_config.ecmpSeed](const nbox::topo::Routes& routes)
+            {
+                for (const Ptr<Node>& node : nodes)
+                {
+                    DynamicCast<NboxEcmpRouting>(node->GetObject<Ipv4>()->GetRoutingProtocol())
+                        ->ClearRoutes();
+                }
+                InstallRoutes(*kept, routes, nodes, links, seed);
+            });
     }
     return network;
 }

@@ -76,6 +76,12 @@ struct NboxNetworkConfig
      */
     bool tcpHashedLookup = true;
     /**
+     * Links may fail during the run (NboxNetwork::SetFailedLinks): the build keeps what
+     * installing the routes of the links left needs (the topology, the nodes, the links' ends).
+     * Not with flowlet switching, whose flows keep the paths they were given.
+     */
+    bool reroutable = false;
+    /**
      * Switches forward transit packets from device to egress queue disc directly
      * (NboxSwitchForwarder) rather than through every layer of ns-3's IPv4 stack. Both
      * forward alike; false is for tests and benchmarks that compare the two, and for programs

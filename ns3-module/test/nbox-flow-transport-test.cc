@@ -6,12 +6,14 @@
  */
 #include "nbox-test-util.h"
 
+#include "ns3/boolean.h"
 #include "ns3/enum.h"
 #include "ns3/nbox-flow-network.h"
 #include "ns3/nbox-flow-transport.h"
 #include "ns3/uinteger.h"
 
 #include <cmath>
+#include <memory>
 #include <vector>
 
 namespace ns3
@@ -196,6 +198,62 @@ TEST_F(NboxFlowTransportTest, FlowsSharingALinkSpeedUpWhenItsRateRises)
     {
         EXPECT_NEAR(delivered[sender].GetSeconds(), f + f / 2 + tail, 3e-9) << sender;
     }
+}
+
+// Two equal-cost paths from h0 to h1 (through b1 or b2, every link at the same rate): the
+// message's path fails after 1 MB of its 3 and the routes of the rest carry its last 2 MB on
+// the other path at the same rate, so it arrives when it would have; the first path's middle
+// links carried 1 MB's wire bytes, the other's 2 MB's.
+TEST_F(NboxFlowTransportTest, AMessageWhosePathFailsGoesOnOverTheOtherPath)
+{
+    nbox::topo::Topology topology;
+    const auto h0 = topology.AddHost("h0");
+    const auto h1 = topology.AddHost("h1");
+    const auto a = topology.AddSwitch("a");
+    const auto b1 = topology.AddSwitch("b1");
+    const auto b2 = topology.AddSwitch("b2");
+    const auto c = topology.AddSwitch("c");
+    topology.AddLink(h0, a, kRate, kLatency); // link 0
+    topology.AddLink(a, b1, kRate, kLatency); // 1
+    topology.AddLink(a, b2, kRate, kLatency); // 2
+    topology.AddLink(b1, c, kRate, kLatency); // 3
+    topology.AddLink(b2, c, kRate, kLatency); // 4
+    topology.AddLink(c, h1, kRate, kLatency); // 5
+    auto network = CreateObject<NboxFlowNetwork>();
+    network->SetAttribute("Mtu", UintegerValue(kMtu));
+    network->SetAttribute("Reroutable", BooleanValue(true));
+    network->Build(topology);
+    auto transport = CreateObject<NboxFlowTransport>(network, std::vector<int>{0, 1});
+    const uint64_t megabyte = 1000000;
+    const double f = FluidSeconds(megabyte, kRate);
+    Time delivered;
+    transport->Send(0, 1, 0, 3 * megabyte, [&]() { delivered = Simulator::Now(); });
+    std::vector<NboxFlowPaths::PortShare> shares;
+    const std::vector<uint32_t> first = network->RerouteConnection(0, shares);
+    ASSERT_EQ(first.size(), 4u);
+    const uint32_t failed = first[1] / 2; // a - b1 or a - b2, as the hash chose
+    ASSERT_TRUE(failed == 1 || failed == 2);
+    Simulator::Schedule(Seconds(f),
+                        [&]()
+                        {
+                            network->SetFailedLinks(
+                                {failed}, std::make_shared<const nbox::topo::Routes>(
+                                              nbox::topo::ComputeEqualCostRoutes(
+                                                  topology, std::vector<uint32_t>{failed})));
+                        });
+    RunFor(Seconds(1));
+    const std::vector<uint32_t> second = network->RerouteConnection(0, shares);
+    EXPECT_EQ(second[1] / 2, failed == 1 ? 2u : 1u);
+    // Four links' latency and three switches forwarding the last packet.
+    const double lastPacketBits
+        = (3 * megabyte - (3 * megabyte - 1) / 1448 * 1448 + kTcpPacketOverhead) * 8;
+    EXPECT_NEAR(delivered.GetSeconds(), 3 * f + 4 * kLatency + 3 * lastPacketBits / kRate, 3e-9);
+    const NboxNetworkStats stats = network->GetStats();
+    const double wirePerByte = (kTcpPayload + kTcpPacketOverhead) / kTcpPayload;
+    EXPECT_NEAR(static_cast<double>(stats.ports[first[1]].txBytes), megabyte * wirePerByte, 1500);
+    EXPECT_NEAR(static_cast<double>(stats.ports[second[1]].txBytes), 2 * megabyte * wirePerByte,
+                1500);
+    EXPECT_EQ(transport->GetStats().bytesDelivered, 3 * megabyte);
 }
 
 // A message alone on its links is delivered with no event at the end of its sending; what

@@ -1,6 +1,6 @@
-// [events] at through nbox-cosim: a link's rate and a GPU's speed changed at a moment of the
-// run, on every network model, against closed forms and against the same job run with the
-// change in place from the start.
+// [events] at through nbox-cosim: a link's rate, a GPU's speed and links or switches that fail
+// and come back at moments of the run, against closed forms and against the same job on a
+// fabric built as the change leaves it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -100,6 +100,153 @@ TEST_P(TimedChanges, ALinkChangeActsFromItsTimeOn) {
 INSTANTIATE_TEST_SUITE_P(Models, TimedChanges,
                          ::testing::Values("analytical", "flow", "packet",
                                            "packet --set network.transport=roce"));
+
+class LinkFailures : public CliTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  LinkFailures() : CliTest("nbox-link-failures") {}
+
+  // nccl-tests' all-to-all of 16 MiB on 8 hosts, 4 under each of 2 leaves, every leaf joined
+  // to 4 spines by 2.5 Gb/s links (host links 10 Gb/s), packets sprayed over the spines: the
+  // leaves' uplinks bound it (half of each host's blocks cross them: 2 x 16 MiB a leaf over
+  // 4 x 2.5 Gb/s). With `topology` given, on that topology instead. Returns the timed run's
+  // time in microseconds.
+  double TimeUs(const std::string& name, const std::string& changes,
+                const std::string& topology = "") {
+    const fs::path out = dir_ / name;
+    const std::string fabric =
+        topology.empty()
+            ? " --set topology.kind=leaf-spine --set topology.leaves=2 --set "
+              "topology.hosts_per_leaf=4 --set topology.spines=4 --set topology.host_link=10Gbps "
+              "--set topology.fabric_link=2.5Gbps"
+            : " --set topology.kind=file --set topology.file=" + topology;
+    const auto run = RunCosim(
+        "scenarios/nccl-tests-h100.ini --set network.routing=spray --set "
+        "collectives.protocol=ideal --set workload.collective=alltoall --set "
+        "workload.min_bytes=16MiB --set workload.max_bytes=16MiB --set output.progress=off "
+        "--set network.model=" +
+        std::string(GetParam()) + fabric + changes + " --out " + out.string());
+    EXPECT_EQ(run.status, 0) << run.output;
+    if (run.status != 0) return 0;
+    return ReadJson(out / "results.json").at("nccl_tests").at(0).at("time_us").get<double>();
+  }
+};
+
+// A failed spine of 4 leaves 3/4 of the leaves' uplinks, and the all-to-all they bound takes
+// 4/3 as long (within 0.1%: the latencies). The routes over the other spines are the fabric's
+// built without it (a topology file of 3 spines): the same time. Failed 1 ms into the warm-up
+// and back 1 ms later, the timed run is as without the failure; failed for good 1 ms in, as
+// failed from the start (to the rounding of times taken at other moments of the run).
+TEST_P(LinkFailures, AFailedSpineLeavesThreeQuartersOfTheBisection) {
+  fs::create_directories(dir_);
+  const fs::path three = dir_ / "three-spines.topo";
+  std::ofstream(three) << "host h0..h7\nswitch leaf0 leaf1\nswitch spine0..spine2\n"
+                          "link h0..h3 leaf0 10Gbps 1us\nlink h4..h7 leaf1 10Gbps 1us\n"
+                          "link leaf0..leaf1 spine0..spine2 2.5Gbps 1us\n";
+  const double base = TimeUs("base", "");
+  const double failed = TimeUs("failed", " --set 'events.at=0s switch spine3 down'");
+  EXPECT_NEAR(failed / base, 4.0 / 3, 0.001);
+  EXPECT_EQ(TimeUs("built", "", three.string()), failed);
+  EXPECT_NEAR(TimeUs("repaired",
+                     " --set 'events.at=1ms switch spine3 down' --set "
+                     "'events.at=2ms switch spine3 up'"),
+              base, 1e-9 * base);
+  EXPECT_NEAR(TimeUs("later", " --set 'events.at=1ms switch spine3 down'"), failed, 1e-9 * failed);
+  // One of a spine's links, both ways, is a quarter of one leaf's uplinks: the same 4/3.
+  EXPECT_NEAR(TimeUs("link", " --set 'events.at=0s link leaf0 spine3 down'") / base, 4.0 / 3,
+              0.001);
+}
+
+// h0 and h1 joined through switches a and c, with a detour a - d - c one hop longer: the
+// routes take a - c until it fails, 1 ms into the warm-up of a 2-rank ring all-reduce, and
+// the detour then, which carries the rest (a - c carried only what left before the failure;
+// on the analytical model, the warm-up it had timed before).
+// The timed run goes over the detour at the same rate: as on a fabric built without a - c,
+// within 0.1% (one more hop's latency). TCP packets lose what was on the failed link (drops
+// of the port that sent them) and recover it (retransmissions), and Cubic's window, cut by the
+// loss, regrows for longer than the run: its timed run is no faster and at most 15% slower.
+class Detours : public CliTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  Detours() : CliTest("nbox-detours") {}
+};
+
+TEST_P(Detours, TrafficGoesOnOverALongerPathWhenTheShortOneFails) {
+  fs::create_directories(dir_);
+  const std::string nodes = "host h0 h1\nswitch a c d\nlink h0 a 10Gbps 1us\n";
+  const std::string rest = "link c h1 10Gbps 1us\nlink a d 10Gbps 1us\nlink d c 10Gbps 1us\n";
+  const fs::path both = dir_ / "both.topo";
+  const fs::path detour = dir_ / "detour.topo";
+  std::ofstream(both) << nodes << "link a c 10Gbps 1us\n" << rest;
+  std::ofstream(detour) << nodes << rest;
+  const std::string ring =
+      "scenarios/nccl-tests-h100.ini --set job.world_size=2 --set collectives.protocol=ideal "
+      "--set workload.min_bytes=16MiB --set workload.max_bytes=16MiB --set output.progress=off "
+      "--set topology.kind=file --set network.model=" +
+      std::string(GetParam());
+  const auto run = [&](const std::string& name, const std::string& settings) {
+    const fs::path out = dir_ / name;
+    const auto outcome = RunCosim(ring + settings + " --out " + out.string());
+    EXPECT_EQ(outcome.status, 0) << outcome.output;
+    return outcome.status == 0 ? ReadJson(out / "results.json") : nlohmann::json::object();
+  };
+  const nlohmann::json failed = run(
+      "failed", " --set topology.file=" + both.string() + " --set 'events.at=1ms link a c down'");
+  const nlohmann::json built = run("built", " --set topology.file=" + detour.string());
+  ASSERT_TRUE(failed.contains("nccl_tests") && built.contains("nccl_tests"));
+  const double time = failed.at("nccl_tests").at(0).at("time_us").get<double>();
+  const double reference = built.at("nccl_tests").at(0).at("time_us").get<double>();
+  uint64_t direct = 0;
+  uint64_t around = 0;
+  for (const nlohmann::json& port : failed.at("network").at("ports")) {
+    const std::string from = port.at("from");
+    const std::string to = port.at("to");
+    if (from == "a" && to == "c") direct = port.at("tx_bytes");
+    if (from == "a" && to == "d") around = port.at("tx_bytes");
+  }
+  EXPECT_GT(direct, 0u);
+  if (std::string(GetParam()) == "analytical") {
+    EXPECT_EQ(around, direct);  // the warm-up counted on the path it was timed on, the rest not
+  } else {
+    EXPECT_GT(around, 3 * direct);  // the failure came 1 ms into some 30 ms of sending
+  }
+  if (std::string(GetParam()) == "packet") {
+    EXPECT_GE(time / reference, 0.999);
+    EXPECT_LE(time / reference, 1.15);
+    EXPECT_GT(failed.at("network").at("retransmissions").get<uint64_t>(), 0u);
+    EXPECT_GT(failed.at("network").at("drops").get<uint64_t>(), 0u);  // on the failed link
+    EXPECT_EQ(built.at("network").at("retransmissions").get<uint64_t>(), 0u);
+  } else {
+    EXPECT_NEAR(time / reference, 1, 0.001);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, LinkFailures, ::testing::Values("analytical", "flow"));
+INSTANTIATE_TEST_SUITE_P(Models, Detours, ::testing::Values("analytical", "flow", "packet"));
+
+// Failures that would leave the job unable to finish, and the models that do not re-route, are
+// refused before any work, naming the change.
+TEST(LinkFailureMistakes, AreRefusedNamingTheChange) {
+  const std::string leaf_spine =
+      "scenarios/nccl-tests-h100.ini --set topology.kind=leaf-spine --check --set ";
+  const std::pair<std::string, std::string> mistakes[] = {
+      {"network.model=flow --set 'events.at=1s switch leaf0 down'",
+       "h0 (rank 0) and h1 (rank 1) are cut off from each other"},
+      {"network.model=flow --set 'events.at=1s link h0 leaf0 down' --set 'events.at=2s link h0 "
+       "leaf0 up'",
+       "h0 (rank 0) and h1 (rank 1) are cut off"},
+      {"network.model=flow --set 'events.at=1s switch h0 down'", "'h0' is a host, not a switch"},
+      {"network.model=packet --set network.transport=roce --set 'events.at=1s switch spine1 "
+       "down'",
+       "on RoCE packets (network.transport = roce) the switches and NICs keep the routes"},
+      {"network.model=packet --set network.routing=flowlet --set 'events.at=1s switch spine1 "
+       "down'",
+       "flowlet switching (network.routing = flowlet) keeps each flow"},
+  };
+  for (const auto& [args, why] : mistakes) {
+    const auto run = RunCosim(leaf_spine + args);
+    EXPECT_EQ(run.status, 2) << args << "\n" << run.output;
+    EXPECT_THAT(run.output, HasSubstr(why)) << args;
+  }
+}
 
 class TimedGpuChanges : public CliTest {
  protected:

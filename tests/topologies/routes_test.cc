@@ -92,6 +92,30 @@ TEST(TopoRoutes, LeafSpineAcrossLeavesHasOnePathPerSpine) {
   ExpectPathShape(t, same_leaf, 2);
 }
 
+// Leaf-spine of 4 leaves and 2 spines: with leaf0's link to spine0 (link 16) down, leaf0
+// reaches other leaves over spine1 alone, spine0 reaches leaf0's hosts through another leaf and
+// spine1 (4 hops), and every other leaf keeps both spines towards other leaves. With a leaf's
+// every uplink down, its hosts are cut off from the rest; a host's own link, from everyone.
+TEST(TopoRoutes, RoutesAvoidFailedLinks) {
+  const Topology t = MakeLeafSpine(4, 2, 4, 100e9, 100e9, 1e-6);
+  const Routes routes = ComputeEqualCostRoutes(t, std::vector<uint32_t>{16});
+  EXPECT_THAT(routes.NextLinks(VertexNamed(t, "leaf0"), 4), ElementsAre(17u));
+  const auto around = EqualCostPaths(t, routes, 4, 0);  // h4 on leaf1 -> h0 on leaf0
+  ASSERT_EQ(around.size(), 1u);
+  ExpectPathShape(t, around, 4);
+  EXPECT_EQ(t.graph[around[0][2]].name, "spine1");
+  EXPECT_THAT(routes.NextLinks(VertexNamed(t, "leaf1"), 8), ElementsAre(18u, 19u));
+  const auto spine0_down = EqualCostPaths(t, routes, 8, 4);  // leaf2 -> leaf1: both spines
+  EXPECT_EQ(spine0_down.size(), 2u);
+  EXPECT_EQ(FindHostsCutOff(t, {16}, {0, 4, 8, 12}), std::nullopt);
+  const auto cut = FindHostsCutOff(t, {16, 17}, {0, 4, 8, 12});
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(cut->first, 0u);
+  EXPECT_EQ(cut->second, 4u);
+  EXPECT_EQ(FindHostsCutOff(t, {5}, {0, 4}), std::nullopt);  // h5's link: h5 is not asked
+  EXPECT_TRUE(FindHostsCutOff(t, {5}, {0, 5}).has_value());
+}
+
 TEST(TopoRoutes, StarRoutesAreDirect) {
   const Topology t = MakeStar(4, 100e9, 1e-6);
   const Routes routes = ComputeEqualCostRoutes(t);

@@ -103,7 +103,8 @@ NboxAnalyticalTransport::NboxAnalyticalTransport(Ptr<NboxFlowNetwork> network,
     m_nicIdleAt.assign(network->GetNPorts(), Time());
     m_portBusyUntil.assign(network->GetNPorts(), Time());
     // Raw pointer: the network must not keep its transport alive (DoDispose removes it).
-    m_network->AddRateListener(this, [this](uint32_t port) { PortRateChanged(port); });
+    m_network->AddChangeListener(
+        this, [this](uint32_t port) { PortRateChanged(port); }, [this]() { Reroute(); });
 }
 
 NboxAnalyticalTransport::~NboxAnalyticalTransport() = default;
@@ -113,7 +114,7 @@ NboxAnalyticalTransport::DoDispose()
 {
     if (m_network)
     {
-        m_network->RemoveRateListener(this);
+        m_network->RemoveChangeListener(this);
     }
     m_network = nullptr;
     m_timed.clear();
@@ -148,6 +149,19 @@ NboxAnalyticalTransport::PortRateChanged(uint32_t port)
                 break;
             }
         }
+    }
+}
+
+void
+NboxAnalyticalTransport::Reroute()
+{
+    // What is timed from now on crosses the new paths; what was timed keeps its time.
+    m_timed.clear();
+    for (uint32_t id = 0; id < m_connections.size(); ++id)
+    {
+        Connection& c = m_connections[id];
+        c.ports = m_network->RerouteConnection(id, c.shares);
+        c.slowestRateBps = SlowestRateBps(c.shares);
     }
 }
 

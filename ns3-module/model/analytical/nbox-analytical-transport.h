@@ -103,6 +103,8 @@ class NboxAnalyticalTransport : public NboxTransport, public NboxCollectiveTimer
     double SlowestRateBps(const std::vector<NboxFlowPaths::PortShare>& shares) const;
     /** After the network's SetPortRate: cached timings dropped, connections re-rated. */
     void PortRateChanged(uint32_t port);
+    /** After the network's SetFailedLinks: every connection on its path over the new routes. */
+    void Reroute();
     /**
      * Notes that an operation occupies `port` from `start` to `end`; returns how long the
      * port's earlier operations still ran then (the contention this model ignores).

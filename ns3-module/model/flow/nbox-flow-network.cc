@@ -60,6 +60,13 @@ NboxFlowNetwork::GetTypeId()
                             "every switch (NboxFlowPaths::SprayedShares). Reordering costs "
                             "nothing here.",
                             BooleanValue(false), MakeBooleanAccessor(&NboxFlowNetwork::m_spray),
+                            MakeBooleanChecker())
+              .AddAttribute("Reroutable",
+                            "Whether links may fail during the run (SetFailedLinks): each "
+                            "connection's hosts and ECMP ordinal are then kept (12 bytes), to "
+                            "route it again (RerouteConnection).",
+                            BooleanValue(false),
+                            MakeBooleanAccessor(&NboxFlowNetwork::m_reroutable),
                             MakeBooleanChecker());
     return tid;
 }
@@ -69,6 +76,7 @@ NboxFlowNetwork::NboxFlowNetwork()
     , m_format(TCP_PACKETS)
     , m_ecmpSeed(1)
     , m_spray(false)
+    , m_reroutable(false)
     , m_openedInJob(0)
 {
     for (const char* figure :
@@ -139,6 +147,14 @@ NboxFlowNetwork::PlaceRanks(const std::vector<int>& rankToHost)
 std::vector<uint32_t>
 NboxFlowNetwork::RouteNewConnection(uint32_t srcRank, uint32_t dstRank)
 {
+    std::vector<NboxFlowPaths::PortShare> shares;
+    return RouteNewConnection(srcRank, dstRank, shares);
+}
+
+std::vector<uint32_t>
+NboxFlowNetwork::RouteNewConnection(uint32_t srcRank, uint32_t dstRank,
+                                    std::vector<NboxFlowPaths::PortShare>& shares)
+{
     NS_ABORT_MSG_UNLESS(m_paths, "NboxFlowNetwork: Build() was not called");
     for (uint32_t rank : {srcRank, dstRank})
     {
@@ -158,22 +174,33 @@ NboxFlowNetwork::RouteNewConnection(uint32_t srcRank, uint32_t dstRank)
             + "; traffic within a host is not modelled, so place communicating ranks on "
               "different hosts");
     }
-    return m_paths->Path(srcHost, dstHost, {m_openedAtHost[srcHost]++, m_openedInJob++});
+    const NboxFlowPaths::ConnectionId id{m_openedAtHost[srcHost]++, m_openedInJob++};
+    if (m_reroutable)
+    {
+        m_opened.push_back({srcHost, dstHost, id.ordinalAtSource});
+    }
+    return PathWithShares(srcHost, dstHost, id, shares);
 }
 
 std::vector<uint32_t>
-NboxFlowNetwork::RouteNewConnection(uint32_t srcRank, uint32_t dstRank,
-                                    std::vector<NboxFlowPaths::PortShare>& shares)
+NboxFlowNetwork::RerouteConnection(uint32_t opened,
+                                   std::vector<NboxFlowPaths::PortShare>& shares) const
 {
-    // The ordinals the next call will take: the sprayed shares follow the same QP.
-    const NboxFlowPaths::ConnectionId id{
-        m_rankToHost.size() > srcRank ? m_openedAtHost[m_rankToHost[srcRank]] : 0, m_openedInJob};
-    std::vector<uint32_t> path = RouteNewConnection(srcRank, dstRank);
+    NS_ABORT_MSG_UNLESS(m_reroutable, "NboxFlowNetwork: RerouteConnection without Reroutable");
+    const OpenedConnection& c = m_opened.at(opened);
+    return PathWithShares(c.srcHost, c.dstHost, {c.ordinalAtSource, opened}, shares);
+}
+
+std::vector<uint32_t>
+NboxFlowNetwork::PathWithShares(uint32_t srcHost, uint32_t dstHost, NboxFlowPaths::ConnectionId id,
+                                std::vector<NboxFlowPaths::PortShare>& shares) const
+{
+    std::vector<uint32_t> path = m_paths->Path(srcHost, dstHost, id);
     shares.clear();
     if (m_spray)
     {
-        shares = m_paths->SprayedShares(static_cast<uint32_t>(m_rankToHost[srcRank]),
-                                        static_cast<uint32_t>(m_rankToHost[dstRank]), id);
+        // The sprayed shares follow the same QP.
+        shares = m_paths->SprayedShares(srcHost, dstHost, id);
         return path;
     }
     for (uint32_t port : path)
@@ -263,25 +290,44 @@ NboxFlowNetwork::SetPortRate(uint32_t port, double rateBps)
     }
     m_ports[port].rateBps = rateBps;
     m_solver.SetCapacity(port, rateBps / 8);
-    for (const auto& [owner, listener] : m_rateListeners)
+    for (const ChangeListener& listener : m_listeners)
     {
-        listener(port);
+        listener.rateChanged(port);
     }
 }
 
 void
-NboxFlowNetwork::AddRateListener(const void* owner, std::function<void(uint32_t port)> listener)
+NboxFlowNetwork::SetFailedLinks(std::vector<uint32_t> /* failedLinks */,
+                                std::shared_ptr<const nbox::topo::Routes> routes)
 {
-    m_rateListeners.emplace_back(owner, std::move(listener));
+    // No connection crosses a failed link once re-routed; the routes say everything.
+    NS_ABORT_MSG_UNLESS(m_paths, "NboxFlowNetwork: Build() was not called");
+    // What crossed the failed links so far is counted where it went.
+    if (m_flush)
+    {
+        m_flush();
+    }
+    m_paths->SetRoutes(std::move(routes));
+    for (const ChangeListener& listener : m_listeners)
+    {
+        listener.routesChanged();
+    }
 }
 
 void
-NboxFlowNetwork::RemoveRateListener(const void* owner)
+NboxFlowNetwork::AddChangeListener(const void* owner,
+                                   std::function<void(uint32_t port)> rateChanged,
+                                   std::function<void()> routesChanged)
 {
-    m_rateListeners.erase(std::remove_if(m_rateListeners.begin(), m_rateListeners.end(),
-                                         [owner](const auto& entry)
-                                         { return entry.first == owner; }),
-                          m_rateListeners.end());
+    m_listeners.push_back({owner, std::move(rateChanged), std::move(routesChanged)});
+}
+
+void
+NboxFlowNetwork::RemoveChangeListener(const void* owner)
+{
+    m_listeners.erase(std::remove_if(m_listeners.begin(), m_listeners.end(),
+                                     [owner](const ChangeListener& l) { return l.owner == owner; }),
+                      m_listeners.end());
 }
 
 double
@@ -384,7 +430,7 @@ void
 NboxFlowNetwork::DoDispose()
 {
     m_flush = nullptr;
-    m_rateListeners.clear();
+    m_listeners.clear();
     NboxNetworkModel::DoDispose();
 }
 

@@ -77,16 +77,32 @@ class NboxFlowNetwork : public NboxNetworkModel
     double GetPortRateBps(uint32_t port) const;
     /**
      * From now on port `port` runs at `rateBps` (wire bits per second): the solver's capacity
-     * changes with it and every listener (AddRateListener) is told, so that what crosses the
+     * changes with it and every listener (AddChangeListener) is told, so that what crosses the
      * port moves at the new rate from this instant.
      */
     void SetPortRate(uint32_t port, double rateBps) override;
     /**
-     * `listener` is called with the port after each SetPortRate, until RemoveRateListener with
-     * the same `owner` (a transport on this network, which removes itself when disposed).
+     * Links down from now on (every one that is, replacing the previous set; none brings all
+     * back) and the routes over the others: the network has counted what its connections sent
+     * so far, and its listeners re-route every connection (RerouteConnection).
      */
-    void AddRateListener(const void* owner, std::function<void(uint32_t port)> listener);
-    void RemoveRateListener(const void* owner);
+    void SetFailedLinks(std::vector<uint32_t> failedLinks,
+                        std::shared_ptr<const nbox::topo::Routes> routes) override;
+    /**
+     * Connection `opened` (the n-th this network routed, from 0) routed again as it was first,
+     * with the same ECMP ordinals, over the routes now in force: its ports, and in `shares`
+     * what crosses each (as RouteNewConnection).
+     */
+    std::vector<uint32_t> RerouteConnection(uint32_t opened,
+                                            std::vector<NboxFlowPaths::PortShare>& shares) const;
+    /**
+     * `rateChanged` is called with the port after each SetPortRate, `routesChanged` after each
+     * SetFailedLinks, until RemoveChangeListener with the same `owner` (a transport on this
+     * network, which removes itself when disposed).
+     */
+    void AddChangeListener(const void* owner, std::function<void(uint32_t port)> rateChanged,
+                           std::function<void()> routesChanged);
+    void RemoveChangeListener(const void* owner);
     double GetPortLatencySeconds(uint32_t port) const;
 
     /** Wire bytes of a message of `bytes` payload: its packets, the last one short. */
@@ -150,12 +166,34 @@ class NboxFlowNetwork : public NboxNetworkModel
     PacketFormat m_format;
     uint64_t m_ecmpSeed;
     bool m_spray;
+    bool m_reroutable;
     std::unique_ptr<nbox::topo::Topology> m_topology;
     std::unique_ptr<NboxFlowPaths> m_paths;
     std::vector<Port> m_ports;
     NboxMaxMinSolver m_solver;
     std::function<void()> m_flush;
-    std::vector<std::pair<const void*, std::function<void(uint32_t)>>> m_rateListeners;
+    struct ChangeListener
+    {
+        const void* owner;
+        std::function<void(uint32_t)> rateChanged;
+        std::function<void()> routesChanged;
+    };
+
+    /** Where a connection was routed from and with which ordinals (its index: the job's). */
+    struct OpenedConnection
+    {
+        uint32_t srcHost;
+        uint32_t dstHost;
+        uint32_t ordinalAtSource;
+    };
+
+    /** Ports from `srcHost` to `dstHost` for connection `id`, with `shares` (sprayed or not). */
+    std::vector<uint32_t> PathWithShares(uint32_t srcHost, uint32_t dstHost,
+                                         NboxFlowPaths::ConnectionId id,
+                                         std::vector<NboxFlowPaths::PortShare>& shares) const;
+
+    std::vector<ChangeListener> m_listeners;
+    std::vector<OpenedConnection> m_opened; //!< Reroutable: in the order they were routed
     std::vector<int> m_rankToHost;
     std::vector<uint32_t> m_openedAtHost; //!< per host: connections it opened
     uint32_t m_openedInJob;

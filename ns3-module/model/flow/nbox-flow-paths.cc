@@ -198,4 +198,12 @@ NboxFlowPaths::SprayedShares(uint32_t srcHost, uint32_t dstHost, ConnectionId id
     return out;
 }
 
+void
+NboxFlowPaths::SetRoutes(std::shared_ptr<const nbox::topo::Routes> routes)
+{
+    NS_ABORT_MSG_UNLESS(routes && routes->vertex_count() == boost::num_vertices(m_topology.graph),
+                        "NboxFlowPaths::SetRoutes: routes of another topology");
+    m_routes = std::move(routes);
+}
+
 } // namespace ns3

@@ -69,6 +69,9 @@ class NboxFlowPaths
      */
     std::vector<PortShare> SprayedShares(uint32_t srcHost, uint32_t dstHost, ConnectionId id) const;
 
+    /** From now on, paths follow `routes` (computed for the same topology: links down). */
+    void SetRoutes(std::shared_ptr<const nbox::topo::Routes> routes);
+
     /** The address the packet model gives vertex `v`'s end of link `linkId`. */
     uint32_t LinkAddress(uint32_t linkId, nbox::topo::Vertex v) const;
 

@@ -45,7 +45,8 @@ NboxFlowTransport::NboxFlowTransport(Ptr<NboxFlowNetwork> network,
     // The network has flushed every connection up to now at the old rates and changed the
     // solver's capacity: the connections through the port get their new rates at this instant
     // (a lone head among them is rescheduled by Solve like any other whose rate changed).
-    m_network->AddRateListener(this, [this](uint32_t) { ScheduleSolve(); });
+    m_network->AddChangeListener(
+        this, [this](uint32_t) { ScheduleSolve(); }, [this]() { Reroute(); });
 }
 
 NboxFlowTransport::~NboxFlowTransport() = default;
@@ -63,7 +64,7 @@ NboxFlowTransport::DoDispose()
     if (m_network)
     {
         m_network->SetFlush(nullptr);
-        m_network->RemoveRateListener(this);
+        m_network->RemoveChangeListener(this);
     }
     m_network = nullptr;
     NboxTransport::DoDispose();
@@ -366,6 +367,46 @@ NboxFlowTransport::Solve()
         c.rate = m_network->GetSolver().GetRate(change.flow);
         ScheduleHeadSent(id, now);
     }
+}
+
+void
+NboxFlowTransport::Reroute()
+{
+    // The network has counted every connection's bytes up to now. Each connection takes the
+    // path its ECMP choice gives over the new routes; one that is sending goes on from where
+    // it is on its new path as a new flow, rated with the rest at this instant. A lone head
+    // becomes an ordinary one first, so that no lone flow is left on a link another joins.
+    const Time now = Simulator::Now();
+    NboxMaxMinSolver& solver = m_network->GetSolver();
+    const double weight = m_network->GetWireRatio();
+    for (uint32_t id = 0; id < m_connections.size(); ++id)
+    {
+        Connection& c = m_connections[id];
+        c.ports = m_network->RerouteConnection(id, c.shares);
+        c.uses.clear();
+        for (const NboxFlowPaths::PortShare& s : c.shares)
+        {
+            c.uses.push_back({s.port, weight * s.share});
+        }
+        if (c.flow < 0)
+        {
+            continue;
+        }
+        if (c.lone)
+        {
+            Unlone(c, now);
+        }
+        solver.RemoveFlow(static_cast<uint32_t>(c.flow));
+        m_connectionOfFlow[c.flow] = kNoConnection;
+        const uint32_t flow = solver.AddFlow(c.uses);
+        if (flow >= m_connectionOfFlow.size())
+        {
+            m_connectionOfFlow.resize(flow + 1, kNoConnection);
+        }
+        m_connectionOfFlow[flow] = id;
+        c.flow = flow;
+    }
+    ScheduleSolve();
 }
 
 void

@@ -104,6 +104,8 @@ class NboxFlowTransport : public NboxTransport
      */
     void SettleLoneNeighbours(uint32_t id, bool added, Time now);
     void ScheduleSolve();
+    /** After the network's SetFailedLinks: every connection on its path over the new routes. */
+    void Reroute();
     void Solve();
     /** Delivers the message parked in m_deliveries[slot] (HeadSent, or ScheduleHeadSent for a
      * lone head, schedules it). */

@@ -154,6 +154,19 @@ NboxEcmpRouting::SetDefaultRoute(const std::vector<NextHop>& nextHops)
     m_defaultSet = AddNextHopSet(nextHops);
 }
 
+void
+NboxEcmpRouting::ClearRoutes()
+{
+    NS_LOG_FUNCTION(this);
+    NS_ABORT_MSG_IF(m_flowletSwitching,
+                    "NboxEcmpRouting::ClearRoutes: flowlets keep their sets; not supported");
+    m_nextHopSets.clear();
+    m_setIndex.clear();
+    m_routes.clear();
+    m_sprayNext.clear();
+    m_defaultSet = kNoDefaultRoute;
+}
+
 std::vector<NboxEcmpRouting::NextHop>
 NboxEcmpRouting::GetDefaultRoute() const
 {

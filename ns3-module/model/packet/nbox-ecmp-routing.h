@@ -78,6 +78,12 @@ class NboxEcmpRouting : public Ipv4RoutingProtocol
      * node over `nextHops` (not empty). A later call replaces the earlier one.
      */
     void SetDefaultRoute(const std::vector<NextHop>& nextHops);
+    /**
+     * Forgets every route, next-hop set and the default route, so that a builder can install
+     * the routes of a changed fabric (links down or back). Spraying starts each new set at
+     * its first member. Not with flowlet switching, whose flows keep the set they were given.
+     */
+    void ClearRoutes();
 
     /** The default route's next hops (empty when there is none). */
     std::vector<NextHop> GetDefaultRoute() const;

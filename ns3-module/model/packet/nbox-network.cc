@@ -2,10 +2,16 @@
 
 #include "ns3/callback.h"
 #include "ns3/data-rate.h"
+#include "ns3/double.h"
+#include "ns3/enum.h"
 #include "ns3/log.h"
 #include "ns3/net-device.h"
 #include "ns3/node.h"
+#include "ns3/object-factory.h"
 #include "ns3/packet.h"
+#include "ns3/point-to-point-net-device.h"
+
+#include <set>
 
 namespace ns3
 {
@@ -42,6 +48,8 @@ NboxNetwork::DoDispose()
     m_hostAddresses.clear();
     m_hosts = NodeContainer();
     m_switches = NodeContainer();
+    m_installRoutes = nullptr; // it holds the nodes and devices
+    m_linkDown = nullptr;
     Object::DoDispose();
 }
 
@@ -96,6 +104,49 @@ NboxNetwork::SetPortRate(uint32_t port, double rateBps)
     // each packet they start.
     m_ports[port].device->SetAttribute("DataRate",
                                        DataRateValue(DataRate(static_cast<uint64_t>(rateBps))));
+}
+
+void
+NboxNetwork::SetFailedLinks(std::vector<uint32_t> failedLinks,
+                            std::shared_ptr<const nbox::topo::Routes> routes)
+{
+    NS_LOG_FUNCTION(this << failedLinks.size());
+    NS_ABORT_MSG_UNLESS(m_installRoutes,
+                        "NboxNetwork::SetFailedLinks: the network was not built reroutable");
+    if (!m_linkDown)
+    {
+        // A rate of 1 drops every packet (RateErrorModel draws u < 1 from its own stream).
+        m_linkDown = CreateObjectWithAttributes<RateErrorModel>(
+            "ErrorRate", DoubleValue(1.0), "ErrorUnit",
+            EnumValue(RateErrorModel::ERROR_UNIT_PACKET));
+    }
+    const std::set<uint32_t> failed(failedLinks.begin(), failedLinks.end());
+    for (size_t i = 0; i < m_ports.size(); ++i)
+    {
+        const Port& port = m_ports[i];
+        Ptr<PointToPointNetDevice> device = DynamicCast<PointToPointNetDevice>(port.device);
+        NS_ABORT_MSG_UNLESS(device, "NboxNetwork::SetFailedLinks: only the TCP path's "
+                                    "point-to-point devices can fail");
+        if (!m_countsLinkLosses)
+        {
+            // What a failed link loses is a drop of the port that sent it: the other side of
+            // the link (ports come in pairs, 2 x link id + side).
+            const Port& sender = m_ports[i ^ 1];
+            NS_ASSERT(sender.linkId == port.linkId);
+            device->TraceConnectWithoutContext(
+                "PhyRxDrop", MakeBoundCallback(&CountDeviceDrop, sender.counters));
+        }
+        // The port's device receives what the other end of its link sends.
+        device->SetReceiveErrorModel(failed.count(port.linkId) ? m_linkDown : nullptr);
+    }
+    m_countsLinkLosses = true;
+    m_installRoutes(*routes);
+}
+
+void
+NboxNetwork::SetRouteInstaller(std::function<void(const nbox::topo::Routes&)> installer)
+{
+    m_installRoutes = std::move(installer);
 }
 
 Ptr<NetDevice>

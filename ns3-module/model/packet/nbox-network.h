@@ -5,6 +5,7 @@
 #ifndef NBOX_NETWORK_H
 #define NBOX_NETWORK_H
 
+#include "ns3/error-model.h"
 #include "ns3/ipv4-address.h"
 #include "ns3/nbox-network-model.h"
 #include "ns3/nbox-port-counter-source.h"
@@ -14,6 +15,7 @@
 #include "ns3/simple-ref-count.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,17 @@ class NboxNetwork : public NboxNetworkModel
      * finishes at the old rate), as an interface renegotiated to a lower speed would.
      */
     void SetPortRate(uint32_t port, double rateBps) override;
+    /**
+     * The failed links' devices drop every packet that reaches them from now on (what was on
+     * the wire or queued for it is lost, counted as a drop of the port that sent it, and the
+     * transport recovers it), the others carry
+     * again, and every node's routes are those of `routes`. Needs a network built reroutable
+     * (NboxNetworkConfig::reroutable) over point-to-point devices: the TCP path.
+     */
+    void SetFailedLinks(std::vector<uint32_t> failedLinks,
+                        std::shared_ptr<const nbox::topo::Routes> routes) override;
+    /** What SetFailedLinks calls to install `routes` on every node (the helper's builder). */
+    void SetRouteInstaller(std::function<void(const nbox::topo::Routes&)> installer);
     /** The device and queue disc of port `portIndex` (in GetStats().ports order). */
     Ptr<NetDevice> GetPortDevice(uint32_t portIndex) const;
     Ptr<QueueDisc> GetPortQueueDisc(uint32_t portIndex) const;
@@ -112,6 +125,9 @@ class NboxNetwork : public NboxNetworkModel
     NodeContainer m_switches;
     std::vector<Ipv4Address> m_hostAddresses;
     std::vector<Port> m_ports;
+    std::function<void(const nbox::topo::Routes&)> m_installRoutes; //!< reroutable builds only
+    Ptr<ErrorModel> m_linkDown;      //!< what a failed link's devices receive through: nothing
+    bool m_countsLinkLosses = false; //!< devices' PhyRxDrop counted at the sending port
 };
 
 } // namespace ns3

@@ -9,8 +9,11 @@
 
 #include "ns3/object.h"
 
+#include "topologies/topology.h"
+
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,6 +97,17 @@ class NboxNetworkModel : public Object
      * message already on its way is affected is the model's (its README says).
      */
     virtual void SetPortRate(uint32_t port, double rateBps) = 0;
+
+    /**
+     * From now on the links `failedLinks` (link ids: every link down at this moment, an empty
+     * list when all are back) carry nothing, and traffic follows `routes`, the topology's
+     * equal-cost routes over the other links (nbox::topo::ComputeEqualCostRoutes with them).
+     * Whether a model re-routes, and what becomes of data on a failed link, is the model's
+     * (its README says); a model that does not re-route is refused such changes before a run.
+     */
+    virtual void SetFailedLinks(std::vector<uint32_t> failedLinks,
+                                std::shared_ptr<const nbox::topo::Routes> routes)
+        = 0;
 };
 
 } // namespace ns3

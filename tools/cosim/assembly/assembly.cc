@@ -78,7 +78,7 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_
         a.topology.hosts.size()));
   }
   a.rank_to_host = topo::PlaceRanks(a.topology, s.job.world_size);
-  a.changes = ResolveTimedChanges(s, a.topology);
+  a.changes = ResolveTimedChanges(s, a.topology, a.rank_to_host);
   a.memory = EstimateNetworkMemory(s, a.topology);
   RefuseUnlessItFits(a.memory, available_bytes, s);
   BuiltNetwork built = BuildNetworkModel(s, a.topology, a.rank_to_host);
@@ -216,7 +216,7 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   RefuseUnlessItFits(a.memory, available_bytes, s);
   a.job = helper.Install(programs, std::move(communicators));
   ReserveRunRecords(a.records, *a.job->GetRecords());
-  ScheduleTimedChanges(a.net.changes, fleet_factors, a.net.model, a.job);
+  ScheduleTimedChanges(a.net.changes, fleet_factors, a.net.topology, a.net.model, a.job);
   return a;
 }
 

@@ -41,10 +41,11 @@ BuiltNetwork Build(const scenario::Scenario& s, const topo::Topology& topology,
   return built;
 }
 
-ConnectionMemoryCost ConnectionCost(const scenario::Scenario&) {
+ConnectionMemoryCost ConnectionCost(const scenario::Scenario& s) {
   // Measured (memory_estimate.h): a direct all-reduce's, every one carrying, 0.3 KiB; DLRM's
-  // 8.4 million, nearly all idle, 235 bytes.
-  return {307, 235};
+  // 8.4 million, nearly all idle, 235 bytes. Plus, where links fail, its record for re-routing.
+  const double rerouting = ReroutingBytesPerConnection(s);
+  return {307 + rerouting, 235 + rerouting};
 }
 
 std::string Describe(const SettingText& setting) {

@@ -6,6 +6,7 @@
 #include "ns3/enum.h"
 #include "ns3/nbox-flow-transport.h"
 #include "ns3/uinteger.h"
+#include "tools/cosim/scenario/timed_change_values.h"
 
 namespace nbox::cosim {
 namespace {
@@ -19,12 +20,14 @@ BuiltNetwork Build(const scenario::Scenario& s, const topo::Topology& topology,
   return built;
 }
 
-ConnectionMemoryCost ConnectionCost(const scenario::Scenario&) {
+ConnectionMemoryCost ConnectionCost(const scenario::Scenario& s) {
   // Measured (memory_estimate.h): a carrying connection 2.4 KiB (a direct all-reduce's, from
   // 1 to 4 channels at W = 256: its flow in the solver, its messages); an idle one 432 bytes
   // (its record, route and empty queue; DLRM's 1.8 million at W = 1,024, with freed pages
-  // returned at once: tools/jemalloc_options.cc).
-  return {2.4 * 1024, 432};
+  // returned at once: tools/jemalloc_options.cc). Plus, where links fail, its record for
+  // re-routing.
+  const double rerouting = ReroutingBytesPerConnection(s);
+  return {2.4 * 1024 + rerouting, 432 + rerouting};
 }
 
 std::string Describe(const SettingText& setting) {
@@ -46,6 +49,7 @@ ns3::Ptr<ns3::NboxFlowNetwork> BuildFlowPorts(const scenario::Scenario& s,
                                            : ns3::NboxFlowNetwork::TCP_PACKETS));
   network->SetAttribute("EcmpSeed", ns3::UintegerValue(s.job.seed));
   network->SetAttribute("Spray", ns3::BooleanValue(s.network.routing == scenario::Routing::kSpray));
+  network->SetAttribute("Reroutable", ns3::BooleanValue(scenario::HasLinkFailures(s.events)));
   network->Build(topology);
   return network;
 }
@@ -55,6 +59,12 @@ NetworkMemoryCost FlowPortsMemoryCost(const scenario::Scenario&) {
   // records; a route is a row's 4-byte set id and 2-byte hop count (topologies/routes.cc);
   // the rest as fitted.
   return {19.9 * kNetworkMiB, 1090, 6.0};
+}
+
+double ReroutingBytesPerConnection(const scenario::Scenario& s) {
+  // NboxFlowNetwork's record of a connection's hosts and ordinal (12 bytes), in a vector that
+  // may hold up to twice its size while it grows.
+  return scenario::HasLinkFailures(s.events) ? 24 : 0;
 }
 
 uint64_t FlowPortsRouteEntries(const scenario::Scenario&, const topo::Topology& topology) {

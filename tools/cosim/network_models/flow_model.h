@@ -16,6 +16,9 @@ ns3::Ptr<ns3::NboxFlowNetwork> BuildFlowPorts(const scenario::Scenario& scenario
 // What a build of those ports and routes holds: measured cost and route entries.
 NetworkMemoryCost FlowPortsMemoryCost(const scenario::Scenario& scenario);
 uint64_t FlowPortsRouteEntries(const scenario::Scenario& scenario, const topo::Topology& topology);
+// What each connection costs the flow ports besides its transport's record: its record for
+// re-routing when the scenario takes links down (0 otherwise).
+double ReroutingBytesPerConnection(const scenario::Scenario& scenario);
 
 // Refuses network.routing = flowlet: flowlets end at pauses between packets, which only the
 // packet model has (NboxFlowletTable in NboxRoceSwitch and NboxEcmpRouting). Spraying the flow

@@ -11,6 +11,7 @@
 #include "ns3/nbox-tcp-transport.h"
 #include "tools/cosim/network_models/roce_network.h"
 #include "tools/cosim/scenario/cross_key_rules.h"
+#include "tools/cosim/scenario/timed_change_values.h"
 
 namespace nbox::cosim {
 namespace {
@@ -99,6 +100,7 @@ ns3::NboxNetworkConfig MakeNetworkConfig(const scenario::Scenario& s) {
   c.flowletTimeoutSeconds =
       s.network.routing == scenario::Routing::kFlowlet ? s.network.flowlet_timeout_s : 0;
   c.spraying = s.network.routing == scenario::Routing::kSpray;
+  c.reroutable = scenario::HasLinkFailures(s.events);
   return c;
 }
 
@@ -122,6 +124,34 @@ void RefuseTcpMinRtoBelowTheRoundTrip(const scenario::Scenario& s, const topo::T
   if (!refusal.empty()) throw std::invalid_argument(s.path + ": " + refusal);
 }
 
+// The scenario's rules for this model: TCP's minimum timeout, and link failures only where
+// its routes can be re-installed: on TCP (the RoCE switches and NICs keep their own tables),
+// without flowlets (a flow keeps the path its flowlet was given).
+void CheckPacketScenario(scenario::RuleContext& context) {
+  scenario::CheckTcpMinRto(context);
+  const scenario::Scenario& s = context.scenario();
+  if (!scenario::HasLinkFailures(s.events)) return;
+  const char* refusal = nullptr;
+  if (s.network.transport == scenario::Transport::kRoce) {
+    refusal =
+        "on RoCE packets (network.transport = roce) the switches and NICs keep the routes "
+        "they were built with: run it on TCP packets or on network.model = flow";
+  } else if (s.network.routing == scenario::Routing::kFlowlet) {
+    refusal =
+        "flowlet switching (network.routing = flowlet) keeps each flow on the set of paths "
+        "it was given: use ecmp or spray";
+  }
+  if (refusal == nullptr) return;
+  for (const scenario::TimedChange& change : s.events.changes) {
+    if (change.kind == scenario::TimedChange::Kind::kLinksDown ||
+        change.kind == scenario::TimedChange::Kind::kLinksUp) {
+      context.Fail(fmt::format("[events] at = '{}': links that fail and come back: {}",
+                               scenario::TimedChangeText(change), refusal));
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 const NetworkModel& PacketModel() {
@@ -132,7 +162,7 @@ const NetworkModel& PacketModel() {
                                      ConnectionCost,
                                      Describe,
                                      "",
-                                     scenario::CheckTcpMinRto,
+                                     CheckPacketScenario,
                                      RefuseTcpMinRtoBelowTheRoundTrip};
   return model;
 }

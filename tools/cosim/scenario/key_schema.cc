@@ -422,10 +422,12 @@ std::vector<KeySpec> EventsKeys() {
       {"events", "slowdown", "how many times as long events.slow_gpus compute (1.3: 30% slower)",
        Real(events(&EventsSection::slowdown), 1, 100)},
       {"events", "at",
-       "a change to the cluster at a moment of the run, on every network model: GPUs slowing "
-       "down (a straggler from then on; compute already started keeps its time) or a link's "
-       "rate (a degraded link: what crosses it from then on moves at the new rate); may be "
-       "given many times",
+       "a change to the cluster at a moment of the run: GPUs slowing down (a straggler from "
+       "then on; compute already started keeps its time) or a link's rate (a degraded link: "
+       "what crosses it from then on moves at the new rate), on every network model; links or "
+       "a switch failing and coming back (the routes recomputed over the links left, every "
+       "connection re-routed as its ECMP hash picks; on TCP packets what was on a failed link "
+       "is lost and retransmitted), on every model but RoCE packets; may be given many times",
        TimedChanges(events(&EventsSection::changes))},
   };
 }
@@ -491,8 +493,9 @@ const std::vector<SectionSpec>& ScenarioSections() {
       {"events",
        "A cluster that is not ideal, on every network model: GPUs that are not all alike (a "
        "fleet's spread of compute speeds, stragglers; emulated ranks, a real rank computes as it "
-       "does) and changes at moments of the run (GPUs slowing down, links degraded or "
-       "restored). Times are simulated, from the run's start, as in results.json."},
+       "does) and changes at moments of the run (GPUs slowing down, links degraded, links and "
+       "switches failing and coming back). Times are simulated, from the run's start, as in "
+       "results.json."},
       {"debug", "Settings for debugging nbox itself; none changes a result."},
       {"servers",
        "Scale-up servers that topology.kind = rail is built of: GPUs on one NVSwitch, a NIC per "

@@ -228,14 +228,17 @@ struct RealRanksSection {
 // GPUs that are not all alike: how long each emulated rank's compute takes against the
 // workload's figure (tools/cosim/assembly/compute_time_factors.h).
 // A change to the cluster at a moment of the run ([events] at): a GPU slowing down (or back to
-// its speed), or a link's rate changing (tools/cosim/assembly/timed_changes.h carries them out).
+// its speed), a link's rate changing, links or a switch failing or coming back
+// (tools/cosim/assembly/timed_changes.h carries them out).
 struct TimedChange {
-  enum class Kind { kGpuSlowdown, kLinkRate };
+  enum class Kind { kGpuSlowdown, kLinkRate, kLinksDown, kLinksUp };
   double at_s = 0;  // simulated time from the run's start
   Kind kind = Kind::kGpuSlowdown;
   std::vector<int> ranks;  // kGpuSlowdown: whose GPUs
   double slowdown = 1;     // kGpuSlowdown: their compute takes this many times as long from then
-  std::string node_a;      // kLinkRate: the links joining these two nodes of the topology
+  // The other kinds: the links joining these two nodes of the topology, or with `node_b`
+  // empty every link of switch `node_a`.
+  std::string node_a;
   std::string node_b;
   double rate_bps = 0;  // kLinkRate: each direction's rate from then on
 };

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tools/cosim/scenario/realranks_values.h"
 #include "topologies/topology.h"
 
@@ -45,6 +47,22 @@ std::optional<TimedChange> ReadTimedChange(std::string_view text) {
     change.slowdown = *slowdown;
     return change;
   }
+  const auto up_or_down = [&](std::string_view word) -> std::optional<TimedChange::Kind> {
+    if (word == "down") return TimedChange::Kind::kLinksDown;
+    if (word == "up") return TimedChange::Kind::kLinksUp;
+    return std::nullopt;
+  };
+  if (words[1] == "link" && words.size() == 5 && up_or_down(words[4]) && words[2] != words[3]) {
+    change.kind = *up_or_down(words[4]);
+    change.node_a = std::string(words[2]);
+    change.node_b = std::string(words[3]);
+    return change;
+  }
+  if (words[1] == "switch" && words.size() == 4 && up_or_down(words[3])) {
+    change.kind = *up_or_down(words[3]);
+    change.node_a = std::string(words[2]);
+    return change;
+  }
   if (words[1] == "link" && words.size() == 6 && words[4] == "rate") {
     change.kind = TimedChange::Kind::kLinkRate;
     const std::optional<double> rate = ReadRate(words[5]);
@@ -65,17 +83,33 @@ std::string TimedChangeText(const TimedChange& change) {
     return fmt::format("{} gpu {} slowdown {}", DurationText(change.at_s),
                        RankListText(change.ranks), RealText(change.slowdown));
   }
-  return fmt::format("{} link {} {} rate {}", DurationText(change.at_s), change.node_a,
-                     change.node_b, RateText(change.rate_bps));
+  if (change.kind == TimedChange::Kind::kLinkRate) {
+    return fmt::format("{} link {} {} rate {}", DurationText(change.at_s), change.node_a,
+                       change.node_b, RateText(change.rate_bps));
+  }
+  const char* state = change.kind == TimedChange::Kind::kLinksDown ? "down" : "up";
+  if (change.node_b.empty()) {
+    return fmt::format("{} switch {} {}", DurationText(change.at_s), change.node_a, state);
+  }
+  return fmt::format("{} link {} {} {}", DurationText(change.at_s), change.node_a, change.node_b,
+                     state);
+}
+
+bool HasLinkFailures(const EventsSection& events) {
+  return std::any_of(events.changes.begin(), events.changes.end(), [](const TimedChange& c) {
+    return c.kind == TimedChange::Kind::kLinksDown || c.kind == TimedChange::Kind::kLinksUp;
+  });
 }
 
 ValueKind TimedChanges(Field<EventsSection, std::vector<TimedChange>> field) {
   ValueKind kind;
   kind.expected = fmt::format(
       "TIME gpu RANKS slowdown X (X from 1 to {}: from TIME on those GPUs compute X times as "
-      "long; 1 = their own speed again) or TIME link NODE NODE rate RATE (every link joining "
-      "the two nodes runs at RATE each way from TIME on), TIME from 0s to {}, such as '2ms gpu "
-      "3 slowdown 1.3' or '1s link leaf0 spine1 rate 100Gbps'; give the key once per change",
+      "long; 1 = their own speed again), TIME link NODE NODE rate RATE (every link joining "
+      "the two nodes runs at RATE each way from TIME on), TIME link NODE NODE down|up or TIME "
+      "switch NODE down|up (those links, or every link of the switch, fail or come back; "
+      "routes follow), TIME from 0s to {}, such as '2ms gpu 3 slowdown 1.3', '1s link leaf0 "
+      "spine1 rate 100Gbps' or '1s switch spine1 down'; give the key once per change",
       RealText(kMaxSlowdown), DurationText(kLatestChangeS));
   kind.repeatable = true;
   kind.parse = [=](std::string_view text, Scenario& scenario) {

@@ -20,6 +20,10 @@ std::optional<TimedChange> ReadTimedChange(std::string_view text);
 // The text ReadTimedChange reads back to `change`.
 std::string TimedChangeText(const TimedChange& change);
 
+// Whether any change takes links or a switch down (or back up): the network must be able to
+// re-route its connections.
+bool HasLinkFailures(const EventsSection& events);
+
 // A repeatable key whose every value adds its changes (one, or several separated by ';') to
 // `field`, in order.
 ValueKind TimedChanges(Field<EventsSection, std::vector<TimedChange>> field);
