@@ -132,11 +132,32 @@ void RealRankBridge::AddToFailure(const std::string& more) {
   if (!failure_.empty() && failure_.find(more) == std::string::npos) failure_ += "; " + more;
 }
 
+void RealRankBridge::Note(int rank, const char* what, uint64_t vtime) {
+  RankActivity& a = Activity(rank);
+  a.recent[a.noted % kFramesNoted] = {what, vtime, NowNs(), bounds_->Bound(rank)};
+  ++a.noted;
+}
+
+std::string RealRankBridge::RecentFrames(int rank) {
+  const RankActivity& a = Activity(rank);
+  std::string text;
+  const size_t first = a.noted > kFramesNoted ? a.noted - kFramesNoted : 0;
+  for (size_t i = first; i < a.noted; ++i) {
+    const FrameNote& n = a.recent[i % kFramesNoted];
+    if (!text.empty()) text += "; ";
+    text += fmt::format("{} {} ns at {} ns -> {}", n.what, n.vtime, n.now,
+                        n.bound == RankBounds::kUnbounded ? std::string("unbounded")
+                                                          : std::to_string(n.bound) + " ns");
+  }
+  return text.empty() ? "none" : text;
+}
+
 void RealRankBridge::NoteCompletion(int rank, uint64_t delivery_ns) {
   if (Tracing())
     std::cerr << fmt::format("trace: complete r{} d={} wall={}\n", rank, delivery_ns,
                              config_.wall_ns ? config_.wall_ns() : 0);
   bounds_->OnWakeup(rank, delivery_ns);
+  Note(rank, "completion", delivery_ns);
   UpdateWaiting(rank);
   if (config_.realtime && config_.wall_ns) {
     const uint64_t wall = config_.wall_ns();
@@ -178,8 +199,9 @@ bool RealRankBridge::ScheduleAt(int rank, uint64_t vtime, const char* what,
   if (vtime < now) {
     Fail(
         fmt::format("{} broke the clock protocol: its {} at virtual time {} ns is before the "
-                    "simulator's clock, {} ns (it posted before a time it had promised)",
-                    Name(rank), what, vtime, now));
+                    "simulator's clock, {} ns (it posted before a time it had promised; its "
+                    "last frames, time at simulator's clock -> its bound after: {})",
+                    Name(rank), what, vtime, now, RecentFrames(rank)));
     return false;
   }
   Schedule(rank, vtime, std::move(action));
@@ -205,6 +227,7 @@ void RealRankBridge::OnConnection(const bridge::server::ConnectionInfo& connecti
   for (int rank : {connection.sender, connection.receiver}) {
     if (activity_.count(rank) == 0) continue;  // emulated end
     bounds_->OnWakeup(rank, connection.vtime);
+    Note(rank, "connection", connection.vtime);
     UpdateWaiting(rank);
   }
 }
@@ -216,6 +239,7 @@ void RealRankBridge::OnPost(const bridge::server::Post& post) {
                              post.vtime, NowNs(), bounds_->Bound(post.rank));
   }
   bounds_->OnActivity(post.rank, post.vtime);
+  Note(post.rank, post.kind == PostKind::kSend ? "send" : "receive", post.vtime);
   UpdateWaiting(post.rank);
   RealRankReport& r = Activity(post.rank).report;
   const auto rank = static_cast<uint32_t>(post.rank);
@@ -256,6 +280,11 @@ void RealRankBridge::OnRankPromise(const bridge::server::RankPromise& promise) {
   // wait in the plugin (waitEvents; the host runtime's bootstrap waits elsewhere, with its
   // clock running), and a connection wakes it at the simulator's clock when it was made.
   bounds_->OnPromise(rank, promise.vtime, promise.blocked, promise.saw_every_wakeup);
+  Note(rank,
+       !promise.blocked           ? "promise"
+       : promise.saw_every_wakeup ? "blocked promise"
+                                  : "blocked promise (not every wake-up seen)",
+       promise.vtime);
   if (promise.blocked && promise.saw_every_wakeup) {
     a.blocked_since = std::make_pair(promise.vtime, WallClock::now());
   }
@@ -270,6 +299,7 @@ void RealRankBridge::OnHeartbeat(int rank, uint64_t vtime) {
     // would take it back). Its clock is the wall clock and never stops, so the heartbeat's time
     // bounds its posts all the same; it does not end the wait.
     bounds_->OnHeartbeat(rank, vtime, false);
+    Note(rank, "heartbeat", vtime);
     UpdateWaiting(rank);
     return;
   }
@@ -286,11 +316,13 @@ void RealRankBridge::OnHeartbeat(int rank, uint64_t vtime) {
     running = static_cast<double>(vtime - a.blocked_since->first) > 0.5 * wall_ns;
   }
   bounds_->OnHeartbeat(rank, vtime, running);
+  Note(rank, running ? "heartbeat (running)" : "heartbeat", vtime);
   UpdateWaiting(rank);
 }
 
 void RealRankBridge::OnOp(int rank, const bridge::wire::OpReport& op) {
   bounds_->OnActivity(rank, op.vtime);
+  Note(rank, "op report", op.vtime);
   UpdateWaiting(rank);
   RankActivity& a = Activity(rank);
   // Op reports feed the report and mirror mode; one that arrives behind the simulator's clock

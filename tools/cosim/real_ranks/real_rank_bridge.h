@@ -17,6 +17,7 @@
 // blocked promise made before the rank saw its connection is a plain one.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -87,6 +88,16 @@ class RealRankBridge : public bridge::server::BridgeSink {
   void SetLaunchedPid(int rank, uint32_t pid) { launched_pid_[rank] = pid; }
 
  private:
+  // A frame or wake-up that moved a rank's bound: what, its time, the simulator's clock then
+  // and the rank's bound after it.
+  struct FrameNote {
+    const char* what = "";
+    uint64_t vtime = 0;
+    uint64_t now = 0;
+    uint64_t bound = 0;
+  };
+  static constexpr size_t kFramesNoted = 8;
+
   struct RankActivity {
     RealRankReport report;
     std::map<int, uint64_t> iteration_begin_ns;  // iteration -> its begin mark
@@ -95,9 +106,17 @@ class RealRankBridge : public bridge::server::BridgeSink {
     std::optional<std::pair<uint64_t, WallClock::time_point>> blocked_since;
     uint64_t scheduled = 0;  // its posts and reports scheduled in ns-3, not executed yet
     std::string last_call;   // the last collective its program reported, for errors
+    // What last moved its bound, oldest first once full (RecentFrames).
+    std::array<FrameNote, kFramesNoted> recent{};
+    size_t noted = 0;
   };
 
   RankActivity& Activity(int rank);
+  // Notes what `rank`'s frame or wake-up was and where it left the rank's bound.
+  void Note(int rank, const char* what, uint64_t vtime);
+  // "promise 120.96 ms (blocked) at 120.95 ms -> unbounded; ...": the rank's recent frames,
+  // for an error about its clock.
+  std::string RecentFrames(int rank);
   void NoteCompletion(int rank, uint64_t delivery_ns);
   void UpdateWaiting(int rank);
   // Schedules `action` of `rank` at virtual time `at` (>= now), counted in `scheduled`.
