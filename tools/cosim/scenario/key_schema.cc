@@ -495,7 +495,9 @@ const std::vector<SectionSpec>& ScenarioSections() {
        "fleet's spread of compute speeds, stragglers; emulated ranks, a real rank computes as it "
        "does) and changes at moments of the run (GPUs slowing down, links degraded, links and "
        "switches failing and coming back). Times are simulated, from the run's start, as in "
-       "results.json."},
+       "results.json; nodes are named as the topology names them (topologies/README.md: h0, "
+       "sw0, leaf0, spine0; on a rail fabric s0g3, nvsw0, rail3; results.json's network ports "
+       "name both ends of every link)."},
       {"debug", "Settings for debugging nbox itself; none changes a result."},
       {"servers",
        "Scale-up servers that topology.kind = rail is built of: GPUs on one NVSwitch, a NIC per "
