@@ -418,9 +418,9 @@ std::vector<KeySpec> EventsKeys() {
       {"events", "slow_gpus",
        "ranks whose GPU computes events.slowdown times as long as the others for the whole run "
        "(stragglers); empty = none",
-       RankList(events(&EventsSection::slow_gpus), 65535)},
+       RankList(events(&EventsSection::slow_gpus), kMaxEventRank)},
       {"events", "slowdown", "how many times as long events.slow_gpus compute (1.3: 30% slower)",
-       Real(events(&EventsSection::slowdown), 1, 100)},
+       Real(events(&EventsSection::slowdown), 1, kMaxSlowdown)},
       {"events", "at",
        "a change to the cluster at a moment of the run: GPUs slowing down (a straggler from "
        "then on; compute already started keeps its time) or a link's rate (a degraded link: "

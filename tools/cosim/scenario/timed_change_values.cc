@@ -10,11 +10,6 @@
 namespace nbox::scenario {
 namespace {
 
-// The largest rank a change may name (as [events] slow_gpus) and its slowdown's range (as
-// [events] slowdown: 1 puts a GPU back to its speed).
-constexpr int kMaxRank = 65535;
-constexpr double kMaxSlowdown = 100;
-
 std::vector<std::string_view> Words(std::string_view text) {
   std::vector<std::string_view> words;
   size_t i = 0;
@@ -38,7 +33,7 @@ std::optional<TimedChange> ReadTimedChange(std::string_view text) {
   change.at_s = *at;
   if (words[1] == "gpu" && words.size() == 5 && words[3] == "slowdown") {
     change.kind = TimedChange::Kind::kGpuSlowdown;
-    std::optional<std::vector<int>> ranks = ReadRankList(words[2], kMaxRank);
+    std::optional<std::vector<int>> ranks = ReadRankList(words[2], kMaxEventRank);
     const std::optional<double> slowdown = ReadReal(words[4]);
     if (!ranks || ranks->empty() || !slowdown || *slowdown < 1 || *slowdown > kMaxSlowdown) {
       return std::nullopt;

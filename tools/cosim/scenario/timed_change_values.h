@@ -13,6 +13,10 @@ namespace nbox::scenario {
 
 // The latest moment a change may name, in simulated seconds (a day).
 inline constexpr double kLatestChangeS = 86400;
+// The largest rank a GPU change names, and the range of its slowdown (1 puts a GPU back to its
+// speed); [events] slow_gpus and slowdown take the same.
+inline constexpr int kMaxEventRank = 65535;
+inline constexpr double kMaxSlowdown = 100;
 
 // One change, "TIME gpu RANKS slowdown X" or "TIME link NODE NODE rate RATE" (words separated
 // by spaces); nothing when the text is not one of them or a value is out of range.
