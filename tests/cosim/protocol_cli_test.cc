@@ -50,6 +50,38 @@ TEST_P(Protocols, SimpleAddsNcclsLatenciesAndLlItsSlowerPace) {
 
 INSTANTIATE_TEST_SUITE_P(EveryModel, Protocols, ::testing::Values("packet", "flow", "analytical"));
 
+class AllToAllProtocol : public CliTest {
+ protected:
+  AllToAllProtocol() : CliTest("nbox-alltoall-protocol") {}
+};
+
+// An all-to-all runs NCCL's point-to-point protocol: LL for messages of up to
+// NCCL_P2P_LL_THRESHOLD (16 KiB), else Simple. An MoE's dispatch and combine are all-to-all-v
+// (their size 0, the sizes in their matrix): they go by their mean message. With hidden 512, a
+// rank of the t = 2 (sequence-parallel) job sends its 256 tokens x top-2 x 512 x 2 bytes = 512
+// KiB, 64 KiB to each of 8 peers: Simple (they once took LL by their size of 0, four times the
+// bytes on the links); with hidden 32, 4 KiB a peer: LL.
+TEST_F(AllToAllProtocol, AllToAllVGoesByItsMeanMessage) {
+  for (const int hidden : {512, 32}) {
+    const fs::path out = dir_ / std::to_string(hidden);
+    const auto run = RunCosim(
+        "tests/cosim/fixtures/moe_rail.ini --set network.model=flow "
+        "--set collectives.protocol=auto --set workload.hidden=" +
+        std::to_string(hidden) + " --set output.trace=none --out " + out.string());
+    ASSERT_EQ(run.status, 0) << run.output;
+    int checked = 0;
+    const auto results = ReadJson(out / "results.json");
+    for (const auto& c : results.at("collectives")) {
+      if (c.at("op") != "AllToAllV") continue;
+      ++checked;
+      const uint64_t per_peer = c.at("bytes").get<uint64_t>() / c.at("ranks").get<uint64_t>();
+      EXPECT_EQ(c.at("protocol"), per_peer <= 16384 ? "LL" : "Simple") << c.dump();
+      EXPECT_EQ(c.at("protocol"), hidden == 512 ? "Simple" : "LL") << c.dump();
+    }
+    EXPECT_GT(checked, 0);
+  }
+}
+
 class ProtocolOrder : public CliTest {
  protected:
   ProtocolOrder() : CliTest("nbox-protocol-order") {}

@@ -167,6 +167,7 @@ NboxCommunicator::Finish(uint32_t rank, uint64_t tag)
     if (!head.work.isTransfers)
     {
         record.algorithm = AlgorithmFor(head.work.op, head.work.bytes);
+        record.protocol = running.protocolKind;
     }
     record.bytes = RecordBytes(rank, head.work);
     record.groupSize = static_cast<int>(m_members.size());

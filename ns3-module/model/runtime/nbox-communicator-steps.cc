@@ -12,6 +12,7 @@
 #include "collectives/all_to_all.h"
 #include "collectives/protocol.h"
 #include "collectives/send_lanes.h"
+#include "collectives/traffic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -45,6 +46,7 @@ NboxCommunicator::Start(uint32_t rank, Pending pending)
             const nbox::coll::CollectiveSpec spec = SpecOf(running.pending.work);
             running.protocol
                 = nbox::coll::CostOf(spec.protocol, spec.algorithm, spec.op, ProtocolGroupOf());
+            running.protocolKind = spec.protocol;
         }
         if (!BuildsCollectiveSchedules())
         {
@@ -97,10 +99,14 @@ NboxCommunicator::StartTimed(uint32_t rank, Running& running, NboxCollectiveTime
     // The protocol's pace as more bytes (whole elements; all-to-all-v's matrix as it is) and
     // its latencies on the critical path (collectives/protocol.h).
     const double share = running.protocol.rate_share;
+    uint64_t protocolBytes = 0;
     if (share < 1 && spec.op != nbox::coll::CollectiveOp::kAllToAllV)
     {
+        const nbox::coll::CollectiveSpec own = spec;
         const uint64_t element = spec.element_bytes;
         spec.bytes = (nbox::coll::WireBytes(spec.bytes, share) + element - 1) / element * element;
+        protocolBytes = ProtocolBytesOf(own, spec);
+        m_records->protocolBytesSent += protocolBytes;
     }
     const nbox::coll::ProtocolGroup group = ProtocolGroupOf();
     const double hopsUs
@@ -111,7 +117,8 @@ NboxCommunicator::StartTimed(uint32_t rank, Running& running, NboxCollectiveTime
     const Time base = NanoSeconds(std::llround(latencyUs * 1000)) - hops;
     if (base.IsZero())
     {
-        FinishTimed(running.tag, timer.TimeCollective(spec, m_members, m_laneBase, hops));
+        FinishTimed(running.tag, timer.TimeCollective(spec, m_members, m_laneBase, hops),
+                    protocolBytes);
         return;
     }
     // The protocol's base latency first (its kernel's start), then the collective, whose
@@ -119,17 +126,44 @@ NboxCommunicator::StartTimed(uint32_t rank, Running& running, NboxCollectiveTime
     ++m_protocolWaits;
     const uint64_t tag = running.tag;
     Simulator::Schedule(base,
-                        [this, spec, tag, hops, &timer]()
+                        [this, spec, tag, hops, protocolBytes, &timer]()
                         {
                             --m_protocolWaits;
                             FinishTimed(tag,
-                                        timer.TimeCollective(spec, m_members, m_laneBase, hops));
+                                        timer.TimeCollective(spec, m_members, m_laneBase, hops),
+                                        protocolBytes);
                         });
 }
 
-void
-NboxCommunicator::FinishTimed(uint64_t tag, Time duration)
+uint64_t
+NboxCommunicator::ProtocolBytesOf(const nbox::coll::CollectiveSpec& spec,
+                                  const nbox::coll::CollectiveSpec& paced)
 {
+    const auto key = std::make_tuple(static_cast<int>(spec.op), static_cast<int>(spec.algorithm),
+                                     spec.bytes, paced.bytes, spec.root);
+    auto it = m_protocolBytesOf.find(key);
+    if (it == m_protocolBytesOf.end())
+    {
+        auto laneBytes = [](const nbox::coll::CollectiveSpec& s)
+        {
+            uint64_t total = 0;
+            nbox::coll::ForEachLane(s, [&total](const nbox::coll::LaneTraffic& lane)
+                                    { total += lane.bytes; });
+            return total;
+        };
+        it = m_protocolBytesOf.emplace(key, laneBytes(paced) - laneBytes(spec)).first;
+    }
+    return it->second;
+}
+
+void
+NboxCommunicator::FinishTimed(uint64_t tag, Time duration, uint64_t protocolBytes)
+{
+    if (protocolBytes > 0)
+    {
+        Simulator::Schedule(duration, [records = m_records, protocolBytes]()
+                            { records->protocolBytesDelivered += protocolBytes; });
+    }
     // In the order the members started it, so equal end times finish in a fixed order.
     for (uint32_t member : m_instances[tag].timedRanks)
     {
@@ -226,10 +260,11 @@ NboxCommunicator::Post(Running& running, uint32_t stepId)
     const auto channel = static_cast<uint32_t>(step.channel);
     const uint64_t message
         = m_records->messages.IsEnabled() ? LogSend(running, step) : NboxMessageLog::kNoMessage;
-    const uint32_t slot = m_sent.Park(
-        {rank, stepId, peer, channel, step.bytes, Simulator::Now(), running.tag, message});
     // On the wire the protocol's pace: its flags, its share of the links' rate.
     const uint64_t wire = nbox::coll::WireBytes(step.bytes, running.protocol.rate_share);
+    m_records->protocolBytesSent += wire - step.bytes;
+    const uint32_t slot = m_sent.Park({rank, stepId, peer, channel, step.bytes, Simulator::Now(),
+                                       running.tag, message, wire - step.bytes});
     // The callback carries the slot only: std::function holds it without allocating.
     m_transport->Send(m_members[rank], m_members[peer], m_laneBase + channel, wire,
                       [this, slot]() { OnDelivered(slot); });
@@ -389,6 +424,7 @@ void
 NboxCommunicator::OnDelivered(uint32_t slot)
 {
     const SentMessage sent = m_sent.Take(slot);
+    m_records->protocolBytesDelivered += sent.protocolBytes;
     if (sent.message != NboxMessageLog::kNoMessage)
     {
         m_records->messages.Deliver(sent.message, Simulator::Now());

@@ -332,6 +332,19 @@ NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAll
     nbox::coll::CollectiveSpec spec = nbox::coll::SpecFromSettings(
         GetCollectiveSettings(), op, bytes, elementBytes != 0 ? elementBytes : m_elementBytes,
         static_cast<int>(m_members.size()), GroupRanksPerServer(), root);
+    if (op == CollectiveOp::kAllToAllV && counts)
+    {
+        // Its `bytes` are 0: the protocol goes by what a member sends on average, as the
+        // uniform all-to-all's by its buffer (NCCL chooses per message; its mean stands in).
+        uint64_t total = 0;
+        for (uint64_t count : *counts)
+        {
+            total += count;
+        }
+        spec.protocol = nbox::coll::ChooseProtocol(
+            GetCollectiveSettings(), op, spec.algorithm, total / m_members.size(),
+            static_cast<int>(m_members.size()), GroupRanksPerServer());
+    }
     spec.counts = std::move(counts);
     return spec;
 }

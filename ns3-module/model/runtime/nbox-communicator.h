@@ -285,6 +285,8 @@ class NboxCommunicator : public Object
         /** What the collective's protocol charges each send (collectives/protocol.h); all zero
          * (and a share of 1) for the ideal protocol and for point-to-point transfers. */
         nbox::coll::ProtocolCost protocol;
+        /** The protocol that charges it (kIdeal for point-to-point transfers). */
+        nbox::coll::Protocol protocolKind = nbox::coll::Protocol::kIdeal;
         /** When the last send to each (peer, channel) is posted, under a protocol: a later send
          * never leaves before it, since its receiver matches the n-th message of a connection
          * to its n-th receive. */
@@ -301,7 +303,8 @@ class NboxCommunicator : public Object
         uint64_t bytes = 0;
         Time posted;
         uint64_t tag = 0;
-        uint64_t message = 0; //!< its NboxMessageLog id, or kNoMessage
+        uint64_t message = 0;       //!< its NboxMessageLog id, or kNoMessage
+        uint64_t protocolBytes = 0; //!< what its protocol added to `bytes` on the wire
     };
 
     /** One collective across its members: who started it and when. */
@@ -340,8 +343,13 @@ class NboxCommunicator : public Object
      * it, all of them finish it together when the timer says.
      */
     void StartTimed(uint32_t rank, Running& running, NboxCollectiveTimer& timer);
-    /** Ends collective `tag`, timed whole, `duration` from now for every member that ran it. */
-    void FinishTimed(uint64_t tag, Time duration);
+    /** Ends collective `tag`, timed whole, `duration` from now for every member that ran it;
+     *  `protocolBytes` (what its protocol added on the wire) delivered then. */
+    void FinishTimed(uint64_t tag, Time duration, uint64_t protocolBytes);
+    /** What the protocol's pace adds to collective `spec` on every lane together: the bytes of
+     *  `paced` (the same collective at the protocol's wire size) less those of `spec`. */
+    uint64_t ProtocolBytesOf(const nbox::coll::CollectiveSpec& spec,
+                             const nbox::coll::CollectiveSpec& paced);
     /** How long `step`'s send, ready now, waits under the running collective's protocol: the
      *  protocol's kernel starts once, its base latency after the op started, and every send
      *  then pays its hop (inside a server or between servers), leaving after the sends before
@@ -378,6 +386,8 @@ class NboxCommunicator : public Object
 
     nbox::coll::CollectiveSettings m_settings;
     uint64_t m_protocolWaits = 0; //!< sends and timed collectives waiting out a latency
+    /** ProtocolBytesOf by (op, algorithm, bytes, paced bytes, root): a job repeats its sizes. */
+    std::map<std::tuple<int, int, uint64_t, uint64_t, int>, uint64_t> m_protocolBytesOf;
     uint32_t m_elementBytes;
     CollectiveOrder m_order;
     uint32_t m_maxConcurrent;

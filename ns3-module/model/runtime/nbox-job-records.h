@@ -45,6 +45,8 @@ struct NboxCollectiveRecord
     bool isTransfers = false; //!< a point-to-point group (op is then meaningless)
     /** Collectives: the algorithm the communicator ran it with (NboxCommunicator::AlgorithmFor). */
     nbox::coll::Algorithm algorithm = nbox::coll::Algorithm::kRing;
+    /** Collectives: the protocol that charged it (kIdeal when none did). */
+    nbox::coll::Protocol protocol = nbox::coll::Protocol::kIdeal;
     uint64_t bytes = 0; //!< nccl-tests size convention (NboxCommunicator::RecordBytes)
     int groupSize = 0;  //!< ranks in the communicator
     uint32_t comm = 0;  //!< the communicator's id
@@ -113,6 +115,13 @@ class NboxJobRecords : public SimpleRefCount<NboxJobRecords>
     std::vector<std::string> communicatorNames;
     std::vector<std::string> streamNames;
     uint32_t ranksFinished = 0;
+    /**
+     * The bytes NCCL's protocols put on the links beyond the collectives' own (LL's and LL128's
+     * flags and slower pace, carried as more bytes): the transports count them with the
+     * payload; reports take them out again, so that the payload is what the programs sent.
+     */
+    uint64_t protocolBytesSent = 0;
+    uint64_t protocolBytesDelivered = 0;
     /** Every message, when enabled (output.messages). */
     NboxMessageLog messages;
 

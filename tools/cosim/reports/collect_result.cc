@@ -30,6 +30,10 @@ RunResult CollectResult(const scenario::Scenario& s, const JobAssembly& a,
   r.summary = Summarize(*a.job->GetRecords());
   r.network = a.net.model->GetStats();
   r.transport = a.transport->GetStats();
+  // The transports carry the protocols' flags as bytes; the payload is what the programs sent.
+  const auto& records = *a.job->GetRecords();
+  r.transport.bytesSent -= records.protocolBytesSent;
+  r.transport.bytesDelivered -= records.protocolBytesDelivered;
   r.events = loop.events;
   r.simulated_s = loop.simulated_s;
   return r;

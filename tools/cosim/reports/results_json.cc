@@ -99,6 +99,8 @@ ordered_json CollectivesJson(const JobSummary& summary) {
          {"op", OpName(c.is_transfers, c.op)},
          {"algorithm", c.is_transfers ? ordered_json(nullptr)
                                       : ordered_json(std::string(coll::ToString(c.algorithm)))},
+         {"protocol", c.is_transfers ? ordered_json(nullptr)
+                                     : ordered_json(std::string(coll::ToString(c.protocol)))},
          {"bytes", c.bytes},
          {"ranks", c.ranks},
          {"start_s", c.start_s},

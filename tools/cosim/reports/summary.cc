@@ -152,6 +152,7 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
     s.is_transfers = c.isTransfers;
     s.op = c.op;
     s.algorithm = c.algorithm;
+    s.protocol = c.protocol;
     s.bytes = inst.bytes;
     s.ranks = c.groupSize;
     s.start_s = inst.span.start;

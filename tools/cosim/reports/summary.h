@@ -62,6 +62,7 @@ struct CollectiveSummary {
   bool is_transfers = false;  // point-to-point (op is then meaningless)
   coll::CollectiveOp op = coll::CollectiveOp::kAllReduce;
   coll::Algorithm algorithm = coll::Algorithm::kRing;  // collectives: what ran it
+  coll::Protocol protocol = coll::Protocol::kIdeal;    // and at what protocol's cost
   uint64_t bytes = 0;
   int ranks = 0;
   double start_s = 0;        // the first member's start

@@ -244,6 +244,13 @@ void PrintCollectiveGroups(const RunResult& r, int iteration, std::ostream& out)
   out << kLateAndTimeLegend;
 }
 
+// "Ring", or "Ring/Simple" where a protocol charged the collective (NCCL's names).
+std::string AlgorithmAndProtocol(const CollectiveSummary& c) {
+  std::string text(coll::ToString(c.algorithm));
+  if (c.protocol != coll::Protocol::kIdeal) text += "/" + std::string(coll::ToString(c.protocol));
+  return text;
+}
+
 void PrintCollectives(const RunResult& r, const RankRoles& roles, std::ostream& out) {
   if (r.summary.collectives.empty()) return;
   const int last = r.summary.collectives.back().iteration;
@@ -257,13 +264,12 @@ void PrintCollectives(const RunResult& r, const RankRoles& roles, std::ostream& 
   // Only emulated ranks record collectives: with real ranks, say so.
   out << fmt::format("\n  collectives of iteration {}{} (nccl-tests algbw/busbw)\n", last,
                      roles.simulated_job() ? "" : " on the emulated ranks");
-  out << fmt::format("  {:<22} {:<14} {:<12} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "label", "op",
+  out << fmt::format("  {:<22} {:<14} {:<16} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "label", "op",
                      "algorithm", "size", "late", "time", "algbw GB/s", "busbw GB/s");
   for (const auto& c : r.summary.collectives) {
     if (c.iteration != last) continue;
-    out << fmt::format("  {:<22} {:<14} {:<12} {:>11} {:>11} {:>11} {:>11.2f} {:>11.2f}\n", c.label,
-                       OpName(c.is_transfers, c.op),
-                       c.is_transfers ? "-" : std::string(coll::ToString(c.algorithm)),
+    out << fmt::format("  {:<22} {:<14} {:<16} {:>11} {:>11} {:>11} {:>11.2f} {:>11.2f}\n", c.label,
+                       OpName(c.is_transfers, c.op), c.is_transfers ? "-" : AlgorithmAndProtocol(c),
                        FormatBytes(static_cast<double>(c.bytes)),
                        FormatSeconds(c.all_started_s - c.start_s), FormatSeconds(c.run_s),
                        c.algbw_bytes_per_s / 1e9, c.busbw_bytes_per_s / 1e9);
