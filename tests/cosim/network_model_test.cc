@@ -41,10 +41,15 @@ struct Case {
 
 class FastModelsAgainstPacket : public NetworkModels, public ::testing::WithParamInterface<Case> {};
 
+// The networks alone (collectives.protocol = ideal): NCCL's protocols charge the same latencies
+// on every model, but TCP's channels drift apart on the packet model, so that one channel's
+// wait for a hop's latency is filled by another's data, where the fast models' channels wait
+// in step (docs/STATUS.md, "Communicators as NCCL builds them").
 TEST_P(FastModelsAgainstPacket, SteadyIterationWithinFivePercentAndTheSamePayload) {
-  const auto packet = Run(GetParam().args, "packet");
-  const auto flow = Run(GetParam().args, "flow");
-  const auto analytical = Run(GetParam().args, "analytical");
+  const std::string args = std::string(GetParam().args) + " --set collectives.protocol=ideal";
+  const auto packet = Run(args, "packet");
+  const auto flow = Run(args, "flow");
+  const auto analytical = Run(args, "analytical");
   const double p = packet.at("steady_iteration_time_s");
   const double f = flow.at("steady_iteration_time_s");
   const double a = analytical.at("steady_iteration_time_s");
@@ -217,13 +222,14 @@ TEST_F(NetworkModels, ReduceAndBroadcastRunOnRoceAndTcpAlike) {
 // collectives.allreduce = auto picks as NCCL 2.20's tuner (collectives/nccl_tuning.h): on 16
 // ranks with 100 Gb/s NICs and 2 channels its boundary lies between 2.5 and 3.5 MiB (worked by
 // hand in tests/collectives/nccl_tuning_test.cc), so the 2,000,000-byte bucket runs on the
-// tree and the 6,000,000-byte one on the ring, in every iteration.
+// tree and the 6,000,000-byte one on the ring, in every iteration. (Simple's figures: the
+// ideal protocol leaves the choice to the algorithm alone.)
 TEST_F(NetworkModels, AutoPicksTheTreeBelowNcclsBoundaryAndTheRingAbove) {
   const fs::path out = dir_ / "auto";
   const auto run = RunCosim(
       "tests/cosim/fixtures/models/ring_star.ini --set job.world_size=16 --set "
       "topology.host_link=100Gbps --set collectives.allreduce=auto --set network.model=flow "
-      "--out " +
+      "--set collectives.protocol=ideal --out " +
       out.string());
   ASSERT_EQ(run.status, 0) << run.output;
   const auto results = ReadJson(out / "results.json");

@@ -27,8 +27,8 @@ class Protocols : public CliTest, public ::testing::WithParamInterface<const cha
     const auto run = RunCosim(kOneAllReduce + " --set network.model=" + GetParam() +
                               " --set collectives.protocol=" + protocol + " --out " + out.string());
     EXPECT_EQ(run.status, 0) << run.output;
-    // The report says which protocol ran where it is not the default.
-    EXPECT_EQ(run.output.find("protocol " + protocol) != std::string::npos, protocol != "ideal")
+    // The report says which protocol ran where it is not the default (auto).
+    EXPECT_EQ(run.output.find("protocol " + protocol) != std::string::npos, protocol != "auto")
         << run.output;
     return ReadJson(out / "results.json").at("iterations").at(0).at("time_s").get<double>();
   }

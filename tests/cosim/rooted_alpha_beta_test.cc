@@ -12,7 +12,8 @@
 // busy for S / B; the last chunk leaves the 4-deep pipeline 4 - 1 periods after that:
 //   T = S / B x (1 + 3 / n) + 4 L.
 // A broadcast and a reduce are the same sends the other way, so both follow one form. B and L
-// are tests/cosim/alpha_beta.h's.
+// are tests/cosim/alpha_beta.h's; the runs take no protocol costs (collectives.protocol = ideal),
+// which the forms leave out.
 //
 // The chains are checked on the packet model in the steady iteration. The trees are checked in
 // the first: back to back, a rank starts tree collective k + 1 only once its part of k is done,
@@ -87,7 +88,8 @@ double FirstIterationOnModel(const std::string& func, const std::string& model) 
     ini << "[job]\nworld_size = 8\n[topology]\nkind = star\nhost_link = 100Gbps\n"
            "link_latency = 1us\n[network]\nmtu = 9000\nmodel = "
         << model
-        << "\n[collectives]\nchannels = 2\nchunk = 256KiB\nbroadcast = tree\nreduce = tree\n"
+        << "\n[collectives]\nprotocol = ideal\nchannels = 2\nchunk = 256KiB\nbroadcast = "
+           "tree\nreduce = tree\n"
            "[workload]\nmodel = trace\ntrace = trace.jsonl\niterations = 1\n"
            "[output]\nprogress = off\n";
   }

@@ -237,13 +237,14 @@ std::vector<KeySpec> CollectivesKeys() {
        "as NCCL on one stream)",
        WholeNumber(coll(&CollectivesSection::concurrent), 1, 64)},
       {"collectives", "protocol",
-       "how collectives move data between GPUs: ideal (at the links' rate, with no latency but "
-       "the network's: nbox before it modelled protocols), NCCL's ll (8-byte stores, half of "
-       "them flags: short hops, a quarter of the links' rate), ll128 (128-byte lines with an "
+       "how collectives move data between GPUs: auto (the default: the protocol NCCL's tuner "
+       "picks by size, with the algorithm where that is auto; all-to-alls LL up to 16 KiB a "
+       "peer, else Simple; collectives/protocol.h), or one of NCCL's: ll (8-byte stores, half "
+       "of them flags: short hops, a quarter of the links' rate), ll128 (128-byte lines with an "
        "8-byte flag: 0.92 of the rate) or simple (whole chunks behind a fence: the rate, the "
        "longest hops), each with NCCL 2.20's base latency and hop latencies inside and between "
-       "servers, or auto (the one NCCL's tuner picks by size, with the algorithm where that is "
-       "auto; all-to-alls LL up to 16 KiB a peer, else Simple; collectives/protocol.h)",
+       "servers; or ideal (at the links' rate, with no latency but the network's: what a "
+       "closed form of the network alone assumes)",
        ProtocolKind(coll(&CollectivesSection::protocol))},
       {"collectives", "channels",
        "parallel channels a collective is split over, like NCCL's; auto: as many as NCCL's "

@@ -99,7 +99,9 @@ struct CollectivesSection {
   coll::AlgorithmChoice reducescatter = coll::CollectiveSettings{}.reduce_scatter;
   coll::AlgorithmChoice broadcast = coll::CollectiveSettings{}.broadcast;
   coll::AlgorithmChoice reduce = coll::CollectiveSettings{}.reduce;
-  coll::ProtocolChoice protocol = coll::CollectiveSettings{}.protocol;
+  // NCCL's tuner's pick, as a job on NCCL gets it (the library's own default stays kIdeal, the
+  // closed forms its tests check against).
+  coll::ProtocolChoice protocol = coll::ProtocolChoice::kAuto;
   CollectiveOrder order = CollectiveOrder::kFifo;  // which waiting collective starts next
   int concurrent = 1;              // collectives a rank runs at once per communicator
   int channels = 0;                // auto (coll::GroupChannels)
