@@ -92,12 +92,12 @@ void AddConnectionMemory(const scenario::Scenario& scenario, const work::JobProg
                          MemoryEstimate& estimate);
 
 // Measured bytes per collective instance of what a run holds beyond its counted parts: the
-// report built at its end (the CollectiveSummary and the entry of results.json's document,
-// held at once while the file is written) and what the ranks' communicators keep per
-// collective. tools/bench/nbox-bench-run-memory's calibration, GPT-3 175B with t 8 and p 16
-// on 128 to 2048 GPUs (18,697 to 299,920 instances), once each rank's runtime is counted
-// (kBytesPerRank): 1,115 to 1,178 bytes, median 1,124.
-inline constexpr double kReportBytesPerCollective = 1125;
+// report built at its end (the CollectiveSummary; results.json goes out an instance at a time,
+// never as one document) and what the ranks' communicators keep per collective.
+// tools/bench/nbox-bench-run-memory's calibration, GPT-3 175B with t 8 and p 16 on 128 to 2048
+// GPUs (18,697 to 299,920 instances), once each rank's runtime is counted (kBytesPerRank): 268
+// to 302 bytes, median 275 (1,124 while results.json was built whole first).
+inline constexpr double kReportBytesPerCollective = 275;
 
 // Measured bytes per rank of the job runtime, whatever the rank runs: its application, its
 // state in the communicators and the transport. tools/bench/nbox-bench-run-memory's ResNet-50

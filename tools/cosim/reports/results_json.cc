@@ -1,7 +1,7 @@
 #include <sys/resource.h>
 
-#include <iomanip>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tools/cosim/network_models.h"
 #include "tools/cosim/real_ranks/rank_roles.h"
@@ -88,30 +88,58 @@ ordered_json ModelJson(const work::ModelSpec& model, bool workload_ran) {
           {"source", model.source}};
 }
 
-ordered_json CollectivesJson(const JobSummary& summary) {
-  ordered_json out = ordered_json::array();
-  for (const auto& c : summary.collectives) {
-    out.push_back(
-        {{"iteration", c.iteration},
-         {"label", c.label},
-         {"group", c.group},
-         {"parallelism", std::string(work::ToString(c.parallelism))},
-         {"op", OpName(c.is_transfers, c.op)},
-         {"algorithm", c.is_transfers ? ordered_json(nullptr)
-                                      : ordered_json(std::string(coll::ToString(c.algorithm)))},
-         {"protocol", c.is_transfers ? ordered_json(nullptr)
-                                     : ordered_json(std::string(coll::ToString(c.protocol)))},
-         {"bytes", c.bytes},
-         {"ranks", c.ranks},
-         {"start_s", c.start_s},
-         {"all_started_s", c.all_started_s},
-         {"end_s", c.end_s},
-         {"time_s", c.time_s},
-         {"run_s", c.run_s},
-         {"algbw_GBps", c.algbw_bytes_per_s / 1e9},
-         {"busbw_GBps", c.busbw_bytes_per_s / 1e9}});
+// One collective instance of results.json's `collectives`.
+ordered_json CollectiveJson(const CollectiveSummary& c) {
+  return {{"iteration", c.iteration},
+          {"label", c.label},
+          {"group", c.group},
+          {"parallelism", std::string(work::ToString(c.parallelism))},
+          {"op", OpName(c.is_transfers, c.op)},
+          {"algorithm", c.is_transfers ? ordered_json(nullptr)
+                                       : ordered_json(std::string(coll::ToString(c.algorithm)))},
+          {"protocol", c.is_transfers ? ordered_json(nullptr)
+                                      : ordered_json(std::string(coll::ToString(c.protocol)))},
+          {"bytes", c.bytes},
+          {"ranks", c.ranks},
+          {"start_s", c.start_s},
+          {"all_started_s", c.all_started_s},
+          {"end_s", c.end_s},
+          {"time_s", c.time_s},
+          {"run_s", c.run_s},
+          {"algbw_GBps", c.algbw_bytes_per_s / 1e9},
+          {"busbw_GBps", c.busbw_bytes_per_s / 1e9}};
+}
+
+// `value` as dump(2) writes it `depth` levels down a document: every line after the first
+// indented by 2 x depth more (a dumped string holds no raw newline: JSON escapes it).
+void WriteIndented(const ordered_json& value, int depth, std::ostream& out) {
+  const std::string text = value.dump(2);
+  const std::string indent(static_cast<size_t>(2 * depth), ' ');
+  size_t from = 0;
+  for (size_t newline = text.find('\n'); newline != std::string::npos;
+       newline = text.find('\n', from)) {
+    out.write(text.data() + from, static_cast<std::streamsize>(newline + 1 - from));
+    out << indent;
+    from = newline + 1;
   }
-  return out;
+  out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+}
+
+// The `collectives` array as dump(2) writes it one level down, built one instance at a time:
+// a large job has millions of instances, whose whole document would take gigabytes.
+void WriteCollectives(const JobSummary& summary, std::ostream& out) {
+  if (summary.collectives.empty()) {
+    out << "[]";
+    return;
+  }
+  out << "[";
+  const char* separator = "\n    ";
+  for (const auto& c : summary.collectives) {
+    out << separator;
+    WriteIndented(CollectiveJson(c), 2, out);
+    separator = ",\n    ";
+  }
+  out << "\n  ]";
 }
 
 // A figure the network model does not produce is null, never 0; `absent` says why.
@@ -218,7 +246,7 @@ ordered_json ResultsDocument(const RunResult& r) {
       {"collectives_per_iteration",
        workload_ran ? ordered_json(r.collectives_per_iteration) : ordered_json(nullptr)},
       {"iterations", IterationsJson(r.summary, compute_measured)},
-      {"collectives", CollectivesJson(r.summary)},
+      {"collectives", nullptr},  // written by WriteResultsJson, instance by instance
       {"network", NetworkJson(r.network, r.transport, roce)},
       {"simulation", {{"events", r.events}, {"simulated_s", r.simulated_s}}},
   };
@@ -236,11 +264,27 @@ ordered_json ResultsDocument(const RunResult& r) {
 }  // namespace
 
 std::string ResultsJson(const RunResult& r) {
-  return ResultsDocument(r).dump(2) + "\n";
+  std::ostringstream out;
+  WriteResultsJson(r, out);
+  return out.str();
 }
 
 void WriteResultsJson(const RunResult& r, std::ostream& out) {
-  out << std::setw(2) << ResultsDocument(r) << "\n";  // as dump(2), without the whole text
+  // As the whole document's dump(2), one member at a time (a member is at most a few kilobytes
+  // but `collectives`, which goes out instance by instance).
+  const ordered_json document = ResultsDocument(r);
+  out << "{";
+  const char* separator = "\n  ";
+  for (const auto& [key, value] : document.items()) {
+    out << separator << ordered_json(key).dump() << ": ";
+    if (key == "collectives") {
+      WriteCollectives(r.summary, out);
+    } else {
+      WriteIndented(value, 1, out);
+    }
+    separator = ",\n  ";
+  }
+  out << "\n}\n";
 }
 
 std::string PerfJson(const RunResult& r, const PerfFigures& perf) {
