@@ -580,7 +580,7 @@ TEST_F(NboxRealRankGatewayTest, MirrorModeIssuesTheRealRanksCollectivesOnEveryEm
     for (const auto& record : withReal.records->collectives)
     {
         EXPECT_NE(record.rank, 0u);
-        EXPECT_EQ(record.label, "allreduce");
+        EXPECT_EQ(withReal.records->Label(record.labelId), "allreduce");
         bool found = false;
         for (const auto& reference : allEmulated.records->collectives)
         {

@@ -40,7 +40,7 @@ ns3::NboxJobRecords Records() {
   ns3::NboxCollectiveRecord allreduce;
   allreduce.rank = 1;
   allreduce.iteration = 1;
-  allreduce.label = "bucket 0";
+  allreduce.labelId = records.InternLabel("bucket 0");
   allreduce.bytes = 1ULL << 40;
   allreduce.comm = 0;
   allreduce.stream = 1;

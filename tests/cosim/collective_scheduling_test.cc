@@ -58,7 +58,8 @@ std::map<std::string, Span> RunThree(const std::string& order, uint32_t concurre
   std::map<std::string, Span> spans;
   for (const auto& record : outcome.records->collectives) {
     if (record.rank == 0 && record.iteration == 1) {
-      spans[record.label] = {record.started.GetSeconds(), record.finished.GetSeconds()};
+      spans[outcome.records->Label(record.labelId)] = {record.started.GetSeconds(),
+                                                       record.finished.GetSeconds()};
     }
   }
   // Times from the iteration's start (after the connections are set up).

@@ -150,8 +150,9 @@ TEST(ProgramModel, AWaitOnOneOpDoesNotWaitForTheOtherStream) {
     ns3::Time big_end;
     for (const auto& c : out.records->collectives) {
       if (c.rank != rank) continue;
-      (c.label == "small" ? small_end : big_end) = c.finished;
-      EXPECT_EQ(c.stream, c.label == "small" ? 1u : 0u);
+      const bool small = out.records->Label(c.labelId) == "small";
+      (small ? small_end : big_end) = c.finished;
+      EXPECT_EQ(c.stream, small ? 1u : 0u);
     }
     ns3::Time compute_start;
     for (const auto& c : out.records->compute) {

@@ -33,7 +33,7 @@ TEST(RailGroups, EveryDataParallelGroupRunsAtItsNicsRatesAndAsFastAsTheOthers) {
   std::map<std::tuple<int, std::string, uint32_t>, Span> spans;  // (iteration, label, comm)
   for (const auto& c : outcome.records->collectives) {
     if (c.parallelism != work::Parallelism::kData || c.isTransfers) continue;
-    Span& span = spans[{c.iteration, c.label, c.comm}];
+    Span& span = spans[{c.iteration, outcome.records->Label(c.labelId), c.comm}];
     span.start_s = std::min(span.start_s, c.started.GetSeconds());
     span.end_s = std::max(span.end_s, c.finished.GetSeconds());
     span.bytes = c.bytes;

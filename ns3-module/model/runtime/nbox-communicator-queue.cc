@@ -161,7 +161,7 @@ NboxCommunicator::Finish(uint32_t rank, uint64_t tag)
     record.rank = m_members[rank];
     record.iteration = head.work.iteration;
     record.microbatch = head.work.microbatch;
-    record.label = head.work.label;
+    record.labelId = m_records->InternLabel(head.work.label);
     record.op = head.work.op;
     record.isTransfers = head.work.isTransfers;
     if (!head.work.isTransfers)

@@ -17,7 +17,10 @@
 #include "workloads/program.h"
 
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace ns3
@@ -40,7 +43,9 @@ struct NboxCollectiveRecord
     uint32_t rank = 0; //!< world rank
     int iteration = 0;
     int microbatch = -1;
-    std::string label;
+    /** Its label, kept once per job: NboxJobRecords::Label(labelId). A large job repeats a few
+     * thousand labels in millions of records. */
+    uint32_t labelId = 0;
     nbox::coll::CollectiveOp op = nbox::coll::CollectiveOp::kAllReduce; //!< collectives
     bool isTransfers = false; //!< a point-to-point group (op is then meaningless)
     /** Collectives: the algorithm the communicator ran it with (NboxCommunicator::AlgorithmFor). */
@@ -135,8 +140,17 @@ class NboxJobRecords : public SimpleRefCount<NboxJobRecords>
     /** The first failure, or "" while the job is sound. */
     const std::string& GetFailure() const;
 
+    /** The id of `label` among the job's labels (a new one the first time it is seen). */
+    uint32_t InternLabel(const std::string& label);
+    /** The label of id `id` (InternLabel's). */
+    const std::string& Label(uint32_t id) const;
+    /** The distinct labels kept so far. */
+    size_t LabelCount() const;
+
   private:
     std::string m_failure;
+    std::deque<std::string> m_labels; //!< by id; a deque keeps them in place as it grows
+    std::unordered_map<std::string_view, uint32_t> m_labelIds; //!< views into m_labels
 };
 
 } // namespace ns3

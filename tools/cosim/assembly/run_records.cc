@@ -103,6 +103,10 @@ uint64_t CountInstances(const std::map<int, std::set<ProgramSlot>>& members_ops)
 
 }  // namespace
 
+// A label kept once per job: its std::string in the deque and its unordered_map entry (a node of
+// a view and an id, and a bucket).
+constexpr uint64_t kInternedLabelBytes = sizeof(std::string) + 48;
+
 uint64_t StringHeapBytes(uint64_t length) {
   if (length <= 15) return 0;
   return (length + 1 + 8 + 15) / 16 * 16;
@@ -133,6 +137,10 @@ RunRecordCounts CountRunRecords(const work::JobPrograms& job, bool record_comput
       it->second = Count(*program, shared_counts);
       counts.program_bytes += it->second.bytes;
       counts.program_slack_bytes += it->second.slack_bytes;
+      // A collective record's label is kept once per job (NboxJobRecords::InternLabel): at
+      // most each program's labels, a string and its index entry each.
+      counts.label_bytes +=
+          it->second.communication_label_bytes + it->second.communication * kInternedLabelBytes;
     }
     const ProgramCounts& c = it->second;
     const auto& slots = job.rank_comms[static_cast<size_t>(rank)];
@@ -146,7 +154,6 @@ RunRecordCounts CountRunRecords(const work::JobPrograms& job, bool record_comput
     counts.wait_records += c.waits * (crosses_stages ? 2 : 1);
     counts.iteration_records += iterations;
     if (c.compute > 0) counts.compute_totals += iterations;
-    counts.label_bytes += c.communication_label_bytes;
     if (record_compute_ops) {
       counts.compute_records += c.compute;
       counts.label_bytes += c.compute_label_bytes;

@@ -18,7 +18,7 @@ struct RunRecordCounts {
   uint64_t compute_records = 0;       // one per compute op, only when they are recorded
   uint64_t iteration_records = 0;     // one per iteration of every emulated rank
   uint64_t compute_totals = 0;        // the same, for the ranks that compute
-  uint64_t label_bytes = 0;           // heap of the records' labels too long to sit inline
+  uint64_t label_bytes = 0;           // the records' labels: compute ones' heap, the job's table
   uint64_t collective_instances = 0;  // counted once per communicator: the report's entries
   uint64_t ops = 0;                   // every emulated rank's ops (a trace's events)
   uint64_t program_bytes = 0;         // the programs as held: each shared one once

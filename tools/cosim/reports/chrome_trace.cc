@@ -191,7 +191,8 @@ void WriteChromeTrace(const ns3::NboxJobRecords& records, std::ostream& out) {
     if (c.microbatch >= 0) args.Key("microbatch").Integer(c.microbatch);
     args.Key("op").Text(OpName(c.isTransfers, c.op));
     args.Key("parallelism").Text(work::ToString(c.parallelism));
-    events.Slice(c.label, "collective", c.rank, StreamThread(c.stream), c.started, c.finished, t0);
+    events.Slice(records.Label(c.labelId), "collective", c.rank, StreamThread(c.stream), c.started,
+                 c.finished, t0);
   }
   events.Finish();
 }

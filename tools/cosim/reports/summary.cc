@@ -117,22 +117,22 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
   struct InstanceKey {
     int iteration;
     uint32_t comm;
-    const std::string* label;
+    uint32_t label;  // interned: equal ids are equal labels
     bool operator==(const InstanceKey& o) const {
-      return iteration == o.iteration && comm == o.comm && *label == *o.label;
+      return iteration == o.iteration && comm == o.comm && label == o.label;
     }
   };
   struct InstanceKeyHash {
     size_t operator()(const InstanceKey& k) const {
-      const size_t h = std::hash<std::string>{}(*k.label);
-      return h ^ (static_cast<size_t>(k.iteration) * 0x9e3779b97f4a7c15ULL) ^
+      return (static_cast<size_t>(k.label) * 0xff51afd7ed558ccdULL) ^
+             (static_cast<size_t>(k.iteration) * 0x9e3779b97f4a7c15ULL) ^
              (static_cast<size_t>(k.comm) << 32);
     }
   };
   std::unordered_map<InstanceKey, Instance, InstanceKeyHash> instances;
   for (const auto& c : records.collectives) {
     auto [it, inserted] =
-        instances.try_emplace({c.iteration, c.comm, &c.label}, Instance{Span{}, &c, 0});
+        instances.try_emplace({c.iteration, c.comm, c.labelId}, Instance{Span{}, &c, 0});
     it->second.span.Add(c.started.GetSeconds() - t0, c.finished.GetSeconds() - t0);
     // For transfers the peer's post of what the rank receives counts as its start.
     const double started = std::max(c.started, c.peersReady).GetSeconds() - t0;
@@ -145,7 +145,7 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
     const ns3::NboxCollectiveRecord& c = *inst.first;
     CollectiveSummary s;
     s.iteration = c.iteration;
-    s.label = c.label;
+    s.label = records.Label(c.labelId);
     s.group =
         c.comm < records.communicatorNames.size() ? records.communicatorNames[c.comm] : "world";
     s.parallelism = c.parallelism;
