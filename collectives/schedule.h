@@ -20,7 +20,8 @@
 
 namespace nbox::coll {
 
-enum class CollectiveOp {
+// One byte each (like the enums below): records of millions of collectives hold them.
+enum class CollectiveOp : uint8_t {
   kAllReduce,
   kAllGather,
   kReduceScatter,
@@ -36,12 +37,12 @@ enum class CollectiveOp {
 // (reduce-scatter), recursive doubling (all-gather), both in turn (Rabenseifner's all-reduce;
 // halving_doubling.h). kTree: NCCL's double binary tree all-reduce, and the two-tree broadcast
 // and reduce (tree.h). Broadcast and reduce on kRing are the ring's chains (chain.h).
-enum class Algorithm { kRing, kHierarchical, kDirect, kHalvingDoubling, kTree };
+enum class Algorithm : uint8_t { kRing, kHierarchical, kDirect, kHalvingDoubling, kTree };
 
 // How a collective's data moves between GPUs (protocol.h): NCCL's LL, LL128 or Simple, each with
 // its latencies and share of the links' rate, or kIdeal: at the links' rate with no latency but
 // the network's. A schedule is the same under every protocol; only its timing differs.
-enum class Protocol { kIdeal, kLl, kLl128, kSimple };
+enum class Protocol : uint8_t { kIdeal, kLl, kLl128, kSimple };
 
 std::string_view ToString(CollectiveOp op);
 std::string_view ToString(Algorithm algorithm);
