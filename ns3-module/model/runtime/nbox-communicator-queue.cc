@@ -137,13 +137,7 @@ NboxCommunicator::RecordBytes(uint32_t rank, const NboxCommWork& work) const
     }
     if (work.op == CollectiveOp::kAllToAllV)
     {
-        // The mean of what a member sends, its own block included (the uniform case's size).
-        uint64_t total = 0;
-        for (uint64_t count : *work.counts)
-        {
-            total += count;
-        }
-        return total / m_members.size();
+        return MeanSendBytes(work.counts);
     }
     (void)rank;
     return work.bytes;

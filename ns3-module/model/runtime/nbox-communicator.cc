@@ -325,6 +325,23 @@ NboxCommunicator::AlgorithmFor(CollectiveOp op, uint64_t bytes) const
                                        static_cast<int>(m_members.size()), GroupRanksPerServer());
 }
 
+uint64_t
+NboxCommunicator::MeanSendBytes(const nbox::work::AllToAllCounts& counts) const
+{
+    // Every member asks for the same matrix (it is shared): sum its W x W entries once. The
+    // cache holds the matrix, so a later one cannot take its address.
+    if (counts != m_meanSendOf.first)
+    {
+        uint64_t total = 0;
+        for (uint64_t count : *counts)
+        {
+            total += count;
+        }
+        m_meanSendOf = {counts, total / m_members.size()};
+    }
+    return m_meanSendOf.second;
+}
+
 nbox::coll::CollectiveSpec
 NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAllCounts counts,
                            int root, uint32_t elementBytes) const
@@ -332,17 +349,13 @@ NboxCommunicator::MakeSpec(CollectiveOp op, uint64_t bytes, nbox::work::AllToAll
     nbox::coll::CollectiveSpec spec = nbox::coll::SpecFromSettings(
         GetCollectiveSettings(), op, bytes, elementBytes != 0 ? elementBytes : m_elementBytes,
         static_cast<int>(m_members.size()), GroupRanksPerServer(), root);
-    if (op == CollectiveOp::kAllToAllV && counts)
+    if (op == CollectiveOp::kAllToAllV && counts
+        && GetCollectiveSettings().protocol == nbox::coll::ProtocolChoice::kAuto)
     {
         // Its `bytes` are 0: the protocol goes by what a member sends on average, as the
         // uniform all-to-all's by its buffer (NCCL chooses per message; its mean stands in).
-        uint64_t total = 0;
-        for (uint64_t count : *counts)
-        {
-            total += count;
-        }
         spec.protocol = nbox::coll::ChooseProtocol(
-            GetCollectiveSettings(), op, spec.algorithm, total / m_members.size(),
+            GetCollectiveSettings(), op, spec.algorithm, MeanSendBytes(counts),
             static_cast<int>(m_members.size()), GroupRanksPerServer());
     }
     spec.counts = std::move(counts);

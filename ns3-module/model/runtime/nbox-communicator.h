@@ -383,11 +383,16 @@ class NboxCommunicator : public Object
     int GroupRanksPerServer() const;
     /** The record bytes of `work` for member `rank` (nccl-tests' size; see the .cc). */
     uint64_t RecordBytes(uint32_t rank, const NboxCommWork& work) const;
+    /** An all-to-all-v's mean of what a member sends, its own block included (the uniform
+     *  all-to-all's size): its record size, and what its protocol goes by. */
+    uint64_t MeanSendBytes(const nbox::work::AllToAllCounts& counts) const;
 
     nbox::coll::CollectiveSettings m_settings;
     uint64_t m_protocolWaits = 0; //!< sends and timed collectives waiting out a latency
     /** ProtocolBytesOf by (op, algorithm, bytes, paced bytes, root): a job repeats its sizes. */
     std::map<std::tuple<int, int, uint64_t, uint64_t, int>, uint64_t> m_protocolBytesOf;
+    /** MeanSendBytes of the last matrix asked about. */
+    mutable std::pair<nbox::work::AllToAllCounts, uint64_t> m_meanSendOf;
     uint32_t m_elementBytes;
     CollectiveOrder m_order;
     uint32_t m_maxConcurrent;

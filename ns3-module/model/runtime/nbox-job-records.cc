@@ -41,10 +41,4 @@ NboxJobRecords::Label(uint32_t id) const
     return m_labels.at(id);
 }
 
-size_t
-NboxJobRecords::LabelCount() const
-{
-    return m_labels.size();
-}
-
 } // namespace ns3

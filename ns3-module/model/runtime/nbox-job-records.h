@@ -144,8 +144,6 @@ class NboxJobRecords : public SimpleRefCount<NboxJobRecords>
     uint32_t InternLabel(const std::string& label);
     /** The label of id `id` (InternLabel's). */
     const std::string& Label(uint32_t id) const;
-    /** The distinct labels kept so far. */
-    size_t LabelCount() const;
 
   private:
     std::string m_failure;
