@@ -89,7 +89,8 @@ class BridgeClient {
   void OnError(const wire::Error& error);
   void ReleaseDue(RankClock::WallClock::time_point now);
   // A held completion whose delivery time the clock has reached (released once its bytes are
-  // in).
+  // in), or a held connection whose time it has reached: the I/O thread releases it next, and
+  // the thread waiting for it then acts without news from the simulator.
   bool HoldsDueLocked(RankClock::WallClock::time_point now) const;
   // A connection made at `vtime` arrived: held until the clock reaches it.
   void NoteConnectionLocked(uint64_t vtime, RankClock::WallClock::time_point now);

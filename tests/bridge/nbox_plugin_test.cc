@@ -469,6 +469,64 @@ TEST_F(NboxPlugin, AConnectionIsUsableFromTheSimulatorsClockWhenItWasMade) {
   }
 }
 
+// A connection made ahead of the rank's clock is held until the clock gets there. A running
+// virtual clock passes that time some microseconds before the I/O thread wakes to release it
+// (timer slack), and a thread that begins to wait in that moment must not promise blocked: the
+// held connection is news its waiter acts on (it posts) as soon as it is released, and a
+// blocked promise would let the simulator run past that post (seen as "broke the clock
+// protocol" with two real PyTorch ranks on the analytical model, about once in 200 runs).
+TEST_F(NboxPlugin, NoBlockedPromiseWhileAConnectionThatIsDueIsHeld) {
+  const auto* ext2 = library_.Symbol<nboxNetExt_v2_t>(NBOX_NET_EXT_V2_SYMBOL);
+  ASSERT_NE(ext2, nullptr);
+  std::atomic<uint64_t> made_at{0};
+  server::ServerOptions options;
+  options.simulator_vtime = [&made_at] { return made_at.load(); };
+  Join(0, "virtual", options);
+  uint64_t now = 0;
+  ASSERT_EQ(ext2->virtualTimeNs(ctx_, &now), ncclSuccess);
+  made_at = now + 20'000'000;  // 20 ms of the running clock ahead
+  char handle[NCCL_NET_HANDLE_MAXSIZE];
+  CommPair& pair = pairs_.emplace_back();
+  ASSERT_EQ(net_->listen(ctx_, 0, handle, &pair.listen_comm), ncclSuccess);
+  const uint64_t seen = ext_->eventCount();
+  ASSERT_EQ(net_->connect(ctx_, 0, handle, &pair.send_comm, nullptr), ncclSuccess);
+  // Connected and Incoming arrive and are held. No waitEvents meanwhile: a wait would stop
+  // the clock and move it straight to the connection.
+  const auto deadline = steady_clock::now() + milliseconds(3000);
+  while (ext_->eventCount() < seen + 2 && steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(ext_->eventCount(), seen + 2);
+  // The clock runs on to the connection's time; the thread begins to wait the moment it is
+  // there, which is almost always before the I/O thread has released the connection.
+  do {
+    ASSERT_EQ(ext2->virtualTimeNs(ctx_, &now), ncclSuccess);
+  } while (now < made_at && steady_clock::now() < deadline);
+  ASSERT_GE(now, made_at.load());
+  // Waits only while the connection is still held: its release is a third event, and a thread
+  // that has seen that has news to act on and must not wait.
+  ext_->waitEvents(seen + 2, 100000);
+  while ((pair.send_comm == nullptr || pair.recv_comm == nullptr) &&
+         steady_clock::now() < deadline) {
+    const uint64_t before = ext_->eventCount();
+    if (pair.send_comm == nullptr) {
+      ASSERT_EQ(net_->connect(ctx_, 0, handle, &pair.send_comm, nullptr), ncclSuccess);
+    }
+    if (pair.recv_comm == nullptr) {
+      ASSERT_EQ(net_->accept(pair.listen_comm, &pair.recv_comm, nullptr), ncclSuccess);
+    }
+    if (pair.send_comm == nullptr || pair.recv_comm == nullptr) ext_->waitEvents(before, 20000);
+  }
+  ASSERT_NE(pair.send_comm, nullptr);
+  ASSERT_NE(pair.recv_comm, nullptr);
+  std::this_thread::sleep_for(milliseconds(50));  // frames sent before now reach the server
+  for (const ObservedPromise& promise : server_->network().promises()) {
+    EXPECT_FALSE(promise.blocked && promise.vtime >= made_at.load())
+        << "a blocked promise at " << promise.vtime << " ns, with the connection made at "
+        << made_at.load() << " ns held but due";
+  }
+}
+
 // A simulator that hangs (sends nothing, not even heartbeats) is given up on after
 // max(NBOX_BRIDGE_TIMEOUT_MS, 4 heartbeats of 250 ms) = 1 s: pending requests fail, and so do
 // later calls.
