@@ -7,6 +7,7 @@
 
 #include "collectives/all_to_all.h"
 #include "collectives/ring_order.h"
+#include "collectives/tree.h"
 
 namespace nbox::coll {
 namespace {
@@ -82,7 +83,9 @@ uint64_t SendLaneBound(const CollectiveSpec& spec) {
     case Algorithm::kHalvingDoubling: {
       uint64_t rounds = 0;
       while ((uint64_t{2} << rounds) <= world) ++rounds;
-      per_channel = rounds + 2;
+      // A world that is not a power of two folds its extra ranks in first and answers them last.
+      const bool power_of_two = (world & (world - 1)) == 0;
+      per_channel = power_of_two ? rounds : rounds + 2;
       break;
     }
     case Algorithm::kDirect:
@@ -91,9 +94,29 @@ uint64_t SendLaneBound(const CollectiveSpec& spec) {
   return std::min(per_channel, world - 1) * channels;
 }
 
+uint64_t SendLaneBound(const CollectiveSpec& spec, int rank) {
+  if (spec.algorithm != Algorithm::kTree || spec.world_size < 2) return SendLaneBound(spec);
+  // The peers BuildTreeRankSchedule sends to: up to the parent (all but a broadcast), down to
+  // the children (all but a reduce), on each channel's tree.
+  const bool up = spec.op != CollectiveOp::kBroadcast;
+  const bool down = spec.op != CollectiveOp::kReduce;
+  const bool rooted = spec.op != CollectiveOp::kAllReduce;
+  uint64_t lanes = 0;
+  for (int channel = 0; channel < spec.channels; ++channel) {
+    const TreeLinks links =
+        rooted ? RootedTreeLinks(spec.world_size, channel % 2, spec.root, rank)
+               : AllReduceTreeLinks(spec.world_size, spec.ranks_per_server, channel, rank);
+    if (up && links.parent >= 0) ++lanes;
+    if (down)
+      lanes += std::count_if(links.children.begin(), links.children.end(),
+                             [](int child) { return child >= 0; });
+  }
+  return lanes;
+}
+
 uint64_t CarryingLaneBound(const CollectiveSpec& spec, int rank) {
   const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
-  if (!all_to_all || spec.algorithm != Algorithm::kDirect) return SendLaneBound(spec);
+  if (!all_to_all || spec.algorithm != Algorithm::kDirect) return SendLaneBound(spec, rank);
   const auto channels = static_cast<uint64_t>(spec.channels);
   uint64_t lanes = 0;
   for (int peer = 0; peer < spec.world_size; ++peer) {

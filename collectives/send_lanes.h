@@ -46,16 +46,24 @@ class SendLanesCache {
 // before any connection is opened. Each algorithm's peers per channel: the ring's and the
 // chain's next rank; the hierarchical all-reduce's next GPU in the server and next server on
 // its rail; the tree's parent and children (4, both trees of a rooted two-tree counted);
-// halving-doubling's partner per round, the fold's and the answer's; the direct algorithms'
+// halving-doubling's partner per round (and the fold's and the answer's where W is not a power
+// of two); the direct algorithms'
 // and all-to-all's every other rank (hierarchical all-to-all: the server's other GPUs and the
 // rail's other servers). Never more than (W - 1) x channels. `spec` must be valid.
 uint64_t SendLaneBound(const CollectiveSpec& spec);
 
+// At least SendLanes(spec, rank).size(), for that rank alone: a tree's parent and children on
+// each channel (exact when every channel's slice holds an element; O(channels)), where the
+// bound above charges every rank a server head's four neighbours in both trees: a leaf sends
+// to its parent only, and a tree has 2 (W - 1) edge directions per channel, not 8 W.
+// SendLaneBound(spec) for every other algorithm. `spec` must be valid and `rank` in it.
+uint64_t SendLaneBound(const CollectiveSpec& spec, int rank);
+
 // At least the lanes of SendLanes(spec, rank) that carry bytes, without building the schedule:
 // exact for a direct all-to-all, whose every pair is connected up front although the pairs
 // an all-to-all-v sends nothing to stay idle (a peer's bytes fill min(channels, elements)
-// channels; O(W)); SendLaneBound(spec) for every other spec. What a memory estimate charges
-// a connection's traffic to. `spec` must be valid.
+// channels; O(W)); SendLaneBound(spec, rank) for every other spec. What a memory estimate
+// charges a connection's traffic to. `spec` must be valid.
 uint64_t CarryingLaneBound(const CollectiveSpec& spec, int rank);
 
 }  // namespace nbox::coll

@@ -111,6 +111,7 @@ TEST(SendLanes, NeverMoreThanTheirBound) {
       {CollectiveOp::kBroadcast, Algorithm::kRing, false},
       {CollectiveOp::kReduce, Algorithm::kRing, false},
       {CollectiveOp::kAllReduce, Algorithm::kTree, false},
+      {CollectiveOp::kAllReduce, Algorithm::kTree, true},
       {CollectiveOp::kBroadcast, Algorithm::kTree, false},
       {CollectiveOp::kReduce, Algorithm::kTree, false},
       {CollectiveOp::kAllReduce, Algorithm::kHalvingDoubling, false},
@@ -135,16 +136,29 @@ TEST(SendLanes, NeverMoreThanTheirBound) {
                 Spec(shape.op, shape.algorithm, world, servers_of, elements, channels);
             spec.root = world / 2;
             const uint64_t bound = SendLaneBound(spec);
+            // A tree's own lanes exactly where every channel's slice holds an element.
+            const bool tree_exact =
+                shape.algorithm == Algorithm::kTree && elements >= static_cast<uint64_t>(channels);
             size_t most = 0;
             for (int rank = 0; rank < world; ++rank) {
-              most = std::max(most, FromSchedule(spec, rank).size());
+              const size_t lanes = FromSchedule(spec, rank).size();
+              most = std::max(most, lanes);
+              EXPECT_LE(lanes, SendLaneBound(spec, rank));
+              EXPECT_LE(SendLaneBound(spec, rank), bound);
+              if (tree_exact) {
+                EXPECT_EQ(lanes, SendLaneBound(spec, rank))
+                    << ToString(shape.op) << " tree W=" << world << " channels " << channels
+                    << " rank " << rank;
+              }
               ++checked;
             }
             EXPECT_LE(most, bound) << ToString(shape.op) << " " << ToString(shape.algorithm)
                                    << " W=" << world << " servers of " << servers_of << " channels "
                                    << channels << " elements " << elements;
-            const bool exact =
-                shape.algorithm == Algorithm::kRing || shape.algorithm == Algorithm::kDirect;
+            const bool power_of_two_halving = shape.algorithm == Algorithm::kHalvingDoubling &&
+                                              world > 1 && (world & (world - 1)) == 0;
+            const bool exact = shape.algorithm == Algorithm::kRing ||
+                               shape.algorithm == Algorithm::kDirect || power_of_two_halving;
             if (exact && elements == 100 && world > 1 && shape.op != CollectiveOp::kBroadcast &&
                 shape.op != CollectiveOp::kReduce) {
               EXPECT_EQ(most, bound) << ToString(shape.op) << " " << ToString(shape.algorithm)
@@ -156,6 +170,22 @@ TEST(SendLanes, NeverMoreThanTheirBound) {
     }
   }
   EXPECT_GT(checked, 3000);
+}
+
+// A double binary tree's all-reduce sends once each way along each edge of its channel's tree:
+// W - 1 edges, 2 (W - 1) lanes a channel, summed over the ranks (what a memory estimate charges
+// a tree's connections; the per-spec bound charges every rank a server head's 8 a channel).
+TEST(SendLanes, ATreeAllReduceHasTwoLanesPerEdgeAndChannel) {
+  for (int world : {2, 3, 16, 17, 100}) {
+    for (int channels : {1, 2, 4}) {
+      const CollectiveSpec spec =
+          Spec(CollectiveOp::kAllReduce, Algorithm::kTree, world, 0, 1000, channels);
+      uint64_t lanes = 0;
+      for (int rank = 0; rank < world; ++rank) lanes += SendLaneBound(spec, rank);
+      EXPECT_EQ(lanes, 2u * static_cast<uint64_t>(world - 1) * static_cast<uint64_t>(channels))
+          << "W=" << world << " channels " << channels;
+    }
+  }
 }
 
 // What a memory estimate charges traffic to: a direct all-to-all's lanes that carry bytes are

@@ -358,6 +358,23 @@ TEST_F(CosimCli, AnAllToAllVsEmptyPairsAreOpenedButCarryNothing) {
   EXPECT_NE(check.output.find("(24704 of 32768 carrying)"), std::string::npos) << check.output;
 }
 
+// A tree all-reduce opens one connection each way along each edge of its channel's tree: 16
+// ranks, 2 channels, 2 x 2 x 15 = 60 (a leaf sends to its parent only). The estimate had charged
+// every rank a server head's eight neighbours a channel, 256, four times what a run opens; a
+// 16,384-host star on packets was estimated at 6.4 GiB for a 1.8 GiB peak. The run's own count
+// of the connections it opened is the independent check.
+TEST_F(CosimCli, ATreesConnectionsAreCountedAsTheRunOpensThem) {
+  const std::string tree =
+      "scenarios/whatif-allreduce-algorithms.ini --set collectives.allreduce=tree "
+      "--set network.model=analytical";
+  const auto check = RunCosim(tree + " --check");
+  ASSERT_EQ(check.status, 0) << check.output;
+  EXPECT_NE(check.output.find("(60 of 60 carrying)"), std::string::npos) << check.output;
+  ASSERT_EQ(RunCosim(tree + " --out " + (dir_ / "tree").string()).status, 0);
+  EXPECT_EQ(ReadJson(dir_ / "tree" / "results.json")["network"]["connections"].get<uint64_t>(),
+            60u);
+}
+
 // 16,384 ranks on a message-level model held their ring schedules at once (some
 // 260 GiB) and died part-way; the estimate refuses such a run before any work, naming the part
 // that does not fit and the keys that shrink it, with exit status 3, and the analytical model

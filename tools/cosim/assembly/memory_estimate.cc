@@ -89,14 +89,17 @@ void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& j
                          const std::vector<ns3::Ptr<ns3::NboxCommunicator>>& communicators,
                          MemoryEstimate& estimate) {
   // Per communicator and algorithm (the ring's lanes serve its all-reduce, all-gather and
-  // reduce-scatter of every size alike), the most lanes any of its collectives needs per rank:
-  // the connections opened. Of those, the ones that carry bytes: the same, but where every
-  // collective of the key is a direct all-to-all, each member's own count (an all-to-all-v's
-  // empty pairs stay idle; DLRM's embedding exchange sends only from the ranks holding tables).
+  // reduce-scatter of every size alike), each member's most lanes over its collectives: the
+  // connections opened (a tree's leaf opens one a channel, its inner ranks three). Of those,
+  // the ones that carry bytes: the same, but for a direct all-to-all each member's own count
+  // (an all-to-all-v's empty pairs stay idle; DLRM's embedding exchange sends only from the
+  // ranks holding tables).
   using Key = std::pair<int, coll::Algorithm>;
-  std::map<Key, uint64_t> lanes_per_rank;
-  std::map<Key, std::map<int, uint64_t>> carrying_per_member;  // direct all-to-alls only
-  std::set<Key> carrying_all;                                  // any other collective
+  struct MemberLanes {
+    uint64_t opened = 0;
+    uint64_t carrying = 0;
+  };
+  std::map<Key, std::map<int, MemberLanes>> lanes_of;
   std::set<std::tuple<int, int, int>> pairs;  // transfers: (communicator, rank in it, peer)
   // Ranks of a stage share their program: what it communicates is gathered once.
   std::map<const work::RankProgram*, work::ProgramCommunication> communication_of;
@@ -108,10 +111,15 @@ void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& j
       found = communication_of.emplace(program.get(), work::DistinctCommunication(*program)).first;
     }
     const auto& slots = job.rank_comms[static_cast<size_t>(rank)];
+    std::map<int, int> me_in;  // communicator -> this rank's place in it
+    auto me = [&](int index) {
+      auto [it, added] = me_in.emplace(index, 0);
+      if (added) it->second = work::RankIn(job.communicators[static_cast<size_t>(index)], rank);
+      return it->second;
+    };
     for (const auto& [slot, peer] : found->second.sends) {
       const int index = slots[static_cast<size_t>(slot)];
-      pairs.insert(
-          {index, work::RankIn(job.communicators[static_cast<size_t>(index)], rank), peer});
+      pairs.insert({index, me(index), peer});
     }
     for (const work::Op* collective : found->second.collectives) {
       const work::Op& op = *collective;
@@ -119,30 +127,16 @@ void AddConnectionMemory(const scenario::Scenario& s, const work::JobPrograms& j
       const auto& comm = *communicators[static_cast<size_t>(index)];
       const coll::CollectiveSpec spec =
           comm.MakeSpec(op.collective, op.bytes, op.counts, op.root, op.element_bytes);
-      const Key key{index, spec.algorithm};
-      uint64_t& lanes = lanes_per_rank[key];
-      lanes = std::max(lanes, coll::SendLaneBound(spec));
-      const bool all_to_all = op.collective == coll::CollectiveOp::kAllToAll ||
-                              op.collective == coll::CollectiveOp::kAllToAllV;
-      if (all_to_all && spec.algorithm == coll::Algorithm::kDirect) {
-        const int me = work::RankIn(job.communicators[static_cast<size_t>(index)], rank);
-        uint64_t& carrying = carrying_per_member[key][me];
-        carrying = std::max(carrying, coll::CarryingLaneBound(spec, me));
-      } else {
-        carrying_all.insert(key);
-      }
+      MemberLanes& lanes = lanes_of[Key{index, spec.algorithm}][me(index)];
+      lanes.opened = std::max(lanes.opened, coll::SendLaneBound(spec, me(index)));
+      lanes.carrying = std::max(lanes.carrying, coll::CarryingLaneBound(spec, me(index)));
     }
   }
-  for (const auto& [key, lanes] : lanes_per_rank) {
-    const uint64_t opened = lanes * communicators[static_cast<size_t>(key.first)]->GetSize();
-    estimate.connections += opened;
-    if (carrying_all.count(key) > 0) {
-      estimate.carrying_connections += opened;
-      continue;
+  for (const auto& [key, members] : lanes_of) {
+    for (const auto& [member, lanes] : members) {
+      estimate.connections += lanes.opened;
+      estimate.carrying_connections += std::min(lanes.carrying, lanes.opened);
     }
-    uint64_t carrying = 0;
-    for (const auto& [member, count] : carrying_per_member[key]) carrying += count;
-    estimate.carrying_connections += std::min(carrying, opened);
   }
   estimate.connections += pairs.size();  // a transfer's pair carries what it was opened for
   estimate.carrying_connections += pairs.size();
