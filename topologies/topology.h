@@ -202,6 +202,19 @@ size_t CountRouteRows(const Topology& topology);
 // Throws std::invalid_argument when world_size does not fit.
 std::vector<int> PlaceRanks(const Topology& topology, int world_size, int ranks_per_host = 1);
 
+// Rank -> host index, one rank a host, dealt round-robin over the hosts' switches (a host's
+// switch: the node its first link reaches; switches in the order their first host appears,
+// hosts in host order under each): consecutive ranks sit under different switches, as a
+// scheduler that spreads a job does. A switch whose hosts are used up is skipped.
+// Throws std::invalid_argument when world_size does not fit.
+std::vector<int> SpreadRanks(const Topology& topology, int world_size);
+
+// Rank -> host index: the first world_size hosts of a permutation of every host drawn from
+// `seed` (Fisher-Yates over mt19937_64 with the bounded draws made here, so that a seed gives
+// the same placement on every platform). Throws std::invalid_argument when world_size does not
+// fit.
+std::vector<int> ShuffledRanks(const Topology& topology, int world_size, uint64_t seed);
+
 // Oversubscription of a leaf-spine/fat-tree edge switch: downlink (links to hosts) over
 // uplink (links to switches) capacity; 1.0 for non-blocking, +inf when a switch has no
 // uplink. Used by reports. Throws std::invalid_argument unless `leaf` is a switch with at

@@ -358,6 +358,53 @@ TEST_F(CosimCli, AnAllToAllVsEmptyPairsAreOpenedButCarryNothing) {
   EXPECT_NE(check.output.find("(24704 of 32768 carrying)"), std::string::npos) << check.output;
 }
 
+// job.placement on 2 leaves of 4 hosts under one spine, 4 ranks in a ring all-reduce (flow
+// model): packed puts the ranks on h0-h3 under leaf0, and no byte reaches the spine; spread
+// puts them on h0, h4, h1, h5, so every ring hop crosses from one leaf to the other and every
+// byte a host sends goes up to the spine: the leaves' uplinks carry exactly what the hosts
+// send. A rail fabric keeps packed (refused, exit 2), and random is the same for the same seed.
+TEST_F(CosimCli, PlacementDecidesWhichLinksTheJobUses) {
+  const std::string job =
+      "tests/cosim/fixtures/tiny.ini --set output.trace=none --set network.model=flow "
+      "--set topology.kind=leaf-spine --set topology.leaves=2 --set topology.hosts_per_leaf=4 "
+      "--set topology.spines=1 --set topology.oversubscription=1 --set workload.iterations=1";
+  auto bytes = [&](const std::string& name) {
+    uint64_t from_hosts = 0, to_spine = 0;
+    const auto results = ReadJson(dir_ / name / "results.json");  // kept: the loop reads into it
+    for (const auto& port : results["network"]["ports"]) {
+      const std::string from = port["from"].get<std::string>();
+      const std::string to = port["to"].get<std::string>();
+      const uint64_t tx = port["tx_bytes"].get<uint64_t>();
+      if (from.rfind("h", 0) == 0) from_hosts += tx;
+      if (to.rfind("spine", 0) == 0) to_spine += tx;
+    }
+    return std::make_pair(from_hosts, to_spine);
+  };
+  ASSERT_EQ(RunCosim(job + " --out " + (dir_ / "packed").string()).status, 0);
+  const auto spread =
+      RunCosim(job + " --set job.placement=spread --out " + (dir_ / "spread").string());
+  ASSERT_EQ(spread.status, 0) << spread.output;
+  EXPECT_NE(spread.output.find("ranks placed spread"), std::string::npos) << spread.output;
+  const auto [packed_sent, packed_up] = bytes("packed");
+  const auto [spread_sent, spread_up] = bytes("spread");
+  EXPECT_GT(packed_sent, 0u);
+  EXPECT_EQ(packed_up, 0u);
+  EXPECT_EQ(spread_up, spread_sent);
+  EXPECT_EQ(spread_sent, packed_sent);
+  for (const char* name : {"random1", "random2"}) {
+    ASSERT_EQ(RunCosim(job + " --set job.placement=random --out " + (dir_ / name).string()).status,
+              0);
+  }
+  EXPECT_EQ(ReadFile(dir_ / "random1" / "results.json"),
+            ReadFile(dir_ / "random2" / "results.json"));
+  const auto rail = RunCosim("scenarios/rail-16.ini --set job.placement=spread --check");
+  EXPECT_EQ(rail.status, 2) << rail.output;
+  EXPECT_NE(
+      rail.output.find("job.placement = spread (--set) is not there yet on topology.kind = rail"),
+      std::string::npos)
+      << rail.output;
+}
+
 // A tree all-reduce opens one connection each way along each edge of its channel's tree: 16
 // ranks, 2 channels, 2 x 2 x 15 = 60 (a leaf sends to its parent only). The estimate had charged
 // every rank a server head's eight neighbours a channel, 256, four times what a run opens; a

@@ -2,8 +2,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
+#include <vector>
 
 #include "tests/topologies/test_graphs.h"
 #include "topologies/topology.h"
@@ -22,6 +25,43 @@ TEST(TopoPlacement, RanksFillHostsInOrder) {
   EXPECT_THAT(PlaceRanks(t, 8, 2), ElementsAre(0, 0, 1, 1, 2, 2, 3, 3));
   EXPECT_THAT(PlaceRanks(t, 7, 2), ElementsAre(0, 0, 1, 1, 2, 2, 3));
   EXPECT_THAT(PlaceRanks(t, 1, 8), ElementsAre(0));
+}
+
+// Hosts h0-h3 under leaf0, h4-h7 under leaf1: ranks alternate leaves, each leaf's hosts in
+// order; with 3 leaves of 2 hosts the deal goes round the three. On a star spreading is packing.
+TEST(TopoPlacement, SpreadDealsRanksRoundTheSwitches) {
+  const Topology two_leaves = MakeLeafSpine(2, 1, 4, 1e9, 1e9, 0);
+  EXPECT_THAT(SpreadRanks(two_leaves, 4), ElementsAre(0, 4, 1, 5));
+  EXPECT_THAT(SpreadRanks(two_leaves, 7), ElementsAre(0, 4, 1, 5, 2, 6, 3));
+  const Topology three_leaves = MakeLeafSpine(3, 2, 2, 1e9, 1e9, 0);
+  EXPECT_THAT(SpreadRanks(three_leaves, 6), ElementsAre(0, 2, 4, 1, 3, 5));
+  EXPECT_THAT(SpreadRanks(MakeStar(4, 1e9, 0), 3), ElementsAre(0, 1, 2));
+  EXPECT_THROW(SpreadRanks(two_leaves, 9), std::invalid_argument);
+}
+
+// A seed's placement is a permutation of the hosts, the same every time; and over many seeds
+// every order of 4 hosts comes up as often as any other (24 orders, 24,000 seeds: 1,000 each
+// expected, 3.5 standard deviations is 110).
+TEST(TopoPlacement, ShuffledRanksAreAnUnbiasedPermutationOfTheHosts) {
+  const Topology t = MakeStar(4, 1e9, 0);
+  EXPECT_EQ(ShuffledRanks(t, 4, 7), ShuffledRanks(t, 4, 7));
+  std::map<std::vector<int>, int> orders;
+  for (uint64_t seed = 0; seed < 24000; ++seed) {
+    std::vector<int> hosts = ShuffledRanks(t, 4, seed);
+    ++orders[hosts];
+    std::sort(hosts.begin(), hosts.end());
+    ASSERT_THAT(hosts, ElementsAre(0, 1, 2, 3)) << "seed " << seed;
+  }
+  EXPECT_EQ(orders.size(), 24u);
+  for (const auto& [order, count] : orders) EXPECT_NEAR(count, 1000, 110);
+  // Fewer ranks than hosts: the first ones of the permutation, on distinct hosts.
+  const Topology big = MakeStar(100, 1e9, 0);
+  std::vector<int> some = ShuffledRanks(big, 10, 3);
+  const std::vector<int> all = ShuffledRanks(big, 100, 3);
+  EXPECT_EQ(some, std::vector<int>(all.begin(), all.begin() + 10));
+  std::sort(some.begin(), some.end());
+  EXPECT_EQ(std::unique(some.begin(), some.end()), some.end());
+  EXPECT_THROW(ShuffledRanks(t, 5, 1), std::invalid_argument);
 }
 
 TEST(TopoPlacement, RejectsWhatDoesNotFit) {

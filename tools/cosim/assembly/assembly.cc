@@ -61,6 +61,23 @@ double HostLinkRateBps(const topo::Topology& topology, int host) {
 
 }  // namespace
 
+namespace {
+
+// The ranks' hosts by job.placement.
+std::vector<int> PlaceJob(const scenario::Scenario& s, const topo::Topology& topology) {
+  switch (s.job.placement) {
+    case scenario::Placement::kSpread:
+      return topo::SpreadRanks(topology, s.job.world_size);
+    case scenario::Placement::kRandom:
+      return topo::ShuffledRanks(topology, s.job.world_size, s.job.seed);
+    case scenario::Placement::kPacked:
+      break;
+  }
+  return topo::PlaceRanks(topology, s.job.world_size);
+}
+
+}  // namespace
+
 NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_bytes) {
   InstallEventScheduler();
   ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(s.job.seed % 4294967295u) + 1);
@@ -77,7 +94,7 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_
                                                          : "",
         a.topology.hosts.size()));
   }
-  a.rank_to_host = topo::PlaceRanks(a.topology, s.job.world_size);
+  a.rank_to_host = PlaceJob(s, a.topology);
   a.changes = ResolveTimedChanges(s, a.topology, a.rank_to_host);
   a.memory = EstimateNetworkMemory(s, a.topology);
   RefuseUnlessItFits(a.memory, available_bytes, s);

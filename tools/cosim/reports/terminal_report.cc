@@ -325,8 +325,10 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
                   const std::vector<std::string>& written_files, std::ostream& out) {
   const RankRoles roles = RolesOf(r.scenario);
   out << fmt::format("nbox-cosim  {}  (seed {})\n", r.scenario.path, Setting(r, "job.seed"));
-  out << fmt::format("  topology   {} [{} hosts, {} switches, {} links]\n", r.topology_description,
-                     r.hosts, r.switches, r.links);
+  const std::string placement = Setting(r, "job.placement");
+  out << fmt::format("  topology   {} [{} hosts, {} switches, {} links]{}\n",
+                     r.topology_description, r.hosts, r.switches, r.links,
+                     placement == "packed" ? "" : ", ranks placed " + placement);
   PrintWorkload(r, roles, out);
   out << "  network    " << NetworkModelOf(r.scenario).describe([&r](const std::string& key) {
     return Setting(r, key);

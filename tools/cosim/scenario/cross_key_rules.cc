@@ -50,6 +50,18 @@ void CheckHostCount(RuleContext& context) {
   }
 }
 
+// A rail fabric's communicators ring and tree over its servers with ranks filling them in order
+// (collectives_config.cc): another placement would need them to follow it.
+void CheckPlacement(RuleContext& context) {
+  const Scenario& s = context.scenario();
+  if (s.job.placement != Placement::kPacked && s.topology.kind == TopologyKind::kRail) {
+    context.Fail(fmt::format(
+        "{} is not there yet on {}: its GPUs fill the servers in order (job.placement = packed), "
+        "which the communicators' rings and trees follow",
+        context.Describe("job.placement"), context.Describe("topology.kind")));
+  }
+}
+
 void CheckCongestionControl(RuleContext& context) {
   const NetworkSection& network = context.scenario().network;
   if (network.tcp_cc == "dctcp" && !network.ecn) {
@@ -392,6 +404,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
                                             const std::filesystem::path& scenario_folder) {
   RuleContext context(scenario, origins);
   CheckHostCount(context);
+  CheckPlacement(context);
   CheckCongestionControl(context);
   CheckQueues(context);
   CheckSwitching(context);

@@ -38,6 +38,14 @@ std::vector<KeySpec> JobKeys() {
        WholeNumber(job(&JobSection::world_size), 1, 65536)},
       {"job", "seed", "seed of every random choice; the same seed gives the same result",
        WholeNumber(job(&JobSection::seed), 0, std::numeric_limits<uint64_t>::max())},
+      {"job", "placement",
+       "which hosts the ranks run on: packed (rank r on the topology's host r), spread (ranks "
+       "dealt round-robin over the hosts' switches, so consecutive ranks sit under different "
+       "leaves) or random (a permutation of the hosts drawn from job.seed); a rail fabric's "
+       "GPUs fill its servers in order (packed only)",
+       EnumChoice(job(&JobSection::placement), {{Placement::kPacked, "packed"},
+                                                {Placement::kSpread, "spread"},
+                                                {Placement::kRandom, "random"}})},
   };
 }
 

@@ -31,9 +31,13 @@ class ScenarioError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Which hosts a job's ranks run on (topologies/placement.cc).
+enum class Placement { kPacked, kSpread, kRandom };
+
 struct JobSection {
   int world_size = 8;
   uint64_t seed = 1;
+  Placement placement = Placement::kPacked;
 };
 
 enum class TopologyKind { kStar, kLeafSpine, kFatTree, kFile, kRail };
