@@ -123,4 +123,17 @@ std::string NearestName(std::string_view name, const std::vector<std::string>& c
   return best;
 }
 
+std::vector<std::string_view> SplitWords(std::string_view line) {
+  line = line.substr(0, line.find('#'));
+  constexpr std::string_view kSpace = " \t\r\v\f";
+  std::vector<std::string_view> words;
+  size_t start = line.find_first_not_of(kSpace);
+  while (start != std::string_view::npos) {
+    const size_t end = std::min(line.find_first_of(kSpace, start), line.size());
+    words.push_back(line.substr(start, end - start));
+    start = line.find_first_not_of(kSpace, end);
+  }
+  return words;
+}
+
 }  // namespace nbox::topo::internal

@@ -25,6 +25,10 @@ class NameError : public std::runtime_error {
 // One NAME or range -> the names it stands for, in ascending order.
 std::vector<std::string> ExpandNames(std::string_view token);
 
+// A line's words, separated by spaces or tabs, everything from '#' on a comment (the topology
+// and placement files' lines).
+std::vector<std::string_view> SplitWords(std::string_view line);
+
 // The candidate with the smallest edit distance to `name` (the first such on ties), or ""
 // when there is no candidate.
 std::string NearestName(std::string_view name, const std::vector<std::string>& candidates);

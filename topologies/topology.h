@@ -215,6 +215,13 @@ std::vector<int> SpreadRanks(const Topology& topology, int world_size);
 // fit.
 std::vector<int> ShuffledRanks(const Topology& topology, int world_size, uint64_t seed);
 
+// Rank -> host index from a placement file: host names or ranges of them ("s0g0..s0g7"), any
+// number to a line, '#' starting a comment; rank r runs on the r-th host named. Throws
+// std::invalid_argument naming the file and line: a name that is no host (with the nearest
+// host), a switch, a host named twice, more or fewer hosts than world_size.
+std::vector<int> PlaceRanksFromFile(const Topology& topology, int world_size,
+                                    const std::string& path);
+
 // Oversubscription of a leaf-spine/fat-tree edge switch: downlink (links to hosts) over
 // uplink (links to switches) capacity; 1.0 for non-blocking, +inf when a switch has no
 // uplink. Used by reports. Throws std::invalid_argument unless `leaf` is a switch with at

@@ -32,19 +32,6 @@ constexpr char kDirectives[] = "host, switch or link";
 constexpr size_t kMaxNodes = size_t{1} << 21;
 constexpr size_t kMaxLinks = size_t{1} << 22;
 
-std::vector<std::string_view> SplitWords(std::string_view line) {
-  line = line.substr(0, line.find('#'));
-  constexpr std::string_view kSpace = " \t\r\v\f";
-  std::vector<std::string_view> words;
-  size_t start = line.find_first_not_of(kSpace);
-  while (start != std::string_view::npos) {
-    const size_t end = std::min(line.find_first_of(kSpace, start), line.size());
-    words.push_back(line.substr(start, end - start));
-    start = line.find_first_not_of(kSpace, end);
-  }
-  return words;
-}
-
 class TopologyFileParser {
  public:
   explicit TopologyFileParser(std::string path) : path_(std::move(path)) {}
@@ -57,7 +44,7 @@ class TopologyFileParser {
     }
     std::string line;
     for (int line_number = 1; std::getline(in, line); ++line_number) {
-      ParseStatement(SplitWords(line), line_number);
+      ParseStatement(internal::SplitWords(line), line_number);
     }
     CheckWholeGraph();
     topology_.description = fmt::format(

@@ -391,6 +391,25 @@ TEST_F(CosimCli, PlacementDecidesWhichLinksTheJobUses) {
   EXPECT_EQ(packed_up, 0u);
   EXPECT_EQ(spread_up, spread_sent);
   EXPECT_EQ(spread_sent, packed_sent);
+  // The same hosts from a placement file: the same links carry the same bytes.
+  std::ofstream(dir_ / "hosts.txt") << "h0 h4  # leaf0, leaf1\nh1 h5\n";
+  ASSERT_EQ(RunCosim(job + " --set job.placement=file --set job.placement_file=" +
+                     (dir_ / "hosts.txt").string() + " --out " + (dir_ / "file").string())
+                .status,
+            0);
+  EXPECT_EQ(ReadJson(dir_ / "file" / "results.json")["network"]["ports"],
+            ReadJson(dir_ / "spread" / "results.json")["network"]["ports"]);
+  const auto twice = RunCosim(job + " --set job.placement=file --set job.placement_file=" +
+                              (dir_ / "twice.txt").string() + " --check");
+  EXPECT_EQ(twice.status, 2) << twice.output;
+  EXPECT_NE(twice.output.find("job.placement_file = "), std::string::npos) << twice.output;
+  std::ofstream(dir_ / "twice.txt") << "h0 h4\nh4 h5\n";
+  const auto named_twice = RunCosim(job + " --set job.placement=file --set job.placement_file=" +
+                                    (dir_ / "twice.txt").string() + " --check");
+  EXPECT_NE(named_twice.status, 0) << named_twice.output;
+  EXPECT_NE(named_twice.output.find("twice.txt:2: host 'h4' was already given a rank on line 1"),
+            std::string::npos)
+      << named_twice.output;
   for (const char* name : {"random1", "random2"}) {
     ASSERT_EQ(RunCosim(job + " --set job.placement=random --out " + (dir_ / name).string()).status,
               0);

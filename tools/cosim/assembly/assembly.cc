@@ -70,6 +70,8 @@ std::vector<int> PlaceJob(const scenario::Scenario& s, const topo::Topology& top
       return topo::SpreadRanks(topology, s.job.world_size);
     case scenario::Placement::kRandom:
       return topo::ShuffledRanks(topology, s.job.world_size, s.job.seed);
+    case scenario::Placement::kFile:
+      return topo::PlaceRanksFromFile(topology, s.job.world_size, s.job.placement_file);
     case scenario::Placement::kPacked:
       break;
   }

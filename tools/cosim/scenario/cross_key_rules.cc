@@ -215,6 +215,11 @@ void ResolveTopologyFile(RuleContext& context, const std::filesystem::path& scen
                  context.scenario().topology.file);
 }
 
+void ResolvePlacementFile(RuleContext& context, const std::filesystem::path& scenario_folder) {
+  ResolveFileKey(context, scenario_folder, "job.placement", "file", "job.placement_file",
+                 context.scenario().job.placement_file);
+}
+
 void ResolveTraceFile(RuleContext& context, const std::filesystem::path& scenario_folder) {
   ResolveFileKey(context, scenario_folder, "workload.model", "trace", "workload.trace",
                  context.scenario().workload.trace);
@@ -416,6 +421,7 @@ std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins
   ResolveTraceFile(context, scenario_folder);
   CheckWorkloadKind(context);
   ResolveTopologyFile(context, scenario_folder);
+  ResolvePlacementFile(context, scenario_folder);
   CheckRealRanks(context);
   CheckEvents(context);
   CheckMessageLog(context);

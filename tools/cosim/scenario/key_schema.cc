@@ -41,11 +41,16 @@ std::vector<KeySpec> JobKeys() {
       {"job", "placement",
        "which hosts the ranks run on: packed (rank r on the topology's host r), spread (ranks "
        "dealt round-robin over the hosts' switches, so consecutive ranks sit under different "
-       "leaves) or random (a permutation of the hosts drawn from job.seed); a rail fabric's "
-       "GPUs fill its servers in order (packed only)",
+       "leaves), random (a permutation of the hosts drawn from job.seed) or file (the hosts of "
+       "job.placement_file); a rail fabric's GPUs fill its servers in order (packed only)",
        EnumChoice(job(&JobSection::placement), {{Placement::kPacked, "packed"},
                                                 {Placement::kSpread, "spread"},
-                                                {Placement::kRandom, "random"}})},
+                                                {Placement::kRandom, "random"},
+                                                {Placement::kFile, "file"}})},
+      {"job", "placement_file",
+       "placement = file: host names or ranges (h0..h7), rank r on the r-th named, '#' a "
+       "comment; a relative path starts at the scenario file's folder",
+       Text(job(&JobSection::placement_file), "a file path")},
   };
 }
 

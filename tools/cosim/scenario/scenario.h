@@ -32,12 +32,13 @@ class ScenarioError : public std::runtime_error {
 };
 
 // Which hosts a job's ranks run on (topologies/placement.cc).
-enum class Placement { kPacked, kSpread, kRandom };
+enum class Placement { kPacked, kSpread, kRandom, kFile };
 
 struct JobSection {
   int world_size = 8;
   uint64_t seed = 1;
   Placement placement = Placement::kPacked;
+  std::string placement_file;  // placement = file; resolved against the scenario's folder
 };
 
 enum class TopologyKind { kStar, kLeafSpine, kFatTree, kFile, kRail };
