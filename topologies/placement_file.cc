@@ -19,17 +19,16 @@
 namespace nbox::topo {
 
 std::vector<int> PlaceRanksFromFile(const Topology& topology, int world_size,
-                                    const std::string& path) {
+                                    const std::string& path, const std::vector<bool>& taken) {
   std::ifstream in(path);
   if (!in) {
     throw std::invalid_argument(
         fmt::format("{}: cannot open the placement file; expected a readable file", path));
   }
+  const std::vector<std::string> host_names = HostNames(topology);
   std::unordered_map<std::string, int> host_index;
-  std::vector<std::string> host_names;
-  for (size_t host = 0; host < topology.hosts.size(); ++host) {
-    host_names.push_back(topology.graph[topology.hosts[host]].name);
-    host_index.emplace(host_names.back(), static_cast<int>(host));
+  for (size_t host = 0; host < host_names.size(); ++host) {
+    host_index.emplace(host_names[host], static_cast<int>(host));
   }
   std::unordered_set<std::string> switches;
   for (auto [vertex, end] = boost::vertices(topology.graph); vertex != end; ++vertex) {
@@ -59,6 +58,12 @@ std::vector<int> PlaceRanksFromFile(const Topology& topology, int world_size,
           const std::string nearest = internal::NearestName(name, host_names);
           fail(fmt::format("no host '{}' in the topology{}", Shortened(name),
                            nearest.empty() ? "" : fmt::format(" (nearest: '{}')", nearest)));
+        }
+        if (!taken.empty() && taken[static_cast<size_t>(found->second)]) {
+          fail(
+              fmt::format("host '{}' is taken by an earlier job of the cluster; expected a "
+                          "free host",
+                          name));
         }
         int& named_on = line_of_host[static_cast<size_t>(found->second)];
         if (named_on > 0) {

@@ -197,30 +197,45 @@ std::optional<std::pair<size_t, size_t>> FindHostsCutOff(const Topology& topolog
 // estimating its memory before it is built.
 size_t CountRouteRows(const Topology& topology);
 
+// Every host's name, by host index.
+std::vector<std::string> HostNames(const Topology& topology);
+
 // Rank -> host index. Ranks fill hosts in order, `ranks_per_host` consecutive ranks each
 // (the last used host may be partly filled).
 // Throws std::invalid_argument when world_size does not fit.
 std::vector<int> PlaceRanks(const Topology& topology, int world_size, int ranks_per_host = 1);
 
+// The placements below give a job hosts the jobs placed before it on the same fabric left
+// free: `taken[h]` marks host h as another job's (empty: every host free). A job alone on its
+// fabric gets the same hosts whatever placement it asks for, as it did before clusters.
+
+// Rank -> host index, one rank a host: the first world_size free hosts, in host order.
+// Throws std::invalid_argument when world_size does not fit.
+std::vector<int> PackedRanks(const Topology& topology, int world_size,
+                             const std::vector<bool>& taken = {});
+
 // Rank -> host index, one rank a host, dealt round-robin over the hosts' switches (a host's
 // switch: the node its first link reaches; switches in the order their first host appears,
 // hosts in host order under each): consecutive ranks sit under different switches, as a
-// scheduler that spreads a job does. A switch whose hosts are used up is skipped.
+// scheduler that spreads a job does. A switch whose free hosts are used up is skipped.
 // Throws std::invalid_argument when world_size does not fit.
-std::vector<int> SpreadRanks(const Topology& topology, int world_size);
+std::vector<int> SpreadRanks(const Topology& topology, int world_size,
+                             const std::vector<bool>& taken = {});
 
-// Rank -> host index: the first world_size hosts of a permutation of every host drawn from
+// Rank -> host index: the first world_size hosts of a permutation of the free hosts drawn from
 // `seed` (Fisher-Yates over mt19937_64 with the bounded draws made here, so that a seed gives
 // the same placement on every platform). Throws std::invalid_argument when world_size does not
 // fit.
-std::vector<int> ShuffledRanks(const Topology& topology, int world_size, uint64_t seed);
+std::vector<int> ShuffledRanks(const Topology& topology, int world_size, uint64_t seed,
+                               const std::vector<bool>& taken = {});
 
 // Rank -> host index from a placement file: host names or ranges of them ("s0g0..s0g7"), any
 // number to a line, '#' starting a comment; rank r runs on the r-th host named. Throws
 // std::invalid_argument naming the file and line: a name that is no host (with the nearest
-// host), a switch, a host named twice, more or fewer hosts than world_size.
+// host), a switch, a host named twice or taken by an earlier job, more or fewer hosts than
+// world_size.
 std::vector<int> PlaceRanksFromFile(const Topology& topology, int world_size,
-                                    const std::string& path);
+                                    const std::string& path, const std::vector<bool>& taken = {});
 
 // Oversubscription of a leaf-spine/fat-tree edge switch: downlink (links to hosts) over
 // uplink (links to switches) capacity; 1.0 for non-blocking, +inf when a switch has no

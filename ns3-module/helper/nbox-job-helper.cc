@@ -3,6 +3,7 @@
 #include "ns3/abort.h"
 #include "ns3/nbox-communicator.h"
 #include "ns3/nbox-rank-app.h"
+#include "ns3/uinteger.h"
 
 #include <map>
 #include <set>
@@ -47,6 +48,18 @@ void
 NboxJobHelper::SetComputeTimeFactors(std::vector<double> factors)
 {
     m_computeTimeFactors = std::move(factors);
+}
+
+void
+NboxJobHelper::SetElementSizes(std::vector<uint32_t> elementBytes)
+{
+    m_elementSizes = std::move(elementBytes);
+}
+
+void
+NboxJobHelper::SetStartDelays(std::vector<Time> delays)
+{
+    m_startDelays = std::move(delays);
 }
 
 bool
@@ -123,6 +136,14 @@ NboxJobHelper::CreateCommunicators(Ptr<NboxTransport> transport,
         const nbox::work::Communicator& c = programs.communicators[id];
         std::vector<uint32_t> members(c.ranks.begin(), c.ranks.end());
         auto communicator = m_communicatorFactory.Create<NboxCommunicator>();
+        if (!m_elementSizes.empty())
+        {
+            NS_ABORT_MSG_IF(m_elementSizes.size() != programs.communicators.size(),
+                            "SetElementSizes was given " << m_elementSizes.size() << " sizes for "
+                                                         << programs.communicators.size()
+                                                         << " communicators");
+            communicator->SetAttribute("ElementSize", UintegerValue(m_elementSizes[id]));
+        }
         if (m_collectiveSettings)
         {
             communicator->SetCollectiveSettings(*m_collectiveSettings);
@@ -225,6 +246,10 @@ NboxJobHelper::Install(const nbox::work::JobPrograms& programs, NboxJobCommunica
     if (!m_isReal.empty())
     {
         job->SetRealRanks(m_isReal);
+    }
+    if (!m_startDelays.empty())
+    {
+        job->SetStartDelays(m_startDelays);
     }
     job->Start();
     return job;

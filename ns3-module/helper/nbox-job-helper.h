@@ -67,6 +67,19 @@ class NboxJobHelper
     void SetComputeTimeFactors(std::vector<double> factors);
 
     /**
+     * Communicator c cuts its buffers on elementBytes[c]-byte boundaries, whatever the
+     * "ElementSize" attribute says (a cluster's jobs train in their own data types); empty
+     * (the default): the attribute for every communicator.
+     */
+    void SetElementSizes(std::vector<uint32_t> elementBytes);
+
+    /**
+     * Rank r begins its program delays[r] after every connection is up (NboxJob::
+     * SetStartDelays); empty (the default): every rank at once.
+     */
+    void SetStartDelays(std::vector<Time> delays);
+
+    /**
      * Checks that the programs fit together and creates one NboxCommunicator per
      * job.communicators entry (the first must be the world), carried by `transport`; opens no
      * connection. Aborts with a message naming the rank and op when the programs do not fit
@@ -115,6 +128,8 @@ class NboxJobHelper
     std::optional<nbox::coll::CollectiveSettings> m_collectiveSettings;
     std::vector<bool> m_isReal;               //!< empty: every rank emulated
     std::vector<double> m_computeTimeFactors; //!< empty: 1 for every rank
+    std::vector<uint32_t> m_elementSizes;     //!< empty: the ElementSize attribute for all
+    std::vector<Time> m_startDelays;          //!< empty: every rank at once
 };
 
 } // namespace ns3

@@ -279,8 +279,9 @@ TEST_F(OutputFolderTest, ATargetThatIsAFileIsRefusedUpFront) {
 }
 
 TEST_F(OutputFolderTest, TheRunsOwnFileNamesAreKnown) {
-  for (const char* name : {"results.json", "perf.json", "traffic.csv", "links.csv", "trace.json",
-                           "messages.csv", "rank12.log", "comm_groups.json", "nbox.3.et"}) {
+  for (const char* name :
+       {"results.json", "perf.json", "traffic.csv", "links.csv", "trace.json", "messages.csv",
+        "rank12.log", "comm_groups.json", "nbox.3.et", "results-llm-a.json"}) {
     EXPECT_TRUE(IsRunOutput(name)) << name;
     EXPECT_FALSE(IsSweepCompanion(name)) << name;
   }
@@ -288,7 +289,7 @@ TEST_F(OutputFolderTest, TheRunsOwnFileNamesAreKnown) {
     EXPECT_FALSE(IsRunOutput(name)) << name;
     EXPECT_TRUE(IsSweepCompanion(name)) << name;
   }
-  for (const char* name : {"rank.log", "notes.txt", "results.json.bak"}) {
+  for (const char* name : {"rank.log", "notes.txt", "results.json.bak", "results-.json"}) {
     EXPECT_FALSE(IsRunOutput(name)) << name;
     EXPECT_FALSE(IsSweepCompanion(name)) << name;
   }

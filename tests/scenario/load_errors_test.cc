@@ -21,7 +21,7 @@ TEST(LoadErrors, UnknownSectionListsValidSectionsWhenNothingIsClose) {
   EXPECT_EQ(LoadError(Fixture("unknown_section_far.ini")),
             "tests/scenario/fixtures/unknown_section_far.ini:2: unknown section [telemetry]; "
             "valid sections are [job], [topology], [network], [roce], [analytical], [collectives], "
-            "[workload], [output], [realranks], [events], [debug], [servers]");
+            "[workload], [output], [realranks], [events], [debug], [servers], [cluster]");
 }
 
 TEST(LoadErrors, UnknownKeySuggestsTheNearest) {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "topologies/topology.h"
 
@@ -62,6 +63,17 @@ TEST(PlacementFile, EveryMistakeNamesItsLine) {
   EXPECT_THAT(ErrorOf(t, 1, std::string(5000, 'x') + "!\n"), HasSubstr("... (5001 bytes)"));
   EXPECT_THROW(PlaceRanksFromFile(t, 1, ::testing::TempDir() + "no_such_placement.txt"),
                std::invalid_argument);
+}
+
+TEST(PlacementFile, AHostAnEarlierJobTookIsRefused) {
+  std::vector<bool> taken(8, false);
+  taken[1] = true;
+  try {
+    PlaceRanksFromFile(TwoLeaves(), 2, WriteFile("h0\nh1\n"), taken);
+    ADD_FAILURE() << "a taken host was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr(":2: host 'h1' is taken by an earlier job of the cluster"));
+  }
 }
 
 }  // namespace

@@ -64,6 +64,29 @@ TEST(TopoPlacement, ShuffledRanksAreAnUnbiasedPermutationOfTheHosts) {
   EXPECT_THROW(ShuffledRanks(t, 5, 1), std::invalid_argument);
 }
 
+// A job placed after others takes only the hosts they left: packed the first free ones, spread
+// dealt round the switches of the free ones, random a permutation of the free ones; and with
+// nothing taken each gives what it gives a job alone.
+TEST(TopoPlacement, AJobTakesOnlyTheHostsEarlierJobsLeft) {
+  const Topology two_leaves = MakeLeafSpine(2, 1, 4, 1e9, 1e9, 0);
+  std::vector<bool> taken(8, false);
+  taken[0] = taken[1] = taken[4] = true;
+  EXPECT_THAT(PackedRanks(two_leaves, 3, taken), ElementsAre(2, 3, 5));
+  EXPECT_THAT(SpreadRanks(two_leaves, 4, taken), ElementsAre(2, 5, 3, 6));
+  std::vector<int> shuffled = ShuffledRanks(two_leaves, 5, 9, taken);
+  std::sort(shuffled.begin(), shuffled.end());
+  EXPECT_THAT(shuffled, ElementsAre(2, 3, 5, 6, 7));
+  EXPECT_EQ(PackedRanks(two_leaves, 5), PlaceRanks(two_leaves, 5));
+  EXPECT_EQ(ShuffledRanks(two_leaves, 8, 9, std::vector<bool>(8, false)),
+            ShuffledRanks(two_leaves, 8, 9));
+  try {
+    PackedRanks(two_leaves, 6, taken);
+    ADD_FAILURE() << "6 ranks fitted 5 free hosts";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("5 of the topology's 8 hosts are free"));
+  }
+}
+
 TEST(TopoPlacement, RejectsWhatDoesNotFit) {
   const Topology t = MakeStar(4, 1e9, 0);
   auto message_of = [&](int world_size, int ranks_per_host) -> std::string {

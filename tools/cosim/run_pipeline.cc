@@ -12,20 +12,24 @@
 #include <stdexcept>
 
 #include "ns3/simulator.h"
+#include "tools/cosim/alone_runs.h"
 #include "tools/cosim/assembly/assembly.h"
 #include "tools/cosim/assembly/machine_memory.h"
 #include "tools/cosim/assembly/memory_estimate.h"
 #include "tools/cosim/assembly/output_size.h"
+#include "tools/cosim/loop/interrupt.h"
 #include "tools/cosim/loop/sim_loop.h"
 #include "tools/cosim/network_models.h"
 #include "tools/cosim/output/output_folder.h"
 #include "tools/cosim/real_ranks/real_rank_run.h"
 #include "tools/cosim/reports/chrome_trace.h"
+#include "tools/cosim/reports/cluster_results.h"
 #include "tools/cosim/reports/collect_result.h"
 #include "tools/cosim/reports/link_samples.h"
 #include "tools/cosim/reports/message_csv.h"
 #include "tools/cosim/reports/terminal_report.h"
 #include "tools/cosim/reports/traffic_matrix.h"
+#include "tools/cosim/scenario/cross_key_rules.h"
 #include "tools/cosim/scenario/scenario.h"
 
 namespace nbox::cosim {
@@ -62,11 +66,36 @@ scenario::Scenario Load(const RunRequest& request) {
 // Load, then assemble: the network, the workload and the job, with the checks that need them
 // built. A network, programs or schedules that cannot fit are refused before they are built,
 // in --check too (memory_estimate.h).
-std::pair<scenario::Scenario, JobAssembly> LoadAndAssemble(const RunRequest& request) {
+// With cluster.alone (not for --check), each job runs alone first, into `alone`.
+std::pair<scenario::Scenario, JobAssembly> LoadAndAssemble(
+    const RunRequest& request, std::vector<std::optional<double>>& alone) {
   try {
     scenario::Scenario scenario = Load(request);
-    JobAssembly assembly = AssembleJob(scenario, AvailableMemoryBytes(request.memory_limit));
+    // A cluster's jobs, each its own scenario; the fabric carries all their ranks.
+    std::vector<scenario::Scenario> jobs;
+    if (!scenario.cluster.jobs.empty()) {
+      jobs = scenario::LoadClusterJobs(scenario, request.overrides, {CheckNetworkModel});
+      int ranks = 0;
+      for (const scenario::Scenario& job : jobs) ranks += job.job.world_size;
+      scenario.job.world_size = ranks;
+      scenario.settings["job.world_size"] = std::to_string(ranks);
+      const std::string beyond = scenario::EventRankBeyond(scenario.events, ranks);
+      if (!beyond.empty()) throw std::invalid_argument(scenario.path + ": " + beyond);
+    }
+    if (scenario.cluster.alone && !request.check_only) {
+      alone = RunJobsAlone(scenario, jobs, AvailableMemoryBytes(request.memory_limit), std::cerr);
+      if (const int signal = InterruptSignal(); signal != 0) {
+        std::cerr << fmt::format(
+            "nbox-cosim: stopped by signal {} ({}) while running the jobs alone, before the "
+            "cluster; nothing was written\n",
+            signal, strsignal(signal));
+        throw PhaseEnd{kExitRunFailed};
+      }
+    }
+    JobAssembly assembly = AssembleJob(scenario, AvailableMemoryBytes(request.memory_limit), jobs);
     return {std::move(scenario), std::move(assembly)};
+  } catch (const PhaseEnd&) {
+    throw;
   } catch (const ResourceRefusal& e) {
     std::cerr << "nbox-cosim: " << request.scenario_path << ": " << e.what() << "\n";
     throw PhaseEnd{kExitResources};
@@ -214,6 +243,20 @@ RunResult Collect(const scenario::Scenario& scenario, const JobAssembly& assembl
   return result;
 }
 
+// A cluster's jobs, each as its own run's result: its records, with the whole run's ending.
+std::vector<RunResult> CollectClusterJobs(const scenario::Scenario& scenario,
+                                          const JobAssembly& assembly, const RunOutcome& outcome,
+                                          const RunResult& whole) {
+  std::vector<RunResult> jobs;
+  for (const ClusterJob& job : assembly.cluster_jobs) {
+    RunResult result = CollectResult(scenario, assembly, outcome.loop, &job);
+    result.failure = whole.failure;
+    result.interrupted = whole.interrupted;
+    jobs.push_back(std::move(result));
+  }
+  return jobs;
+}
+
 PerfFigures PerfOf(const SimLoopResult& loop) {
   PerfFigures perf;
   perf.wall_s = loop.wall_s;
@@ -224,8 +267,10 @@ PerfFigures PerfOf(const SimLoopResult& loop) {
 }
 
 // Write: every file into the staging folder, the folder committed, then the terminal report.
-void Write(const scenario::Scenario& scenario, const JobAssembly& assembly, const RunResult& result,
-           const PerfFigures& perf, RunWatchers& watchers, OutputFolder& output) {
+void Write(const scenario::Scenario& scenario, const JobAssembly& assembly,
+           const RunOutcome& outcome, const RunResult& result,
+           const std::vector<std::optional<double>>& alone, const PerfFigures& perf,
+           RunWatchers& watchers, OutputFolder& output) {
   const bool real_ranks = !scenario.realranks.ranks.empty();
   auto job = assembly.job;
   output.Release();  // the room set aside for the files written now
@@ -235,7 +280,22 @@ void Write(const scenario::Scenario& scenario, const JobAssembly& assembly, cons
     output.Write(name, content);
     written.push_back((dir / name).string());
   };
-  write(kResultsFile, [&](std::ostream& out) { WriteResultsJson(result, out); });
+  const std::vector<RunResult> jobs = CollectClusterJobs(scenario, assembly, outcome, result);
+  std::vector<ClusterJobFacts> facts;
+  for (const ClusterJob& job : assembly.cluster_jobs) {
+    facts.push_back(FactsOf(topo::HostNames(assembly.net.topology), assembly.net.rank_to_host,
+                            job.first_rank, job.world_size()));
+    if (facts.size() <= alone.size()) facts.back().alone_steady_s = alone[facts.size() - 1];
+  }
+  if (jobs.empty()) {
+    write(kResultsFile, [&](std::ostream& out) { WriteResultsJson(result, out); });
+  } else {
+    for (const RunResult& job : jobs) {
+      write(ClusterJobResultsFile(job.cluster_job),
+            [&](std::ostream& out) { WriteResultsJson(job, out); });
+    }
+    write(kResultsFile, ClusterResultsJson(result, jobs, facts));
+  }
   write(kPerfFile, PerfJson(result, perf));
   // The traffic a program implies: real ranks run a program nbox-cosim does not know.
   if (!real_ranks) {
@@ -255,18 +315,22 @@ void Write(const scenario::Scenario& scenario, const JobAssembly& assembly, cons
     write(kTraceFile, [&](std::ostream& out) { WriteChromeTrace(*job->GetRecords(), out); });
   }
   output.Commit();
-  PrintSummary(result, perf, written, std::cout);
+  if (jobs.empty()) {
+    PrintSummary(result, perf, written, std::cout);
+  } else {
+    PrintClusterSummary(result, jobs, facts, perf, written, std::cout);
+  }
 }
 
 // Open the output, run, collect, write: the status of a run that got as far as running.
 int RunAndWrite(const RunRequest& request, const scenario::Scenario& scenario,
-                JobAssembly& assembly) {
+                JobAssembly& assembly, const std::vector<std::optional<double>>& alone) {
   const std::unique_ptr<OutputFolder> output = OpenOutput(request, scenario, assembly);
   try {
     RunWatchers watchers(scenario, assembly, *output);
     const RunOutcome outcome = Run(scenario, assembly, watchers, *output);
     const RunResult result = Collect(scenario, assembly, outcome);
-    Write(scenario, assembly, result, PerfOf(outcome.loop), watchers, *output);
+    Write(scenario, assembly, outcome, result, alone, PerfOf(outcome.loop), watchers, *output);
     const bool failed =
         outcome.real_ranks.failed || outcome.loop.interrupted != 0 || !result.failure.empty();
     return failed ? kExitRunFailed : kExitSuccess;
@@ -285,11 +349,12 @@ int RunAndWrite(const RunRequest& request, const scenario::Scenario& scenario,
 int RunPipeline(const RunRequest& request) {
   int status = kExitSuccess;
   try {
-    auto [scenario, assembly] = LoadAndAssemble(request);
+    std::vector<std::optional<double>> alone;  // cluster.alone: each job's steady time alone
+    auto [scenario, assembly] = LoadAndAssemble(request, alone);
     if (request.check_only) {
       ReportCheck(request, scenario, assembly);
     } else {
-      status = RunAndWrite(request, scenario, assembly);
+      status = RunAndWrite(request, scenario, assembly, alone);
     }
   } catch (const PhaseEnd& end) {
     status = end.status;

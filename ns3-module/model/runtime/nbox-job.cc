@@ -119,8 +119,30 @@ NboxJob::BeginAll()
     NS_LOG_INFO("all connections up at " << Simulator::Now().As(Time::US) << "; ranks start");
     for (auto& rank : m_ranks)
     {
-        rank->Begin();
+        const Time delay = m_startDelays.empty() ? Time(0) : m_startDelays.at(rank->GetRank());
+        if (delay.IsStrictlyPositive())
+        {
+            ++m_ranksNotBegun;
+            Simulator::Schedule(delay, &NboxJob::BeginLater, this, rank);
+        }
+        else
+        {
+            rank->Begin();
+        }
     }
+}
+
+void
+NboxJob::BeginLater(Ptr<NboxRankApp> rank)
+{
+    --m_ranksNotBegun;
+    rank->Begin();
+}
+
+void
+NboxJob::SetStartDelays(std::vector<Time> delays)
+{
+    m_startDelays = std::move(delays);
 }
 
 void
@@ -226,7 +248,7 @@ NboxJob::DescribeUnfinishedOps(uint32_t limit) const
 bool
 NboxJob::IsStalled() const
 {
-    if (!m_started || IsFinished())
+    if (!m_started || IsFinished() || m_ranksNotBegun > 0)
     {
         return false;
     }

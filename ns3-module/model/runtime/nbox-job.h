@@ -47,6 +47,12 @@ class NboxJob : public Object
     bool IsReal(uint32_t rank) const;
 
     /**
+     * Emulated rank r begins its program delays[r] after every connection is up rather than
+     * at once (a cluster's jobs starting at their own times). Call before Start.
+     */
+    void SetStartDelays(std::vector<Time> delays);
+
+    /**
      * The owner's report that real rank `rank` ended (said goodbye). May be called inside or
      * outside Simulator::Run; stops the simulator when it finishes the job (StopWhenFinished).
      */
@@ -94,6 +100,8 @@ class NboxJob : public Object
   private:
     void DoDispose() override;
     void BeginAll();
+    /** Begins `rank`, whose start was delayed (SetStartDelays). */
+    void BeginLater(Ptr<NboxRankApp> rank);
     /** Stops the simulator if the job is finished (and StopWhenFinished). */
     void StopIfFinished();
     bool HasRealRanks() const;
@@ -105,6 +113,8 @@ class NboxJob : public Object
     bool m_started;
     bool m_stopWhenFinished;
     std::vector<bool> m_isReal;      //!< empty: every rank is emulated
+    std::vector<Time> m_startDelays; //!< by world rank; empty: every rank at once
+    uint32_t m_ranksNotBegun = 0;    //!< ranks whose delayed start is still to come
     std::vector<bool> m_realEnded;   //!< per rank
     std::vector<bool> m_realWaiting; //!< per rank
     /**

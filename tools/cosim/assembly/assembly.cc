@@ -59,28 +59,49 @@ double HostLinkRateBps(const topo::Topology& topology, int host) {
   return rate;
 }
 
-}  // namespace
-
-namespace {
-
-// The ranks' hosts by job.placement.
-std::vector<int> PlaceJob(const scenario::Scenario& s, const topo::Topology& topology) {
+// The ranks' hosts by job.placement, on the hosts not yet `taken` (empty: none).
+std::vector<int> PlaceJob(const scenario::Scenario& s, const topo::Topology& topology,
+                          const std::vector<bool>& taken = {}) {
   switch (s.job.placement) {
     case scenario::Placement::kSpread:
-      return topo::SpreadRanks(topology, s.job.world_size);
+      return topo::SpreadRanks(topology, s.job.world_size, taken);
     case scenario::Placement::kRandom:
-      return topo::ShuffledRanks(topology, s.job.world_size, s.job.seed);
+      return topo::ShuffledRanks(topology, s.job.world_size, s.job.seed, taken);
     case scenario::Placement::kFile:
-      return topo::PlaceRanksFromFile(topology, s.job.world_size, s.job.placement_file);
+      return topo::PlaceRanksFromFile(topology, s.job.world_size, s.job.placement_file, taken);
     case scenario::Placement::kPacked:
       break;
   }
-  return topo::PlaceRanks(topology, s.job.world_size);
+  return taken.empty() ? topo::PlaceRanks(topology, s.job.world_size)
+                       : topo::PackedRanks(topology, s.job.world_size, taken);
 }
 
 }  // namespace
 
-NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_bytes) {
+std::vector<int> PlaceClusterJobs(const scenario::Scenario& s, const topo::Topology& topology,
+                                  const std::vector<scenario::Scenario>& jobs) {
+  std::vector<bool> taken(topology.hosts.size(), false);
+  std::vector<int> rank_to_host;
+  for (const scenario::Scenario& job : jobs) {
+    std::vector<int> hosts;
+    try {
+      hosts = PlaceJob(job, topology, taken);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("{}: job '{}' ({}, job.placement = {}): {}", s.path,
+                                              scenario::ClusterJobName(job.path), job.path,
+                                              job.settings.at("job.placement"), e.what()));
+    }
+    for (const int host : hosts) {
+      taken[static_cast<size_t>(host)] = true;
+      rank_to_host.push_back(host);
+    }
+  }
+  return rank_to_host;
+}
+
+NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_bytes,
+                                const std::vector<scenario::Scenario>& jobs,
+                                const std::vector<int>& hosts) {
   InstallEventScheduler();
   ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(s.job.seed % 4294967295u) + 1);
   ns3::RngSeedManager::SetRun(1);
@@ -89,14 +110,22 @@ NetworkAssembly AssembleNetwork(const scenario::Scenario& s, uint64_t available_
   CheckBuiltTopology(s, a.topology);
   // Built-in topologies are sized by the scenario's rules; a file's hosts are known only now.
   if (static_cast<size_t>(s.job.world_size) > a.topology.hosts.size()) {
+    std::string needed = fmt::format("job.world_size = {}", s.job.world_size);
+    if (!jobs.empty()) {
+      needed = fmt::format("the cluster's {} jobs' {} ranks", jobs.size(), s.job.world_size);
+    }
     throw std::invalid_argument(fmt::format(
-        "{}: job.world_size = {} does not fit the topology{}: it has {} hosts, one rank each",
-        s.path, s.job.world_size,
+        "{}: {} do{} not fit the topology{}: it has {} hosts, one rank each", s.path, needed,
+        jobs.empty() ? "es" : "",
         s.topology.kind == scenario::TopologyKind::kFile ? " of topology.file " + s.topology.file
                                                          : "",
         a.topology.hosts.size()));
   }
-  a.rank_to_host = PlaceJob(s, a.topology);
+  if (!hosts.empty()) {
+    a.rank_to_host = hosts;
+  } else {
+    a.rank_to_host = jobs.empty() ? PlaceJob(s, a.topology) : PlaceClusterJobs(s, a.topology, jobs);
+  }
   a.changes = ResolveTimedChanges(s, a.topology, a.rank_to_host);
   a.memory = EstimateNetworkMemory(s, a.topology);
   RefuseUnlessItFits(a.memory, available_bytes, s);
@@ -162,14 +191,16 @@ Workload BuildWorkloadWithin(const scenario::Scenario& s, uint64_t room_bytes) {
   }
 }
 
-JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
+JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes,
+                        const std::vector<scenario::Scenario>& jobs,
+                        const std::vector<int>& hosts) {
   JobAssembly a;
-  a.net = AssembleNetwork(s, available_bytes);
+  a.net = AssembleNetwork(s, available_bytes, jobs, hosts);
   // Only the timeline draws each compute op; reports take each rank's total per iteration.
   const bool record_compute_ops = s.output.trace == scenario::Timeline::kChrome;
   // A job too large to build first is refused on its forecast; the rest are counted exactly
   // once built (a forecast runs slightly low, so one that does not fit never would).
-  if (s.realranks.ranks.empty()) {
+  if (s.realranks.ranks.empty() && jobs.empty()) {
     if (const auto forecast = ForecastWorkloadRecords(s, record_compute_ops)) {
       MemoryEstimate estimate = a.net.memory;
       AddRunMemory(*forecast, s.job.world_size, estimate);
@@ -180,8 +211,21 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   // The programs' size is known only once they are built: they may take what the network left
   // (AssembleNetwork refused a network that does not fit; 0, unknown, sets no ceiling).
   const uint64_t network = a.net.memory.total_bytes();
-  a.workload = BuildWorkloadWithin(
-      s, available_bytes > network ? available_bytes - network : available_bytes);
+  const uint64_t room = available_bytes > network ? available_bytes - network : available_bytes;
+  std::vector<uint32_t> element_sizes;  // per communicator, where jobs differ
+  std::vector<ns3::Time> start_delays(static_cast<size_t>(s.job.world_size),
+                                      ns3::Seconds(s.job.start_s));
+  if (jobs.empty()) {
+    a.workload = BuildWorkloadWithin(s, room);
+  } else {
+    ClusterWorkload cluster = BuildClusterWorkload(jobs, BuildWorkloadWithin, room);
+    a.workload = std::move(cluster.workload);
+    a.cluster_jobs = std::move(cluster.jobs);
+    element_sizes = std::move(cluster.element_bytes);
+    for (size_t rank = 0; rank < start_delays.size(); ++rank) {
+      start_delays[rank] = ns3::Seconds(cluster.start_s.at(rank));
+    }
+  }
 
   a.transport = a.net.transport;
 
@@ -200,6 +244,8 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes) {
   const std::vector<double> fleet_factors =
       ComputeTimeFactors(s.events, s.job.world_size, s.job.seed);
   helper.SetComputeTimeFactors(fleet_factors);
+  helper.SetElementSizes(std::move(element_sizes));
+  helper.SetStartDelays(std::move(start_delays));
   work::JobPrograms programs = a.workload.programs;
   if (!s.realranks.ranks.empty()) {
     RefuseWhatRealRanksCannotRun(s, programs);

@@ -53,14 +53,20 @@ constexpr const char* kOwnFolder = "give the run a folder of its own (e.g. --out
 
 }  // namespace
 
+std::string ClusterJobResultsFile(const std::string& job_name) {
+  return "results-" + job_name + ".json";
+}
+
 bool IsRunOutput(const std::string& name) {
   static const std::regex kRankLog("rank[0-9]+\\.log");
+  static const std::regex kClusterJobResults("results-.+\\.json");
   static const std::regex kChakraTrace(std::string(chakra::kTracePrefix) + "\\.[0-9]+\\.et");
   for (const char* file : {kResultsFile, kPerfFile, kTrafficFile, kLinksFile, kTraceFile,
                            kMessagesFile, chakra::kCommGroupsFile}) {
     if (name == file) return true;
   }
-  return std::regex_match(name, kRankLog) || std::regex_match(name, kChakraTrace);
+  return std::regex_match(name, kRankLog) || std::regex_match(name, kChakraTrace) ||
+         std::regex_match(name, kClusterJobResults);
 }
 
 bool IsSweepCompanion(const std::string& name) {

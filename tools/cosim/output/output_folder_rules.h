@@ -28,6 +28,8 @@ inline constexpr const char* kTrafficFile = "traffic.csv";
 inline constexpr const char* kLinksFile = "links.csv";
 inline constexpr const char* kTraceFile = "trace.json";
 inline constexpr const char* kMessagesFile = "messages.csv";
+// A cluster run's report of each of its jobs (docs/CLUSTERS.md): "results-<job>.json".
+std::string ClusterJobResultsFile(const std::string& job_name);
 
 // A path that cannot be a run's output folder (bad input: nothing was written).
 class OutputFolderRefusal : public std::runtime_error {
@@ -36,7 +38,8 @@ class OutputFolderRefusal : public std::runtime_error {
 };
 
 // Whether nbox-cosim writes a file of this name (results.json, perf.json, traffic.csv,
-// links.csv, trace.json, messages.csv, rank<N>.log, the Chakra traces): a run replaces them.
+// links.csv, trace.json, messages.csv, a cluster's results-<job>.json, rank<N>.log, the Chakra
+// traces): a run replaces them.
 bool IsRunOutput(const std::string& name);
 // Whether nbox-sweep writes a file of this name into a run's folder (its copy of the
 // terminal, the point's parameters and status, and what `nbox-sweep plot RUN` draws:

@@ -7,18 +7,22 @@
 namespace nbox::cosim {
 
 RunResult CollectResult(const scenario::Scenario& s, const JobAssembly& a,
-                        const SimLoopResult& loop) {
+                        const SimLoopResult& loop, const ClusterJob* job) {
   RunResult r;
-  r.scenario = s;
+  r.scenario = job ? job->scenario : s;
+  const Workload& workload = job ? job->workload : a.workload;
+  const size_t first_rank = job ? static_cast<size_t>(job->first_rank) : 0;
   r.topology_description = a.net.topology.description;
   for (auto v : boost::make_iterator_range(boost::vertices(a.net.topology.graph))) {
     (a.net.topology.graph[v].kind == topo::NodeKind::kHost ? r.hosts : r.switches)++;
   }
   r.links = static_cast<int>(a.net.topology.links.size());
-  r.model = a.workload.model;
-  r.workload_description = a.workload.description;
-  r.workload_details = a.workload.details;
-  for (const auto& program : a.workload.programs.programs) {
+  r.model = workload.model;
+  r.workload_description = workload.description;
+  r.workload_details = workload.details;
+  const auto& programs = a.workload.programs.programs;
+  for (size_t rank = first_rank; rank < programs.size(); ++rank) {
+    const auto& program = programs[rank];
     if (!program) continue;
     for (const auto& op : program->ops) {
       const bool communication =
@@ -27,7 +31,10 @@ RunResult CollectResult(const scenario::Scenario& s, const JobAssembly& a,
     }
     break;  // the first rank's program
   }
-  r.summary = Summarize(*a.job->GetRecords());
+  r.summary = job ? Summarize(*a.job->GetRecords(), {static_cast<uint32_t>(job->first_rank),
+                                                     static_cast<uint32_t>(job->world_size())})
+                  : Summarize(*a.job->GetRecords());
+  if (job) r.cluster_job = job->name;
   r.network = a.net.model->GetStats();
   r.transport = a.transport->GetStats();
   // The transports carry the protocols' flags as bytes; the payload is what the programs sent.

@@ -9,8 +9,10 @@
 
 namespace nbox::cosim {
 
-// Reads the records and counters of a finished (or stopped) run.
+// Reads the records and counters of a finished (or stopped) run. With `job` (one of a cluster's
+// jobs), what that job did: its scenario, workload and ranks' records; the network's counters
+// are the whole fabric's, shared by every job.
 RunResult CollectResult(const scenario::Scenario& scenario, const JobAssembly& assembly,
-                        const SimLoopResult& loop);
+                        const SimLoopResult& loop, const ClusterJob* job = nullptr);
 
 }  // namespace nbox::cosim

@@ -201,13 +201,21 @@ ordered_json NetworkJson(const ns3::NboxNetworkStats& net, const ns3::NboxTransp
   return out;
 }
 
-// How the run ended, first in results.json: "complete", or why its figures are partial.
+}  // namespace
+
 std::string RunStatus(const RunResult& r) {
   if (!r.failure.empty()) return "failed: " + r.failure;
   if (r.real_ranks.present && r.real_ranks.failed) return "failed (partial results)";
   if (!r.interrupted.empty()) return r.interrupted + " (partial results)";
   return "complete";
 }
+
+ordered_json NetworkJson(const RunResult& r) {
+  return NetworkJson(r.network, r.transport,
+                     r.scenario.network.transport == scenario::Transport::kRoce);
+}
+
+namespace {
 
 ordered_json ResultsDocument(const RunResult& r) {
   ordered_json settings = ordered_json::object();
@@ -228,6 +236,8 @@ ordered_json ResultsDocument(const RunResult& r) {
     // Likewise a network model's own section ([analytical]) for the other models.
     if (IsOtherModelsSection(r.scenario, key)) continue;
     if (!real_ranks && (key.rfind("realranks.", 0) == 0 || key.rfind("debug.", 0) == 0)) continue;
+    // Likewise [cluster] for a run of one job.
+    if (r.scenario.cluster.jobs.empty() && key.rfind("cluster.", 0) == 0) continue;
     settings[key] = value;
   }
   ordered_json out = {
@@ -247,7 +257,7 @@ ordered_json ResultsDocument(const RunResult& r) {
        workload_ran ? ordered_json(r.collectives_per_iteration) : ordered_json(nullptr)},
       {"iterations", IterationsJson(r.summary, compute_measured)},
       {"collectives", nullptr},  // written by WriteResultsJson, instance by instance
-      {"network", NetworkJson(r.network, r.transport, roce)},
+      {"network", NetworkJson(r)},
       {"simulation", {{"events", r.events}, {"simulated_s", r.simulated_s}}},
   };
   if (const auto mfu = SteadyModelFlopsUtilization(r)) {
@@ -255,6 +265,7 @@ ordered_json ResultsDocument(const RunResult& r) {
     out["steady_model_flops_per_gpu_s"] = mfu->flops_per_gpu_s;
   }
   if (r.real_ranks.present) out["real_ranks"] = RealRanksJson(r.real_ranks, roles);
+  if (!r.cluster_job.empty()) out["cluster_job"] = r.cluster_job;
   if (r.scenario.workload.kind == work::kNcclTestsKind) {
     out["nccl_tests"] = NcclTestsJson(NcclTestsTable(r.summary));
   }

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "ns3/nbox-network.h"
 #include "ns3/nbox-transport.h"
@@ -35,9 +37,21 @@ struct RunResult {
   double simulated_s = 0;      // simulator clock at the end
   RealRanksReport real_ranks;  // present only in runs with real ranks
   std::string interrupted;     // "stopped by signal 2 (Interrupt)" when a signal ended the run
+  // One job of a cluster run: its name (its report leaves the fabric's figures, shared by
+  // every job, to the cluster's). "" for a run of one job.
+  std::string cluster_job;
   // Why a run that ended cannot be trusted ("2 messages arrived that no receive took: ..."),
   // or "".
   std::string failure;
+};
+
+// What a cluster's report says of one job beyond its own results: where it ran, and how long
+// its steady iteration took alone on those hosts (cluster.alone).
+struct ClusterJobFacts {
+  int first_rank = 0;                    // its rank 0 among the cluster's ranks
+  std::vector<std::string> host_names;   // rank r's host, by the topology's name
+  std::string hosts;                     // the same in a few words: "h0..h7", "h0, h4, ... (8)"
+  std::optional<double> alone_steady_s;  // not run (cluster.alone off) or unfinished: none
 };
 
 struct PerfFigures {
@@ -55,5 +69,10 @@ long PeakRssKib();
 std::string ResultsJson(const RunResult& result);
 void WriteResultsJson(const RunResult& result, std::ostream& out);
 std::string PerfJson(const RunResult& result, const PerfFigures& perf);
+
+// How the run ended, first in results.json: "complete", or why its figures are partial.
+std::string RunStatus(const RunResult& result);
+// results.json's "network": the fabric's counters.
+nlohmann::ordered_json NetworkJson(const RunResult& result);
 
 }  // namespace nbox::cosim

@@ -61,22 +61,25 @@ std::string OpName(bool is_transfers, coll::CollectiveOp op) {
   return is_transfers ? "SendRecv" : std::string(coll::ToString(op));
 }
 
-JobSummary Summarize(const ns3::NboxJobRecords& records) {
+JobSummary Summarize(const ns3::NboxJobRecords& records, RankRange ranks) {
   JobSummary summary;
   const double t0 = records.jobStart.GetSeconds();
   summary.job_start_s = t0;
 
   std::map<int, Span> iteration_spans;
   for (const auto& it : records.iterations) {
+    if (!ranks.Contains(it.rank)) continue;
     iteration_spans[it.iteration].Add(it.start.GetSeconds() - t0, it.end.GetSeconds() - t0);
   }
   std::map<int, std::map<uint32_t, RankTime>> rank_times;  // iteration -> rank -> time
   for (const auto& c : records.computeTotals) {
+    if (!ranks.Contains(c.rank)) continue;
     RankTime& t = rank_times[c.iteration][c.rank];
     t.compute += c.seconds;
     t.cost += c.cost;
   }
   for (const auto& w : records.waits) {
+    if (!ranks.Contains(w.rank)) continue;
     RankTime& t = rank_times[w.iteration][w.rank];
     const double seconds = (w.end - w.start).GetSeconds();
     if (w.bubble) {
@@ -131,6 +134,7 @@ JobSummary Summarize(const ns3::NboxJobRecords& records) {
   };
   std::unordered_map<InstanceKey, Instance, InstanceKeyHash> instances;
   for (const auto& c : records.collectives) {
+    if (!ranks.Contains(c.rank)) continue;
     auto [it, inserted] =
         instances.try_emplace({c.iteration, c.comm, c.labelId}, Instance{Span{}, &c, 0});
     it->second.span.Add(c.started.GetSeconds() - t0, c.finished.GetSeconds() - t0);

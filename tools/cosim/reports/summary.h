@@ -98,7 +98,14 @@ struct CollectiveGroupSummary {
   double mean_busbw_bytes_per_s = 0;
 };
 
-JobSummary Summarize(const ns3::NboxJobRecords& records);
+// The ranks a summary covers: first .. first + count - 1 (a cluster's job); all by default.
+struct RankRange {
+  uint32_t first = 0;
+  uint32_t count = UINT32_MAX;
+  bool Contains(uint32_t rank) const { return rank >= first && rank - first < count; }
+};
+
+JobSummary Summarize(const ns3::NboxJobRecords& records, RankRange ranks = {});
 
 // Groups `iteration`'s collectives by (parallelism, kind, op, bytes, ranks), in that order.
 std::vector<CollectiveGroupSummary> GroupCollectives(const JobSummary& summary, int iteration);

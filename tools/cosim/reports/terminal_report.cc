@@ -13,6 +13,7 @@
 #include "common/units.h"
 #include "tools/cosim/network_models.h"
 #include "tools/cosim/real_ranks/rank_roles.h"
+#include "tools/cosim/reports/cluster_results.h"
 #include "tools/cosim/reports/model_flops_utilization.h"
 #include "tools/cosim/reports/nccl_tests_table.h"
 #include "tools/cosim/scenario/key_schema.h"
@@ -319,6 +320,15 @@ void PrintNetwork(const RunResult& r, std::ostream& out) {
   }
 }
 
+void PrintSimulation(const RunResult& r, const PerfFigures& perf,
+                     const std::vector<std::string>& written_files, std::ostream& out) {
+  out << fmt::format(
+      "  simulation {} simulated, {} events; wall {:.2f} s ({:.0f}k events/s), peak memory {}\n",
+      FormatSeconds(r.simulated_s), r.events, perf.wall_s, perf.events_per_s / 1e3,
+      FormatBytes(static_cast<double>(perf.peak_rss_kib) * 1024.0));
+  for (const auto& file : written_files) out << "  wrote      " << file << "\n";
+}
+
 }  // namespace
 
 void PrintSummary(const RunResult& r, const PerfFigures& perf,
@@ -356,13 +366,47 @@ void PrintSummary(const RunResult& r, const PerfFigures& perf,
     PrintIterations(r, roles, out);
     PrintCollectives(r, roles, out);
   }
+  // A cluster's job leaves the fabric's figures, shared by every job, to the cluster's lines.
+  if (!r.cluster_job.empty()) return;
   PrintNetwork(r, out);
   PrintRealRanks(r.real_ranks, out);
-  out << fmt::format(
-      "  simulation {} simulated, {} events; wall {:.2f} s ({:.0f}k events/s), peak memory {}\n",
-      FormatSeconds(r.simulated_s), r.events, perf.wall_s, perf.events_per_s / 1e3,
-      FormatBytes(static_cast<double>(perf.peak_rss_kib) * 1024.0));
-  for (const auto& file : written_files) out << "  wrote      " << file << "\n";
+  PrintSimulation(r, perf, written_files, out);
+}
+
+void PrintClusterSummary(const RunResult& cluster, const std::vector<RunResult>& jobs,
+                         const std::vector<ClusterJobFacts>& facts, const PerfFigures& perf,
+                         const std::vector<std::string>& written_files, std::ostream& out) {
+  for (const RunResult& job : jobs) {
+    out << fmt::format("job {} of the cluster {}\n", job.cluster_job, cluster.scenario.path);
+    PrintSummary(job, perf, {}, out);
+    out << "\n";
+  }
+  out << fmt::format("nbox-cosim  {}  (seed {}): a cluster of {} jobs\n", cluster.scenario.path,
+                     Setting(cluster, "job.seed"), jobs.size());
+  out << fmt::format("  topology   {} [{} hosts, {} switches, {} links]\n",
+                     cluster.topology_description, cluster.hosts, cluster.switches, cluster.links);
+  const bool alone = cluster.scenario.cluster.alone;
+  out << fmt::format("  {:<16} {:>6} {:<22} {:>10} {:>12} {:>16} {:>14}{}\n", "job", "ranks",
+                     "hosts", "start", "iterations", "steady iteration", "exposed comm",
+                     alone ? fmt::format(" {:>12} {:>9}", "alone", "slowdown") : "");
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const RunResult& job = jobs[j];
+    const double together = SteadyIterationTime(job.summary);
+    std::string against_alone;
+    if (alone) {
+      const std::optional<double> slowdown = Slowdown(together, facts[j].alone_steady_s);
+      against_alone = fmt::format(
+          " {:>12} {:>9}", facts[j].alone_steady_s ? FormatSeconds(*facts[j].alone_steady_s) : "-",
+          slowdown ? fmt::format("{:.2f}x", *slowdown) : "-");
+    }
+    out << fmt::format("  {:<16} {:>6} {:<22} {:>10} {:>12} {:>16} {:>14}{}\n", job.cluster_job,
+                       job.scenario.job.world_size, facts[j].hosts,
+                       FormatSeconds(job.scenario.job.start_s), job.summary.iterations.size(),
+                       FormatSeconds(together), FormatSeconds(SteadyExposedComm(job.summary)),
+                       against_alone);
+  }
+  PrintNetwork(cluster, out);
+  PrintSimulation(cluster, perf, written_files, out);
 }
 
 }  // namespace nbox::cosim

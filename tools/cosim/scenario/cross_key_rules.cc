@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <utility>
 
 #include "common/units.h"
@@ -199,7 +200,9 @@ void ResolveFileKey(RuleContext& context, const std::filesystem::path& scenario_
     return;
   }
   std::filesystem::path path(file);
-  if (path.is_relative()) path = (scenario_folder / path).lexically_normal();
+  if (path.is_relative()) {
+    path = (context.FolderOf(file_key, scenario_folder) / path).lexically_normal();
+  }
   std::error_code error;
   if (folder ? !std::filesystem::is_directory(path, error)
              : !std::filesystem::is_regular_file(path, error)) {
@@ -227,6 +230,39 @@ void ResolveTraceFile(RuleContext& context, const std::filesystem::path& scenari
                  context.scenario().workload.trace_dir, /*folder=*/true);
   ResolveFileKey(context, scenario_folder, "workload.compute", "profile",
                  "workload.compute_profile", context.scenario().workload.compute_profile);
+}
+
+// --- clusters -----------------------------------------------------------------------
+
+// A cluster's job files exist (relative ones found from the scenario's folder) and have
+// distinct names (their reports are named by them); real ranks run in single jobs only.
+void CheckCluster(RuleContext& context, const std::filesystem::path& scenario_folder) {
+  std::vector<std::string>& jobs = context.scenario().cluster.jobs;
+  if (jobs.empty()) return;
+  if (!context.scenario().realranks.ranks.empty()) {
+    context.Fail(
+        fmt::format("{} with {}: real ranks run in a scenario of one job, not yet in a "
+                    "cluster",
+                    context.Describe("realranks.ranks"), context.Describe("cluster.job")));
+  }
+  std::map<std::string, std::string> file_of_name;
+  for (std::string& job : jobs) {
+    std::filesystem::path path(job);
+    if (path.is_relative()) path = (scenario_folder / path).lexically_normal();
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error)) {
+      context.Fail(fmt::format("cluster.job = {}: no such file '{}'", job, path.string()));
+      continue;
+    }
+    job = path.string();
+    const auto [earlier, added] = file_of_name.emplace(ClusterJobName(job), job);
+    if (!added) {
+      context.Fail(
+          fmt::format("cluster.job: '{}' and '{}' are both named '{}'; a cluster's jobs "
+                      "are named by their files, which must differ",
+                      earlier->second, job, earlier->first));
+    }
+  }
 }
 
 // --- real ranks ---------------------------------------------------------------------
@@ -264,9 +300,10 @@ void CheckRealRanks(RuleContext& context) {
 }
 
 // Stragglers are named ranks of the job, and a slowdown names whom it slows.
-void CheckEvents(RuleContext& context) {
+// `world`: the ranks the events may name (a cluster's job is checked against none: the
+// events name the cluster's ranks, counted once every job is read).
+void CheckEvents(RuleContext& context, int world) {
   const EventsSection& events = context.scenario().events;
-  const int world = context.scenario().job.world_size;
   if (events.slow_gpus.empty() != (events.slowdown == 1)) {
     context.Fail(fmt::format("{} and {} go together: the ranks to slow and a factor above 1",
                              context.Describe("events.slow_gpus"),
@@ -305,7 +342,7 @@ void CheckEvents(RuleContext& context) {
 // The hierarchical all-reduce and all-to-all need servers (topology.kind = rail). With rail, a
 // named preset fills the [servers] keys not given, and the ranks must fill whole servers. Other
 // kinds ignore [servers], as star ignores the leaf-spine keys.
-void ApplyServers(RuleContext& context) {
+void ApplyServers(RuleContext& context, bool check_world) {
   Scenario& s = context.scenario();
   ServersSection& servers = s.servers;
   const std::string kind = context.Describe("topology.kind");
@@ -335,6 +372,7 @@ void ApplyServers(RuleContext& context) {
       return;
     }
   }
+  if (!check_world) return;
   const uint64_t gpus = static_cast<uint64_t>(servers.gpus);
   const uint64_t capacity = static_cast<uint64_t>(servers.count) * gpus;
   const uint64_t world = static_cast<uint64_t>(s.job.world_size);
@@ -406,27 +444,59 @@ void CheckMessageLog(RuleContext& context) {
 }
 
 std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins& origins,
-                                            const std::filesystem::path& scenario_folder) {
+                                            const std::filesystem::path& scenario_folder,
+                                            RuleScope scope) {
   RuleContext context(scenario, origins);
-  CheckHostCount(context);
-  CheckPlacement(context);
+  // A cluster file's own [job] and [workload] are only what its jobs' files are read over:
+  // each job is checked as a scenario of its own, and their ranks together at assembly.
+  const bool whole_cluster = scope == RuleScope::kWholeCluster;
+  if (!whole_cluster) {
+    CheckHostCount(context);
+    CheckPlacement(context);
+  }
   CheckCongestionControl(context);
   CheckQueues(context);
   CheckSwitching(context);
   CheckChunk(context);
   CheckRoce(context);
   ApplyOversubscription(context);
-  CheckCustomModel(context);
-  // Before the workload's checks, which read the files the workload names.
-  ResolveTraceFile(context, scenario_folder);
-  CheckWorkloadKind(context);
+  if (!whole_cluster) {
+    CheckCustomModel(context);
+    // Before the workload's checks, which read the files the workload names.
+    ResolveTraceFile(context, scenario_folder);
+    CheckWorkloadKind(context);
+  }
   ResolveTopologyFile(context, scenario_folder);
-  ResolvePlacementFile(context, scenario_folder);
+  if (!whole_cluster) ResolvePlacementFile(context, scenario_folder);
+  if (scope != RuleScope::kClusterJob) CheckCluster(context, scenario_folder);
   CheckRealRanks(context);
-  CheckEvents(context);
+  CheckEvents(context,
+              scope == RuleScope::kJob ? scenario.job.world_size : std::numeric_limits<int>::max());
   CheckMessageLog(context);
-  ApplyServers(context);
+  ApplyServers(context, /*check_world=*/!whole_cluster);
   return context.TakeMessages();
+}
+
+std::string EventRankBeyond(const EventsSection& events, int world) {
+  for (int rank : events.slow_gpus) {
+    if (rank >= world) {
+      return fmt::format(
+          "events.slow_gpus names rank {}, but the cluster's jobs have ranks 0 "
+          "to {}",
+          rank, world - 1);
+    }
+  }
+  for (const TimedChange& change : events.changes) {
+    for (int rank : change.ranks) {
+      if (rank >= world) {
+        return fmt::format(
+            "[events] at = '{}' names rank {}, but the cluster's jobs have ranks "
+            "0 to {}",
+            TimedChangeText(change), rank, world - 1);
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace nbox::scenario

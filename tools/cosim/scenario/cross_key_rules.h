@@ -13,7 +13,8 @@ namespace nbox::scenario {
 
 // Where a key's value came from; keys absent from KeyOrigins kept their default.
 struct KeyOrigin {
-  int line = 0;  // line in the scenario file; 0 = from an override
+  int line = 0;      // line in the scenario file; 0 = from an override
+  std::string file;  // a cluster job's file that set it; "" = the scenario file (or --set)
 };
 using KeyOrigins = std::map<std::string, KeyOrigin>;  // "section.key" -> origin
 
@@ -21,8 +22,19 @@ using KeyOrigins = std::map<std::string, KeyOrigin>;  // "section.key" -> origin
 // message per broken rule, naming each key with its value and origin:
 // "network.tcp_cc = dctcp (line 4) requires network.ecn = on, got network.ecn = off (default)".
 // `scenario_folder` is where a relative topology.file starts.
+// What a scenario is checked as: one job; a cluster file as a whole (its fabric, network and
+// collectives; its [job] and [workload] only as what its jobs' files are read over); or one
+// job of a cluster (its events name the cluster's ranks, checked once the jobs are counted:
+// EventRankBeyond).
+enum class RuleScope { kJob, kWholeCluster, kClusterJob };
+
 std::vector<std::string> ApplyCrossKeyRules(Scenario& scenario, const KeyOrigins& origins,
-                                            const std::filesystem::path& scenario_folder);
+                                            const std::filesystem::path& scenario_folder,
+                                            RuleScope scope = RuleScope::kJob);
+
+// The first rank [events] names at or beyond `world` (a cluster's ranks), said as an error;
+// "" when every named rank is below it.
+std::string EventRankBeyond(const EventsSection& events, int world);
 
 // The smallest round trip a TCP segment can make on a network whose slowest link runs at
 // `slowest_bps`: a full packet of `mtu` bytes (plus the link's 2-byte framing) stored and

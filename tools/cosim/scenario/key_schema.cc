@@ -51,6 +51,29 @@ std::vector<KeySpec> JobKeys() {
        "placement = file: host names or ranges (h0..h7), rank r on the r-th named, '#' a "
        "comment; a relative path starts at the scenario file's folder",
        Text(job(&JobSection::placement_file), "a file path")},
+      {"job", "start",
+       "when the job's ranks begin, once every connection is up (connections are made at 0s); "
+       "a cluster's jobs begin each at its own",
+       Duration(job(&JobSection::start_s), 0, 86400)},
+  };
+}
+
+std::vector<KeySpec> ClusterKeys() {
+  auto cluster = [](auto member) { return FieldOf(&Scenario::cluster, member); };
+  return {
+      {"cluster", "job",
+       "a job of the cluster: a scenario file whose [job] and [workload] are read over this "
+       "file's (it sets nothing else: the fabric, network, collectives, events and output are "
+       "the cluster's); jobs are placed in the order given, each by its job.placement on the "
+       "hosts the earlier ones left; a relative path starts at this file's folder; give the "
+       "key once per job; none = this scenario is one job",
+       FileList(cluster(&ClusterSection::jobs), "a scenario file path")},
+      {"cluster", "alone",
+       "also run each job alone, on the same fabric and the hosts it has in the cluster, "
+       "before the cluster itself: the report gives each job's steady iteration alone and its "
+       "slowdown (together over alone), what the jobs cost each other; the run takes as long "
+       "again",
+       Switch(cluster(&ClusterSection::alone))},
   };
 }
 
@@ -516,6 +539,9 @@ const std::vector<SectionSpec>& ScenarioSections() {
       {"servers",
        "Scale-up servers that topology.kind = rail is built of: GPUs on one NVSwitch, a NIC per "
        "GPU."},
+      {"cluster",
+       "Several jobs on one fabric: each its own workload and placement, sharing the network "
+       "(docs/CLUSTERS.md)."},
   };
   return sections;
 }
@@ -526,7 +552,7 @@ const std::vector<KeySpec>& ScenarioKeys() {
     for (auto* group :
          {JobKeys, TopologyKeys, NetworkKeys, RoceKeys, AnalyticalKeys, CollectivesKeys,
           WorkloadKeys, WorkloadTraceKeys, TransformerKeys, DlrmKeys, NcclTestsKeys, OutputKeys,
-          RealRanksKeys, EventsKeys, DebugKeys, ServersKeys}) {
+          RealRanksKeys, EventsKeys, DebugKeys, ServersKeys, ClusterKeys}) {
       for (KeySpec& key : group()) all.push_back(std::move(key));
     }
     return all;

@@ -18,12 +18,6 @@
 namespace nbox::scenario {
 namespace {
 
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
 std::string Listed(const std::vector<std::string>& names, const char* open, const char* close) {
   std::string text;
   for (const std::string& name : names) {
@@ -102,39 +96,62 @@ std::string ReadScenarioText(const std::string& path) {
 // Collects the values and the errors of one load.
 class Loader {
  public:
-  explicit Loader(std::string path) : path_(std::move(path)) { scenario_.path = path_; }
+  explicit Loader(std::string path) : path_(std::move(path)), rules_prefix_(path_) {
+    scenario_.path = path_;
+  }
 
-  void ReadFile(const IniDocument& document) {
-    for (const IniProblem& problem : document.problems) AtLine(problem.line, problem.message);
+  // Reads `document`: the scenario file itself (`job_file` empty) or, over it, a cluster's job
+  // file (`job_file` its path), which may set only [job] and [workload]: its keys replace the
+  // cluster file's and are named by its path and line.
+  void ReadFile(const IniDocument& document, const std::string& job_file = "") {
+    const bool job_layer = !job_file.empty();
+    const std::string& file = job_layer ? job_file : path_;
+    auto at_line = [&](int line, const std::string& message) {
+      Add(line, fmt::format("{}:{}: {}", file, line, message));
+    };
+    for (const IniProblem& problem : document.problems) at_line(problem.line, problem.message);
     for (const IniSectionHeader& header : document.headers) {
       if (!IsSection(header.name)) {
-        AtLine(header.line,
-               fmt::format("unknown section [{}]{}", header.name, SectionHint(header.name)));
+        at_line(header.line,
+                fmt::format("unknown section [{}]{}", header.name, SectionHint(header.name)));
+      } else if (job_layer && !IsJobLayerSection(header.name)) {
+        at_line(header.line,
+                fmt::format("[{}] is the cluster's ({}): a job file sets only [job] and "
+                            "[workload], every job sharing the rest",
+                            header.name, path_));
       }
     }
+    std::map<std::string, int> job_file_lines;  // "section.key" -> its line in the job file
+    std::map<std::string, int>& lines = job_layer ? job_file_lines : file_lines_;
     for (const IniEntry& entry : document.entries) {
       if (entry.section.empty()) {
-        AtLine(entry.line, OutsideSectionMessage(entry.key));
+        at_line(entry.line, OutsideSectionMessage(entry.key));
         continue;
       }
-      if (!IsSection(entry.section)) continue;  // reported at its header
+      // Sections that are not the file's to set are reported at their header.
+      if (!IsSection(entry.section) || (job_layer && !IsJobLayerSection(entry.section))) continue;
       const KeySpec* key = FindKey(entry.section, entry.key);
       if (key == nullptr) {
-        AtLine(entry.line, UnknownKeyMessage(entry.section, entry.key));
+        at_line(entry.line, UnknownKeyMessage(entry.section, entry.key));
         continue;
       }
-      const auto [earlier, first] = file_lines_.emplace(key->FullName(), entry.line);
+      const auto [earlier, first] = lines.emplace(key->FullName(), entry.line);
       if (!first && !key->value.repeatable) {
-        AtLine(entry.line, fmt::format("duplicate key '{}' in [{}]; first set on line {}",
-                                       entry.key, entry.section, earlier->second));
+        at_line(entry.line, fmt::format("duplicate key '{}' in [{}]; first set on line {}",
+                                        entry.key, entry.section, earlier->second));
         continue;
       }
       if (!key->value.parse(entry.value, scenario_)) {
-        AtLine(entry.line, BadValueMessage(*key, entry.value));
+        at_line(entry.line, BadValueMessage(*key, entry.value));
         continue;
       }
-      origins_[key->FullName()] = KeyOrigin{entry.line};
-      ++scenario_.keys_in_file;
+      origins_[key->FullName()] = KeyOrigin{entry.line, job_layer ? job_file : ""};
+      if (!job_layer) ++scenario_.keys_in_file;
+    }
+    if (job_layer) {
+      rules_prefix_ = fmt::format("{} (job {})", path_, job_file);
+      job_of_cluster_ = true;
+      scenario_.path = job_file;
     }
   }
 
@@ -193,13 +210,20 @@ class Loader {
 
   Scenario Finish(const std::vector<ScenarioRule>& more_rules) {
     const std::filesystem::path folder = std::filesystem::path(path_).parent_path();
-    for (std::string& rule : ApplyCrossKeyRules(scenario_, origins_, folder)) {
-      Add(kAfterEverything, fmt::format("{}: {}", path_, rule));
+    RuleScope scope = RuleScope::kJob;
+    if (job_of_cluster_) {
+      scope = RuleScope::kClusterJob;
+      scenario_.cluster.jobs.clear();  // a job of a cluster is not one itself
+    } else if (!scenario_.cluster.jobs.empty()) {
+      scope = RuleScope::kWholeCluster;
+    }
+    for (std::string& rule : ApplyCrossKeyRules(scenario_, origins_, folder, scope)) {
+      Add(kAfterEverything, fmt::format("{}: {}", rules_prefix_, rule));
     }
     RuleContext context(scenario_, origins_);
     for (const ScenarioRule& rule : more_rules) rule(context);
     for (std::string& rule : context.TakeMessages()) {
-      Add(kAfterEverything, fmt::format("{}: {}", path_, rule));
+      Add(kAfterEverything, fmt::format("{}: {}", rules_prefix_, rule));
     }
     ThrowIfFailed();
     for (const KeySpec& key : ScenarioKeys()) {
@@ -223,14 +247,18 @@ class Loader {
                        Listed(SectionNames(), "[", "]"));
   }
 
-  void AtLine(int line, const std::string& message) {
-    Add(line, fmt::format("{}:{}: {}", path_, line, message));
-  }
   void Add(int line, std::string message) {
     errors_.emplace_back(line > 0 ? line : kAfterFile, std::move(message));
   }
 
+  // The sections a cluster's job file may set: what differs from job to job.
+  static bool IsJobLayerSection(std::string_view section) {
+    return section == "job" || section == "workload";
+  }
+
   std::string path_;
+  std::string rules_prefix_;     // what the cross-key rules' messages start with
+  bool job_of_cluster_ = false;  // ReadJobLayer read a cluster's job file over the cluster's
   Scenario scenario_;
   KeyOrigins origins_;
   std::map<std::string, int> file_lines_;          // "section.key" -> its line in the file
@@ -247,6 +275,26 @@ Scenario LoadScenario(const std::string& path, const std::vector<std::string>& o
   for (const std::string& override_text : overrides) loader.ApplyOverride(override_text);
   loader.ThrowIfFailed();
   return loader.Finish(more_rules);
+}
+
+std::vector<Scenario> LoadClusterJobs(const Scenario& cluster,
+                                      const std::vector<std::string>& overrides,
+                                      const std::vector<ScenarioRule>& more_rules) {
+  const IniDocument base = ParseIni(ReadScenarioText(cluster.path));
+  std::vector<Scenario> jobs;
+  for (const std::string& job_file : cluster.cluster.jobs) {
+    Loader loader(cluster.path);
+    loader.ReadFile(base);
+    loader.ReadFile(ParseIni(ReadScenarioText(job_file)), job_file);
+    for (const std::string& override_text : overrides) loader.ApplyOverride(override_text);
+    loader.ThrowIfFailed();
+    jobs.push_back(loader.Finish(more_rules));
+  }
+  return jobs;
+}
+
+std::string ClusterJobName(const std::string& job_file) {
+  return std::filesystem::path(job_file).stem().string();
 }
 
 }  // namespace nbox::scenario

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,13 @@ class RuleContext {
 
   Scenario& scenario() { return scenario_; }
   bool Given(const std::string& full_name) const { return origins_.count(full_name) > 0; }
+  // The folder a key's relative path starts at: its job file's, or the scenario's.
+  std::filesystem::path FolderOf(const std::string& full_name,
+                                 const std::filesystem::path& scenario_folder) const {
+    const auto found = origins_.find(full_name);
+    if (found == origins_.end() || found->second.file.empty()) return scenario_folder;
+    return std::filesystem::path(found->second.file).parent_path();
+  }
 
   // "topology.leaves = 4 (default)", with the value as the settings report would show it.
   std::string Describe(const std::string& full_name) const {
@@ -27,7 +35,10 @@ class RuleContext {
     std::string origin = "default";
     const auto found = origins_.find(full_name);
     if (found != origins_.end()) {
-      origin = found->second.line > 0 ? fmt::format("line {}", found->second.line) : "--set";
+      const KeyOrigin& from = found->second;
+      origin = from.line == 0      ? "--set"
+               : from.file.empty() ? fmt::format("line {}", from.line)
+                                   : fmt::format("{} line {}", from.file, from.line);
     }
     return fmt::format("{} = {} ({})", full_name, key.value.format(scenario_), origin);
   }

@@ -39,6 +39,15 @@ struct JobSection {
   uint64_t seed = 1;
   Placement placement = Placement::kPacked;
   std::string placement_file;  // placement = file; resolved against the scenario's folder
+  double start_s = 0;          // when its ranks begin, once every connection is up
+};
+
+// Several jobs on one fabric: each job file's [job] and [workload] over the cluster scenario's
+// own, placed one after another on the hosts the earlier ones left (docs/CLUSTERS.md).
+struct ClusterSection {
+  std::vector<std::string> jobs;  // job files, resolved against the scenario's folder; empty:
+                                  // the scenario is one job
+  bool alone = false;             // also run each job alone on its hosts, for its slowdown
 };
 
 enum class TopologyKind { kStar, kLeafSpine, kFatTree, kFile, kRail };
@@ -339,6 +348,7 @@ struct Scenario {
   EventsSection events;
   DebugSection debug;
   ServersSection servers;
+  ClusterSection cluster;
   // Every key as "section.key" -> the effective value text (defaults included), for reports.
   // Values derived by a rule (fabric_link from oversubscription, the resolved topology.file)
   // appear as derived. Each text reads back to the same value ("--set" accepts it).
@@ -361,6 +371,18 @@ using ScenarioRule = std::function<void(RuleContext& context)>;
 
 Scenario LoadScenario(const std::string& path, const std::vector<std::string>& overrides = {},
                       const std::vector<ScenarioRule>& more_rules = {});
+
+// The jobs of a cluster scenario (cluster.job), each as one scenario: `cluster`'s file with the
+// job file's [job] and [workload] read over it, then `overrides`, then the rules, as
+// LoadScenario does; a job file's keys are named by its own path and line, and its relative
+// paths start at its own folder. Throws ScenarioError as LoadScenario does, and for a job file
+// that sets a key of another section (the cluster's fabric, network and collectives are shared).
+std::vector<Scenario> LoadClusterJobs(const Scenario& cluster,
+                                      const std::vector<std::string>& overrides = {},
+                                      const std::vector<ScenarioRule>& more_rules = {});
+
+// A cluster job's name: its file's name without the folder and extension ("llm-a").
+std::string ClusterJobName(const std::string& job_file);
 
 // Markdown tables of every section and key: name, default, expected values, meaning. This is
 // the block between <!-- keys:begin --> and <!-- keys:end --> in scenarios/README.md.

@@ -258,4 +258,35 @@ ValueKind Text(Field<Section, std::string> field, std::string expected) {
   return kind;
 }
 
+// File paths, one each time the key is given ("a; b" is what format writes for several, and
+// reads back): a path may hold spaces but no ';'.
+template <typename Section>
+ValueKind FileList(Field<Section, std::vector<std::string>> field, std::string expected) {
+  ValueKind kind;
+  kind.expected = std::move(expected);
+  kind.repeatable = true;
+  kind.parse = [=](std::string_view text, Scenario& scenario) {
+    std::vector<std::string> read;
+    text = Trim(text);
+    while (!text.empty()) {
+      const size_t semicolon = text.find(';');
+      const std::string_view path = Trim(text.substr(0, semicolon));
+      if (path.empty()) return false;
+      read.emplace_back(path);
+      text = semicolon == std::string_view::npos ? std::string_view() : text.substr(semicolon + 1);
+      // "" is what format writes for none; "a;" is a mistake.
+      if (semicolon != std::string_view::npos && Trim(text).empty()) return false;
+    }
+    std::vector<std::string>& paths = field.In(scenario);
+    paths.insert(paths.end(), read.begin(), read.end());
+    return true;
+  };
+  kind.format = [=](const Scenario& scenario) {
+    std::string text;
+    for (const std::string& path : field.In(scenario)) text += (text.empty() ? "" : "; ") + path;
+    return text;
+  };
+  return kind;
+}
+
 }  // namespace nbox::scenario

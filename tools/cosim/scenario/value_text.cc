@@ -9,6 +9,12 @@
 #include "common/units.h"
 
 namespace nbox::scenario {
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
 namespace {
 
 struct DecimalUnit {

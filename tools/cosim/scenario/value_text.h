@@ -6,8 +6,12 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace nbox::scenario {
+
+// `text` without its leading and trailing spaces and tabs.
+std::string_view Trim(std::string_view text);
 
 std::string WholeNumberText(uint64_t value);  // "65536"
 std::string BytesText(uint64_t bytes);        // "1500", "4MB", "25MiB" (plain below 10000)

@@ -1,0 +1,47 @@
+#include "tools/cosim/assembly/cluster_workload.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "workloads/cluster_programs.h"
+
+namespace nbox::cosim {
+
+ClusterWorkload BuildClusterWorkload(const std::vector<scenario::Scenario>& jobs,
+                                     Workload (*build)(const scenario::Scenario&, uint64_t),
+                                     uint64_t room_bytes) {
+  ClusterWorkload cluster;
+  std::vector<const work::JobPrograms*> programs;
+  for (const scenario::Scenario& s : jobs) {
+    ClusterJob job;
+    job.name = scenario::ClusterJobName(s.path);
+    job.scenario = s;
+    job.workload = build(s, room_bytes);
+    cluster.jobs.push_back(std::move(job));
+  }
+  for (const ClusterJob& job : cluster.jobs) programs.push_back(&job.workload.programs);
+  work::ClusterPrograms merged = work::MergeClusterPrograms(programs);
+  std::string description;
+  cluster.element_bytes.push_back(cluster.jobs.front().workload.element_bytes);  // "cluster"
+  for (size_t j = 0; j < cluster.jobs.size(); ++j) {
+    ClusterJob& job = cluster.jobs[j];
+    job.first_rank = merged.first_rank[j];
+    cluster.element_bytes.insert(cluster.element_bytes.end(),
+                                 job.workload.programs.communicators.size(),
+                                 job.workload.element_bytes);
+    cluster.start_s.insert(cluster.start_s.end(), static_cast<size_t>(job.world_size()),
+                           job.scenario.job.start_s);
+    description += fmt::format("{}{} ({} ranks): {}", j == 0 ? "" : "; ", job.name,
+                               job.world_size(), job.workload.description);
+    job.workload.programs = {};  // now the cluster's
+  }
+  cluster.workload.programs = std::move(merged.programs);
+  cluster.workload.description =
+      fmt::format("a cluster of {} jobs: {}", cluster.jobs.size(), description);
+  cluster.workload.model = cluster.jobs.front().workload.model;
+  cluster.workload.element_bytes = cluster.jobs.front().workload.element_bytes;
+  return cluster;
+}
+
+}  // namespace nbox::cosim
