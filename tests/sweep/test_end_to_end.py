@@ -132,3 +132,27 @@ def test_a_sweep_over_tensor_parallelism_splits_exposed_time_by_kind(sweeper, tm
         assert float(row["mfu"]) == results["steady_model_flops_utilization"]
     # No point has expert-parallel or embedding communication: no column for them.
     assert "exposed_s_ep" not in rows["1"] and "exposed_s_emb" not in rows["1"]
+
+
+def test_a_cluster_sweep_has_each_jobs_figures(sweeper, tmp_path):
+    """Placements of the two jobs of scenarios/cluster-two-jobs.ini, each run alone too: every
+    job's steady iteration and slowdown in its columns, the slowest job's as the point's."""
+    out = str(tmp_path / "cluster")
+    scenario = os.path.join(REPO, "scenarios", "cluster-two-jobs.ini")
+    done = sweeper.run(scenario, "--vary", "job.placement=packed,spread", "--set",
+                       "cluster.alone=on", "--set", "workload.iterations=2", "--out", out,
+                       cosim=COSIM)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r["job.placement"]: r for r in read_summary_csv(os.path.join(out, "summary.csv"))}
+    for placement, row in rows.items():
+        jobs = load_json(os.path.join(out, "points", row["point"], "results.json"))["jobs"]
+        assert [job["name"] for job in jobs] == ["job-a", "job-b"]
+        for job in jobs:
+            for figure in ("steady_iteration_time_s", "steady_exposed_comm_s", "slowdown"):
+                assert float(row[job["name"] + ":" + figure]) == job[figure]
+        assert float(row["steady_iteration_time_s"]) == max(
+            job["steady_iteration_time_s"] for job in jobs)
+    # Side by side the jobs share no link; spread over every leaf they share the uplinks.
+    assert float(rows["packed"]["job-a:slowdown"]) == 1.0
+    assert float(rows["spread"]["job-a:slowdown"]) > 1.2
+    assert float(rows["spread"]["job-b:slowdown"]) > 1.2

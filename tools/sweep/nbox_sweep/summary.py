@@ -19,6 +19,12 @@ Columns: point, status, exit_code, error, one column per varied key, then
   pauses, paused_s          PFC pause frames sent and paused port-time, summed over ports
                             (RoCE path; 0 on the TCP path, whose results.json has neither)
 
+A cluster's point (a scenario with [cluster] jobs: docs/CLUSTERS.md) has, for each job,
+  <job>:steady_iteration_time_s, <job>:steady_exposed_comm_s, <job>:slowdown (together over
+                            alone; empty without cluster.alone)
+and steady_iteration_time_s and steady_exposed_comm_s are its slowest job's: the point's
+figure is the job that finishes its steps last. Its network totals are the fabric's.
+
 A point that did not finish keeps its parameters, status and error; its figures are empty.
 Wall-clock figures stay out (they are in each point's perf.json): the summary of the same
 sweep is the same file on every machine.
@@ -46,6 +52,9 @@ EXPOSED_PREFIX = "exposed_s_"
 BUBBLE = "bubble_s"
 MEMORY = "memory_per_gpu_bytes"
 MFU = "mfu"
+# A cluster's jobs' own figures (results.json's "jobs"), as "<job>:<figure>" columns.
+CLUSTER_JOB_FIGURES = ["steady_iteration_time_s", "steady_exposed_comm_s", "slowdown"]
+CLUSTER_JOB_SEPARATOR = ":"
 
 
 def _mean(values: List[float]) -> float:
@@ -94,8 +103,32 @@ def memory_per_gpu(workload) -> object:
                for stage in estimate["stages"])
 
 
+def _network_columns(network: Dict) -> Dict:
+    row = {key: network[key] for key in NETWORK_COLUMNS}  # null when the model has none
+    absent = network.get("absent", {})
+    for column, key in PFC_COLUMNS.items():
+        row[column] = None if "pfc_pauses" in absent else network.get(key, 0)
+    return row
+
+
+def metrics_from_cluster_results(results: Dict) -> Dict:
+    """The summary figures of a cluster run's results.json (tools/cosim/reports/
+    cluster_results.cc): each job's, the slowest job's as the point's, the fabric's totals."""
+    row = {}
+    for job in results["jobs"]:
+        for figure in CLUSTER_JOB_FIGURES:
+            row[f"{job['name']}{CLUSTER_JOB_SEPARATOR}{figure}"] = job[figure]
+    slowest = max(results["jobs"], key=lambda job: job["steady_iteration_time_s"])
+    row["steady_iteration_time_s"] = slowest["steady_iteration_time_s"]
+    row["steady_exposed_comm_s"] = slowest["steady_exposed_comm_s"]
+    row.update(_network_columns(results["network"]))
+    return row
+
+
 def metrics_from_results(results: Dict) -> Dict:
     """The summary figures of one results.json (format: tools/cosim/reports/results_json.cc)."""
+    if "jobs" in results:
+        return metrics_from_cluster_results(results)
     network = results["network"]
     steady = steady_iterations(results["iterations"])
     exposed = [it["exposed_comm_s"] for it in steady]
@@ -111,11 +144,7 @@ def metrics_from_results(results: Dict) -> Dict:
     row[MFU] = results.get("steady_model_flops_utilization")
     for op, busbw in last_iteration_busbw(results["collectives"]).items():
         row[BUSBW_PREFIX + op] = busbw
-    for key in NETWORK_COLUMNS:
-        row[key] = network[key]  # null when the model does not produce it
-    absent = network.get("absent", {})
-    for column, key in PFC_COLUMNS.items():
-        row[column] = None if "pfc_pauses" in absent else network.get(key, 0)
+    row.update(_network_columns(network))
     return row
 
 
@@ -149,8 +178,11 @@ def columns_of(plan: Plan, rows: List[Dict]) -> List[str]:
                       k not in breakdown]
     breakdown = [k for k in breakdown if any(row.get(k) for row in rows)]
     optional = [key for key in (MEMORY, MFU) if any(row.get(key) is not None for row in rows)]
-    return (FIXED_COLUMNS + plan.varied_keys() + METRIC_COLUMNS + breakdown + optional + busbw +
-            NETWORK_COLUMNS + list(PFC_COLUMNS))
+    jobs = []  # a cluster's, in the order its points name them
+    for row in rows:
+        jobs += [k for k in row if CLUSTER_JOB_SEPARATOR in k and k not in jobs]
+    return (FIXED_COLUMNS + plan.varied_keys() + METRIC_COLUMNS + jobs + breakdown + optional +
+            busbw + NETWORK_COLUMNS + list(PFC_COLUMNS))
 
 
 def build_summary(plan: Plan, sweep: SweepDir) -> Tuple[List[str], List[Dict]]:

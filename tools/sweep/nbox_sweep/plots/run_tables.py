@@ -14,6 +14,8 @@ import json
 import os
 from typing import Dict, List, Sequence
 
+from nbox_sweep.errors import SweepError
+
 COLLECTIVES_COLUMNS = ["iteration", "label", "op", "bytes", "ranks", "time_s", "algbw_GBps",
                        "busbw_GBps"]
 # Written when results.json has them (a newer nbox-cosim): the communicator, its kind, and the
@@ -90,6 +92,11 @@ def write_run_tables(run_dir: str) -> Dict[str, str]:
     """Writes the CSVs a run's outputs allow; returns {table name: path}."""
     written = {}
     results = _load(os.path.join(run_dir, "results.json"))
+    if "jobs" in results:
+        names = ", ".join(f"results-{job['name']}.json" for job in results["jobs"])
+        raise SweepError(f"{run_dir} is a cluster's run: its jobs' reports are {names}; "
+                         "plotting a cluster's run is not there yet (its summary row has each "
+                         "job's figures)")
     written["collectives"] = write_csv(os.path.join(run_dir, "collectives.csv"),
                                        COLLECTIVES_COLUMNS + COLLECTIVES_OPTIONAL_COLUMNS,
                                        last_iteration_collectives(results))
