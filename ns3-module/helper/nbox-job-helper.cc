@@ -3,6 +3,7 @@
 #include "ns3/abort.h"
 #include "ns3/nbox-communicator.h"
 #include "ns3/nbox-rank-app.h"
+#include "ns3/string.h"
 #include "ns3/uinteger.h"
 
 #include <map>
@@ -51,9 +52,9 @@ NboxJobHelper::SetComputeTimeFactors(std::vector<double> factors)
 }
 
 void
-NboxJobHelper::SetElementSizes(std::vector<uint32_t> elementBytes)
+NboxJobHelper::SetCommunicatorConfigs(std::vector<NboxCommunicatorConfig> configs)
 {
-    m_elementSizes = std::move(elementBytes);
+    m_communicatorConfigs = std::move(configs);
 }
 
 void
@@ -136,17 +137,26 @@ NboxJobHelper::CreateCommunicators(Ptr<NboxTransport> transport,
         const nbox::work::Communicator& c = programs.communicators[id];
         std::vector<uint32_t> members(c.ranks.begin(), c.ranks.end());
         auto communicator = m_communicatorFactory.Create<NboxCommunicator>();
-        if (!m_elementSizes.empty())
+        if (m_communicatorConfigs.empty())
         {
-            NS_ABORT_MSG_IF(m_elementSizes.size() != programs.communicators.size(),
-                            "SetElementSizes was given " << m_elementSizes.size() << " sizes for "
-                                                         << programs.communicators.size()
-                                                         << " communicators");
-            communicator->SetAttribute("ElementSize", UintegerValue(m_elementSizes[id]));
+            if (m_collectiveSettings)
+            {
+                communicator->SetCollectiveSettings(*m_collectiveSettings);
+            }
         }
-        if (m_collectiveSettings)
+        else
         {
-            communicator->SetCollectiveSettings(*m_collectiveSettings);
+            NS_ABORT_MSG_IF(m_communicatorConfigs.size() != programs.communicators.size(),
+                            "SetCommunicatorConfigs was given "
+                                << m_communicatorConfigs.size() << " configs for "
+                                << programs.communicators.size() << " communicators");
+            const NboxCommunicatorConfig& config = m_communicatorConfigs[id];
+            communicator->SetAttribute("ElementSize", UintegerValue(config.elementBytes));
+            communicator->SetAttribute("CollectiveOrder",
+                                       StringValue(config.lifo ? "LIFO" : "FIFO"));
+            communicator->SetAttribute("MaxConcurrentCollectives",
+                                       UintegerValue(config.maxConcurrent));
+            communicator->SetCollectiveSettings(config.collectives);
         }
         communicator->Setup(std::move(members), transport, records, laneBase, id, c.name,
                             c.parallelism);

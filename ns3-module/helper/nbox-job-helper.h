@@ -36,6 +36,15 @@ struct NboxJobCommunicators
     std::vector<Ptr<NboxCommunicator>> communicators;
 };
 
+/** How one communicator runs what its job gives it (NboxJobHelper::SetCommunicatorConfigs). */
+struct NboxCommunicatorConfig
+{
+    nbox::coll::CollectiveSettings collectives;
+    uint32_t elementBytes = 4;  //!< its buffers are cut on these boundaries
+    bool lifo = false;          //!< CollectiveOrder: LIFO rather than FIFO
+    uint32_t maxConcurrent = 1; //!< MaxConcurrentCollectives
+};
+
 class NboxJobHelper
 {
   public:
@@ -67,11 +76,12 @@ class NboxJobHelper
     void SetComputeTimeFactors(std::vector<double> factors);
 
     /**
-     * Communicator c cuts its buffers on elementBytes[c]-byte boundaries, whatever the
-     * "ElementSize" attribute says (a cluster's jobs train in their own data types); empty
-     * (the default): the attribute for every communicator.
+     * Communicator c runs as configs[c] says, whatever SetCollectiveSettings and the
+     * "ElementSize", "CollectiveOrder" and "MaxConcurrentCollectives" attributes say: a
+     * cluster's jobs each run their own collectives, in their own data types. Empty (the
+     * default): those for every communicator.
      */
-    void SetElementSizes(std::vector<uint32_t> elementBytes);
+    void SetCommunicatorConfigs(std::vector<NboxCommunicatorConfig> configs);
 
     /**
      * Rank r begins its program delays[r] after every connection is up (NboxJob::
@@ -126,10 +136,10 @@ class NboxJobHelper
     ObjectFactory m_communicatorFactory;
     ObjectFactory m_rankAppFactory;
     std::optional<nbox::coll::CollectiveSettings> m_collectiveSettings;
-    std::vector<bool> m_isReal;               //!< empty: every rank emulated
-    std::vector<double> m_computeTimeFactors; //!< empty: 1 for every rank
-    std::vector<uint32_t> m_elementSizes;     //!< empty: the ElementSize attribute for all
-    std::vector<Time> m_startDelays;          //!< empty: every rank at once
+    std::vector<bool> m_isReal;                                //!< empty: every rank emulated
+    std::vector<double> m_computeTimeFactors;                  //!< empty: 1 for every rank
+    std::vector<NboxCommunicatorConfig> m_communicatorConfigs; //!< empty: the same for all
+    std::vector<Time> m_startDelays;                           //!< empty: every rank at once
 };
 
 } // namespace ns3

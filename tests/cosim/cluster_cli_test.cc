@@ -109,22 +109,25 @@ TEST_F(ClusterCli, TwoJobsSharingOneBottleneckEachGetHalfOfIt) {
 
 // A job alone in a cluster runs as its own scenario, bit for bit, on every network model, on
 // a fabric of two spines (so that its connections' paths could differ): the same iterations,
-// collectives and bytes on every link.
+// collectives and bytes on every link. Its file's [collectives] replace the cluster file's
+// (one channel of tree all-reduce where the cluster says two of ring).
 TEST_F(ClusterCli, AJobInAClusterRunsAsItsOwnScenarioOnEveryModel) {
   const std::string fabric =
       "[topology]\nkind = leaf-spine\nleaves = 2\nhosts_per_leaf = 4\nspines = 2\n"
-      "[collectives]\nchannels = 2\n"
       "[workload]\nkind = ddp\nmodel = custom\nparameters = 2M\nlayers = 4\n"
       "flops_per_sample = 1GFLOP\nbatch_per_rank = 4\niterations = 2\n"
       "[output]\ntrace = none\nprogress = off\n";
-  Write("a.ini", "[job]\nworld_size = 4\nplacement = spread\n");
+  const std::string own_collectives = "[collectives]\nchannels = 1\nallreduce = tree\n";
+  Write("a.ini", "[job]\nworld_size = 4\nplacement = spread\n" + own_collectives);
   for (const char* model : {"analytical", "flow", "packet"}) {
     const std::string network = std::string("[network]\nmodel = ") + model + "\n";
-    const std::string cluster = Write(std::string("cluster-") + model + ".ini",
-                                      fabric + network + "[cluster]\njob = a.ini\nalone = on\n");
+    const std::string cluster = Write(
+        std::string("cluster-") + model + ".ini",
+        fabric + network +
+            "[collectives]\nchannels = 2\nallreduce = ring\n[cluster]\njob = a.ini\nalone = on\n");
     const std::string single =
         Write(std::string("single-") + model + ".ini",
-              fabric + network + "[job]\nworld_size = 4\nplacement = spread\n");
+              fabric + network + own_collectives + "[job]\nworld_size = 4\nplacement = spread\n");
     const auto in_cluster = RunCosim(cluster + " --out " + (dir_ / "c" / model).string());
     ASSERT_EQ(in_cluster.status, 0) << in_cluster.output;
     const auto alone = RunCosim(single + " --out " + (dir_ / "s" / model).string());
@@ -133,6 +136,7 @@ TEST_F(ClusterCli, AJobInAClusterRunsAsItsOwnScenarioOnEveryModel) {
     const auto own = ReadJson(dir_ / "s" / model / "results.json");
     EXPECT_EQ(job["iterations"], own["iterations"]) << model;
     EXPECT_EQ(job["collectives"], own["collectives"]) << model;
+    EXPECT_EQ(job["collectives"].at(0)["algorithm"], "Tree") << model;
     EXPECT_EQ(job["network"]["ports"], own["network"]["ports"]) << model;
     // Run alone before the cluster in the same process, on a fresh simulator: the same again.
     const auto summary = ReadJson(dir_ / "c" / model / "results.json")["jobs"][0];
@@ -178,8 +182,9 @@ TEST_F(ClusterCli, MistakesAreNamedBeforeAnythingRuns) {
     EXPECT_NE(run.output.find(expected), std::string::npos) << jobs << "\n" << run.output;
     EXPECT_FALSE(fs::exists(dir_ / "out")) << jobs;
   };
-  refused("job = fabric.ini\n",
-          "fabric.ini:3: [topology] is the cluster's (" + (dir_ / "cluster.ini").string());
+  refused("job = fabric.ini\n", "fabric.ini:3: [topology] is the cluster's (" +
+                                    (dir_ / "cluster.ini").string() +
+                                    "): a job file sets only [job], [workload] and [collectives]");
   refused("job = a.ini\njob = sub/a.ini\n", "are both named 'a'");
   refused("job = missing.ini\n", "cluster.job = missing.ini: no such file");
   refused("job = a.ini\njob = big.ini\n", "the cluster's 2 jobs' 5 ranks do not fit the topology");

@@ -191,6 +191,31 @@ Workload BuildWorkloadWithin(const scenario::Scenario& s, uint64_t room_bytes) {
   }
 }
 
+namespace {
+
+// Each job's communicators run its own [collectives] in its own data type; the cluster's
+// world, which no op uses, the first job's.
+std::vector<ns3::NboxCommunicatorConfig> ClusterCommunicatorConfigs(
+    const std::vector<ClusterJob>& jobs, const NetworkAssembly& net) {
+  std::vector<ns3::NboxCommunicatorConfig> configs;
+  for (const ClusterJob& job : jobs) {
+    const scenario::Scenario& s = job.scenario;
+    ns3::NboxCommunicatorConfig config;
+    // Without servers, the auto algorithms take the link of the job's first host as its NIC.
+    const int host = net.rank_to_host.at(static_cast<size_t>(job.first_rank));
+    config.collectives = scenario::CollectiveSettingsOf(
+        s, static_cast<uint64_t>(HostLinkRateBps(net.topology, host)));
+    config.elementBytes = job.workload.element_bytes;
+    config.lifo = s.collectives.order == scenario::CollectiveOrder::kLifo;
+    config.maxConcurrent = static_cast<uint32_t>(s.collectives.concurrent);
+    if (configs.empty()) configs.push_back(config);  // the cluster's world
+    configs.insert(configs.end(), static_cast<size_t>(job.communicators), config);
+  }
+  return configs;
+}
+
+}  // namespace
+
 JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes,
                         const std::vector<scenario::Scenario>& jobs,
                         const std::vector<int>& hosts) {
@@ -212,7 +237,6 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes,
   // (AssembleNetwork refused a network that does not fit; 0, unknown, sets no ceiling).
   const uint64_t network = a.net.memory.total_bytes();
   const uint64_t room = available_bytes > network ? available_bytes - network : available_bytes;
-  std::vector<uint32_t> element_sizes;  // per communicator, where jobs differ
   std::vector<ns3::Time> start_delays(static_cast<size_t>(s.job.world_size),
                                       ns3::Seconds(s.job.start_s));
   if (jobs.empty()) {
@@ -221,7 +245,6 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes,
     ClusterWorkload cluster = BuildClusterWorkload(jobs, BuildWorkloadWithin, room);
     a.workload = std::move(cluster.workload);
     a.cluster_jobs = std::move(cluster.jobs);
-    element_sizes = std::move(cluster.element_bytes);
     for (size_t rank = 0; rank < start_delays.size(); ++rank) {
       start_delays[rank] = ns3::Seconds(cluster.start_s.at(rank));
     }
@@ -244,7 +267,9 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes,
   const std::vector<double> fleet_factors =
       ComputeTimeFactors(s.events, s.job.world_size, s.job.seed);
   helper.SetComputeTimeFactors(fleet_factors);
-  helper.SetElementSizes(std::move(element_sizes));
+  if (!a.cluster_jobs.empty()) {
+    helper.SetCommunicatorConfigs(ClusterCommunicatorConfigs(a.cluster_jobs, a.net));
+  }
   helper.SetStartDelays(std::move(start_delays));
   work::JobPrograms programs = a.workload.programs;
   if (!s.realranks.ranks.empty()) {

@@ -23,13 +23,10 @@ ClusterWorkload BuildClusterWorkload(const std::vector<scenario::Scenario>& jobs
   for (const ClusterJob& job : cluster.jobs) programs.push_back(&job.workload.programs);
   work::ClusterPrograms merged = work::MergeClusterPrograms(programs);
   std::string description;
-  cluster.element_bytes.push_back(cluster.jobs.front().workload.element_bytes);  // "cluster"
   for (size_t j = 0; j < cluster.jobs.size(); ++j) {
     ClusterJob& job = cluster.jobs[j];
     job.first_rank = merged.first_rank[j];
-    cluster.element_bytes.insert(cluster.element_bytes.end(),
-                                 job.workload.programs.communicators.size(),
-                                 job.workload.element_bytes);
+    job.communicators = static_cast<int>(job.workload.programs.communicators.size());
     cluster.start_s.insert(cluster.start_s.end(), static_cast<size_t>(job.world_size()),
                            job.scenario.job.start_s);
     description += fmt::format("{}{} ({} ranks): {}", j == 0 ? "" : "; ", job.name,

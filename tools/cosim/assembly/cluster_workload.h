@@ -18,15 +18,15 @@ struct ClusterJob {
   std::string name;             // its file's name (scenario::ClusterJobName)
   scenario::Scenario scenario;  // the cluster file with the job file over it
   int first_rank = 0;
-  Workload workload;  // its description, model and details; its programs are the cluster's
+  int communicators = 0;  // its communicators, one after another among the cluster's
+  Workload workload;      // its description, model and details; its programs are the cluster's
   int world_size() const { return scenario.job.world_size; }
 };
 
 struct ClusterWorkload {
   Workload workload;  // every job's programs as one job's; described as the cluster
   std::vector<ClusterJob> jobs;
-  std::vector<uint32_t> element_bytes;  // per communicator: its job's data type
-  std::vector<double> start_s;          // per rank: its job's job.start
+  std::vector<double> start_s;  // per rank: its job's job.start
 };
 
 // Builds each of `jobs` (LoadClusterJobs) with `build` (BuildWorkloadWithin's: a job whose

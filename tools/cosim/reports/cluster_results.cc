@@ -50,11 +50,12 @@ std::string ClusterResultsJson(const RunResult& cluster, const std::vector<RunRe
   ordered_json settings = ordered_json::object();
   for (const auto& [key, value] : cluster.scenario.settings) {
     // Where the results go is not an input of the simulation (results.json's rule); a
-    // cluster's jobs run their own [job] and [workload], in their own reports, but for the
-    // seed its events draw from.
+    // cluster's jobs run their own [job], [workload] and [collectives], in their own reports,
+    // but for the seed its events draw from.
     const bool own_job_key = key.rfind("job.", 0) == 0 && key != "job.seed";
     if (key == "output.dir" || own_job_key || key.rfind("workload.", 0) == 0 ||
-        key.rfind("realranks.", 0) == 0 || key.rfind("debug.", 0) == 0) {
+        key.rfind("collectives.", 0) == 0 || key.rfind("realranks.", 0) == 0 ||
+        key.rfind("debug.", 0) == 0) {
       continue;
     }
     settings[key] = value;

@@ -23,7 +23,8 @@ using KeyOrigins = std::map<std::string, KeyOrigin>;  // "section.key" -> origin
 // "network.tcp_cc = dctcp (line 4) requires network.ecn = on, got network.ecn = off (default)".
 // `scenario_folder` is where a relative topology.file starts.
 // What a scenario is checked as: one job; a cluster file as a whole (its fabric, network and
-// collectives; its [job] and [workload] only as what its jobs' files are read over); or one
+// events; its [job], [workload] and [collectives] only as what its jobs' files are read over,
+// though its collectives must be valid); or one
 // job of a cluster (its events name the cluster's ranks, checked once the jobs are counted:
 // EventRankBeyond).
 enum class RuleScope { kJob, kWholeCluster, kClusterJob };

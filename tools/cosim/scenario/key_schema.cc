@@ -62,9 +62,9 @@ std::vector<KeySpec> ClusterKeys() {
   auto cluster = [](auto member) { return FieldOf(&Scenario::cluster, member); };
   return {
       {"cluster", "job",
-       "a job of the cluster: a scenario file whose [job] and [workload] are read over this "
-       "file's (it sets nothing else: the fabric, network, collectives, events and output are "
-       "the cluster's); jobs are placed in the order given, each by its job.placement on the "
+       "a job of the cluster: a scenario file whose [job], [workload] and [collectives] are "
+       "read over this file's (it sets nothing else: the fabric, network, events and output "
+       "are the cluster's); jobs are placed in the order given, each by its job.placement on the "
        "hosts the earlier ones left; a relative path starts at this file's folder; give the "
        "key once per job; none = this scenario is one job",
        FileList(cluster(&ClusterSection::jobs), "a scenario file path")},

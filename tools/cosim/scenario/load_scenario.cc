@@ -101,8 +101,8 @@ class Loader {
   }
 
   // Reads `document`: the scenario file itself (`job_file` empty) or, over it, a cluster's job
-  // file (`job_file` its path), which may set only [job] and [workload]: its keys replace the
-  // cluster file's and are named by its path and line.
+  // file (`job_file` its path), which may set only [job], [workload] and [collectives]: its
+  // keys replace the cluster file's and are named by its path and line.
   void ReadFile(const IniDocument& document, const std::string& job_file = "") {
     const bool job_layer = !job_file.empty();
     const std::string& file = job_layer ? job_file : path_;
@@ -115,10 +115,9 @@ class Loader {
         at_line(header.line,
                 fmt::format("unknown section [{}]{}", header.name, SectionHint(header.name)));
       } else if (job_layer && !IsJobLayerSection(header.name)) {
-        at_line(header.line,
-                fmt::format("[{}] is the cluster's ({}): a job file sets only [job] and "
-                            "[workload], every job sharing the rest",
-                            header.name, path_));
+        at_line(header.line, fmt::format("[{}] is the cluster's ({}): a job file sets only [job], "
+                                         "[workload] and [collectives], every job sharing the rest",
+                                         header.name, path_));
       }
     }
     std::map<std::string, int> job_file_lines;  // "section.key" -> its line in the job file
@@ -253,7 +252,7 @@ class Loader {
 
   // The sections a cluster's job file may set: what differs from job to job.
   static bool IsJobLayerSection(std::string_view section) {
-    return section == "job" || section == "workload";
+    return section == "job" || section == "workload" || section == "collectives";
   }
 
   std::string path_;

@@ -42,8 +42,9 @@ struct JobSection {
   double start_s = 0;          // when its ranks begin, once every connection is up
 };
 
-// Several jobs on one fabric: each job file's [job] and [workload] over the cluster scenario's
-// own, placed one after another on the hosts the earlier ones left (docs/CLUSTERS.md).
+// Several jobs on one fabric: each job file's [job], [workload] and [collectives] over the
+// cluster scenario's own, placed one after another on the hosts the earlier ones left
+// (docs/CLUSTERS.md).
 struct ClusterSection {
   std::vector<std::string> jobs;  // job files, resolved against the scenario's folder; empty:
                                   // the scenario is one job
@@ -373,7 +374,7 @@ Scenario LoadScenario(const std::string& path, const std::vector<std::string>& o
                       const std::vector<ScenarioRule>& more_rules = {});
 
 // The jobs of a cluster scenario (cluster.job), each as one scenario: `cluster`'s file with the
-// job file's [job] and [workload] read over it, then `overrides`, then the rules, as
+// job file's [job], [workload] and [collectives] read over it, then `overrides`, then the rules, as
 // LoadScenario does; a job file's keys are named by its own path and line, and its relative
 // paths start at its own folder. Throws ScenarioError as LoadScenario does, and for a job file
 // that sets a key of another section (the cluster's fabric, network and collectives are shared).
