@@ -193,4 +193,25 @@ TEST_F(ClusterCli, MistakesAreNamedBeforeAnythingRuns) {
   refused("job = a.ini\n[realranks]\nranks = 0\n", "real ranks run in a scenario of one job");
 }
 
+// Two 32-GPU GPT-3 13B jobs of 100,000 layers each: their programs would take gigabytes and a
+// long build. Like one such job, the cluster is forecast from smaller builds of its jobs and
+// refused (exit 3) before any is built, here in a 1 GiB address space.
+TEST_F(ClusterCli, JobsThatCannotFitTogetherAreRefusedBeforeTheyAreBuilt) {
+  std::string fabric = ReadFile("scenarios/gpt3-13b-64.ini");
+  fabric = fabric.substr(fabric.find("[topology]"));
+  Write("a.ini", "[job]\nworld_size = 32\n");
+  Write("b.ini", "[job]\nworld_size = 32\n");
+  const std::string cluster =
+      Write("cluster.ini", fabric + "\n[cluster]\njob = a.ini\njob = b.ini\n");
+  const auto refused = nbox::test_support::RunCommand(
+      "ulimit -v 1048576; " + std::string(NBOX_COSIM_PATH) + " " + cluster +
+      " --check --memory 256MiB --set workload.layers=100000 2>&1");
+  EXPECT_EQ(refused.status, 3) << refused.output;
+  EXPECT_NE(refused.output.find("forecast from smaller builds of the same job before building"),
+            std::string::npos)
+      << refused.output;
+  const auto fits = RunCosim(cluster + " --check");
+  EXPECT_EQ(fits.status, 0) << fits.output;
+}
+
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "common/units.h"
@@ -224,9 +225,19 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes,
   // Only the timeline draws each compute op; reports take each rank's total per iteration.
   const bool record_compute_ops = s.output.trace == scenario::Timeline::kChrome;
   // A job too large to build first is refused on its forecast; the rest are counted exactly
-  // once built (a forecast runs slightly low, so one that does not fit never would).
-  if (s.realranks.ranks.empty() && jobs.empty()) {
-    if (const auto forecast = ForecastWorkloadRecords(s, record_compute_ops)) {
+  // once built (a forecast runs slightly low, so one that does not fit never would). A
+  // cluster's jobs are forecast together: those that have a forecast.
+  if (s.realranks.ranks.empty()) {
+    std::optional<RunRecordCounts> forecast;
+    const std::vector<scenario::Scenario> one_job =
+        jobs.empty() ? std::vector<scenario::Scenario>{s} : std::vector<scenario::Scenario>{};
+    for (const scenario::Scenario& job : jobs.empty() ? one_job : jobs) {
+      if (const auto counts = ForecastWorkloadRecords(job, record_compute_ops)) {
+        if (!forecast) forecast.emplace();
+        *forecast += *counts;
+      }
+    }
+    if (forecast) {
       MemoryEstimate estimate = a.net.memory;
       AddRunMemory(*forecast, s.job.world_size, estimate);
       estimate.run_forecast = true;

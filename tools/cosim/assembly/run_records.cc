@@ -112,6 +112,19 @@ uint64_t StringHeapBytes(uint64_t length) {
   return (length + 1 + 8 + 15) / 16 * 16;
 }
 
+RunRecordCounts& RunRecordCounts::operator+=(const RunRecordCounts& other) {
+  for (auto member :
+       {&RunRecordCounts::collective_records, &RunRecordCounts::wait_records,
+        &RunRecordCounts::compute_records, &RunRecordCounts::iteration_records,
+        &RunRecordCounts::compute_totals, &RunRecordCounts::label_bytes,
+        &RunRecordCounts::collective_instances, &RunRecordCounts::ops,
+        &RunRecordCounts::program_bytes, &RunRecordCounts::issued_bytes,
+        &RunRecordCounts::program_slack_bytes, &RunRecordCounts::issued_slack_bytes}) {
+    this->*member += other.*member;
+  }
+  return *this;
+}
+
 uint64_t RunRecordCounts::record_bytes() const {
   return collective_records * sizeof(ns3::NboxCollectiveRecord) +
          wait_records * sizeof(ns3::NboxWaitRecord) +

@@ -28,6 +28,8 @@ struct RunRecordCounts {
   uint64_t program_slack_bytes = 0;
   uint64_t issued_slack_bytes = 0;
   uint64_t record_bytes() const;  // the records above, as held
+  // Both jobs' counts together (a cluster's jobs keep their records in one run).
+  RunRecordCounts& operator+=(const RunRecordCounts& other);
 };
 
 // `record_compute_ops`: NboxRankApp's RecordComputeOps (on only for the Chrome trace).
