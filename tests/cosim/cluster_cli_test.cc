@@ -157,8 +157,8 @@ TEST_F(ClusterCli, AJobStartsAtItsOwnTime) {
   const auto a = ReadJson(dir_ / "both" / "results-a.json")["iterations"];
   const auto b = ReadJson(dir_ / "both" / "results-b.json")["iterations"];
   ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.at(0)["start_s"].get<double>(), 0.0);
   for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_DOUBLE_EQ(a[i]["start_s"].get<double>(), i == 0 ? 0.0 : a[i]["start_s"].get<double>());
     EXPECT_NEAR(b[i]["start_s"].get<double>(), a[i]["start_s"].get<double>() + 0.010, 1e-12);
     EXPECT_NEAR(b[i]["time_s"].get<double>(), a[i]["time_s"].get<double>(), 1e-12);
   }
@@ -169,7 +169,6 @@ TEST_F(ClusterCli, AJobStartsAtItsOwnTime) {
 TEST_F(ClusterCli, MistakesAreNamedBeforeAnythingRuns) {
   Write("a.ini", "[job]\nworld_size = 2\n");
   Write("fabric.ini", "[job]\nworld_size = 2\n[topology]\nkind = star\n");
-  Write("sub/a.ini", "");
   fs::create_directories(dir_ / "sub");
   Write("sub/a.ini", "[job]\nworld_size = 2\n");
   Write("big.ini", "[job]\nworld_size = 3\n");

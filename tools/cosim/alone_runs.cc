@@ -43,9 +43,9 @@ std::vector<std::optional<double>> RunJobsAlone(const scenario::Scenario& cluste
         time = SteadyIterationTime(Summarize(*run->GetRecords()));
       } else {
         err << fmt::format(
-            "nbox-cosim: job '{}' alone did not finish ({}); its slowdown is "
-            "left out\n",
-            scenario::ClusterJobName(job.path), "it stalled or failed");
+            "nbox-cosim: job '{}' alone did not finish (it stalled or failed); its slowdown "
+            "is left out\n",
+            scenario::ClusterJobName(job.path));
       }
     }
     ns3::Simulator::Destroy();

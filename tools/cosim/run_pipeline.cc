@@ -282,10 +282,12 @@ void Write(const scenario::Scenario& scenario, const JobAssembly& assembly,
   };
   const std::vector<RunResult> jobs = CollectClusterJobs(scenario, assembly, outcome, result);
   std::vector<ClusterJobFacts> facts;
-  for (const ClusterJob& job : assembly.cluster_jobs) {
-    facts.push_back(FactsOf(topo::HostNames(assembly.net.topology), assembly.net.rank_to_host,
-                            job.first_rank, job.world_size()));
-    if (facts.size() <= alone.size()) facts.back().alone_steady_s = alone[facts.size() - 1];
+  const std::vector<std::string> host_names = topo::HostNames(assembly.net.topology);
+  for (size_t j = 0; j < assembly.cluster_jobs.size(); ++j) {
+    const ClusterJob& job = assembly.cluster_jobs[j];
+    facts.push_back(
+        FactsOf(host_names, assembly.net.rank_to_host, job.first_rank, job.world_size()));
+    if (j < alone.size()) facts.back().alone_steady_s = alone[j];
   }
   if (jobs.empty()) {
     write(kResultsFile, [&](std::ostream& out) { WriteResultsJson(result, out); });

@@ -229,14 +229,14 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes,
   // cluster's jobs are forecast together: those that have a forecast.
   if (s.realranks.ranks.empty()) {
     std::optional<RunRecordCounts> forecast;
-    const std::vector<scenario::Scenario> one_job =
-        jobs.empty() ? std::vector<scenario::Scenario>{s} : std::vector<scenario::Scenario>{};
-    for (const scenario::Scenario& job : jobs.empty() ? one_job : jobs) {
+    auto add_forecast = [&](const scenario::Scenario& job) {
       if (const auto counts = ForecastWorkloadRecords(job, record_compute_ops)) {
         if (!forecast) forecast.emplace();
         *forecast += *counts;
       }
-    }
+    };
+    if (jobs.empty()) add_forecast(s);
+    for (const scenario::Scenario& job : jobs) add_forecast(job);
     if (forecast) {
       MemoryEstimate estimate = a.net.memory;
       AddRunMemory(*forecast, s.job.world_size, estimate);
@@ -256,8 +256,9 @@ JobAssembly AssembleJob(const scenario::Scenario& s, uint64_t available_bytes,
     ClusterWorkload cluster = BuildClusterWorkload(jobs, BuildWorkloadWithin, room);
     a.workload = std::move(cluster.workload);
     a.cluster_jobs = std::move(cluster.jobs);
-    for (size_t rank = 0; rank < start_delays.size(); ++rank) {
-      start_delays[rank] = ns3::Seconds(cluster.start_s.at(rank));
+    for (const ClusterJob& job : a.cluster_jobs) {
+      std::fill_n(start_delays.begin() + job.first_rank, job.world_size(),
+                  ns3::Seconds(job.scenario.job.start_s));
     }
   }
 

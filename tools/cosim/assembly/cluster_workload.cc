@@ -1,7 +1,5 @@
 #include "tools/cosim/assembly/cluster_workload.h"
 
-#include <fmt/format.h>
-
 #include <utility>
 
 #include "workloads/cluster_programs.h"
@@ -22,22 +20,13 @@ ClusterWorkload BuildClusterWorkload(const std::vector<scenario::Scenario>& jobs
   }
   for (const ClusterJob& job : cluster.jobs) programs.push_back(&job.workload.programs);
   work::ClusterPrograms merged = work::MergeClusterPrograms(programs);
-  std::string description;
   for (size_t j = 0; j < cluster.jobs.size(); ++j) {
     ClusterJob& job = cluster.jobs[j];
     job.first_rank = merged.first_rank[j];
     job.communicators = static_cast<int>(job.workload.programs.communicators.size());
-    cluster.start_s.insert(cluster.start_s.end(), static_cast<size_t>(job.world_size()),
-                           job.scenario.job.start_s);
-    description += fmt::format("{}{} ({} ranks): {}", j == 0 ? "" : "; ", job.name,
-                               job.world_size(), job.workload.description);
     job.workload.programs = {};  // now the cluster's
   }
   cluster.workload.programs = std::move(merged.programs);
-  cluster.workload.description =
-      fmt::format("a cluster of {} jobs: {}", cluster.jobs.size(), description);
-  cluster.workload.model = cluster.jobs.front().workload.model;
-  cluster.workload.element_bytes = cluster.jobs.front().workload.element_bytes;
   return cluster;
 }
 

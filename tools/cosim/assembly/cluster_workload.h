@@ -24,9 +24,8 @@ struct ClusterJob {
 };
 
 struct ClusterWorkload {
-  Workload workload;  // every job's programs as one job's; described as the cluster
+  Workload workload;  // every job's programs as one job's (what it describes is each job's)
   std::vector<ClusterJob> jobs;
-  std::vector<double> start_s;  // per rank: its job's job.start
 };
 
 // Builds each of `jobs` (LoadClusterJobs) with `build` (BuildWorkloadWithin's: a job whose

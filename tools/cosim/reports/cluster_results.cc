@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/cosim/output/output_folder_rules.h"
+
 namespace nbox::cosim {
 
 using nlohmann::ordered_json;

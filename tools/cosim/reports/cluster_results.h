@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "tools/cosim/output/output_folder_rules.h"
 #include "tools/cosim/reports/run_result.h"
 
 namespace nbox::cosim {
 
-// `cluster`: the whole run (its scenario the cluster file's); `jobs` and `places` per job.
+// `cluster`: the whole run (its scenario the cluster file's); `jobs` and `facts` per job.
 std::string ClusterResultsJson(const RunResult& cluster, const std::vector<RunResult>& jobs,
                                const std::vector<ClusterJobFacts>& facts);
 

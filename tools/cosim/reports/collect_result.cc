@@ -31,9 +31,12 @@ RunResult CollectResult(const scenario::Scenario& s, const JobAssembly& a,
     }
     break;  // the first rank's program
   }
-  r.summary = job ? Summarize(*a.job->GetRecords(), {static_cast<uint32_t>(job->first_rank),
-                                                     static_cast<uint32_t>(job->world_size())})
-                  : Summarize(*a.job->GetRecords());
+  if (job) {
+    r.summary = Summarize(*a.job->GetRecords(), {static_cast<uint32_t>(job->first_rank),
+                                                 static_cast<uint32_t>(job->world_size())});
+  } else if (a.cluster_jobs.empty()) {
+    r.summary = Summarize(*a.job->GetRecords());
+  }  // a cluster's whole run is summarised job by job, never at once
   if (job) r.cluster_job = job->name;
   r.network = a.net.model->GetStats();
   r.transport = a.transport->GetStats();

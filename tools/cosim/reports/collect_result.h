@@ -11,7 +11,8 @@ namespace nbox::cosim {
 
 // Reads the records and counters of a finished (or stopped) run. With `job` (one of a cluster's
 // jobs), what that job did: its scenario, workload and ranks' records; the network's counters
-// are the whole fabric's, shared by every job.
+// are the whole fabric's, shared by every job. Without `job`, a cluster's run has no summary
+// (its jobs' iterations are not one job's).
 RunResult CollectResult(const scenario::Scenario& scenario, const JobAssembly& assembly,
                         const SimLoopResult& loop, const ClusterJob* job = nullptr);
 

@@ -181,6 +181,17 @@ void CheckCustomModel(RuleContext& context) {
                   context.Describe("workload.model"), fmt::join(missing, ", ")));
 }
 
+// `file` as a path: a relative one starts at `folder`. "" where no such file (or folder) is.
+std::string ExistingPath(const std::filesystem::path& folder, const std::string& file,
+                         bool is_folder, std::filesystem::path& tried) {
+  tried = file;
+  if (tried.is_relative()) tried = (folder / tried).lexically_normal();
+  std::error_code error;
+  const bool found = is_folder ? std::filesystem::is_directory(tried, error)
+                               : std::filesystem::is_regular_file(tried, error);
+  return found ? tried.string() : "";
+}
+
 // A key naming a file, used when `selector` (e.g. "topology.kind") is set to `value`: required
 // then, refused otherwise; a relative path is resolved against the scenario file's folder, and
 // the file must exist.
@@ -199,18 +210,15 @@ void ResolveFileKey(RuleContext& context, const std::filesystem::path& scenario_
     context.Fail(fmt::format("{} requires {}", context.Describe(selector), file_key));
     return;
   }
-  std::filesystem::path path(file);
-  if (path.is_relative()) {
-    path = (context.FolderOf(file_key, scenario_folder) / path).lexically_normal();
-  }
-  std::error_code error;
-  if (folder ? !std::filesystem::is_directory(path, error)
-             : !std::filesystem::is_regular_file(path, error)) {
+  std::filesystem::path tried;
+  const std::string found =
+      ExistingPath(context.FolderOf(file_key, scenario_folder), file, folder, tried);
+  if (found.empty()) {
     context.Fail(fmt::format("{}: no such {} '{}'", context.Describe(file_key),
-                             folder ? "folder" : "file", path.string()));
+                             folder ? "folder" : "file", tried.string()));
     return;
   }
-  file = path.string();
+  file = found;
 }
 
 void ResolveTopologyFile(RuleContext& context, const std::filesystem::path& scenario_folder) {
@@ -247,14 +255,13 @@ void CheckCluster(RuleContext& context, const std::filesystem::path& scenario_fo
   }
   std::map<std::string, std::string> file_of_name;
   for (std::string& job : jobs) {
-    std::filesystem::path path(job);
-    if (path.is_relative()) path = (scenario_folder / path).lexically_normal();
-    std::error_code error;
-    if (!std::filesystem::is_regular_file(path, error)) {
-      context.Fail(fmt::format("cluster.job = {}: no such file '{}'", job, path.string()));
+    std::filesystem::path tried;
+    const std::string found = ExistingPath(scenario_folder, job, /*is_folder=*/false, tried);
+    if (found.empty()) {
+      context.Fail(fmt::format("cluster.job = {}: no such file '{}'", job, tried.string()));
       continue;
     }
-    job = path.string();
+    job = found;
     const auto [earlier, added] = file_of_name.emplace(ClusterJobName(job), job);
     if (!added) {
       context.Fail(

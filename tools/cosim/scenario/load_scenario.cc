@@ -257,7 +257,7 @@ class Loader {
 
   std::string path_;
   std::string rules_prefix_;     // what the cross-key rules' messages start with
-  bool job_of_cluster_ = false;  // ReadJobLayer read a cluster's job file over the cluster's
+  bool job_of_cluster_ = false;  // ReadFile read a cluster's job file over the cluster's
   Scenario scenario_;
   KeyOrigins origins_;
   std::map<std::string, int> file_lines_;          // "section.key" -> its line in the file
